@@ -1,0 +1,290 @@
+// Package compare matches the points of two or more results files on
+// benchmark ID + parameters and tests whether each changed, with benchstat's
+// semantics (golang.org/x/perf/benchmath): median with a distribution-free
+// confidence interval, Mann–Whitney U test, "~" when not significant. It
+// reads results only.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// Options for a comparison.
+type Options struct {
+	Alpha      float64 // significance level (default 0.05)
+	Confidence float64 // CI level (default 0.95)
+	Threshold  float64 // a significant change worse than this fraction is a regression (0.05 = 5 %)
+}
+
+// Row is one matched point compared across files.
+type Row struct {
+	ID      string
+	Key     string // params
+	Params  results.Params
+	Metric  string
+	Unit    string
+	Base    benchmath.Summary
+	Others  []benchmath.Summary
+	Cmp     []benchmath.Comparison
+	Deltas  []string  // "+1.03%", "~", "?"
+	Changes []float64 // new/old - 1, signed so that > 0 is better
+	Regress []bool
+}
+
+// Result of a comparison.
+type Result struct {
+	Files       []string
+	Rows        []Row
+	Unmatched   []string // points present in only some files
+	Warnings    []string // setup differences, sample-size warnings
+	Regressions int
+}
+
+// Compare compares files[1:] against files[0].
+func Compare(files []*results.File, opt Options) (*Result, error) {
+	if len(files) < 2 {
+		return nil, fmt.Errorf("compare needs at least two files")
+	}
+	if opt.Alpha == 0 {
+		opt.Alpha = 0.05
+	}
+	if opt.Confidence == 0 {
+		opt.Confidence = 0.95
+	}
+	res := &Result{}
+	for _, f := range files {
+		res.Files = append(res.Files, label(f))
+	}
+	res.Warnings = append(res.Warnings, SetupDiffs(files)...)
+	thr := benchmath.DefaultThresholds
+	thr.CompareAlpha = opt.Alpha
+
+	index := make([]map[string]*results.Point, len(files))
+	for i, f := range files {
+		index[i] = map[string]*results.Point{}
+		for j := range f.Points {
+			p := &f.Points[j]
+			if p.Status == results.StatusOK && len(p.Samples) > 0 {
+				index[i][p.MatchKey()] = p
+			}
+		}
+	}
+	keys := make([]string, 0, len(index[0]))
+	for k := range index[0] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		base := index[0][k]
+		metric := results.PrimaryMetric(base)
+		if metric == "" {
+			continue
+		}
+		bv, unit, err := results.SampleValues(base, metric)
+		if err != nil {
+			continue
+		}
+		row := Row{ID: base.ID, Key: base.Params.Key(), Params: base.Params, Metric: metric, Unit: unit}
+		bs := benchmath.NewSample(bv, &thr)
+		row.Base = benchmath.AssumeNothing.Summary(bs, opt.Confidence)
+		complete, any := true, false
+		for i := 1; i < len(files); i++ {
+			other, ok := index[i][k]
+			if !ok {
+				complete = false
+				row.Others = append(row.Others, benchmath.Summary{Center: math.NaN()})
+				row.Cmp = append(row.Cmp, benchmath.Comparison{})
+				row.Deltas = append(row.Deltas, "?")
+				row.Changes = append(row.Changes, math.NaN())
+				row.Regress = append(row.Regress, false)
+				continue
+			}
+			any = true
+			ov, _, err := results.SampleValues(other, metric)
+			if err != nil {
+				return nil, err
+			}
+			os := benchmath.NewSample(ov, &thr)
+			sum := benchmath.AssumeNothing.Summary(os, opt.Confidence)
+			c := benchmath.AssumeNothing.Compare(bs, os)
+			delta := c.FormatDelta(row.Base.Center, sum.Center)
+			change := sum.Center/row.Base.Center - 1
+			if !results.HigherIsBetter(unit) {
+				change = -change
+			}
+			significant := c.P < c.Alpha
+			regress := significant && change < -opt.Threshold
+			if regress {
+				res.Regressions++
+			}
+			row.Others = append(row.Others, sum)
+			row.Cmp = append(row.Cmp, c)
+			row.Deltas = append(row.Deltas, delta)
+			row.Changes = append(row.Changes, change)
+			row.Regress = append(row.Regress, regress)
+			for _, w := range append(append([]error{}, c.Warnings...), sum.Warnings...) {
+				res.addWarning(fmt.Sprintf("%s %s: %v", row.ID, row.Key, w))
+			}
+		}
+		if !complete {
+			res.Unmatched = append(res.Unmatched, k)
+		}
+		if any {
+			res.Rows = append(res.Rows, row)
+		}
+	}
+	for i := 1; i < len(files); i++ {
+		for k := range index[i] {
+			if _, ok := index[0][k]; !ok {
+				res.Unmatched = append(res.Unmatched, k)
+			}
+		}
+	}
+	sort.Strings(res.Unmatched)
+	sort.SliceStable(res.Rows, func(i, j int) bool {
+		a, b := &res.Rows[i], &res.Rows[j]
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		if a.Params.KeyWithoutSize() != b.Params.KeyWithoutSize() {
+			return a.Params.KeyWithoutSize() < b.Params.KeyWithoutSize()
+		}
+		return a.Params.Size < b.Params.Size
+	})
+	if len(res.Rows) == 0 {
+		return nil, fmt.Errorf("no measured point of %s matches a point of the others (same benchmark ID and parameters)", res.Files[0])
+	}
+	return res, nil
+}
+
+func (r *Result) addWarning(w string) {
+	for _, x := range r.Warnings {
+		if x == w {
+			return
+		}
+	}
+	r.Warnings = append(r.Warnings, w)
+}
+
+func label(f *results.File) string {
+	if f.Header.Label != "" {
+		return f.Header.Label
+	}
+	return f.Name
+}
+
+// SetupDiffs lists how the runs' setups differ: GPU, driver, CUDA, NVSHMEM,
+// NCCL, PE count, and NVSHMEM_/NCCL_ environment knobs.
+func SetupDiffs(files []*results.File) []string {
+	var out []string
+	base := &files[0].Header
+	gpuName := func(h *results.Header) string {
+		var names []string
+		for _, g := range h.GPUs {
+			names = append(names, g.Name)
+		}
+		return fmt.Sprintf("%d× %s", len(h.GPUs), strings.Join(uniq(names), "+"))
+	}
+	for i := 1; i < len(files); i++ {
+		h := &files[i].Header
+		check := func(what, a, b string) {
+			if a != b {
+				out = append(out, fmt.Sprintf("setups differ: %s is %q in %s but %q in %s", what, a, label(files[0]), b, label(files[i])))
+			}
+		}
+		check("GPU", gpuName(base), gpuName(h))
+		check("driver", base.Driver, h.Driver)
+		check("CUDA", base.CUDA, h.CUDA)
+		check("NVSHMEM", base.NVSHMEM, h.NVSHMEM)
+		check("NCCL", base.NCCL, h.NCCL)
+		check("PEs", fmt.Sprint(base.PEs), fmt.Sprint(h.PEs))
+		check("nodes", fmt.Sprint(base.Nodes), fmt.Sprint(h.Nodes))
+		keys := map[string]bool{}
+		for k := range base.Env {
+			keys[k] = true
+		}
+		for k := range h.Env {
+			keys[k] = true
+		}
+		var ks []string
+		for k := range keys {
+			if strings.HasPrefix(k, "NVSHMEM_") || strings.HasPrefix(k, "NCCL_") {
+				ks = append(ks, k)
+			}
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			check(k, base.Env[k], h.Env[k])
+		}
+		if base.Synthetic != h.Synthetic {
+			out = append(out, fmt.Sprintf("setups differ: one of %s and %s is synthetic", label(files[0]), label(files[i])))
+		}
+	}
+	return out
+}
+
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Table renders the comparison through the report table model, so every
+// report format applies.
+func (r *Result) Table() *report.Report {
+	cols := []string{"id", "size", "params", "metric"}
+	right := []bool{false, true, false, false}
+	cols = append(cols, r.Files[0]+" median", "±")
+	right = append(right, true, true)
+	for _, f := range r.Files[1:] {
+		cols = append(cols, f+" median", "±", "vs base", "p")
+		right = append(right, true, true, true, true)
+	}
+	t := report.Table{Title: "Comparison against " + r.Files[0], Columns: cols, Right: right}
+	for _, row := range r.Rows {
+		div, unit := 1e9, "GB/s"
+		if row.Unit == results.UnitSeconds {
+			div, unit = 1e-6, "µs"
+		} else if row.Unit == results.UnitOpsPerSec {
+			div, unit = 1e6, "Mop/s"
+		}
+		size := ""
+		if row.Params.Size > 0 {
+			size = report.FormatBytes(row.Params.Size)
+		}
+		cells := []report.Cell{report.Str(row.ID), report.Str(size), report.Str(row.Params.KeyWithoutSize()), report.Str(row.Metric + " (" + unit + ")"),
+			report.Num(row.Base.Center/div, 3), report.Str(row.Base.PctRangeString())}
+		for i := range row.Others {
+			if math.IsNaN(row.Others[i].Center) {
+				cells = append(cells, report.Str("missing"), report.Str(""), report.Str("?"), report.Str(""))
+				continue
+			}
+			d := row.Deltas[i]
+			if row.Regress[i] {
+				d += " REGRESSION"
+			}
+			cells = append(cells, report.Num(row.Others[i].Center/div, 3), report.Str(row.Others[i].PctRangeString()),
+				report.Str(d), report.Num(row.Cmp[i].P, 3))
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	t.Notes = append(t.Notes, "median with 95% confidence interval; vs base: change of the median where a Mann–Whitney U test finds p < alpha, else ~")
+	if len(r.Unmatched) > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d point(s) are not in every file: shown as missing, or left out when the base lacks them", len(r.Unmatched)))
+	}
+	return &report.Report{Tables: []report.Table{t}, Warnings: r.Warnings}
+}

@@ -1,0 +1,342 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// Scaling for display: GB = 1e9 bytes, µs = 1e-6 s.
+const (
+	gb = 1e9
+	us = 1e-6
+)
+
+var tableTitles = map[string]string{
+	"rma":       "Fig. 4: RMA peak bandwidth (GB/s) by operation and path",
+	"latency":   "RMA latency at 256 B (µs) by operation and path",
+	"allreduce": "Fig. 5: AllReduce peak algorithm bandwidth (GB/s), float sum",
+}
+
+var tableOrder = []string{"rma", "latency", "allreduce"}
+
+// metricScale returns the display divisor, unit label and precision of a metric.
+func metricScale(metric string) (float64, string, int) {
+	if metric == results.MetricLatency {
+		return us, "µs", 2
+	}
+	if metric == results.MetricRate {
+		return 1e6, "Mop/s", 1
+	}
+	return gb, "GB/s", 1
+}
+
+func paperValue(r *results.RefRow) string {
+	div, _, prec := metricScale(r.Metric)
+	s := fmt.Sprintf("%.*f", prec, r.Value/div)
+	if r.Bound == "lt" {
+		s = "< " + s
+	}
+	return s
+}
+
+// Paper builds the published tables alone.
+func Paper(ref *results.Reference) *Report {
+	rep := &Report{}
+	for _, name := range tableOrder {
+		t := Table{Title: tableTitles[name] + " (published)", Columns: []string{"operation", "path", "paper", "needs"}, Right: []bool{false, false, true, false}}
+		for i := range ref.Rows {
+			row := &ref.Rows[i]
+			if row.Table != name {
+				continue
+			}
+			where := row.Path
+			if row.Scope != "" {
+				where = row.Scope + "-node"
+			}
+			t.Rows = append(t.Rows, []Cell{Str(row.Label), Str(where), paperCell(row), Str(row.Needs)})
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("source: %s (arXiv %s)", ref.Source.Title, ref.Source.Arxiv))
+		if name == "rma" || name == "allreduce" {
+			t.Notes = append(t.Notes, "platform: "+ref.Platform)
+		}
+		if name == "allreduce" {
+			for _, s := range ref.SmallMessageLatency {
+				t.Notes = append(t.Notes, fmt.Sprintf("%s: %.1f–%.1f µs", s.Label, s.Lo/us, s.Hi/us))
+			}
+		}
+		rep.Tables = append(rep.Tables, t)
+	}
+	return rep
+}
+
+func paperCell(r *results.RefRow) Cell {
+	div, _, _ := metricScale(r.Metric)
+	v := r.Value / div
+	return Cell{Text: paperValue(r), Num: &v}
+}
+
+// Options select what Build shows.
+type Options struct {
+	Points bool // add a table of every point
+}
+
+// Build makes the measured tables of each file beside the published numbers.
+func Build(files []*results.File, ref *results.Reference, opt Options) *Report {
+	rep := &Report{}
+	for _, f := range files {
+		for _, w := range f.Warnings {
+			rep.Warnings = append(rep.Warnings, w)
+		}
+		tag := fileTag(f, len(files) > 1)
+		for _, name := range tableOrder {
+			rep.Tables = append(rep.Tables, measuredTable(f, ref, name, tag))
+		}
+		if opt.Points {
+			rep.Tables = append(rep.Tables, PointsTable(f, tag))
+		}
+	}
+	return rep
+}
+
+func fileTag(f *results.File, many bool) string {
+	var parts []string
+	if many || f.Header.Label != "" {
+		name := f.Header.Label
+		if name == "" {
+			name = f.Name
+		}
+		parts = append(parts, name)
+	}
+	if f.Header.Synthetic {
+		parts = append(parts, "SYNTHETIC data, not a measurement")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(parts, "; ") + "]"
+}
+
+// Pick is the outcome of selecting measured points for a reference row.
+type Pick struct {
+	Best   *results.Point // the point whose median is the row's value
+	Value  float64        // its median, base units
+	Status string         // "ok", or why there is no value
+}
+
+// Select applies a reference row's rule to a file.
+func Select(f *results.File, row *results.RefRow) Pick {
+	nodes := f.Header.Nodes
+	if row.Scope == "inter" && nodes < 2 {
+		return Pick{Status: "not run: needs " + row.Needs}
+	}
+	if row.Scope == "intra" && nodes > 1 {
+		return Pick{Status: "not run: needs a one-node run"}
+	}
+	var best *results.Point
+	bestVal := math.NaN()
+	var waived, failed, resident *results.Point
+	for i := range f.Points {
+		p := &f.Points[i]
+		if !row.MatchesID(p.ID) || (row.Size != 0 && p.Params.Size != row.Size) {
+			continue
+		}
+		if row.Path != "" && !pathMatches(row.Path, p) {
+			continue
+		}
+		switch p.Status {
+		case results.StatusWaived:
+			waived = p
+			continue
+		case results.StatusError, results.StatusFailedVerification:
+			failed = p
+			continue
+		}
+		m, ok := p.Metric(row.Metric)
+		if !ok {
+			continue
+		}
+		if p.L2Resident && row.Metric != results.MetricLatency {
+			// L2-resident figures do not measure the link: never the peak.
+			if resident == nil {
+				resident = p
+			}
+			continue
+		}
+		if best == nil || (row.Agg == "max" && m.Median > bestVal) || (row.Agg == "min" && m.Median < bestVal) {
+			best, bestVal = p, m.Median
+		}
+	}
+	switch {
+	case best != nil:
+		return Pick{Best: best, Value: bestVal, Status: "ok"}
+	case waived != nil:
+		return Pick{Status: "waived: " + waived.Reason}
+	case failed != nil:
+		return Pick{Status: string(failed.Status) + ": " + failed.Reason}
+	case resident != nil:
+		return Pick{Status: "only L2-resident sizes measured"}
+	case row.Needs != "":
+		return Pick{Status: "not run: needs " + row.Needs}
+	}
+	return Pick{Status: "not run"}
+}
+
+// pathMatches accepts the effective path, else the requested one. A paper
+// "p2p" row also accepts "local" (two PEs on one GPU through the same
+// mapping), which the table marks.
+func pathMatches(want string, p *results.Point) bool {
+	got := p.Effective
+	if got == "" || p.Status != results.StatusOK {
+		got = p.Params.Path
+	}
+	if got == want {
+		return true
+	}
+	return want == "p2p" && got == "local"
+}
+
+func measuredTable(f *results.File, ref *results.Reference, name, tag string) Table {
+	t := Table{Title: tableTitles[name] + tag}
+	measuredCol := "measured"
+	t.Columns = []string{"operation", "path", measuredCol, "ran as", "at", "paper", "ratio", "in-run limit", "of limit", "status"}
+	t.Right = []bool{false, false, true, false, false, true, true, true, true, false}
+	for i := range ref.Rows {
+		row := &ref.Rows[i]
+		if row.Table != name {
+			continue
+		}
+		where := row.Path
+		if row.Scope != "" {
+			where = row.Scope + "-node"
+		}
+		pick := Select(f, row)
+		cells := []Cell{Str(row.Label), Str(where)}
+		div, _, prec := metricScale(row.Metric)
+		if pick.Best == nil {
+			cells = append(cells, Str("—"), Str(""), Str(""), paperCell(row), Str(""), Str(""), Str(""), Str(pick.Status))
+			t.Rows = append(t.Rows, cells)
+			continue
+		}
+		p := pick.Best
+		ratio := pick.Value / row.Value
+		cells = append(cells, Num(pick.Value/div, prec), Str(p.Effective), Str(describe(p)), paperCell(row), Num(ratio, 2))
+		if p.Limit != nil && p.Limit.Value > 0 && row.Metric != results.MetricLatency {
+			cells = append(cells, Num(p.Limit.Value/gb, 1), Num(pick.Value/p.Limit.Value, 2))
+		} else {
+			cells = append(cells, Str(""), Str(""))
+		}
+		status := "ok"
+		if p.Effective == "local" {
+			status = "ok (same GPU, not NVLink)"
+		}
+		if row.Bound == "lt" {
+			status += "; paper gives an upper bound"
+		}
+		cells = append(cells, Str(status))
+		t.Rows = append(t.Rows, cells)
+	}
+	switch name {
+	case "rma":
+		t.Notes = append(t.Notes, "measured: the highest median over sizes and launch shapes whose working set exceeds L2; ratio = measured / paper; of limit = measured / the copy limit measured in the same run on the same GPUs")
+	case "latency":
+		t.Notes = append(t.Notes, "measured: the lowest median completion latency over scopes at 256 B")
+	case "allreduce":
+		t.Notes = append(t.Notes, "measured: the highest median algbw over sizes")
+	}
+	return t
+}
+
+// describe gives the launch shape and size of a point.
+func describe(p *results.Point) string {
+	var parts []string
+	if p.Params.Size > 0 {
+		parts = append(parts, FormatBytes(p.Params.Size))
+	}
+	if p.Params.CTAs > 0 {
+		parts = append(parts, fmt.Sprintf("%d×%d", p.Params.CTAs, p.Params.Threads))
+	}
+	if p.Params.Scope != "" {
+		parts = append(parts, p.Params.Scope)
+	}
+	if p.Params.Mode != "" {
+		parts = append(parts, p.Params.Mode)
+	}
+	return strings.Join(parts, " ")
+}
+
+// FormatBytes prints a size with binary units: 8 B, 4 KiB, 1 MiB, 1 GiB.
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v := float64(n)
+	i := 0
+	for v >= 1024 && i < len(units)-1 && math.Mod(v, 1024) == 0 {
+		v /= 1024
+		i++
+	}
+	return fmt.Sprintf("%g %s", v, units[i])
+}
+
+// PointsTable lists every point of a file: ID, params, status, the primary
+// metric's median and spread, the effective path and verification.
+func PointsTable(f *results.File, tag string) Table {
+	t := Table{Title: "All points" + tag,
+		Columns: []string{"id", "size", "params", "status", "metric", "median", "min", "max", "ran as", "verified"},
+		Right:   []bool{false, true, false, false, false, true, true, true, false, false}}
+	pts := append([]results.Point(nil), f.Points...)
+	sort.SliceStable(pts, func(i, j int) bool {
+		if pts[i].ID != pts[j].ID {
+			return pts[i].ID < pts[j].ID
+		}
+		ki, kj := pts[i].Params.KeyWithoutSize(), pts[j].Params.KeyWithoutSize()
+		if ki != kj {
+			return ki < kj
+		}
+		return pts[i].Params.Size < pts[j].Params.Size
+	})
+	for i := range pts {
+		p := &pts[i]
+		size := ""
+		if p.Params.Size > 0 {
+			size = FormatBytes(p.Params.Size)
+		}
+		params := p.Params
+		params.Size = 0
+		row := []Cell{Str(p.ID), Str(size), Str(params.Key()), Str(statusText(p))}
+		m := results.PrimaryMetric(p)
+		if s, ok := p.Metric(m); ok {
+			div, unit, prec := metricScale(m)
+			if m == results.MetricLatency {
+				prec = 3
+			}
+			row = append(row, Str(m+" ("+unit+")"), Num(s.Median/div, prec), Num(s.Min/div, prec), Num(s.Max/div, prec))
+		} else {
+			row = append(row, Str(""), Str(""), Str(""), Str(""))
+		}
+		v := "no"
+		switch {
+		case p.Verify.Checked && p.Verify.OK:
+			v = "yes"
+		case p.Verify.Checked:
+			v = fmt.Sprintf("FAILED (%d wrong)", p.Verify.Errors)
+		case p.Status != results.StatusOK:
+			v = ""
+		}
+		row = append(row, Str(p.Effective), Str(v))
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func statusText(p *results.Point) string {
+	if p.Status == results.StatusOK {
+		if p.L2Resident {
+			return "ok (L2-resident)"
+		}
+		return "ok"
+	}
+	return string(p.Status) + ": " + p.Reason
+}

@@ -1,0 +1,123 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/nvshbench/nvshbench/internal/fixture"
+	"github.com/nvshbench/nvshbench/internal/golden"
+	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+func render(t *testing.T, r *report.Report, format string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := report.Render(&b, r, format); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestGoldenRenderers(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	rep := report.Build([]*results.File{f}, results.Paper(), report.Options{Points: true})
+	paper := report.Paper(results.Paper())
+	for _, format := range report.Formats {
+		golden.Check(t, "synthetic."+format, render(t, rep, format))
+		golden.Check(t, "paper."+format, render(t, paper, format))
+	}
+}
+
+func TestMachineFormatsParse(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	rep := report.Build([]*results.File{f}, results.Paper(), report.Options{})
+	var js struct {
+		Tables []struct {
+			Title string
+			Rows  []map[string]any
+		}
+	}
+	if err := json.Unmarshal(render(t, rep, "json"), &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js.Tables) != 3 || !strings.Contains(js.Tables[0].Title, "SYNTHETIC") {
+		t.Fatalf("json tables: %d, first title %q", len(js.Tables), js.Tables[0].Title)
+	}
+	put := js.Tables[0].Rows[0]
+	if put["operation"] != "put (bulk)" || put["paper"] != 313.2 {
+		t.Errorf("first row %v", put)
+	}
+	if v, ok := put["measured"].(float64); !ok || v < 250 || v > 350 {
+		t.Errorf("measured put = %v, want the fixture's ~300 GB/s as a number", put["measured"])
+	}
+	r := csv.NewReader(bytes.NewReader(render(t, rep, "csv")))
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[0][0] != "# "+rep.Tables[0].Title || recs[1][2] != "measured" {
+		t.Errorf("csv head %q / %q", recs[0], recs[1])
+	}
+}
+
+func TestSelectRules(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	ref := results.Paper()
+	row := func(table, key string) *results.RefRow {
+		for i := range ref.Rows {
+			if ref.Rows[i].Table == table && ref.Rows[i].Key == key {
+				return &ref.Rows[i]
+			}
+		}
+		t.Fatalf("no row %s/%s", table, key)
+		return nil
+	}
+	put := report.Select(f, row("rma", "put/p2p"))
+	if put.Status != "ok" || put.Best.L2Resident || put.Best.Params.Size != 128<<20 {
+		t.Errorf("put pick = %+v", put)
+	}
+	if got := report.Select(f, row("rma", "put/ibgda")); got.Best != nil || !strings.HasPrefix(got.Status, "waived: no InfiniBand") {
+		t.Errorf("ibgda pick = %+v", got)
+	}
+	if got := report.Select(f, row("allreduce", "nccl-ring/inter")); !strings.Contains(got.Status, "needs 2 nodes") {
+		t.Errorf("inter-node pick = %+v", got)
+	}
+	lat := report.Select(f, row("latency", "put/p2p"))
+	if lat.Status != "ok" || lat.Best.Params.Size != 256 {
+		t.Errorf("latency pick = %+v", lat)
+	}
+	// Only L2-resident bandwidth points: no peak claimed.
+	small := *f
+	small.Points = nil
+	for _, p := range f.Points {
+		if p.ID == "rma/put/block" && p.L2Resident {
+			small.Points = append(small.Points, p)
+		}
+	}
+	if got := report.Select(&small, row("rma", "put/p2p")); got.Best != nil || got.Status != "only L2-resident sizes measured" {
+		t.Errorf("L2-only pick = %+v", got)
+	}
+}
+
+func TestFormatBytesAndBadFormat(t *testing.T) {
+	for n, want := range map[int64]string{8: "8 B", 4096: "4 KiB", 1 << 30: "1 GiB", 1536: "1536 B", 1000: "1000 B"} {
+		if got := report.FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if err := report.Render(&bytes.Buffer{}, &report.Report{}, "yaml"); err == nil || !strings.Contains(err.Error(), "unknown format") {
+		t.Errorf("yaml: %v", err)
+	}
+}
+
+func TestMarkdownEscapesPipes(t *testing.T) {
+	r := &report.Report{Tables: []report.Table{{Title: "t", Columns: []string{"a"}, Rows: [][]report.Cell{{report.Str("x|y")}}}}}
+	if out := string(render(t, r, "markdown")); !strings.Contains(out, `x\|y`) {
+		t.Errorf("pipe not escaped:\n%s", out)
+	}
+}

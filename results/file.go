@@ -1,0 +1,238 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// File is a parsed results file.
+type File struct {
+	Name     string // path or label it was read from
+	Header   Header
+	Points   []Point
+	Warnings []string // e.g. a truncated last line
+}
+
+// Writer appends records to a results file, flushing each one.
+type Writer struct {
+	f    *os.File
+	name string
+}
+
+// Create creates path exclusively (it never overwrites an existing file) and
+// writes the header. The directory is created if needed.
+func Create(path string, h Header) (*Writer, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("%s already exists: results are never overwritten; choose another --out", path)
+		}
+		return nil, err
+	}
+	w := &Writer{f: f, name: path}
+	h.Type = TypeHeader
+	if h.Schema == 0 {
+		h.Schema = SchemaVersion
+	}
+	if err := w.write(h); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Append opens an existing results file to add points (resuming a run). A
+// truncated last line left by an interrupted run is cut off first, so the
+// file stays valid.
+func Append(path string) (*Writer, *File, error) {
+	rf, err := ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := len(data); n > 0 && data[n-1] != '\n' {
+		cut := bytes.LastIndexByte(data, '\n') + 1
+		if err := os.Truncate(path, int64(cut)); err != nil {
+			return nil, nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Writer{f: f, name: path}, rf, nil
+}
+
+// Name is the path being written.
+func (w *Writer) Name() string { return w.name }
+
+// WritePoint validates and appends one point, then syncs it to disk.
+func (w *Writer) WritePoint(p Point) error {
+	p.Type = TypePoint
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("refusing to write an invalid point: %w", err)
+	}
+	return w.write(p)
+}
+
+func (w *Writer) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := w.f.Write(b); err != nil {
+		return fmt.Errorf("writing %s: %w", w.name, err)
+	}
+	return w.f.Sync()
+}
+
+// Close closes the file.
+func (w *Writer) Close() error { return w.f.Close() }
+
+// ReadFile reads and validates a results file.
+func ReadFile(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not a results file", path)
+	}
+	return Read(f, path)
+}
+
+// maxLine bounds one record (raw samples of a point included).
+const maxLine = 64 << 20
+
+// Read parses a results file from r; name is used in messages. A malformed
+// line is an error naming the file and line. A last line cut short (an
+// interrupted run) is dropped with a warning.
+func Read(r io.Reader, name string) (*File, error) {
+	out := &File{Name: name}
+	br := bufio.NewReaderSize(r, 1<<16)
+	lineNo := 0
+	sawHeader := false
+	for {
+		line, err := readLine(br)
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%s:%d: %v", name, lineNo+1, err)
+		}
+		complete := err == nil // a line ended by '\n'
+		if len(line) == 0 && !complete {
+			break
+		}
+		lineNo++
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
+			if !complete {
+				break
+			}
+			continue
+		}
+		perr := parseLine(out, trimmed, &sawHeader)
+		if perr != nil {
+			var se *SchemaError
+			if errors.As(perr, &se) {
+				return nil, fmt.Errorf("%s: %w", name, perr)
+			}
+			if !complete && sawHeader {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s:%d: last line is incomplete (interrupted run?); ignored", name, lineNo))
+				break
+			}
+			return nil, fmt.Errorf("%s:%d: %v", name, lineNo, perr)
+		}
+		if !complete {
+			break
+		}
+	}
+	if !sawHeader {
+		return nil, fmt.Errorf("%s: empty file, not a results file (no header record)", name)
+	}
+	return out, nil
+}
+
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > maxLine {
+			return nil, fmt.Errorf("line longer than %d bytes", maxLine)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == nil {
+			return buf[:len(buf)-1], nil
+		}
+		return buf, err
+	}
+}
+
+func parseLine(out *File, line []byte, sawHeader *bool) error {
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return fmt.Errorf("malformed JSON: %v", shortJSONErr(err))
+	}
+	if !*sawHeader {
+		if probe.Type != TypeHeader {
+			if probe.Type == "" {
+				return fmt.Errorf("not a results file: first record has no \"type\" (want a header record)")
+			}
+			return fmt.Errorf("not a results file: first record is %q, want a header", probe.Type)
+		}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		if err := dec.Decode(&out.Header); err != nil {
+			return fmt.Errorf("malformed header: %v", shortJSONErr(err))
+		}
+		if err := out.Header.Validate(); err != nil {
+			return err
+		}
+		*sawHeader = true
+		return nil
+	}
+	switch probe.Type {
+	case TypePoint:
+		var p Point
+		if err := json.Unmarshal(line, &p); err != nil {
+			return fmt.Errorf("malformed point: %v", shortJSONErr(err))
+		}
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		out.Points = append(out.Points, p)
+		return nil
+	case TypeHeader:
+		return fmt.Errorf("a second header record (files concatenated?)")
+	default:
+		return fmt.Errorf("unknown record type %q", probe.Type)
+	}
+}
+
+func shortJSONErr(err error) string {
+	s := err.Error()
+	return strings.TrimPrefix(s, "json: ")
+}

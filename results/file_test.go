@@ -1,0 +1,228 @@
+package results_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nvshbench/nvshbench/results"
+)
+
+func header() results.Header {
+	return results.Header{Tool: "nvshbench", ToolVersion: "test", Created: "2026-11-29T00:00:00Z", Synthetic: true,
+		GPUs: []results.GPU{{Index: 0, Name: "NVIDIA H200", L2Bytes: 60 << 20}}, NVSHMEM: "3.4.5"}
+}
+
+func point(size int64, samples ...float64) results.Point {
+	p := results.Point{ID: "rma/put/block", Params: results.Params{Size: size, Op: "put", Scope: "block", CTAs: 32, Threads: 256},
+		Status: results.StatusOK, Bytes: size, Samples: samples, Verify: results.Verification{Checked: true, OK: true}}
+	if err := results.Derive(&p, results.MetricBandwidth, results.MetricLatency); err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func TestRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	w, err := results.Create(path, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := []results.Point{point(1024, 1e-6, 2e-6, 3e-6), point(1<<20, 1e-4, 1.1e-4)}
+	waived := results.Point{ID: "rma/put/block", Params: results.Params{Size: 8, Path: "ibgda"}, Status: results.StatusWaived, Reason: "no NIC"}
+	pts = append(pts, waived)
+	for _, p := range pts {
+		if err := w.WritePoint(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	f, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Header.Schema != results.SchemaVersion || f.Header.Type != results.TypeHeader || !f.Header.Synthetic {
+		t.Errorf("header = %+v", f.Header)
+	}
+	if len(f.Points) != 3 || len(f.Warnings) != 0 {
+		t.Fatalf("points=%d warnings=%v", len(f.Points), f.Warnings)
+	}
+	bw := f.Points[0].Metrics[results.MetricBandwidth]
+	if bw.Unit != results.UnitBytesPerSec || bw.Median != 1024/2e-6 || bw.Min != 1024/3e-6 || bw.Max != 1024/1e-6 {
+		t.Errorf("bandwidth summary = %+v", bw)
+	}
+	if f.Points[2].Status != results.StatusWaived || f.Points[2].Reason != "no NIC" {
+		t.Errorf("waived point = %+v", f.Points[2])
+	}
+}
+
+func TestCreateNeverOverwrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	w, err := results.Create(path, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if _, err := results.Create(path, header()); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+		t.Fatalf("second Create: err = %v, want a refusal", err)
+	}
+}
+
+func TestWriterRefusesInvalidPoints(t *testing.T) {
+	w, err := results.Create(filepath.Join(t.TempDir(), "r.jsonl"), header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for name, p := range map[string]results.Point{
+		"no id":             {Status: results.StatusOK},
+		"bad status":        {ID: "x", Status: "fine"},
+		"waived, no reason": {ID: "x", Status: results.StatusWaived},
+		"negative size":     {ID: "x", Status: results.StatusOK, Params: results.Params{Size: -1}},
+		"zero sample":       {ID: "x", Status: results.StatusOK, Samples: []float64{0}},
+	} {
+		if err := w.WritePoint(p); err == nil {
+			t.Errorf("%s: written without error", name)
+		}
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	good := `{"type":"header","schema":1,"tool":"nvshbench","tool_version":"t","created":"x"}`
+	pt := `{"type":"point","id":"rma/p","params":{"size":8},"status":"ok","verify":{"checked":false,"ok":false}}`
+	cases := []struct {
+		name, data, want string
+	}{
+		{"empty", "", "empty file"},
+		{"blank lines", "\n\n", "empty file"},
+		{"not json", "hello\n", "t.jsonl:1: malformed JSON"},
+		{"no header", pt + "\n", "first record is \"point\""},
+		{"no type", `{"a":1}` + "\n", "no \"type\""},
+		{"malformed point line", good + "\n" + pt + "\n{\"type\":\"point\",\n" + pt + "\n", "t.jsonl:3: malformed JSON"},
+		{"newer schema", `{"type":"header","schema":99,"tool_version":"9.0"}` + "\n", "schema version 99 (written by nvshbench 9.0) is newer"},
+		{"second header", good + "\n" + good + "\n", "second header"},
+		{"unknown record", good + "\n" + `{"type":"sample"}` + "\n", "unknown record type \"sample\""},
+		{"bad status", good + "\n" + `{"type":"point","id":"x","status":"meh"}` + "\n", "t.jsonl:2: point x: unknown status"},
+		{"negative size", good + "\n" + `{"type":"point","id":"x","status":"ok","params":{"size":-8}}` + "\n", "negative size"},
+		{"wrong field type", good + "\n" + `{"type":"point","id":"x","status":"ok","params":{"size":"big"}}` + "\n", "t.jsonl:2: malformed point"},
+	}
+	for _, c := range cases {
+		_, err := results.Read(strings.NewReader(c.data), "t.jsonl")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", c.name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error is not one line: %q", c.name, err)
+		}
+	}
+}
+
+func TestTruncatedLastLineIsAWarning(t *testing.T) {
+	good := `{"type":"header","schema":1,"tool_version":"t"}` + "\n" +
+		`{"type":"point","id":"rma/p","params":{"size":8},"status":"ok","verify":{"checked":false,"ok":false}}` + "\n"
+	f, err := results.Read(strings.NewReader(good+`{"type":"point","id":"rma/p","par`), "run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Points) != 1 || len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "run.jsonl:3: last line is incomplete") {
+		t.Fatalf("points=%d warnings=%q", len(f.Points), f.Warnings)
+	}
+	// A malformed line that is not the last one stays an error.
+	if _, err := results.Read(strings.NewReader(good+`{"type":"point","id":"rma/p","par`+"\n"+good), "run.jsonl"); err == nil {
+		t.Fatal("a malformed middle line was accepted")
+	}
+}
+
+func TestReadFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := results.ReadFile(filepath.Join(dir, "missing.jsonl")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := results.ReadFile(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("directory: %v", err)
+	}
+}
+
+func TestAppendCutsAPartialLineAndResumes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	w, err := results.Create(path, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WritePoint(point(64, 1e-6))
+	w.Close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"type":"point","id":"cut`)
+	f.Close()
+	w2, prev, err := results.Append(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prev.Points) != 1 || len(prev.Warnings) != 1 {
+		t.Fatalf("previous points=%d warnings=%v", len(prev.Points), prev.Warnings)
+	}
+	if err := w2.WritePoint(point(128, 2e-6)); err != nil {
+		t.Fatal(err)
+	}
+	w2.Close()
+	got, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Points) != 2 || len(got.Warnings) != 0 || got.Points[1].Params.Size != 128 {
+		t.Fatalf("after resume: points=%d warnings=%v", len(got.Points), got.Warnings)
+	}
+}
+
+func TestQuantileAndSummary(t *testing.T) {
+	s := results.Summarize([]float64{4, 1, 3, 2}, "s")
+	if s.Median != 2.5 || s.Min != 1 || s.Max != 4 || s.N != 4 {
+		t.Errorf("summary = %+v", s)
+	}
+	if q := results.Quantile([]float64{10, 20}, 0.9); q != 19 {
+		t.Errorf("p90 of {10,20} = %v, want 19", q)
+	}
+}
+
+func TestSampleValuesAndPrimaryMetric(t *testing.T) {
+	p := results.Point{ID: "collectives/allreduce/x", Params: results.Params{Size: 1000}, Samples: []float64{1e-6}, BusFactor: 1.5}
+	if err := results.Derive(&p, results.MetricAlgBW, results.MetricBusBW); err != nil {
+		t.Fatal(err)
+	}
+	if p.Metrics["algbw"].Median != 1e9 || p.Metrics["busbw"].Median != 1.5e9 {
+		t.Errorf("metrics = %+v", p.Metrics)
+	}
+	if m := results.PrimaryMetric(&p); m != results.MetricBusBW {
+		t.Errorf("primary = %s", m)
+	}
+	q := results.Point{ID: "x", Samples: []float64{1}}
+	if err := results.Derive(&q, results.MetricBandwidth); err == nil {
+		t.Error("bandwidth without bytes was derived")
+	}
+}
+
+func TestParamsKeyIsCanonical(t *testing.T) {
+	a := results.Params{Size: 8, Op: "put", Extra: map[string]string{"b": "2", "a": "1"}}
+	b := results.Params{Extra: map[string]string{"a": "1", "b": "2"}, Op: "put", Size: 8}
+	if a.Key() != b.Key() || a.Key() != "size=8 op=put a=1 b=2" {
+		t.Errorf("keys %q vs %q", a.Key(), b.Key())
+	}
+	if a.KeyWithoutSize() != "op=put a=1 b=2" {
+		t.Errorf("key without size %q", a.KeyWithoutSize())
+	}
+}
+
+func TestEmbeddedExampleAndReference(t *testing.T) {
+	f, err := results.Example()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Points) == 0 {
+		t.Fatal("embedded example has no points")
+	}
+	ref := results.Paper()
+	if len(ref.Rows) == 0 || ref.Source.Arxiv != "2606.05951v1" {
+		t.Fatalf("reference: %d rows, arxiv %q", len(ref.Rows), ref.Source.Arxiv)
+	}
+}

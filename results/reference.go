@@ -1,0 +1,97 @@
+package results
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"path"
+)
+
+// Reference is a set of published numbers to put beside measured ones.
+type Reference struct {
+	Source struct {
+		Title   string `json:"title"`
+		Authors string `json:"authors"`
+		Arxiv   string `json:"arxiv"`
+		Date    string `json:"date"`
+		Note    string `json:"note"`
+	} `json:"source"`
+	Platform            string             `json:"platform"`
+	Limits              map[string]float64 `json:"limits"`
+	Rows                []RefRow           `json:"rows"`
+	SmallMessageLatency []struct {
+		Label string  `json:"label"`
+		Lo    float64 `json:"lo"`
+		Hi    float64 `json:"hi"`
+	} `json:"small_message_latency"`
+}
+
+// RefRow is one published number and the rule that selects the measured
+// points it is compared with.
+type RefRow struct {
+	Table  string   `json:"table"` // rma, latency, allreduce
+	Key    string   `json:"key"`
+	Label  string   `json:"label"`
+	Op     string   `json:"op,omitempty"`
+	Path   string   `json:"path,omitempty"`  // p2p, ibgda, proxy
+	Scope  string   `json:"scope,omitempty"` // intra, inter (collectives)
+	Metric string   `json:"metric"`
+	Value  float64  `json:"value"`           // base units
+	Bound  string   `json:"bound,omitempty"` // "lt": the paper gives an upper bound
+	Size   int64    `json:"size,omitempty"`  // only points of this size (0: any)
+	IDs    []string `json:"ids"`             // path.Match patterns of benchmark IDs
+	Agg    string   `json:"agg"`             // max or min of the medians
+	Needs  string   `json:"needs,omitempty"` // hardware the row needs
+	Note   string   `json:"note,omitempty"`
+}
+
+// MatchesID reports whether a benchmark ID is selected by the row.
+func (r *RefRow) MatchesID(id string) bool {
+	for _, pat := range r.IDs {
+		if ok, _ := path.Match(pat, id); ok {
+			return true
+		}
+	}
+	return false
+}
+
+//go:embed data/paper.json
+var paperJSON []byte
+
+// Paper returns the published numbers of "Demystifying NVSHMEM".
+func Paper() *Reference {
+	r, err := ParseReference(paperJSON)
+	if err != nil {
+		panic("embedded reference is invalid: " + err.Error()) // caught by tests
+	}
+	return r
+}
+
+// ParseReference parses and checks a reference file.
+func ParseReference(b []byte) (*Reference, error) {
+	var r Reference
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i, row := range r.Rows {
+		k := row.Table + "/" + row.Key
+		switch {
+		case seen[k]:
+			return nil, fmt.Errorf("row %d: duplicate %s", i, k)
+		case row.Value <= 0:
+			return nil, fmt.Errorf("row %s: value must be positive", k)
+		case len(row.IDs) == 0:
+			return nil, fmt.Errorf("row %s: no ids", k)
+		case row.Agg != "max" && row.Agg != "min":
+			return nil, fmt.Errorf("row %s: agg must be max or min", k)
+		}
+		for _, p := range row.IDs {
+			if _, err := path.Match(p, ""); err != nil {
+				return nil, fmt.Errorf("row %s: bad pattern %q", k, p)
+			}
+		}
+		seen[k] = true
+	}
+	return &r, nil
+}

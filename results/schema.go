@@ -1,0 +1,286 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// SchemaVersion is the version of the format this tool writes. Readers refuse
+// files whose header carries a newer version.
+const SchemaVersion = 1
+
+// Record types, the "type" field of every line.
+const (
+	TypeHeader = "header"
+	TypePoint  = "point"
+)
+
+// Header is the first record of a results file: the provenance of the run.
+type Header struct {
+	Type        string            `json:"type"` // always "header"
+	Schema      int               `json:"schema"`
+	Tool        string            `json:"tool"`
+	ToolVersion string            `json:"tool_version"`
+	Commit      string            `json:"commit,omitempty"`
+	Created     string            `json:"created"` // RFC 3339
+	Argv        []string          `json:"argv,omitempty"`
+	Host        string            `json:"host,omitempty"`
+	Synthetic   bool              `json:"synthetic,omitempty"` // invented numbers (test fixtures)
+	Label       string            `json:"label,omitempty"`
+	GPUs        []GPU             `json:"gpus,omitempty"`
+	Driver      string            `json:"driver,omitempty"`
+	CUDA        string            `json:"cuda,omitempty"` // runtime version
+	NVSHMEM     string            `json:"nvshmem,omitempty"`
+	NCCL        string            `json:"nccl,omitempty"`
+	PEs         int               `json:"pes,omitempty"`
+	Nodes       int               `json:"nodes,omitempty"`
+	Topology    string            `json:"topology,omitempty"` // e.g. nvidia-smi topo -m, or the P2P matrix
+	Env         map[string]string `json:"env,omitempty"`      // NVSHMEM_*, NCCL_*, CUDA_* at run time
+	Notes       []string          `json:"notes,omitempty"`
+}
+
+// GPU describes one device seen by the run.
+type GPU struct {
+	Index       int    `json:"index"`
+	Name        string `json:"name"`
+	UUID        string `json:"uuid,omitempty"`
+	PCIBusID    string `json:"pci_bus_id,omitempty"`
+	SMs         int    `json:"sms,omitempty"`
+	MemoryBytes int64  `json:"memory_bytes,omitempty"`
+	L2Bytes     int64  `json:"l2_bytes,omitempty"`
+	ClockKHz    int    `json:"clock_khz,omitempty"`
+	CC          string `json:"cc,omitempty"` // compute capability, "9.0"
+}
+
+// Status of a point.
+type Status string
+
+// The statuses a point can have.
+const (
+	StatusOK                 Status = "ok"
+	StatusWaived             Status = "waived"              // this machine cannot run it; Reason says why
+	StatusFailedVerification Status = "failed-verification" // ran, data wrong
+	StatusError              Status = "error"               // did not complete; Reason has the message
+)
+
+// Valid reports whether s is one of the known statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusOK, StatusWaived, StatusFailedVerification, StatusError:
+		return true
+	}
+	return false
+}
+
+// Params are the parameters of a point. Together with the benchmark ID they
+// identify it: compare matches points on ID + Params.
+type Params struct {
+	Size    int64             `json:"size,omitempty"`    // message size in bytes (per PE for collectives)
+	Op      string            `json:"op,omitempty"`      // put, get, p, g, sum, fetch_add, ...
+	Scope   string            `json:"scope,omitempty"`   // thread, warp, block, grid
+	CTAs    int               `json:"ctas,omitempty"`    // CTAs per launch
+	Threads int               `json:"threads,omitempty"` // threads per CTA
+	PEs     int               `json:"pes,omitempty"`     // PEs / ranks taking part
+	Path    string            `json:"path,omitempty"`    // requested path: p2p, proxy, ibgda, auto
+	Dir     string            `json:"dir,omitempty"`     // uni, bidir
+	DType   string            `json:"dtype,omitempty"`   // float, bf16, u8, u64, ...
+	Mode    string            `json:"mode,omitempty"`    // blocking, nbi, graph, stream, ...
+	Extra   map[string]string `json:"extra,omitempty"`   // anything else a suite varies
+}
+
+// Key is a canonical, comparable string of the params (ordered key=value).
+func (p Params) Key() string { return p.key(true) }
+
+// KeyWithoutSize is Key with the size left out: the identity of a curve.
+func (p Params) KeyWithoutSize() string { return p.key(false) }
+
+func (p Params) key(withSize bool) string {
+	var kv []string
+	add := func(k, v string) {
+		if v != "" {
+			kv = append(kv, k+"="+v)
+		}
+	}
+	addInt := func(k string, v int64) {
+		if v != 0 {
+			add(k, strconv.FormatInt(v, 10))
+		}
+	}
+	if withSize {
+		addInt("size", p.Size)
+	}
+	add("op", p.Op)
+	add("scope", p.Scope)
+	addInt("ctas", int64(p.CTAs))
+	addInt("threads", int64(p.Threads))
+	addInt("pes", int64(p.PEs))
+	add("path", p.Path)
+	add("dir", p.Dir)
+	add("dtype", p.DType)
+	add("mode", p.Mode)
+	keys := make([]string, 0, len(p.Extra))
+	for k := range p.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add(k, p.Extra[k])
+	}
+	return strings.Join(kv, " ")
+}
+
+// Metric names used in Point.Metrics.
+const (
+	MetricBandwidth = "bandwidth" // bytes moved / time, B/s
+	MetricLatency   = "latency"   // seconds per operation
+	MetricAlgBW     = "algbw"     // collectives: size / time, B/s
+	MetricBusBW     = "busbw"     // collectives: algbw * bus factor, B/s
+	MetricRate      = "rate"      // operations per second
+)
+
+// Units.
+const (
+	UnitBytesPerSec = "B/s"
+	UnitSeconds     = "s"
+	UnitOpsPerSec   = "op/s"
+)
+
+// HigherIsBetter reports whether larger values of the unit are better.
+func HigherIsBetter(unit string) bool { return unit != UnitSeconds }
+
+// Summary summarises the per-sample values of one metric.
+type Summary struct {
+	Unit   string  `json:"unit"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	P10    float64 `json:"p10"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+	N      int     `json:"n"`
+}
+
+// Verification is the outcome of the data check of a point.
+type Verification struct {
+	Checked bool   `json:"checked"`          // false only with --no-verify or for points that move no data
+	OK      bool   `json:"ok"`               // every checked element matched
+	Errors  int64  `json:"errors,omitempty"` // elements that did not match
+	Detail  string `json:"detail,omitempty"` // first mismatch, pattern used
+}
+
+// Limit is the hardware limit measured in the same run that a figure is
+// compared against.
+type Limit struct {
+	ID    string  `json:"id"`    // benchmark ID of the limit, e.g. limit/sm-copy
+	Value float64 `json:"value"` // in the metric's unit (B/s)
+}
+
+// Point is one measured (or waived, or failed) point.
+type Point struct {
+	Type   string `json:"type"` // always "point"
+	ID     string `json:"id"`
+	Params Params `json:"params"`
+	Status Status `json:"status"`
+	Reason string `json:"reason,omitempty"` // for waived / error / failed-verification
+
+	// Effective is what actually ran, as observed (not as requested): "p2p",
+	// "proxy", "ibgda", "local", "nccl", "nvshmem", "copy-engine", ...
+	Effective string `json:"effective,omitempty"`
+	// Timer says which clock produced Samples: "events" (device events
+	// around one launch that loops the operation) or "globaltimer" (in-kernel,
+	// one sample per iteration).
+	Timer string `json:"timer,omitempty"`
+	// Iters is the number of operations each sample covers.
+	Iters int `json:"iters,omitempty"`
+	// Bytes is the payload that actually moved per operation (per PE), as
+	// counted by the benchmark, not as requested.
+	Bytes int64 `json:"bytes,omitempty"`
+	// BusFactor converts algbw to busbw for collectives (nccl-tests factors).
+	BusFactor float64 `json:"bus_factor,omitempty"`
+	// Samples holds seconds per operation, one value per sample.
+	Samples []float64 `json:"samples_s,omitempty"`
+	// Metrics derived from Samples, in base units.
+	Metrics map[string]Summary `json:"metrics,omitempty"`
+	Limit   *Limit             `json:"limit,omitempty"`
+	Verify  Verification       `json:"verify"`
+	// WorkingSetBytes and L2Resident tell whether the data fit in L2, where
+	// figures do not measure the link.
+	WorkingSetBytes int64  `json:"working_set_bytes,omitempty"`
+	L2Resident      bool   `json:"l2_resident,omitempty"`
+	Time            string `json:"time,omitempty"` // RFC 3339, when the point finished
+}
+
+// Metric returns the named metric summary and whether it exists.
+func (p *Point) Metric(name string) (Summary, bool) {
+	s, ok := p.Metrics[name]
+	return s, ok
+}
+
+// MatchKey identifies a point across files: ID plus params.
+func (p *Point) MatchKey() string { return p.ID + " " + p.Params.Key() }
+
+// Validate checks the point's invariants.
+func (p *Point) Validate() error {
+	if p.Type != TypePoint {
+		return fmt.Errorf("record type %q, want %q", p.Type, TypePoint)
+	}
+	if p.ID == "" {
+		return fmt.Errorf("point has no id")
+	}
+	if !p.Status.Valid() {
+		return fmt.Errorf("point %s: unknown status %q", p.ID, p.Status)
+	}
+	if p.Params.Size < 0 {
+		return fmt.Errorf("point %s: negative size %d", p.ID, p.Params.Size)
+	}
+	if p.Status != StatusOK && p.Reason == "" {
+		return fmt.Errorf("point %s: status %s without a reason", p.ID, p.Status)
+	}
+	for _, s := range p.Samples {
+		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
+			return fmt.Errorf("point %s: sample %v is not a positive time", p.ID, s)
+		}
+	}
+	for name, m := range p.Metrics {
+		if m.Unit == "" {
+			return fmt.Errorf("point %s: metric %s has no unit", p.ID, name)
+		}
+		for _, v := range []float64{m.Median, m.Min, m.Max} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("point %s: metric %s is not finite", p.ID, name)
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks the header's invariants.
+func (h *Header) Validate() error {
+	if h.Type != TypeHeader {
+		return fmt.Errorf("first record has type %q, want %q", h.Type, TypeHeader)
+	}
+	if h.Schema <= 0 {
+		return fmt.Errorf("header has no schema version")
+	}
+	if h.Schema > SchemaVersion {
+		return &SchemaError{Got: h.Schema, ToolVersion: h.ToolVersion}
+	}
+	return nil
+}
+
+// SchemaError reports a file written with a newer schema than this tool reads.
+type SchemaError struct {
+	Got         int
+	ToolVersion string
+}
+
+func (e *SchemaError) Error() string {
+	by := ""
+	if e.ToolVersion != "" {
+		by = " (written by nvshbench " + e.ToolVersion + ")"
+	}
+	return fmt.Sprintf("schema version %d%s is newer than this tool reads (%d): upgrade nvshbench", e.Got, by, SchemaVersion)
+}
