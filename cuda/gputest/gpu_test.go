@@ -1,0 +1,106 @@
+//go:build gpu
+
+package gputest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// bin is the nvshbench binary under test ($NVSHBENCH_BIN).
+func bin(t *testing.T) string {
+	b := os.Getenv("NVSHBENCH_BIN")
+	if b == "" {
+		t.Skip("SKIPPED: set NVSHBENCH_BIN to the nvshbench binary (make gpu-test does)")
+	}
+	return b
+}
+
+// shim finds or builds the shim; no GPU or toolchain skips the test loudly.
+func shim(t *testing.T) string {
+	if p := os.Getenv("NVSHBENCH_SHIM"); p != "" {
+		return p
+	}
+	tc, err := cuda.Discover()
+	if err != nil {
+		t.Skipf("SKIPPED: no CUDA toolchain: %v", err)
+	}
+	p, err := tc.EnsureShim(os.Stderr)
+	if err != nil {
+		t.Fatalf("building the shim: %v", err)
+	}
+	lib, err := cuda.Load(p)
+	if err != nil {
+		t.Skipf("SKIPPED: shim does not load: %v", err)
+	}
+	if n, err := lib.DeviceCount(); err != nil || n == 0 {
+		t.Skipf("SKIPPED: no GPU (%v)", err)
+	}
+	return p
+}
+
+func runAll(t *testing.T, pesPerGPU string, extra ...string) *results.File {
+	out := filepath.Join(t.TempDir(), "gpu.jsonl")
+	args := append([]string{"run", "--shim", shim(t), "--pes-per-gpu", pesPerGPU, "--gpus", "1", "--sizes", "8,1000,4097,1M,48M",
+		"--samples", "3", "--warmup", "1", "--timeout", "60s", "--out", out}, extra...)
+	args = append(args, "rma")
+	cmd := exec.Command(bin(t), args...)
+	cmd.Env = append(os.Environ(), "NVSHMEM_DISABLE_NVLS=1", "NCCL_NVLS_ENABLE=0", "TORCH_SYMM_MEM_DISABLE_MULTICAST=1")
+	outb, err := cmd.CombinedOutput()
+	t.Logf("%s", outb)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func check(t *testing.T, f *results.File, wantPEs int) {
+	if f.Header.PEs != wantPEs || len(f.Header.GPUs) != 1 || f.Header.NVSHMEM == "" {
+		t.Errorf("header: pes %d gpus %d nvshmem %q", f.Header.PEs, len(f.Header.GPUs), f.Header.NVSHMEM)
+	}
+	ids := map[string]bool{}
+	for _, p := range f.Points {
+		ids[p.ID] = true
+		if p.Status == results.StatusWaived {
+			// only sizes that do not divide by the element, or bidir with one PE
+			if !strings.Contains(p.Reason, "multiple of") && !strings.Contains(p.Reason, "2 PEs") {
+				t.Errorf("%s %d: unexpectedly waived: %s", p.ID, p.Params.Size, p.Reason)
+			}
+			continue
+		}
+		if p.Status != results.StatusOK || !p.Verify.Checked || !p.Verify.OK {
+			t.Errorf("%s %s: %s %s verify=%+v", p.ID, p.Params.Key(), p.Status, p.Reason, p.Verify)
+		}
+		if p.Bytes <= 0 || len(p.Samples) != 3 {
+			t.Errorf("%s %s: bytes %d samples %d", p.ID, p.Params.Key(), p.Bytes, len(p.Samples))
+		}
+		if p.Effective != "local" {
+			t.Errorf("%s: effective path %q on one GPU, want local", p.ID, p.Effective)
+		}
+	}
+	for _, id := range []string{"rma/put/block", "rma/put/warp", "rma/put/thread", "rma/get/block", "rma/get/warp", "rma/get/thread",
+		"rma/p", "rma/g", "rma/st", "rma/ld", "rma/atomic/fetch_add", "rma/atomic/add", "rma/atomic/compare_swap",
+		"limit/ce-copy", "limit/sm-copy", "limit/sm-copy-read"} {
+		if !ids[id] {
+			t.Errorf("%s was not run", id)
+		}
+	}
+}
+
+func TestOnePE(t *testing.T) {
+	check(t, runAll(t, "1", "--blocking"), 1)
+}
+
+func TestTwoPEsOnOneGPU(t *testing.T) {
+	check(t, runAll(t, "2", "--blocking", "--bidir"), 2)
+}

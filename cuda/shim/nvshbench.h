@@ -1,0 +1,112 @@
+/* nvshbench.h: the flat C ABI of libnvshbench.so, the only boundary between
+ * the Go tool and CUDA / NVSHMEM / NCCL. Plain ints, fixed-layout structs
+ * (64-bit fields first, then 32-bit ones, so Go mirrors them exactly) and
+ * pointers; every function returns 0 on success or a negative status, with
+ * nb_last_error() describing the failure. Loaded at run time with purego. */
+#ifndef NVSHBENCH_H
+#define NVSHBENCH_H
+#include <stdint.h>
+
+#define NB_ABI_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Operations. */
+enum {
+  NB_OP_PUT = 1,        /* bulk putmem (scope from args) */
+  NB_OP_GET = 2,        /* bulk getmem */
+  NB_OP_P = 3,          /* scalar p of elem-byte values */
+  NB_OP_G = 4,          /* scalar g */
+  NB_OP_ST = 5,         /* plain stores through nvshmem_ptr */
+  NB_OP_LD = 6,         /* plain loads through nvshmem_ptr */
+  NB_OP_FETCH_ADD = 7,  /* uint64 atomic fetch_add */
+  NB_OP_ADD = 8,        /* uint64 atomic add */
+  NB_OP_CSWAP = 9,      /* uint64 atomic compare_swap */
+  NB_OP_CE_COPY = 10,   /* limit: copy engine (cudaMemcpyAsync) into the peer's buffer */
+  NB_OP_SM_COPY = 11,   /* limit: SM copy kernel, local -> peer (writes remote) */
+  NB_OP_SM_COPY_READ = 12 /* limit: SM copy kernel, peer -> local (reads remote) */
+};
+
+enum { NB_SCOPE_THREAD = 0, NB_SCOPE_WARP = 1, NB_SCOPE_BLOCK = 2 };
+
+typedef struct {
+  int64_t size;     /* bytes per iteration */
+  int64_t seed;     /* verification pattern seed */
+  int32_t op;
+  int32_t scope;
+  int32_t blocking; /* 1: blocking call, 0: _nbi (+ quiet at the end of the launch) */
+  int32_t ctas;
+  int32_t threads;
+  int32_t elem;     /* element bytes for p/g: 1, 2, 4, 8 */
+  int32_t iters;    /* operations per timed launch; 0: calibrate so one launch takes about 20 ms (1..1000) */
+  int32_t warmup;   /* untimed launches before the samples */
+  int32_t samples;  /* timed launches */
+  int32_t peer;     /* target PE */
+  int32_t bidir;    /* both PEs issue at once */
+  int32_t verify;
+} nb_rma_args;
+
+typedef struct {
+  int64_t bytes;      /* payload moved per operation by this PE (0 for the passive one) */
+  int64_t errors;     /* mismatching elements found in this PE's memory */
+  int64_t checked;    /* elements checked on this PE */
+  int32_t initiator;  /* this PE issued the operations and timed them */
+  int32_t iters;      /* operations per timed launch actually used */
+  char detail[256];   /* first mismatch */
+} nb_rma_result;
+
+typedef struct {
+  int64_t mem_bytes;
+  int64_t l2_bytes;
+  int32_t my_pe;
+  int32_t n_pes;
+  int32_t device;
+  int32_t sms;
+  int32_t clock_khz;
+  int32_t cc_major;
+  int32_t cc_minor;
+  int32_t cuda_runtime;  /* e.g. 13000 */
+  int32_t cuda_driver;
+  int32_t nvshmem_major;
+  int32_t nvshmem_minor;
+  int32_t nvshmem_patch;
+  int32_t nccl_version;  /* ncclGetVersion, 0 if NCCL is not loaded */
+  int32_t pad;
+  char name[256];
+  char uuid[64];
+  char pci_bus_id[32];
+} nb_info;
+
+int nb_abi_version(void);
+const char *nb_last_error(void);
+
+/* Device queries that need no NVSHMEM. */
+int nb_device_count(int *count);
+int nb_device_info(int device, nb_info *out);
+int nb_can_access_peer(int dev, int peer, int *can);
+
+/* The NVSHMEM unique ID (128 bytes) for the UID bootstrap; rank 0 calls it
+ * before nb_init. */
+int nb_get_uniqueid(uint8_t *uid, int len);
+/* mode 0: UID bootstrap with rank/nranks/uid; mode 1: nvshmem_init() with the
+ * bootstrap from the environment (PMI, PMIx, MPI under srun/mpirun). heap is
+ * the symmetric buffer size per PE in bytes. */
+int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int uidlen, int device, int64_t heap);
+int nb_finalize(void);
+int nb_info_get(nb_info *out);
+/* Path to a peer: 0 same device load/store, 1 P2P load/store to another
+ * device, 2 remote transport (no load/store mapping). */
+int nb_peer_path(int peer, int *path);
+int nb_barrier(void);
+
+/* Runs one RMA point: warmup launches, then samples timed launches of iters
+ * operations each (device events around each launch). samples_out receives
+ * seconds per operation on the initiator. */
+int nb_rma_run(const nb_rma_args *a, double *samples_out, nb_rma_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

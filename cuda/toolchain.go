@@ -1,0 +1,296 @@
+package cuda
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+//go:embed shim/nvshbench.cu shim/nvshbench.h
+var shimSources embed.FS
+
+// Toolchain is what Discover found: nvcc, NVSHMEM and NCCL, and where each
+// came from.
+type Toolchain struct {
+	NVCC           string
+	CUDAHome       string // the folder holding bin/nvcc
+	NVCCVersion    string // "13.0.88"
+	NVSHMEMHome    string // holds include/nvshmem.h and lib/libnvshmem_device.a
+	NVSHMEMVersion string // from its headers
+	NCCLHome       string // holds include/nccl.h and lib/libnccl.so.2
+	NCCLVersion    string
+	Archs          []string // compute capabilities to build for, e.g. "90"
+	From           map[string]string
+}
+
+// Discover finds the CUDA compiler, NVSHMEM and NCCL: CUDA_HOME,
+// NVSHMEM_HOME and NCCL_HOME when set, else nvcc on PATH and the pip wheels
+// (nvidia/cu13, nvidia/nvshmem, nvidia/nccl) in the site-packages of
+// python3 (or $NVSHBENCH_PYTHON), else /usr/local/cuda.
+func Discover() (*Toolchain, error) {
+	t := &Toolchain{From: map[string]string{}, Archs: []string{"90"}}
+	if a := os.Getenv("NVSHBENCH_CUDA_ARCHS"); a != "" {
+		t.Archs = strings.Split(a, ",")
+	}
+	sites := sitePackages()
+	wheel := func(sub, marker string) string {
+		for _, s := range sites {
+			d := filepath.Join(s, "nvidia", sub)
+			if fileExists(filepath.Join(d, marker)) {
+				return d
+			}
+		}
+		return ""
+	}
+	// nvcc
+	switch {
+	case os.Getenv("CUDA_HOME") != "":
+		t.CUDAHome, t.From["cuda"] = os.Getenv("CUDA_HOME"), "CUDA_HOME"
+	default:
+		if p, err := exec.LookPath("nvcc"); err == nil {
+			t.CUDAHome, t.From["cuda"] = filepath.Dir(filepath.Dir(p)), "PATH"
+		} else if d := wheel("cu13", "bin/nvcc"); d != "" {
+			t.CUDAHome, t.From["cuda"] = d, "pip wheel nvidia-cuda-nvcc"
+		} else if fileExists("/usr/local/cuda/bin/nvcc") {
+			t.CUDAHome, t.From["cuda"] = "/usr/local/cuda", "/usr/local/cuda"
+		}
+	}
+	if t.CUDAHome != "" {
+		t.NVCC = filepath.Join(t.CUDAHome, "bin", "nvcc")
+		if out, err := exec.Command(t.NVCC, "--version").CombinedOutput(); err == nil {
+			if m := regexp.MustCompile(`V(\d+\.\d+\.\d+)`).FindSubmatch(out); m != nil {
+				t.NVCCVersion = string(m[1])
+			}
+		}
+	}
+	// NVSHMEM
+	if h := os.Getenv("NVSHMEM_HOME"); h != "" {
+		t.NVSHMEMHome, t.From["nvshmem"] = h, "NVSHMEM_HOME"
+	} else if d := wheel("nvshmem", "include/nvshmem.h"); d != "" {
+		t.NVSHMEMHome, t.From["nvshmem"] = d, "pip wheel nvidia-nvshmem-cu13"
+	}
+	if t.NVSHMEMHome != "" {
+		t.NVSHMEMVersion = headerVersion(filepath.Join(t.NVSHMEMHome, "include/non_abi/nvshmem_version.h"),
+			"NVSHMEM_VENDOR_MAJOR_VERSION", "NVSHMEM_VENDOR_MINOR_VERSION", "NVSHMEM_VENDOR_PATCH_VERSION")
+	}
+	// NCCL
+	if h := os.Getenv("NCCL_HOME"); h != "" {
+		t.NCCLHome, t.From["nccl"] = h, "NCCL_HOME"
+	} else if d := wheel("nccl", "include/nccl.h"); d != "" {
+		t.NCCLHome, t.From["nccl"] = d, "pip wheel nvidia-nccl-cu13"
+	}
+	if t.NCCLHome != "" {
+		t.NCCLVersion = headerVersion(filepath.Join(t.NCCLHome, "include/nccl.h"), "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH")
+	}
+	var missing []string
+	if t.NVCC == "" {
+		missing = append(missing, "nvcc (set CUDA_HOME, or pip install nvidia-cuda-nvcc)")
+	}
+	if t.NVSHMEMHome == "" {
+		missing = append(missing, "NVSHMEM (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13)")
+	}
+	if len(missing) > 0 {
+		return t, fmt.Errorf("toolchain incomplete: missing %s", strings.Join(missing, "; "))
+	}
+	return t, nil
+}
+
+// sitePackages lists the site-packages folders of the Python interpreter.
+func sitePackages() []string {
+	py := os.Getenv("NVSHBENCH_PYTHON")
+	if py == "" {
+		py = "python3"
+	}
+	out, err := exec.Command(py, "-c", "import site,sys; print('\\n'.join(site.getsitepackages()+[site.getusersitepackages()]))").Output()
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(out))
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+func headerVersion(path string, names ...string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, n := range names {
+		m := regexp.MustCompile(`#define\s+` + n + `\s+(\d+)`).FindSubmatch(b)
+		if m == nil {
+			return ""
+		}
+		parts = append(parts, string(m[1]))
+	}
+	return strings.Join(parts, ".")
+}
+
+// LibraryPath is what LD_LIBRARY_PATH must hold for the shim's workers:
+// NVSHMEM's lib folder (its bootstrap and transport plugins are opened by
+// soname) and NCCL's (so NVSHMEM's dlopen of libnccl.so.2 finds the same
+// NCCL the headers came from).
+func (t *Toolchain) LibraryPath() []string {
+	var out []string
+	for _, d := range []string{t.NVSHMEMHome, t.NCCLHome} {
+		if d != "" {
+			out = append(out, filepath.Join(d, "lib"))
+		}
+	}
+	for _, d := range []string{"lib64", "lib"} {
+		if t.CUDAHome != "" && fileExists(filepath.Join(t.CUDAHome, d, "libcudart.so."+majorOf(t.NVCCVersion))) {
+			out = append(out, filepath.Join(t.CUDAHome, d))
+		}
+	}
+	return out
+}
+
+func majorOf(v string) string {
+	if i := strings.IndexByte(v, '.'); i > 0 {
+		return v[:i]
+	}
+	return v
+}
+
+// SourceHash identifies the shim sources plus the toolchain versions: the
+// cache key of a built shim.
+func (t *Toolchain) SourceHash() string {
+	h := sha256.New()
+	names, _ := fs.Glob(shimSources, "shim/*")
+	sort.Strings(names)
+	for _, n := range names {
+		b, _ := shimSources.ReadFile(n)
+		fmt.Fprintf(h, "%s %d\n", n, len(b))
+		h.Write(b)
+	}
+	fmt.Fprintf(h, "nvcc=%s %s\nnvshmem=%s %s\nnccl=%s\narchs=%v\n", t.NVCCVersion, t.NVCC, t.NVSHMEMVersion, t.NVSHMEMHome, t.NCCLVersion, t.Archs)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// CacheDir is where built shims are kept: $NVSHBENCH_CACHE, else
+// $XDG_CACHE_HOME/nvshbench, else ~/.cache/nvshbench.
+func CacheDir() string {
+	if d := os.Getenv("NVSHBENCH_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "nvshbench")
+	}
+	return filepath.Join(os.TempDir(), "nvshbench-cache")
+}
+
+// CachedShimPath is where the shim for this toolchain lives in the cache.
+func (t *Toolchain) CachedShimPath() string {
+	return filepath.Join(CacheDir(), "libnvshbench-"+t.SourceHash()+".so")
+}
+
+// BuildCommand returns the nvcc command that compiles src into out, linking
+// NVSHMEM through a folder holding the unversioned libnvshmem_host.so link
+// (the pip wheel ships only the .so.3).
+func (t *Toolchain) BuildCommand(src, linkDir, out string) []string {
+	args := []string{t.NVCC, "-O3", "-std=c++17", "-rdc=true", "-Xcompiler", "-fPIC", "-shared", "-lineinfo"}
+	for _, a := range t.Archs {
+		args = append(args, "-gencode", "arch=compute_"+a+",code=sm_"+a)
+	}
+	args = append(args, "-I"+filepath.Join(t.NVSHMEMHome, "include"))
+	if d := filepath.Join(t.CUDAHome, "include", "cccl"); dirExists(d) {
+		args = append(args, "-I"+d)
+	}
+	if t.NCCLHome != "" {
+		args = append(args, "-I"+filepath.Join(t.NCCLHome, "include"))
+	}
+	args = append(args, src, filepath.Join(t.NVSHMEMHome, "lib", "libnvshmem_device.a"))
+	for _, d := range []string{"lib64", "lib"} {
+		if dirExists(filepath.Join(t.CUDAHome, d)) {
+			args = append(args, "-L"+filepath.Join(t.CUDAHome, d))
+		}
+	}
+	args = append(args, "-L"+linkDir, "-lnvshmem_host",
+		"-Xlinker", "-rpath,"+filepath.Join(t.NVSHMEMHome, "lib"), "-o", out)
+	return args
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// Build compiles the embedded shim sources into out (written atomically).
+// log receives nvcc's output.
+func (t *Toolchain) Build(out string, log io.Writer) error {
+	if t.NVCC == "" || t.NVSHMEMHome == "" {
+		return errors.New("cannot build the shim: nvcc or NVSHMEM not found (see 'nvshbench doctor')")
+	}
+	work, err := os.MkdirTemp("", "nvshbench-build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	for _, n := range []string{"shim/nvshbench.cu", "shim/nvshbench.h"} {
+		b, _ := shimSources.ReadFile(n)
+		if err := os.WriteFile(filepath.Join(work, filepath.Base(n)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	linkDir := filepath.Join(work, "lib")
+	os.MkdirAll(linkDir, 0o755)
+	host := filepath.Join(t.NVSHMEMHome, "lib", "libnvshmem_host.so")
+	if !fileExists(host) {
+		host += ".3"
+	}
+	if err := os.Symlink(host, filepath.Join(linkDir, "libnvshmem_host.so")); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	tmp := out + ".tmp" + fmt.Sprint(os.Getpid())
+	cmdline := t.BuildCommand(filepath.Join(work, "nvshbench.cu"), linkDir, tmp)
+	cmd := exec.Command(cmdline[0], cmdline[1:]...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if log != nil {
+		fmt.Fprintf(log, "building the CUDA shim: %s\n", strings.Join(cmdline, " "))
+	}
+	err = cmd.Run()
+	if log != nil {
+		log.Write(buf.Bytes())
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("nvcc failed (%v):\n%s", err, tailLines(buf.String(), 30))
+	}
+	return os.Rename(tmp, out)
+}
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// EnsureShim returns a built shim for this toolchain, building it into the
+// cache when missing or stale.
+func (t *Toolchain) EnsureShim(log io.Writer) (string, error) {
+	p := t.CachedShimPath()
+	if fileExists(p) {
+		return p, nil
+	}
+	return p, t.Build(p, log)
+}

@@ -1,0 +1,153 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+func writeFile(t *testing.T, path, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A toolchain laid out like the pip wheels, with a stand-in nvcc.
+func fakeToolchain(t *testing.T) (cudaHome, nvshmem, nccl string) {
+	dir := t.TempDir()
+	cudaHome = filepath.Join(dir, "cu13")
+	writeFile(t, filepath.Join(cudaHome, "bin/nvcc"), "#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n", 0o755)
+	os.MkdirAll(filepath.Join(cudaHome, "include/cccl"), 0o755)
+	writeFile(t, filepath.Join(cudaHome, "lib/libcudart.so.13"), "", 0o644)
+	nvshmem = filepath.Join(dir, "nvshmem")
+	writeFile(t, filepath.Join(nvshmem, "include/nvshmem.h"), "", 0o644)
+	writeFile(t, filepath.Join(nvshmem, "include/non_abi/nvshmem_version.h"),
+		"#define NVSHMEM_VENDOR_MAJOR_VERSION 3\n#define NVSHMEM_VENDOR_MINOR_VERSION 4\n#define NVSHMEM_VENDOR_PATCH_VERSION 5\n", 0o644)
+	writeFile(t, filepath.Join(nvshmem, "lib/libnvshmem_host.so.3"), "", 0o644)
+	nccl = filepath.Join(dir, "nccl")
+	writeFile(t, filepath.Join(nccl, "include/nccl.h"), "#define NCCL_MAJOR 2\n#define NCCL_MINOR 28\n#define NCCL_PATCH 9\n", 0o644)
+	return
+}
+
+func TestDiscoverFromEnvironment(t *testing.T) {
+	c, s, n := fakeToolchain(t)
+	t.Setenv("CUDA_HOME", c)
+	t.Setenv("NVSHMEM_HOME", s)
+	t.Setenv("NCCL_HOME", n)
+	t.Setenv("NVSHBENCH_PYTHON", "/nonexistent/python3")
+	tc, err := Discover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.NVCCVersion != "13.0.88" || tc.NVSHMEMVersion != "3.4.5" || tc.NCCLVersion != "2.28.9" {
+		t.Errorf("versions: nvcc %q nvshmem %q nccl %q", tc.NVCCVersion, tc.NVSHMEMVersion, tc.NCCLVersion)
+	}
+	if tc.From["cuda"] != "CUDA_HOME" || tc.From["nvshmem"] != "NVSHMEM_HOME" {
+		t.Errorf("from = %v", tc.From)
+	}
+	cmd := strings.Join(tc.BuildCommand("x.cu", "/links", "out.so"), " ")
+	for _, want := range []string{"-rdc=true", "-gencode arch=compute_90,code=sm_90", "-Xcompiler -fPIC", "-shared",
+		filepath.Join(s, "lib/libnvshmem_device.a"), "-I" + filepath.Join(c, "include/cccl"), "-L/links -lnvshmem_host",
+		"-rpath," + filepath.Join(s, "lib")} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("build command lacks %q:\n%s", want, cmd)
+		}
+	}
+	lp := strings.Join(tc.LibraryPath(), ":")
+	if !strings.Contains(lp, filepath.Join(s, "lib")) || !strings.Contains(lp, filepath.Join(n, "lib")) {
+		t.Errorf("library path %q", lp)
+	}
+	// The cache key moves with the toolchain.
+	h1 := tc.SourceHash()
+	tc.NVSHMEMVersion = "3.3.9"
+	if tc.SourceHash() == h1 {
+		t.Error("shim cache key ignores the NVSHMEM version")
+	}
+}
+
+func TestDiscoverReportsWhatIsMissing(t *testing.T) {
+	t.Setenv("CUDA_HOME", "")
+	t.Setenv("NVSHMEM_HOME", "")
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("NVSHBENCH_PYTHON", "/nonexistent/python3")
+	_, err := Discover()
+	if err == nil {
+		if _, e := os.Stat("/usr/local/cuda/bin/nvcc"); e == nil {
+			t.Skip("a system CUDA is installed")
+		}
+		t.Fatal("no toolchain, no error")
+	}
+	if !strings.Contains(err.Error(), "NVSHMEM") {
+		t.Errorf("error does not name NVSHMEM: %v", err)
+	}
+}
+
+func TestBuildFailsClearlyWithoutCompiler(t *testing.T) {
+	tc := &Toolchain{}
+	if err := tc.Build(filepath.Join(t.TempDir(), "x.so"), nil); err == nil || !strings.Contains(err.Error(), "nvcc or NVSHMEM not found") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestBuildReportsCompilerErrors(t *testing.T) {
+	c, s, n := fakeToolchain(t)
+	writeFile(t, filepath.Join(c, "bin/nvcc"), "#!/bin/sh\necho 'nvshbench.cu(1): error: boom' >&2\nexit 2\n", 0o755)
+	tc := &Toolchain{NVCC: filepath.Join(c, "bin/nvcc"), CUDAHome: c, NVSHMEMHome: s, NCCLHome: n, Archs: []string{"90"}}
+	out := filepath.Join(t.TempDir(), "lib.so")
+	err := tc.Build(out, nil)
+	if err == nil || !strings.Contains(err.Error(), "error: boom") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, e := os.Stat(out); e == nil {
+		t.Error("a failed build left a library behind")
+	}
+}
+
+func TestLoadMissingLibrary(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "nope.so")); err == nil {
+		t.Error("loading a missing library succeeded")
+	}
+}
+
+func TestStructLayoutsMatchTheHeader(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler to read the header's layout")
+	}
+	dir := t.TempDir()
+	h, _ := shimSources.ReadFile("shim/nvshbench.h")
+	writeFile(t, filepath.Join(dir, "nvshbench.h"), string(h), 0o644)
+	writeFile(t, filepath.Join(dir, "m.c"), `#include <stdio.h>
+#include <stddef.h>
+#include "nvshbench.h"
+int main(void) {
+  printf("%zu %zu %zu %zu %zu %zu %zu %zu\n", sizeof(nb_rma_args), offsetof(nb_rma_args, verify),
+         sizeof(nb_rma_result), offsetof(nb_rma_result, detail), sizeof(nb_info), offsetof(nb_info, nccl_version),
+         offsetof(nb_info, name), offsetof(nb_info, pci_bus_id));
+  return 0;
+}`, 0o644)
+	exe := filepath.Join(dir, "m")
+	if out, err := exec.Command(cc, "-o", exe, filepath.Join(dir, "m.c")).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	out, err := exec.Command(exe).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a RMAArgs
+	var r RMAResult
+	var i Info
+	got := fmt.Sprintf("%d %d %d %d %d %d %d %d", unsafe.Sizeof(a), unsafe.Offsetof(a.Verify), unsafe.Sizeof(r), unsafe.Offsetof(r.Detail),
+		unsafe.Sizeof(i), unsafe.Offsetof(i.NCCLVersion), unsafe.Offsetof(i.Name), unsafe.Offsetof(i.PCIBusID))
+	if want := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("Go layout %s, C layout %s", got, want)
+	}
+}

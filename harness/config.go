@@ -1,0 +1,166 @@
+package harness
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Config is the sweep configuration shared by every benchmark of a run.
+type Config struct {
+	Sizes       []int64 `json:"sizes"`
+	CTAs        int     `json:"ctas"`
+	Threads     int     `json:"threads"`
+	LaunchSweep bool    `json:"launch_sweep"` // also sweep CTAs × threads at SweepSize
+	SweepSize   int64   `json:"sweep_size"`
+	Path        string  `json:"path"`    // p2p, proxy, ibgda (the run's requested path)
+	Iters       int     `json:"iters"`   // operations per timed launch; 0: calibrated to about 20 ms
+	Warmup      int     `json:"warmup"`  // untimed launches
+	Samples     int     `json:"samples"` // timed launches per point
+	Verify      bool    `json:"verify"`
+	Bidir       bool    `json:"bidir"`
+	Blocking    bool    `json:"blocking"` // also the blocking forms of put/get
+	PEs         int     `json:"pes"`
+	LimitSize   int64   `json:"limit_size"` // size of the in-run limit measurements
+	Quick       bool    `json:"quick"`
+}
+
+// Paper defaults: 32 CTAs × 256 threads (the paper's launch for device RMA).
+const (
+	DefaultCTAs    = 32
+	DefaultThreads = 256
+)
+
+// DefaultConfig returns the paper's settings over 8 B … 1 GiB.
+func DefaultConfig() Config {
+	return Config{
+		Sizes: Pow2Sizes(8, 1<<30), CTAs: DefaultCTAs, Threads: DefaultThreads,
+		SweepSize: 256 << 20, Path: "p2p", Warmup: 2, Samples: 10, Verify: true,
+		LimitSize: 1 << 30,
+	}
+}
+
+// MaxSize is the largest buffer the run needs per PE.
+func (c *Config) MaxSize() int64 {
+	m := c.LimitSize
+	for _, s := range c.Sizes {
+		if s > m {
+			m = s
+		}
+	}
+	if c.LaunchSweep && c.SweepSize > m {
+		m = c.SweepSize
+	}
+	return m
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	if len(c.Sizes) == 0 {
+		return fmt.Errorf("no message sizes")
+	}
+	for _, s := range c.Sizes {
+		if s <= 0 {
+			return fmt.Errorf("message size %d: sizes must be positive", s)
+		}
+	}
+	switch {
+	case c.CTAs <= 0:
+		return fmt.Errorf("--ctas %d: must be positive", c.CTAs)
+	case c.Threads <= 0 || c.Threads > 1024 || c.Threads%32 != 0:
+		return fmt.Errorf("--threads %d: must be a multiple of 32 between 32 and 1024", c.Threads)
+	case c.Samples <= 0:
+		return fmt.Errorf("--samples %d: must be positive", c.Samples)
+	case c.Warmup < 0:
+		return fmt.Errorf("--warmup %d: must not be negative", c.Warmup)
+	case c.Iters < 0:
+		return fmt.Errorf("--iters %d: must not be negative (0 = adaptive)", c.Iters)
+	}
+	switch c.Path {
+	case "p2p", "proxy", "ibgda":
+	default:
+		return fmt.Errorf("--path %q: want p2p, proxy or ibgda", c.Path)
+	}
+	return nil
+}
+
+// Pow2Sizes lists the powers of two from lo to hi.
+func Pow2Sizes(lo, hi int64) []int64 {
+	var out []int64
+	for s := lo; s <= hi && s > 0; s *= 2 {
+		out = append(out, s)
+	}
+	return out
+}
+
+// ParseSize parses a byte count with an optional binary suffix: 8, 4K,
+// 1M, 1G, 1GiB.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	u := strings.ToUpper(t)
+	mult := int64(1)
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(u, suf.s) {
+			u, mult = strings.TrimSuffix(u, suf.s), suf.m
+			break
+		}
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(u), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q: want a byte count such as 256, 4K, 1M or 1G", s)
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("invalid size %q: must be positive", s)
+	}
+	if hi, _ := bits.Mul64(uint64(v), uint64(mult)); hi != 0 || v*mult < 0 {
+		return 0, fmt.Errorf("invalid size %q: too large", s)
+	}
+	return v * mult, nil
+}
+
+// ParseSizes parses "8:1G" (powers of two from 8 B to 1 GiB), "lo:hi:f"
+// (multiply by f), or a comma list "256,4K,1M".
+func ParseSizes(s string) ([]int64, error) {
+	if strings.Contains(s, ":") {
+		parts := strings.Split(s, ":")
+		if len(parts) > 3 {
+			return nil, fmt.Errorf("invalid size range %q: want LO:HI or LO:HI:FACTOR", s)
+		}
+		lo, err := ParseSize(parts[0])
+		if err != nil {
+			return nil, err
+		}
+		hi, err := ParseSize(parts[1])
+		if err != nil {
+			return nil, err
+		}
+		if hi < lo {
+			return nil, fmt.Errorf("invalid size range %q: %d > %d", s, lo, hi)
+		}
+		f := int64(2)
+		if len(parts) == 3 {
+			f, err = strconv.ParseInt(parts[2], 10, 64)
+			if err != nil || f < 2 {
+				return nil, fmt.Errorf("invalid size range %q: the factor must be an integer ≥ 2", s)
+			}
+		}
+		var out []int64
+		for v := lo; v <= hi && v > 0; v *= f {
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	var out []int64
+	for _, p := range strings.Split(s, ",") {
+		v, err := ParseSize(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

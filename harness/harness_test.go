@@ -1,0 +1,181 @@
+package harness_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/results"
+	_ "github.com/nvshbench/nvshbench/suites/rma"
+)
+
+func TestParseSizes(t *testing.T) {
+	cases := map[string][]int64{
+		"8:64":       {8, 16, 32, 64},
+		"1K:1M:32":   {1024, 32768, 1 << 20},
+		"256,4K,1G":  {256, 4096, 1 << 30},
+		"1MiB":       {1 << 20},
+		"2gb":        {2 << 30},
+		"8:1G":       nil, // checked by length below
+		" 512 , 1k ": {512, 1024},
+	}
+	for in, want := range cases {
+		got, err := harness.ParseSizes(in)
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		if in == "8:1G" {
+			if len(got) != 28 || got[27] != 1<<30 {
+				t.Errorf("8:1G gave %d sizes ending %d", len(got), got[len(got)-1])
+			}
+			continue
+		}
+		if len(got) != len(want) {
+			t.Errorf("%q = %v, want %v", in, got, want)
+			continue
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("%q = %v, want %v", in, got, want)
+			}
+		}
+	}
+	for _, bad := range []string{"", "0", "-8", "8:4", "x", "1K:1M:1", "8:16:32:64", "99999999999999G"} {
+		if _, err := harness.ParseSizes(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	mod := []func(*harness.Config){
+		func(c *harness.Config) { c.Threads = 100 },
+		func(c *harness.Config) { c.Threads = 2048 },
+		func(c *harness.Config) { c.CTAs = 0 },
+		func(c *harness.Config) { c.Samples = 0 },
+		func(c *harness.Config) { c.Path = "nvlink" },
+		func(c *harness.Config) { c.Sizes = []int64{8, -1} },
+		func(c *harness.Config) { c.Iters = -1 },
+	}
+	for i, m := range mod {
+		c := harness.DefaultConfig()
+		m(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("case %d accepted", i)
+		}
+	}
+	c := harness.DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	ids := func(pats ...string) []string {
+		bs, err := harness.Select(pats)
+		if err != nil {
+			t.Fatalf("%v: %v", pats, err)
+		}
+		var out []string
+		for _, b := range bs {
+			out = append(out, b.ID)
+		}
+		return out
+	}
+	if got := ids("rma/put"); strings.Join(got, " ") != "rma/put/block rma/put/thread rma/put/warp" {
+		t.Errorf("prefix rma/put = %v", got)
+	}
+	if got := ids("rma/*/block"); strings.Join(got, " ") != "rma/get/block rma/put/block" {
+		t.Errorf("glob = %v", got)
+	}
+	if got := ids("rma/p"); len(got) != 1 || got[0] != "rma/p" {
+		t.Errorf("exact rma/p = %v (must not take rma/put)", got)
+	}
+	for _, b := range ids() {
+		if b == "rma/put/thread" {
+			t.Error("default set includes thread-scope put")
+		}
+	}
+	if _, err := harness.Select([]string{"rma/nope"}); err == nil || !strings.Contains(err.Error(), "unknown benchmark") {
+		t.Errorf("unknown id: %v", err)
+	}
+	if _, err := harness.Select([]string{"[x"}); err == nil {
+		t.Error("bad glob accepted")
+	}
+}
+
+func TestPlanRunsLimitsFirstAndAddsThem(t *testing.T) {
+	bs, _ := harness.Select([]string{"rma/put/block", "rma/g"})
+	cfg := harness.DefaultConfig()
+	cfg.Sizes = []int64{4096, 1 << 20}
+	cfg.PEs = 2
+	p := harness.BuildPlan(bs, &cfg)
+	if len(p.Items) == 0 || !strings.HasPrefix(p.Items[0].ID, "limit/") || !strings.HasPrefix(p.Items[1].ID, "limit/") {
+		t.Fatalf("plan starts with %v", p.Items[:2])
+	}
+	var sawRead, sawWrite bool
+	for i, it := range p.Items {
+		if it.Index != i || it.Params.PEs != 2 {
+			t.Errorf("item %d: %+v", i, it)
+		}
+		sawRead = sawRead || it.ID == "limit/sm-copy-read"
+		sawWrite = sawWrite || it.ID == "limit/sm-copy"
+	}
+	if !sawRead || !sawWrite {
+		t.Error("the limits of put (sm-copy) and g (sm-copy-read) were not added")
+	}
+}
+
+func TestMerge(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	it := harness.Item{ID: "rma/put/block", Params: results.Params{Size: 1 << 20, Op: "put"}}
+	ok := func() []*harness.Outcome {
+		return []*harness.Outcome{
+			{Samples: []float64{1e-5, 2e-5}, Iters: 10, Bytes: 1 << 20, Effective: "p2p", WorkSet: 1 << 20, L2Bytes: 60 << 20},
+			{Checked: 1 << 20},
+		}
+	}
+	limits := map[string]float64{"limit/sm-copy": 400e9}
+	p := harness.Merge(it, ok(), nil, &cfg, limits)
+	if p.Status != results.StatusOK || !p.Verify.Checked || !p.Verify.OK || p.Limit == nil || p.Limit.Value != 400e9 || !p.L2Resident {
+		t.Fatalf("ok merge: %+v", p)
+	}
+	want := (float64(1<<20)/1e-5 + float64(1<<20)/2e-5) / 2 // median of the per-sample bandwidths
+	if bw := p.Metrics[results.MetricBandwidth].Median; bw < want*(1-1e-12) || bw > want*(1+1e-12) {
+		t.Errorf("median bandwidth %v", bw)
+	}
+	bad := ok()
+	bad[1].Errors, bad[1].Detail = 5, "byte 3: got 0x00"
+	if p := harness.Merge(it, bad, nil, &cfg, limits); p.Status != results.StatusFailedVerification || p.Verify.Errors != 5 || !strings.Contains(p.Reason, "PE 1: byte 3") {
+		t.Errorf("failed verification merge: %+v", p)
+	}
+	w := ok()
+	w[1].Waived = "no NIC"
+	if p := harness.Merge(it, w, nil, &cfg, limits); p.Status != results.StatusWaived || p.Reason != "no NIC" {
+		t.Errorf("waived merge: %+v", p)
+	}
+	if p := harness.Merge(it, ok(), []string{"PE 1: cuda error"}, &cfg, limits); p.Status != results.StatusError {
+		t.Errorf("error merge: %+v", p)
+	}
+	if p := harness.Merge(it, []*harness.Outcome{ok()[0], nil}, nil, &cfg, limits); p.Status != results.StatusError {
+		t.Errorf("missing rank merge: %+v", p)
+	}
+	nv := cfg
+	nv.Verify = false
+	if p := harness.Merge(it, ok(), nil, &nv, limits); p.Verify.Checked {
+		t.Errorf("--no-verify merge claims a check: %+v", p.Verify)
+	}
+	// bidirectional: both PEs moved bytes
+	bi := ok()
+	bi[1].Bytes = 1 << 20
+	if p := harness.Merge(it, bi, nil, &cfg, limits); p.Bytes != 2<<20 {
+		t.Errorf("bidir bytes %d", p.Bytes)
+	}
+	lim := map[string]float64{}
+	lp := harness.Merge(harness.Item{ID: "limit/sm-copy", Params: results.Params{Size: 1 << 30}}, ok(), nil, &cfg, lim)
+	harness.RecordLimit(lim, &lp)
+	if lim["limit/sm-copy"] <= 0 {
+		t.Error("limit not recorded")
+	}
+}

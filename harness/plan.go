@@ -1,0 +1,158 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// Item is one point to measure.
+type Item struct {
+	Index  int            `json:"index"`
+	ID     string         `json:"id"`
+	Params results.Params `json:"params"`
+}
+
+// Plan is what every worker runs, in order.
+type Plan struct {
+	Config Config `json:"config"`
+	Items  []Item `json:"items"`
+}
+
+// BuildPlan lists the points of the selected benchmarks. The limit
+// benchmarks that the others are compared with are added and run first, so
+// every later point can carry its in-run limit.
+func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
+	need := map[string]bool{}
+	var sel []*Benchmark
+	for _, b := range benches {
+		need[b.ID] = true
+		sel = append(sel, b)
+	}
+	for _, b := range benches {
+		if b.LimitID != "" && !need[b.LimitID] {
+			if lb, ok := Lookup(b.LimitID); ok {
+				need[b.LimitID] = true
+				sel = append(sel, lb)
+			}
+		}
+	}
+	var limits, rest []*Benchmark
+	for _, b := range sel {
+		if strings.HasPrefix(b.ID, "limit/") {
+			limits = append(limits, b)
+		} else {
+			rest = append(rest, b)
+		}
+	}
+	p := Plan{Config: *cfg}
+	for _, b := range append(limits, rest...) {
+		for _, params := range b.Points(cfg) {
+			params.PEs = cfg.PEs
+			p.Items = append(p.Items, Item{Index: len(p.Items), ID: b.ID, Params: params})
+		}
+	}
+	return p
+}
+
+// WritePlan saves a plan for the workers.
+func WritePlan(path string, p Plan) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// ReadPlan loads a plan.
+func ReadPlan(path string) (Plan, error) {
+	var p Plan
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return p, fmt.Errorf("plan %s: %v", path, err)
+	}
+	return p, nil
+}
+
+// Merge combines the PEs' outcomes of one point into a results record.
+// outs[r] is rank r's outcome (nil when the rank reported none); errs holds
+// failures. limits maps limit IDs to the bandwidth measured in this run.
+func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[string]float64) results.Point {
+	p := results.Point{Type: results.TypePoint, ID: it.ID, Params: it.Params, Timer: "events",
+		Time: time.Now().UTC().Format(time.RFC3339)}
+	b, _ := Lookup(it.ID)
+	for _, o := range outs {
+		if o != nil && o.Waived != "" {
+			p.Status, p.Reason = results.StatusWaived, o.Waived
+			return p
+		}
+	}
+	if len(errs) > 0 {
+		p.Status, p.Reason = results.StatusError, strings.Join(errs, "; ")
+		return p
+	}
+	var checked, bad int64
+	detail := ""
+	for r, o := range outs {
+		if o == nil {
+			p.Status, p.Reason = results.StatusError, fmt.Sprintf("rank %d reported no outcome", r)
+			return p
+		}
+		if len(o.Samples) > 0 && len(p.Samples) == 0 {
+			p.Samples, p.Iters, p.Effective = o.Samples, o.Iters, o.Effective
+			p.WorkingSetBytes = o.WorkSet
+			p.L2Resident = o.L2Bytes > 0 && o.WorkSet <= o.L2Bytes
+		}
+		p.Bytes += o.Bytes
+		checked += o.Checked
+		bad += o.Errors
+		if detail == "" && o.Detail != "" {
+			detail = fmt.Sprintf("PE %d: %s", r, o.Detail)
+		}
+	}
+	if len(p.Samples) == 0 {
+		p.Status, p.Reason = results.StatusError, "no PE returned timing samples"
+		return p
+	}
+	p.Verify = results.Verification{Checked: cfg.Verify && checked > 0, OK: bad == 0, Errors: bad, Detail: detail}
+	if !cfg.Verify {
+		p.Verify = results.Verification{Checked: false, Detail: "verification disabled (--no-verify)"}
+	}
+	p.Status = results.StatusOK
+	if bad > 0 {
+		p.Status, p.Reason = results.StatusFailedVerification, fmt.Sprintf("%d of %d checked elements wrong; %s", bad, checked, detail)
+	}
+	var metrics []string
+	if b != nil {
+		metrics = b.Metrics
+	}
+	if err := results.Derive(&p, metrics...); err != nil {
+		p.Status, p.Reason = results.StatusError, err.Error()
+		p.Metrics = nil
+		return p
+	}
+	if b != nil && b.LimitID != "" {
+		if v, ok := limits[b.LimitID]; ok && v > 0 {
+			p.Limit = &results.Limit{ID: b.LimitID, Value: v}
+		}
+	}
+	return p
+}
+
+// RecordLimit updates limits with a finished limit point: the highest median
+// bandwidth of each limit benchmark.
+func RecordLimit(limits map[string]float64, p *results.Point) {
+	if !strings.HasPrefix(p.ID, "limit/") || p.Status != results.StatusOK {
+		return
+	}
+	if m, ok := p.Metric(results.MetricBandwidth); ok && m.Median > limits[p.ID] {
+		limits[p.ID] = m.Median
+	}
+}

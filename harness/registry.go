@@ -1,0 +1,133 @@
+// Package harness owns what every benchmark shares: the registry of
+// benchmarks, parameter sweeps, the per-point plan, execution on each PE's
+// worker (warm-up, timed samples, verification) and the merge of the PEs'
+// outcomes into one results record with derived metrics and the in-run
+// limit. A benchmark is a small declarative registration in its suite.
+package harness
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// Benchmark is one registration.
+type Benchmark struct {
+	ID      string
+	Suite   string
+	Desc    string
+	Metrics []string // metrics derived from its samples
+	// LimitID names the limit benchmark its bandwidth is a fraction of.
+	LimitID string
+	// Default: part of a plain 'nvshbench run' / reproduce selection.
+	Default bool
+	// Points lists the parameters to measure under a configuration.
+	Points func(c *Config) []results.Params
+	// Exec runs one point on one PE (every PE of the job calls it).
+	Exec func(e *Env, p results.Params) (Outcome, error)
+}
+
+var registry = map[string]*Benchmark{}
+
+// Register adds a benchmark; suites call it from init.
+func Register(b Benchmark) {
+	if b.ID == "" || b.Exec == nil || b.Points == nil {
+		panic("harness.Register: ID, Points and Exec are required")
+	}
+	if _, dup := registry[b.ID]; dup {
+		panic("harness.Register: duplicate " + b.ID)
+	}
+	registry[b.ID] = &b
+}
+
+// All returns every registered benchmark sorted by ID.
+func All() []*Benchmark {
+	out := make([]*Benchmark, 0, len(registry))
+	for _, b := range registry {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Lookup finds a benchmark by exact ID.
+func Lookup(id string) (*Benchmark, bool) {
+	b, ok := registry[id]
+	return b, ok
+}
+
+// Select returns the benchmarks matching any pattern: an exact ID, a prefix
+// ending at a '/' boundary ("rma" or "rma/put"), or a glob ("rma/*/block").
+// No pattern selects the default set. A pattern matching nothing is an error.
+func Select(patterns []string) ([]*Benchmark, error) {
+	all := All()
+	if len(patterns) == 0 {
+		var out []*Benchmark
+		for _, b := range all {
+			if b.Default {
+				out = append(out, b)
+			}
+		}
+		return out, nil
+	}
+	seen := map[string]bool{}
+	var out []*Benchmark
+	for _, pat := range patterns {
+		if _, err := path.Match(pat, ""); err != nil {
+			return nil, fmt.Errorf("bad benchmark pattern %q: %v", pat, err)
+		}
+		n := 0
+		for _, b := range all {
+			if matches(pat, b.ID) {
+				n++
+				if !seen[b.ID] {
+					seen[b.ID] = true
+					out = append(out, b)
+				}
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("unknown benchmark %q (see 'nvshbench list')", pat)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func matches(pat, id string) bool {
+	if pat == id {
+		return true
+	}
+	if strings.HasPrefix(id, strings.TrimSuffix(pat, "/")+"/") {
+		return true
+	}
+	ok, _ := path.Match(pat, id)
+	return ok
+}
+
+// Env is what a benchmark's Exec gets on a worker.
+type Env struct {
+	Lib    cuda.Lib
+	Rank   int
+	NPEs   int
+	Config *Config
+	Index  int // the point's index in the plan (seeds the pattern)
+}
+
+// Outcome is one PE's result for one point.
+type Outcome struct {
+	Samples   []float64 `json:"samples,omitempty"` // seconds per operation (the timing PE)
+	Iters     int       `json:"iters,omitempty"`
+	Bytes     int64     `json:"bytes,omitempty"` // payload this PE moved per operation
+	Checked   int64     `json:"checked,omitempty"`
+	Errors    int64     `json:"errors,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+	Effective string    `json:"effective,omitempty"`
+	Waived    string    `json:"waived,omitempty"`
+	WorkSet   int64     `json:"work_set,omitempty"` // bytes resident on the busiest GPU
+	L2Bytes   int64     `json:"l2_bytes,omitempty"`
+}

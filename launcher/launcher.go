@@ -1,0 +1,455 @@
+// Package launcher is the controller of a measurement run: it starts one
+// worker process per PE (a hidden subcommand of the same binary), shares the
+// NVSHMEM unique ID, passes the full environment to every worker, merges the
+// workers' outcomes into results records written as each point finishes,
+// and owns the watchdog: a worker group that hangs past the point timeout,
+// or a worker that dies, is killed, the point is recorded as an error, and
+// the run goes on with new workers from the next point. Every finished point
+// is kept; a run started again on the same file skips what is done.
+package launcher
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// Options configure a run.
+type Options struct {
+	Exe         string   // the nvshbench binary the workers run
+	WorkerArgs  []string // extra arguments of the worker subcommand (e.g. --shim)
+	Env         []string // full environment of the workers (os.Environ plus additions)
+	GPUs        int
+	PEsPerGPU   int
+	Plan        harness.Plan
+	PlanPath    string         // where the plan file is written for the workers
+	Out         string         // results file
+	Header      results.Header // base header; GPU and version fields are filled from the workers
+	Timeout     time.Duration  // per point, after the first point's start-up allowance
+	InitTimeout time.Duration  // NVSHMEM start-up and the first point
+	MaxRestarts int
+	StopOnError bool
+	Progress    Progress
+	Stderr      io.Writer
+}
+
+// Summary of a finished run.
+type Summary struct {
+	Points, OK, Waived, Failed, Errors, Skipped int
+	Path                                        string
+}
+
+// Progress receives the run's progress.
+type Progress interface {
+	Start(total int)
+	Point(p *results.Point, done, total int)
+	Finish()
+}
+
+// Waive writes a results file whose every point is waived with reason,
+// without starting workers (a path the machine lacks).
+func Waive(o Options, reason string) (*Summary, error) {
+	w, done, err := openOut(o)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	s := &Summary{Path: o.Out}
+	for _, it := range o.Plan.Items {
+		if done[matchKey(it)] {
+			s.Skipped++
+			continue
+		}
+		p := results.Point{ID: it.ID, Params: it.Params, Status: results.StatusWaived, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
+		if err := w.WritePoint(p); err != nil {
+			return s, err
+		}
+		s.Points++
+		s.Waived++
+	}
+	return s, nil
+}
+
+func matchKey(it harness.Item) string { return it.ID + " " + it.Params.Key() }
+
+// openOut creates the results file, or opens it to resume: the points it
+// already holds (any status but error) are reported as done.
+func openOut(o Options) (*results.Writer, map[string]bool, error) {
+	done := map[string]bool{}
+	if _, err := os.Stat(o.Out); err == nil {
+		w, f, err := results.Append(o.Out)
+		if err != nil {
+			return nil, nil, fmt.Errorf("resuming %s: %w", o.Out, err)
+		}
+		for i := range f.Points {
+			if f.Points[i].Status != results.StatusError {
+				done[f.Points[i].MatchKey()] = true
+			}
+		}
+		return w, done, nil
+	}
+	w, err := results.Create(o.Out, o.Header)
+	return w, done, err
+}
+
+type worker struct {
+	rank int
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+}
+
+// event is what a worker's reader goroutines report.
+type event struct {
+	rank   int
+	msg    *harness.Message // a protocol message
+	line   string           // any other stdout line
+	exited bool             // the process ended (exit then holds how)
+	exit   error
+}
+
+// Run measures the plan and writes the results file.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.MaxRestarts == 0 {
+		o.MaxRestarts = 3
+	}
+	nranks := o.GPUs * o.PEsPerGPU
+	if nranks <= 0 {
+		return nil, fmt.Errorf("no PEs to start")
+	}
+	w, done, err := openOut(o)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	sum := &Summary{Path: o.Out}
+	var todo []harness.Item
+	for _, it := range o.Plan.Items {
+		if done[matchKey(it)] {
+			sum.Skipped++
+		} else {
+			todo = append(todo, it)
+		}
+	}
+	if o.Progress != nil {
+		o.Progress.Start(len(todo))
+		defer o.Progress.Finish()
+	}
+	limits := map[string]float64{}
+	// Limits measured earlier into the same file count too (resume).
+	if f, err := results.ReadFile(o.Out); err == nil {
+		for i := range f.Points {
+			harness.RecordLimit(limits, &f.Points[i])
+		}
+	}
+	g := &group{o: o, nranks: nranks, w: w, limits: limits, sum: sum, total: len(todo)}
+	restarts := 0
+	for len(todo) > 0 {
+		if ctx.Err() != nil {
+			return sum, interrupted(sum)
+		}
+		n, failed, err := g.run(ctx, todo)
+		todo = todo[n:]
+		if err != nil {
+			if ctx.Err() != nil {
+				return sum, interrupted(sum)
+			}
+			return sum, err
+		}
+		if failed && len(todo) > 0 {
+			if o.StopOnError {
+				return sum, fmt.Errorf("stopped after an error (--stop-on-error); %d point(s) written to %s", sum.Points, o.Out)
+			}
+			restarts++
+			if restarts > o.MaxRestarts {
+				return sum, fmt.Errorf("giving up after %d worker restarts; %d point(s) written to %s", o.MaxRestarts, sum.Points, o.Out)
+			}
+			fmt.Fprintf(o.Stderr, "nvshbench: restarting the workers at point %d of %d\n", g.finished+1, g.total)
+		}
+	}
+	return sum, nil
+}
+
+func interrupted(s *Summary) error {
+	return fmt.Errorf("interrupted: %d point(s) written to %s; run the same command again to resume", s.Points, s.Path)
+}
+
+// group runs one set of worker processes.
+type group struct {
+	o        Options
+	nranks   int
+	w        *results.Writer
+	limits   map[string]float64
+	sum      *Summary
+	finished int
+	total    int
+}
+
+func (g *group) record(p *results.Point) error {
+	if err := g.w.WritePoint(*p); err != nil {
+		return err
+	}
+	harness.RecordLimit(g.limits, p)
+	g.sum.Points++
+	switch p.Status {
+	case results.StatusOK:
+		g.sum.OK++
+	case results.StatusWaived:
+		g.sum.Waived++
+	case results.StatusFailedVerification:
+		g.sum.Failed++
+	default:
+		g.sum.Errors++
+	}
+	g.finished++
+	if g.o.Progress != nil {
+		g.o.Progress.Point(p, g.finished, g.total)
+	}
+	return nil
+}
+
+// run starts a worker group for todo and runs until every item is done
+// (n = len(todo)) or the group fails: the item in progress is then recorded
+// as an error, counted in n, and failed is true.
+func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed bool, err error) {
+	o := g.o
+	plan := o.Plan
+	plan.Items = todo
+	if err := harness.WritePlan(o.PlanPath, plan); err != nil {
+		return 0, false, err
+	}
+	events := make(chan event, 1024)
+	var workers []*worker
+	killAll := func() {
+		for _, wk := range workers {
+			if wk.cmd.Process != nil {
+				syscall.Kill(-wk.cmd.Process.Pid, syscall.SIGKILL)
+			}
+		}
+		for _, wk := range workers {
+			<-wk.done
+		}
+		workers = nil
+	}
+	defer killAll()
+
+	start := func(rank int, uid []byte) error {
+		args := append([]string{"__worker", "--plan", o.PlanPath, "--rank", fmt.Sprint(rank), "--nranks", fmt.Sprint(g.nranks),
+			"--device", fmt.Sprint(rank / o.PEsPerGPU)}, o.WorkerArgs...)
+		cmd := exec.Command(o.Exe, args...)
+		env := append([]string{}, o.Env...)
+		if uid != nil {
+			env = append(env, "NVSHBENCH_UID="+hex.EncodeToString(uid))
+		}
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("starting the worker of PE %d: %w", rank, err)
+		}
+		wk := &worker{rank: rank, cmd: cmd, done: make(chan struct{})}
+		workers = append(workers, wk)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			sc := bufio.NewScanner(stdout)
+			sc.Buffer(make([]byte, 1<<20), 64<<20)
+			for sc.Scan() {
+				line := sc.Text()
+				var m harness.Message
+				if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &m) == nil && m.Type != "" {
+					events <- event{rank: rank, msg: &m}
+				} else {
+					events <- event{rank: rank, line: line}
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			sc := bufio.NewScanner(stderr)
+			sc.Buffer(make([]byte, 1<<16), 1<<20)
+			for sc.Scan() {
+				fmt.Fprintf(o.Stderr, "[pe %d] %s\n", rank, sc.Text())
+			}
+		}()
+		go func() {
+			wg.Wait()
+			err := cmd.Wait()
+			close(wk.done)
+			events <- event{rank: rank, exited: true, exit: exitErr(err)}
+		}()
+		return nil
+	}
+
+	// Rank 0 makes the unique ID; the others start once it is known.
+	if err := start(0, nil); err != nil {
+		return 0, false, err
+	}
+	started := g.nranks == 1
+	timeout := o.InitTimeout
+	if timeout <= 0 {
+		timeout = 180 * time.Second
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	pending := map[int]*pendingPoint{}
+	exited := 0
+	finishedRank := map[int]bool{}
+	pos := 0
+	fail := func(reason string) (int, bool, error) {
+		killAll()
+		it := todo[pos]
+		p := results.Point{ID: it.ID, Params: it.Params, Status: results.StatusError, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
+		if err := g.record(&p); err != nil {
+			return pos, true, err
+		}
+		return pos + 1, true, nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return pos, false, ctx.Err()
+		case <-timer.C:
+			if pos >= len(todo) {
+				return pos, false, nil // every point written; a worker hung in finalize
+			}
+			return fail(fmt.Sprintf("timed out after %s; worker group killed", timeout))
+		case ev := <-events:
+			switch {
+			case ev.exited:
+				exited++
+				if finishedRank[ev.rank] && pos < len(todo) {
+					continue // it ran the whole plan; the others are still reporting
+				}
+				if pos >= len(todo) {
+					if exited == len(workers) && started {
+						return pos, false, nil
+					}
+					continue
+				}
+				msg := fmt.Sprintf("the worker of PE %d exited before finishing the point", ev.rank)
+				if ev.exit != nil {
+					msg += " (" + ev.exit.Error() + ")"
+				}
+				return fail(msg + "; see its output above")
+			case ev.msg == nil:
+				fmt.Fprintf(o.Stderr, "[pe %d] %s\n", ev.rank, ev.line)
+				continue
+			}
+			m := ev.msg
+			switch m.Type {
+			case "uid":
+				if !started {
+					for r := 1; r < g.nranks; r++ {
+						if err := start(r, m.UID); err != nil {
+							return pos, false, err
+						}
+					}
+					started = true
+				}
+			case "done":
+				finishedRank[m.Rank] = true
+				if pos >= len(todo) && exited == len(workers) {
+					return pos, false, nil
+				}
+			case "fatal":
+				return fail(fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
+			case "result":
+				if m.Rank < 0 || m.Rank >= g.nranks {
+					continue
+				}
+				// Ranks run ahead of each other: keep results until their
+				// point is complete.
+				pd := pending[m.Index]
+				if pd == nil {
+					pd = &pendingPoint{outs: make([]*harness.Outcome, g.nranks)}
+					pending[m.Index] = pd
+				}
+				if m.Error != "" {
+					pd.errs = append(pd.errs, fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
+				}
+				pd.outs[m.Rank] = m.Outcome
+				pd.reported++
+				for pos < len(todo) {
+					cur := pending[todo[pos].Index]
+					if cur == nil || cur.reported < g.nranks {
+						break
+					}
+					delete(pending, todo[pos].Index)
+					p := harness.Merge(todo[pos], cur.outs, cur.errs, &o.Plan.Config, g.limits)
+					if err := g.record(&p); err != nil {
+						return pos, true, err
+					}
+					pos++
+					if p.Status == results.StatusError && o.StopOnError {
+						return pos, true, nil
+					}
+					if pos < len(todo) {
+						resetTimer(timer, o.Timeout)
+					} else {
+						resetTimer(timer, 60*time.Second) // finalize
+					}
+				}
+				if pos >= len(todo) && exited == len(workers) {
+					return pos, false, nil
+				}
+			}
+		}
+	}
+}
+
+type pendingPoint struct {
+	outs     []*harness.Outcome
+	errs     []string
+	reported int
+}
+
+func resetTimer(t *time.Timer, d time.Duration) {
+	if d <= 0 {
+		d = 300 * time.Second
+	}
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(d)
+}
+
+func exitErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return fmt.Errorf("killed by signal %v", st.Signal())
+		}
+		return fmt.Errorf("exit status %d", ee.ExitCode())
+	}
+	return err
+}

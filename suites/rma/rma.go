@@ -1,0 +1,294 @@
+// Package rma registers the device-initiated RMA benchmarks: bulk put and
+// get (thread, warp and block scope, _nbi and blocking, uni- and
+// bidirectional), scalar p and g for 1/2/4/8-byte elements, plain load/store
+// through nvshmem_ptr, the atomic rate, and the limits they are measured
+// against in the same run: a copy-engine peer copy and an SM copy kernel.
+package rma
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+var scopes = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}
+
+// Launch shapes swept by --launch-sweep: CTAs × threads per CTA.
+var (
+	sweepCTAs    = []int{1, 4, 16, 32, 64, 132, 264, 528, 1056}
+	sweepThreads = []int{128, 256, 512, 1024}
+)
+
+func init() {
+	for _, op := range []string{"put", "get"} {
+		for _, sc := range []string{"block", "warp", "thread"} {
+			op, sc := op, sc
+			limit := "limit/sm-copy"
+			if op == "get" {
+				limit = "limit/sm-copy-read"
+			}
+			harness.Register(harness.Benchmark{
+				ID: "rma/" + op + "/" + sc, Suite: "rma",
+				Desc:    fmt.Sprintf("bulk %smem at %s scope (nvshmem%s_%smem_nbi%s), 8 B to 1 GiB", op, sc, xIf(sc), op, scopeSuffix(sc)),
+				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: limit,
+				Default: sc == "block",
+				Points:  bulkPoints(op, sc),
+				Exec:    execOp(map[string]int32{"put": cuda.OpPut, "get": cuda.OpGet}[op]),
+			})
+		}
+	}
+	for _, op := range []string{"p", "g"} {
+		op := op
+		limit := "limit/sm-copy"
+		if op == "g" {
+			limit = "limit/sm-copy-read"
+		}
+		harness.Register(harness.Benchmark{
+			ID: "rma/" + op, Suite: "rma",
+			Desc:    fmt.Sprintf("scalar nvshmem_<T>_%s of 1/2/4/8-byte elements, every thread strided over the buffer", op),
+			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: limit, Default: true,
+			Points: scalarPoints(op),
+			Exec:   execOp(map[string]int32{"p": cuda.OpP, "g": cuda.OpG}[op]),
+		})
+	}
+	harness.Register(harness.Benchmark{ID: "rma/st", Suite: "rma", Default: true,
+		Desc:    "plain 16-byte stores through nvshmem_ptr (load/store path, no NVSHMEM call in the loop)",
+		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: "limit/sm-copy",
+		Points: simplePoints("st"), Exec: execOp(cuda.OpST)})
+	harness.Register(harness.Benchmark{ID: "rma/ld", Suite: "rma", Default: true,
+		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
+		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: "limit/sm-copy-read",
+		Points: simplePoints("ld"), Exec: execOp(cuda.OpLD)})
+	for _, a := range []struct {
+		name string
+		op   int32
+	}{{"fetch_add", cuda.OpFetchAdd}, {"add", cuda.OpAdd}, {"compare_swap", cuda.OpCSwap}} {
+		harness.Register(harness.Benchmark{ID: "rma/atomic/" + a.name, Suite: "rma", Default: true,
+			Desc:    "uint64 atomic " + a.name + " rate, every thread on its own remote counter",
+			Metrics: []string{results.MetricRate},
+			Points: func(c *harness.Config) []results.Params {
+				return []results.Params{{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: "u64", Size: 8}}
+			},
+			Exec: execOp(a.op)})
+	}
+	limits := []struct {
+		id, desc string
+		op       int32
+	}{
+		{"limit/ce-copy", "copy engine (cudaMemcpyAsync) from local memory into the peer's buffer: the DMA limit of the path", cuda.OpCECopy},
+		{"limit/sm-copy", "SM copy kernel, 16-byte stores into the peer's buffer, full-GPU grid: the load/store write limit of the path", cuda.OpSMCopy},
+		{"limit/sm-copy-read", "SM copy kernel, 16-byte loads from the peer's buffer, full-GPU grid: the load/store read limit of the path", cuda.OpSMCopyRead},
+	}
+	for _, l := range limits {
+		l := l
+		harness.Register(harness.Benchmark{ID: l.id, Suite: "rma", Desc: l.desc, Default: true,
+			Metrics: []string{results.MetricBandwidth},
+			Points: func(c *harness.Config) []results.Params {
+				ctas, threads := limitGrid(l.op)
+				return []results.Params{{Size: c.LimitSize, Op: "copy", CTAs: ctas, Threads: threads, Path: c.Path, Dir: "uni"}}
+			},
+			Exec: execOp(l.op)})
+	}
+}
+
+// limitGrid is the launch of the SM copy limit: 8 CTAs of 1024 threads per
+// SM of an H200 (a grid that fills the GPU; 132 × 256 reaches only half).
+func limitGrid(op int32) (int, int) {
+	if op == cuda.OpCECopy {
+		return 1, 32 // unused by the copy engine
+	}
+	return 132 * 8, 1024
+}
+
+func xIf(sc string) string {
+	if sc == "thread" {
+		return ""
+	}
+	return "x"
+}
+
+func scopeSuffix(sc string) string {
+	if sc == "thread" {
+		return ""
+	}
+	return "_" + sc
+}
+
+func dirs(c *harness.Config) []string {
+	if c.Bidir {
+		return []string{"uni", "bidir"}
+	}
+	return []string{"uni"}
+}
+
+func modes(c *harness.Config) []string {
+	if c.Blocking {
+		return []string{"nbi", "blocking"}
+	}
+	return []string{"nbi"}
+}
+
+func bulkPoints(op, sc string) func(c *harness.Config) []results.Params {
+	return func(c *harness.Config) []results.Params {
+		var out []results.Params
+		for _, m := range modes(c) {
+			for _, d := range dirs(c) {
+				for _, s := range c.Sizes {
+					out = append(out, results.Params{Size: s, Op: op, Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: d, Mode: m})
+				}
+			}
+		}
+		if c.LaunchSweep && sc == "block" {
+			out = append(out, launchSweep(c, results.Params{Size: c.SweepSize, Op: op, Scope: sc, Path: c.Path, Dir: "uni", Mode: "nbi"})...)
+		}
+		return out
+	}
+}
+
+func scalarPoints(op string) func(c *harness.Config) []results.Params {
+	return func(c *harness.Config) []results.Params {
+		var out []results.Params
+		for _, s := range c.Sizes {
+			out = append(out, results.Params{Size: s, Op: op, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: "u64"})
+		}
+		// The other element widths at one size beyond L2.
+		if !c.Quick {
+			for _, dt := range []string{"u8", "u16", "u32"} {
+				out = append(out, results.Params{Size: 256 << 20, Op: op, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: dt})
+			}
+		}
+		if c.LaunchSweep {
+			out = append(out, launchSweep(c, results.Params{Size: c.SweepSize, Op: op, Path: c.Path, Dir: "uni", DType: "u64"})...)
+		}
+		return out
+	}
+}
+
+func simplePoints(op string) func(c *harness.Config) []results.Params {
+	return func(c *harness.Config) []results.Params {
+		var out []results.Params
+		for _, s := range c.Sizes {
+			out = append(out, results.Params{Size: s, Op: op, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni"})
+		}
+		return out
+	}
+}
+
+func launchSweep(c *harness.Config, base results.Params) []results.Params {
+	var out []results.Params
+	for _, ctas := range sweepCTAs {
+		for _, th := range sweepThreads {
+			if ctas == c.CTAs && th == c.Threads && containsSize(c.Sizes, c.SweepSize) {
+				continue // already in the size sweep
+			}
+			p := base
+			p.CTAs, p.Threads = ctas, th
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func containsSize(s []int64, v int64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
+
+var l2Cache int64 = -1
+
+// execOp runs one point of op on this PE.
+func execOp(op int32) func(e *harness.Env, p results.Params) (harness.Outcome, error) {
+	return func(e *harness.Env, p results.Params) (harness.Outcome, error) {
+		var o harness.Outcome
+		peer := 0
+		if e.NPEs > 1 {
+			peer = 1
+		}
+		path, err := e.Lib.PeerPath(peer)
+		if err != nil {
+			return o, err
+		}
+		o.Effective = effective(path, e.Config.Path)
+		if e.Config.Path == "p2p" && path == cuda.PathRemote {
+			o.Waived = fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): NVSHMEM would use a remote transport; measure it with --path proxy or --path ibgda", peer)
+			return o, nil
+		}
+		if p.Dir == "bidir" && e.NPEs < 2 {
+			o.Waived = "bidirectional transfers need 2 PEs"
+			return o, nil
+		}
+		a := cuda.RMAArgs{Size: p.Size, Seed: int64(e.Index + 1), Op: op, CTAs: int32(p.CTAs), Threads: int32(p.Threads),
+			Iters: int32(e.Config.Iters), Warmup: int32(e.Config.Warmup), Samples: int32(e.Config.Samples),
+			Peer: int32(peer), Elem: 1}
+		if v, ok := scopes[p.Scope]; ok {
+			a.Scope = v
+		}
+		if p.Mode == "blocking" {
+			a.Blocking = 1
+		}
+		if p.Dir == "bidir" {
+			a.Bidir = 1
+		}
+		if e.Config.Verify {
+			a.Verify = 1
+		}
+		if v, ok := elemBytes[p.DType]; ok {
+			a.Elem = v
+			if p.Size%int64(v) != 0 {
+				o.Waived = fmt.Sprintf("size %d is not a multiple of the %d-byte element", p.Size, v)
+				return o, nil
+			}
+		}
+		samples, r, err := e.Lib.RMA(a)
+		if err != nil {
+			var ce *cuda.Error
+			if errors.As(err, &ce) && ce.Unreachable() {
+				o.Waived = ce.Msg
+				return o, nil
+			}
+			return o, err
+		}
+		o.Samples, o.Iters, o.Bytes = samples, int(r.Iters), r.Bytes
+		if op == cuda.OpFetchAdd || op == cuda.OpAdd || op == cuda.OpCSwap {
+			o.Iters = int(r.Iters) * p.CTAs * p.Threads // atomic operations per sample
+		}
+		o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
+		o.WorkSet = p.Size
+		if path == cuda.PathLocal {
+			o.WorkSet = 2 * p.Size // source and destination on the one GPU
+		}
+		if l2Cache < 0 {
+			l2Cache = 0
+			if info, err := e.Lib.Info(); err == nil {
+				l2Cache = info.L2Bytes
+			}
+		}
+		o.L2Bytes = l2Cache
+		return o, nil
+	}
+}
+
+// effective names the path that ran: local (same GPU), p2p, or the remote
+// transport the run enabled.
+func effective(path int, requested string) string {
+	switch path {
+	case cuda.PathLocal:
+		return "local"
+	case cuda.PathP2P:
+		return "p2p"
+	}
+	if requested == "ibgda" || os.Getenv("NVSHMEM_IB_ENABLE_IBGDA") == "1" {
+		return "ibgda"
+	}
+	return "proxy"
+}
