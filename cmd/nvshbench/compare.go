@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nvshbench/nvshbench/compare"
+	"github.com/nvshbench/nvshbench/report"
+)
+
+type compareOptions struct {
+	Files     []string
+	Format    string
+	Threshold string
+	Alpha     float64
+}
+
+func newCompareCmd() *cobra.Command {
+	o := &compareOptions{}
+	c := &cobra.Command{
+		Use:   "compare OLD NEW...",
+		Short: "Compare runs point by point with benchstat statistics; gate on regressions",
+		Long: `compare matches the points of NEW against OLD on benchmark ID and parameters and prints,
+for each, the median with its 95% confidence interval and the change: a percentage where a
+Mann–Whitney U test finds the difference significant (p < --alpha), "~" where it does not.
+A significant change worse than --threshold is a regression: compare then exits with code 3,
+so it can gate a cluster's acceptance test. It warns when the setups differ (GPU, driver,
+CUDA, NVSHMEM or NCCL version, PE count, NVSHMEM_/NCCL_ variables).
+
+Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression.`,
+		Example: `  nvshbench compare examples/baseline.jsonl examples/candidate.jsonl
+  nvshbench compare --threshold 10% --format markdown before=examples/baseline.jsonl after=examples/candidate.jsonl`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("compare needs at least two results files (OLD NEW...), got %d", len(args))
+			}
+			o.Files = args
+			if err := checkChoice("format", o.Format, report.Formats); err != nil {
+				return err
+			}
+			if o.Alpha <= 0 || o.Alpha >= 1 {
+				return usagef("invalid --alpha %g: must be in (0, 1)", o.Alpha)
+			}
+			return runCompare(c, o)
+		},
+	}
+	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
+	c.Flags().StringVar(&o.Threshold, "threshold", "5%", "a significant change worse than this is a regression (e.g. 5% or 0.05)")
+	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann–Whitney U test")
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	c.ValidArgsFunction = jsonlCompletion
+	return c
+}
+
+// parseThreshold accepts "5%" or "0.05".
+func parseThreshold(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil {
+		return 0, usagef("invalid --threshold %q: want a percentage like 5%% or a fraction like 0.05", s)
+	}
+	if pct {
+		v /= 100
+	}
+	if v < 0 || v >= 1 {
+		return 0, usagef("invalid --threshold %q: must be between 0%% and 100%%", s)
+	}
+	return v, nil
+}
+
+func runCompare(c *cobra.Command, o *compareOptions) error {
+	thr, err := parseThreshold(o.Threshold)
+	if err != nil {
+		return err
+	}
+	files, err := loadFiles(o.Files, c.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	res, err := compare.Compare(files, compare.Options{Alpha: o.Alpha, Threshold: thr})
+	if err != nil {
+		return err
+	}
+	rep := res.Table()
+	if err := report.Render(c.OutOrStdout(), rep, o.Format); err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(c.ErrOrStderr(), "warning: %s\n", w)
+	}
+	if res.Regressions > 0 {
+		return regressionError{res.Regressions}
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nvshbench/nvshbench/cuda"
+)
+
+type doctorOptions struct {
+	Shim  string
+	Build bool
+}
+
+func newDoctorCmd() *cobra.Command {
+	o := &doctorOptions{}
+	c := &cobra.Command{
+		Use:   "doctor",
+		Short: "Show what nvshbench found: toolchain, shim, GPUs, P2P matrix, usable NVSHMEM paths",
+		Long: `doctor prints where nvcc, NVSHMEM and NCCL were found (CUDA_HOME, NVSHMEM_HOME, NCCL_HOME, else
+the pip wheels in python3's site-packages), their versions, the shim it would use, the GPUs,
+their peer-access matrix, and which NVSHMEM paths this machine can measure (P2P, CPU proxy,
+IBGDA, NVLink multicast). It exits non-zero when nothing can be measured.`,
+		Example: `  nvshbench doctor
+  nvshbench doctor --build`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, args []string) error { return runDoctor(c.OutOrStdout(), c.ErrOrStderr(), o) },
+	}
+	c.Flags().StringVar(&o.Shim, "shim", "", "use this libnvshbench.so instead of the cached build")
+	c.Flags().BoolVar(&o.Build, "build", false, "build the shim into the cache now if it is missing or stale")
+	return c
+}
+
+func runDoctor(w, errw io.Writer, o *doctorOptions) error {
+	tc, terr := cuda.Discover()
+	fmt.Fprintln(w, "toolchain:")
+	show := func(what, v, from string) {
+		if v == "" {
+			v = "not found"
+		}
+		if from != "" {
+			v += "  (" + from + ")"
+		}
+		fmt.Fprintf(w, "  %-9s %s\n", what, v)
+	}
+	show("nvcc", strings.TrimSpace(tc.NVCC+" "+tc.NVCCVersion), tc.From["cuda"])
+	show("NVSHMEM", strings.TrimSpace(tc.NVSHMEMHome+" "+tc.NVSHMEMVersion), tc.From["nvshmem"])
+	show("NCCL", strings.TrimSpace(tc.NCCLHome+" "+tc.NCCLVersion), tc.From["nccl"])
+	fmt.Fprintf(w, "  archs     sm_%s\n", strings.Join(tc.Archs, ", sm_"))
+	shim := o.Shim
+	if shim == "" {
+		shim = os.Getenv("NVSHBENCH_SHIM")
+	}
+	if shim == "" && terr == nil {
+		shim = tc.CachedShimPath()
+		state := "built"
+		if _, err := os.Stat(shim); err != nil {
+			state = "not built yet (run 'nvshbench doctor --build', or any run builds it)"
+			if o.Build {
+				if err := tc.Build(shim, errw); err != nil {
+					return err
+				}
+				state = "built now"
+			}
+		}
+		fmt.Fprintf(w, "shim:\n  %s  (%s)\n", shim, state)
+		fmt.Fprintf(w, "  build: %s\n", strings.Join(tc.BuildCommand("nvshbench.cu", "<dir with libnvshmem_host.so>", shim), " "))
+	} else if terr != nil && shim == "" {
+		fmt.Fprintf(w, "shim:\n  cannot be built: %v\n", terr)
+	}
+	fmt.Fprintf(w, "  runtime LD_LIBRARY_PATH additions: %s\n", strings.Join(tc.LibraryPath(), ":"))
+	g, err := openGPU(shim, errw)
+	if err != nil {
+		fmt.Fprintf(w, "GPUs:\n  none usable: %v\n", err)
+		return err
+	}
+	n, _ := g.lib.DeviceCount()
+	fmt.Fprintf(w, "GPUs: %d\n", n)
+	for i := 0; i < n; i++ {
+		info, err := g.lib.DeviceInfo(i)
+		if err != nil {
+			fmt.Fprintf(w, "  %d: %v\n", i, err)
+			continue
+		}
+		fmt.Fprintf(w, "  %d: %s, %d SMs, %.0f GiB, L2 %d MiB, cc %d.%d, %s, CUDA runtime %s driver %s\n", i, info.NameString(), info.SMs,
+			float64(info.MemBytes)/(1<<30), info.L2Bytes>>20, info.CCMajor, info.CCMinor, info.PCIString(),
+			cuda.CUDAVersion(info.CUDARuntime), cuda.CUDAVersion(info.CUDADriver))
+	}
+	fmt.Fprintf(w, "topology:\n%s", indent(topology(g, n)))
+	fmt.Fprintln(w, "NVSHMEM paths:")
+	p2p := "2 PEs on one GPU only (--pes-per-gpu 2): functional, not a link figure"
+	if n > 1 {
+		ok, _ := g.lib.CanAccessPeer(0, 1)
+		if ok {
+			p2p = fmt.Sprintf("yes: %d GPUs with peer access", n)
+		} else {
+			p2p = "no peer access between GPU 0 and 1"
+		}
+	}
+	fmt.Fprintf(w, "  p2p       %s\n", p2p)
+	remote := "yes (InfiniBand/RoCE device present)"
+	if why := nicReason(); why != "" {
+		remote = "no: " + why
+	}
+	fmt.Fprintf(w, "  proxy     %s\n", remote)
+	fmt.Fprintf(w, "  ibgda     %s\n", remote)
+	mc := "not used by nvshbench unless NVSHMEM_DISABLE_NVLS / NCCL_NVLS_ENABLE allow it"
+	if os.Getenv("NVSHMEM_DISABLE_NVLS") == "1" || os.Getenv("NCCL_NVLS_ENABLE") == "0" {
+		mc = "disabled (NVSHMEM_DISABLE_NVLS=1 / NCCL_NVLS_ENABLE=0): NVLS figures are waived"
+	}
+	fmt.Fprintf(w, "  multicast %s\n", mc)
+	return nil
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
+}
+
+func newBuildShimCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "build-shim",
+		Short: "Compile the CUDA shim (libnvshbench.so) with the discovered toolchain",
+		Long: `build-shim compiles the kernels and C ABI embedded in this binary with the nvcc, NVSHMEM and
+NCCL that 'nvshbench doctor' shows, into --out (default: the cache, where run finds it).`,
+		Example: `  nvshbench build-shim -o build/libnvshbench.so`,
+		Args:    noArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			tc, err := cuda.Discover()
+			if err != nil {
+				return noGPUError{err}
+			}
+			if out == "" {
+				out = tc.CachedShimPath()
+			}
+			if err := tc.Build(out, c.ErrOrStderr()); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.OutOrStdout(), out)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "out", "o", "", "where to write the library (default: the cache)")
+	return c
+}

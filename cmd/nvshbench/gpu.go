@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/nvshbench/nvshbench/cuda"
+)
+
+// gpuSetup is a loaded GPU layer: the shim (or the fake) and the toolchain
+// it was built with.
+type gpuSetup struct {
+	lib      cuda.Lib
+	shimPath string // "fake" for the fake
+	tc       *cuda.Toolchain
+}
+
+const noGPUHelp = "on a machine without a GPU, 'nvshbench report --paper' prints the published numbers and 'nvshbench report --example' / 'plot --example' render a measured H200 run"
+
+// openGPU finds or builds the shim and loads it. shim is --shim: a path, or
+// "fake" (tests only); empty means $NVSHBENCH_SHIM, else build into the cache.
+func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
+	if shim == "" {
+		shim = os.Getenv("NVSHBENCH_SHIM")
+	}
+	if shim == "fake" {
+		return &gpuSetup{lib: cuda.NewFake(), shimPath: "fake", tc: &cuda.Toolchain{}}, nil
+	}
+	tc, terr := cuda.Discover()
+	if shim == "" {
+		if terr != nil {
+			return nil, noGPUError{fmt.Errorf("%v; run 'nvshbench doctor' for details (%s)", terr, noGPUHelp)}
+		}
+		p, err := tc.EnsureShim(log)
+		if err != nil {
+			return nil, noGPUError{fmt.Errorf("building the CUDA shim: %v", err)}
+		}
+		shim = p
+	}
+	lib, err := cuda.Load(shim)
+	if err != nil {
+		return nil, noGPUError{fmt.Errorf("%v (%s)", err, noGPUHelp)}
+	}
+	n, err := lib.DeviceCount()
+	if err != nil || n == 0 {
+		if err == nil {
+			err = fmt.Errorf("no CUDA device visible")
+		}
+		return nil, noGPUError{fmt.Errorf("no usable GPU: %v (%s)", err, noGPUHelp)}
+	}
+	return &gpuSetup{lib: lib, shimPath: shim, tc: tc}, nil
+}
+
+// workerEnv is the full environment of the workers: ours, with the NVSHMEM
+// and NCCL library folders prepended to LD_LIBRARY_PATH, plus extra.
+func (g *gpuSetup) workerEnv(extra map[string]string) []string {
+	env := os.Environ()
+	var lp []string
+	if g.tc != nil {
+		lp = g.tc.LibraryPath()
+	}
+	cur := os.Getenv("LD_LIBRARY_PATH")
+	val := ""
+	for _, d := range lp {
+		val += d + ":"
+	}
+	val += cur
+	out := make([]string, 0, len(env)+len(extra)+1)
+	for _, kv := range env {
+		if len(kv) > 16 && kv[:16] == "LD_LIBRARY_PATH=" {
+			continue
+		}
+		if i := indexByte(kv, '='); i > 0 {
+			if _, over := extra[kv[:i]]; over {
+				continue
+			}
+		}
+		out = append(out, kv)
+	}
+	if val != "" {
+		out = append(out, "LD_LIBRARY_PATH="+val)
+	}
+	for k, v := range extra {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/report"
+)
+
+func newListCmd() *cobra.Command {
+	var format string
+	c := &cobra.Command{
+		Use:   "list [PATTERN...]",
+		Short: "List the benchmark IDs with their descriptions",
+		Long: `list shows every registered benchmark: its ID (select with 'nvshbench run ID|PREFIX|GLOB'),
+the metrics it records, the limit it is compared with, whether a plain run includes it, and
+what it measures.`,
+		Example: `  nvshbench list
+  nvshbench list rma/put
+  nvshbench list 'rma/*/block' --format csv`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkChoice("format", format, report.Formats); err != nil {
+				return err
+			}
+			benches, err := harness.Select(args)
+			if err != nil {
+				return usageError{err}
+			}
+			if len(args) == 0 {
+				benches = harness.All()
+			}
+			t := report.Table{Title: "Benchmarks", Columns: []string{"id", "metrics", "limit", "default", "description"}}
+			for _, b := range benches {
+				def := ""
+				if b.Default {
+					def = "yes"
+				}
+				metrics := ""
+				for i, m := range b.Metrics {
+					if i > 0 {
+						metrics += ","
+					}
+					metrics += m
+				}
+				t.Rows = append(t.Rows, []report.Cell{report.Str(b.ID), report.Str(metrics), report.Str(b.LimitID), report.Str(def), report.Str(b.Desc)})
+			}
+			return report.Render(c.OutOrStdout(), &report.Report{Tables: []report.Table{t}}, format)
+		},
+	}
+	c.Flags().StringVarP(&format, "format", "f", "text", "output format: text, markdown, csv, json")
+	return c
+}

@@ -1,0 +1,84 @@
+// Command nvshbench characterizes GPU communication: device-initiated NVSHMEM
+// RMA, latency and collectives against NCCL, written to one results format
+// and rendered as the tables and charts of "Demystifying NVSHMEM".
+//
+// Pipeline: run | reproduce write a results file; report, plot and compare
+// read results files and work on any machine.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes, mapped from errors in one place (exitCode).
+const (
+	exitOK         = 0
+	exitError      = 1 // the command failed (bad file, GPU error, ...)
+	exitUsage      = 2 // bad flags or arguments
+	exitRegression = 3 // compare found a regression beyond the threshold
+	exitNoGPU      = 4 // a GPU command on a machine without a usable GPU / shim
+)
+
+// usageError marks errors caused by how the command was called.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// regressionError is returned by compare when a regression is found.
+type regressionError struct{ n int }
+
+func (e regressionError) Error() string {
+	return fmt.Sprintf("%d regression(s) beyond the threshold", e.n)
+}
+
+// noGPUError is returned by GPU commands when no GPU or shim is usable.
+type noGPUError struct{ err error }
+
+func (e noGPUError) Error() string { return e.err.Error() }
+func (e noGPUError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var u usageError
+	var r regressionError
+	var g noGPUError
+	switch {
+	case errors.As(err, &u):
+		return exitUsage
+	case errors.As(err, &r):
+		return exitRegression
+	case errors.As(err, &g):
+		return exitNoGPU
+	}
+	return exitError
+}
+
+// Version and Commit are set with -ldflags -X.
+var (
+	Version = "dev"
+	Commit  = ""
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes the CLI with args and returns the exit code; nothing below it
+// exits the process.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil {
+		fmt.Fprintf(stderr, "nvshbench: %v\n", err)
+	}
+	return exitCode(err)
+}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nvshbench/nvshbench/internal/golden"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// TestMain lets the test binary serve as the worker the launcher starts
+// (os.Executable is the test binary during tests).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "__worker" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func nvshbench(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, strings.NewReader(""), &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"frobnicate"},
+		{"report", "--nope"},
+		{"report"},
+		{"report", "--paper", "--format", "yaml"},
+		{"report", "--paper", "x.jsonl"},
+		{"plot", "--example"},
+		{"plot", "--example", "--out", "d", "--format", "gif"},
+		{"compare", "one.jsonl"},
+		{"compare", "--threshold", "abc", "a", "b"},
+		{"compare", "--threshold", "150%", "a", "b"},
+		{"compare", "--alpha", "2", "a", "b"},
+		{"list", "rma/nope"},
+		{"run", "--shim", "fake", "--sizes", "0"},
+		{"run", "--shim", "fake", "--sizes", "8:4"},
+		{"run", "--shim", "fake", "--threads", "100"},
+		{"run", "--shim", "fake", "--path", "nvlink"},
+		{"run", "--shim", "fake", "--pes-per-gpu", "0"},
+		{"run", "--shim", "fake", "--gpus", "3"},
+		{"run", "--shim", "fake", "rma/nope"},
+		{"version", "extra"},
+	} {
+		_, stderr, code := nvshbench(t, args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitUsage, stderr)
+		}
+		if strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.HasPrefix(stderr, "nvshbench: ") {
+			t.Errorf("%v: stderr is not one line: %q", args, stderr)
+		}
+	}
+}
+
+func TestBadFilesExit1WithOneLine(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	cases := map[string]string{
+		filepath.Join(dir, "missing.jsonl"):                                        "no such file",
+		write("empty.jsonl", ""):                                                   "empty file",
+		write("bad.jsonl", "{\"type\":\"header\",\"schema\":1}\n{oops}\n"):         "bad.jsonl:2: malformed JSON",
+		write("new.jsonl", `{"type":"header","schema":7,"tool_version":"9"}`+"\n"): "schema version 7",
+		write("csv.jsonl", "size,bw\n8,1\n"):                                       "malformed JSON",
+	}
+	for path, want := range cases {
+		for _, cmd := range [][]string{{"report", path}, {"plot", "--out", dir, path}, {"compare", path, path}} {
+			_, stderr, code := nvshbench(t, cmd...)
+			if code != exitError || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("%v: exit %d, stderr %q; want exit 1 and one line containing %q", cmd, code, stderr, want)
+			}
+		}
+	}
+}
+
+func TestReportPaperGolden(t *testing.T) {
+	out, _, code := nvshbench(t, "report", "--paper")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	golden.Check(t, "report-paper.txt", []byte(out))
+	for _, want := range []string{"313.2", "141.0", "172.0", "< 9.0", "264.0", "30.0", "180.0", "252.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("paper tables lack %s", want)
+		}
+	}
+}
+
+func TestCompareExitCodes(t *testing.T) {
+	root := repoRoot(t)
+	base, cand := filepath.Join(root, "examples/baseline.jsonl"), filepath.Join(root, "examples/candidate.jsonl")
+	out, stderr, code := nvshbench(t, "compare", base, cand)
+	if code != exitRegression || !strings.Contains(out, "REGRESSION") || !strings.Contains(stderr, "setups differ") {
+		t.Errorf("regression: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, _, code := nvshbench(t, "compare", base, base); code != 0 {
+		t.Errorf("a file against itself: exit %d", code)
+	}
+	if _, _, code := nvshbench(t, "compare", "--threshold", "50%", base, cand); code != 0 {
+		t.Errorf("10%% slower under a 50%% threshold: exit %d", code)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	out, _, code := nvshbench(t, "__complete", "report", "--format", "")
+	if code != 0 || !strings.Contains(out, "markdown") || !strings.Contains(out, "csv") {
+		t.Errorf("completion: %d %q", code, out)
+	}
+	out, _, code = nvshbench(t, "completion", "bash")
+	if code != 0 || !strings.Contains(out, "bash completion") {
+		t.Errorf("bash completion script: exit %d", code)
+	}
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// needsGPU are example commands that need a GPU or the CUDA toolchain; the
+// GPU tests and the shim check cover them.
+func needsGPU(line string) bool {
+	for _, p := range []string{"nvshbench doctor", "nvshbench build-shim", "nvshbench reproduce", "srun "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return strings.HasPrefix(line, "nvshbench run") && !strings.Contains(line, "--shim fake")
+}
+
+// TestHelpExamples runs every example of every command's help text.
+func TestHelpExamples(t *testing.T) {
+	root := repoRoot(t)
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(dir, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	var cmds []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		cmds = append(cmds, c)
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRootCmd(nil, nil, nil))
+	ran := 0
+	for _, c := range cmds {
+		for _, line := range strings.Split(c.Example, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "nvshbench ") || needsGPU(line) {
+				continue
+			}
+			args := strings.Fields(strings.TrimPrefix(line, "nvshbench "))
+			for i, a := range args {
+				args[i] = strings.Trim(a, "'")
+			}
+			_, stderr, code := nvshbench(t, args...)
+			if code != 0 && !(c.Name() == "compare" && code == exitRegression) {
+				t.Errorf("example %q: exit %d: %s", line, code, stderr)
+			}
+			ran++
+		}
+	}
+	if ran < 10 {
+		t.Errorf("only %d examples ran", ran)
+	}
+}
+
+func TestRunWithFakeGPU(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run.jsonl")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K,1M", "--samples", "3", "--pes-per-gpu", "2", "--out", out, "rma/put/block", "rma/g")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Header.Synthetic || f.Header.PEs != 2 || len(f.Header.GPUs) != 1 {
+		t.Errorf("header: synthetic=%v pes=%d gpus=%d", f.Header.Synthetic, f.Header.PEs, len(f.Header.GPUs))
+	}
+	ids := map[string]int{}
+	for _, p := range f.Points {
+		ids[p.ID]++
+		if p.Status != results.StatusOK || !p.Verify.Checked || !p.Verify.OK || len(p.Samples) != 3 {
+			t.Errorf("%s %d: status %s verify %+v samples %d", p.ID, p.Params.Size, p.Status, p.Verify, len(p.Samples))
+		}
+		if !strings.HasPrefix(p.ID, "limit/") && (p.Limit == nil || p.Limit.Value <= 0) {
+			t.Errorf("%s: no in-run limit", p.ID)
+		}
+	}
+	if ids["limit/sm-copy"] != 1 || ids["limit/sm-copy-read"] != 1 || ids["rma/put/block"] != 2 || ids["rma/g"] != 5 {
+		t.Errorf("points per benchmark: %v", ids)
+	}
+	if !strings.Contains(stderr, "point(s) written") {
+		t.Errorf("no summary line: %s", stderr)
+	}
+	// Running the same command again resumes: nothing new to measure.
+	_, stderr, code = nvshbench(t, "run", "--shim", "fake", "--sizes", "4K,1M", "--samples", "3", "--pes-per-gpu", "2", "--out", out, "rma/put/block", "rma/g")
+	if code != 0 || !strings.Contains(stderr, "0 point(s) written") {
+		t.Errorf("resume: exit %d, %s", code, stderr)
+	}
+	// and the report renders it
+	rep, _, code := nvshbench(t, "report", "--points", out)
+	if code != 0 || !strings.Contains(rep, "SYNTHETIC") || !strings.Contains(rep, "rma/put/block") {
+		t.Errorf("report of the run: exit %d\n%s", code, rep)
+	}
+}
+
+func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "hang.jsonl")
+	t.Setenv("NVSHBENCH_FAKE_HANG_SIZE", "4096")
+	t.Setenv("NVSHBENCH_FAKE_CORRUPT_SIZE", "65536")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "1K,4K,64K", "--samples", "2", "--timeout", "2s", "--pes-per-gpu", "2", "--out", out, "rma/put/block")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]results.Status{}
+	for _, p := range f.Points {
+		if p.ID == "rma/put/block" {
+			got[p.Params.Size] = p.Status
+			if p.Params.Size == 4096 && !strings.Contains(p.Reason, "timed out") {
+				t.Errorf("hung point reason %q", p.Reason)
+			}
+		}
+	}
+	want := map[int64]results.Status{1024: results.StatusOK, 4096: results.StatusError, 65536: results.StatusFailedVerification}
+	for s, st := range want {
+		if got[s] != st {
+			t.Errorf("size %d: status %q, want %q", s, got[s], st)
+		}
+	}
+	// A resumed run retries the errored point only.
+	t.Setenv("NVSHBENCH_FAKE_HANG_SIZE", "")
+	_, stderr, code = nvshbench(t, "run", "--shim", "fake", "--sizes", "1K,4K,64K", "--samples", "2", "--timeout", "2s", "--pes-per-gpu", "2", "--out", out, "rma/put/block")
+	if code != 0 || !strings.Contains(stderr, ": 1 point(s) written") {
+		t.Errorf("resume after error: exit %d: %s", code, stderr)
+	}
+}
+
+func TestWaivedPathWithoutNIC(t *testing.T) {
+	if nicReason() == "" {
+		t.Skip("this machine has an InfiniBand device")
+	}
+	g := &gpuSetup{shimPath: "real"} // not fake: the NIC pre-check applies
+	_ = g
+	out := filepath.Join(t.TempDir(), "ib.jsonl")
+	t.Setenv("NVSHBENCH_FAKE_PATH", "remote")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--path", "ibgda", "--sizes", "1M", "--samples", "2", "--out", out, "rma/put/block")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, _ := results.ReadFile(out)
+	for _, p := range f.Points {
+		if p.ID == "rma/put/block" && (p.Status != results.StatusOK || p.Effective != "ibgda") {
+			t.Errorf("fake remote path: %+v", p)
+		}
+		if strings.HasPrefix(p.ID, "limit/") && p.Status != results.StatusWaived {
+			t.Errorf("limit over a remote path should be waived (no load/store mapping): %+v", p)
+		}
+	}
+}
+
+func TestNoGPUExitsClearly(t *testing.T) {
+	t.Setenv("NVSHBENCH_SHIM", filepath.Join(t.TempDir(), "missing.so"))
+	_, stderr, code := nvshbench(t, "reproduce", "--out", filepath.Join(t.TempDir(), "r"))
+	if code != exitNoGPU || !strings.Contains(stderr, "report --paper") {
+		t.Errorf("reproduce without GPU: exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+type reportOptions struct {
+	Files   []string
+	Paper   bool
+	Example bool
+	Format  string
+	Points  bool
+}
+
+func newReportCmd() *cobra.Command {
+	o := &reportOptions{}
+	c := &cobra.Command{
+		Use:   "report [FILE|LABEL=FILE]...",
+		Short: "Paper-style tables from results files, beside the published numbers",
+		Long: `report prints, for each results file, the paper's tables with the measured value beside
+the published one: RMA peak bandwidth by operation and path (Fig. 4), latency at 256 B, and
+AllReduce peak bandwidth (Fig. 5). Each row shows the ratio to the paper and the fraction of
+the hardware limit measured in the same run; rows the machine could not run say why.`,
+		Example: `  nvshbench report --paper
+  nvshbench report --example
+  nvshbench report --example --points --format markdown
+  nvshbench report --example --format csv`,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Files = args
+			if err := checkChoice("format", o.Format, report.Formats); err != nil {
+				return err
+			}
+			return runReport(c, o)
+		},
+	}
+	c.Flags().BoolVar(&o.Paper, "paper", false, "print the published tables alone")
+	c.Flags().BoolVar(&o.Example, "example", false, "use the embedded example run (measured on an H200)")
+	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
+	c.Flags().BoolVar(&o.Points, "points", false, "add a table of every point")
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	c.ValidArgsFunction = jsonlCompletion
+	return c
+}
+
+func jsonlCompletion(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return []string{"jsonl", "json"}, cobra.ShellCompDirectiveFilterFileExt
+}
+
+func runReport(c *cobra.Command, o *reportOptions) error {
+	ref := results.Paper()
+	out, errw := c.OutOrStdout(), c.ErrOrStderr()
+	if o.Paper {
+		if len(o.Files) > 0 || o.Example {
+			return usagef("--paper prints the published tables alone; leave out files and --example")
+		}
+		return report.Render(out, report.Paper(ref), o.Format)
+	}
+	files, err := inputFiles(o.Files, o.Example, c)
+	if err != nil {
+		return err
+	}
+	rep := report.Build(files, ref, report.Options{Points: o.Points})
+	if err := report.Render(out, rep, o.Format); err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(errw, "warning: %s\n", w)
+	}
+	return nil
+}
+
+// inputFiles loads the named files plus, with --example, the embedded one.
+func inputFiles(args []string, example bool, c *cobra.Command) ([]*results.File, error) {
+	if len(args) == 0 && !example {
+		return nil, usagef("no results file given: name one or more files, or use --example (or 'nvshbench report --paper' for the published numbers)")
+	}
+	files, err := loadFiles(args, c.ErrOrStderr())
+	if err != nil {
+		return nil, err
+	}
+	if example {
+		ex, err := results.Example()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, ex)
+	}
+	return files, nil
+}

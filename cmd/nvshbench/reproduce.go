@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/launcher"
+	"github.com/nvshbench/nvshbench/plots"
+	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+type reproduceOptions struct {
+	Out   string
+	Quick bool
+	run   runOptions
+}
+
+// paperBenchmarks are the sweeps behind the paper's figures that this
+// version implements (Fig. 4: RMA bandwidth by op and path).
+var paperBenchmarks = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g", "rma/st", "rma/ld", "limit"}
+
+func newReproduceCmd() *cobra.Command {
+	o := &reproduceOptions{}
+	c := &cobra.Command{
+		Use:   "reproduce",
+		Short: "Regenerate the paper's figures on this node: results, report, charts in one folder",
+		Long: `reproduce runs the sweeps behind "Demystifying NVSHMEM" Fig. 4 with the paper's settings
+(32 CTAs × 256 threads, 8 B … 1 GiB, plus a CTAs × threads sweep for each op's peak) on all
+local GPUs, then writes into --out: results.jsonl, report.md (one row per published number:
+measured, paper, ratio, the in-run limit and the fraction of it, or why it was not measured),
+the charts (PNG and SVG) and index.md linking them. Paths this machine lacks (IBGDA and the
+CPU proxy without a NIC) are recorded as waived. Interrupted, it keeps every finished point;
+run it again with the same --out to resume.`,
+		Example: `  nvshbench reproduce --out repro-h200
+  nvshbench reproduce --quick --out repro-quick
+  srun -N1 --gpus-per-node=8 nvshbench reproduce --out repro-$SLURM_JOB_ID`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runReproduce(ctx, o, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	c.Flags().StringVarP(&o.Out, "out", "o", "", "output folder (default nvshbench-reproduce-HOST)")
+	c.Flags().BoolVar(&o.Quick, "quick", false, "a short pass: sizes 1 KiB…1 GiB by ×4, 5 samples, no launch sweep")
+	c.Flags().IntVar(&o.run.GPUs, "gpus", 0, "GPUs to use (default: all visible)")
+	c.Flags().IntVar(&o.run.PEsPerGPU, "pes-per-gpu", 1, "PEs per GPU (2 on a one-GPU machine exercises the multi-PE paths)")
+	c.Flags().StringVar(&o.run.Shim, "shim", "", "path of a built libnvshbench.so (default: build into the cache)")
+	c.Flags().DurationVar(&o.run.Timeout, "timeout", 120*time.Second, "per-point timeout")
+	c.Flags().StringVar(&o.run.Label, "label", "", "a name for this run")
+	return c
+}
+
+func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Writer) error {
+	if o.Out == "" {
+		host, _ := os.Hostname()
+		o.Out = "nvshbench-reproduce-" + host
+	}
+	// Fail fast, before writing anything, on a machine without a GPU.
+	if _, err := openGPU(o.run.Shim, stderr); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return err
+	}
+	resFile := filepath.Join(o.Out, "results.jsonl")
+	r := o.run
+	r.Benches = paperBenchmarks
+	r.Out = resFile
+	r.Sizes, r.CTAs, r.Threads, r.SweepSize, r.Path = "8:1G", harness.DefaultCTAs, harness.DefaultThreads, "256M", "p2p"
+	r.Warmup, r.Samples, r.Quick = 2, 10, o.Quick
+	r.LaunchSweep = !o.Quick
+	start := time.Now()
+	if _, err := measure(ctx, &r, stderr); err != nil {
+		return err
+	}
+	// The remote paths of Fig. 4 (IBGDA): measured where a NIC exists, else
+	// recorded as waived with the reason.
+	ib := r
+	ib.Benches = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g"}
+	ib.Path, ib.Sizes, ib.LaunchSweep = "ibgda", "1M", false
+	if why := nicReason(); why != "" {
+		cfg, err := ib.config()
+		if err != nil {
+			return err
+		}
+		benches, _ := harness.Select(ib.Benches)
+		cfg.PEs = 0
+		plan := harness.BuildPlan(benches, cfg)
+		var items []harness.Item
+		for _, it := range plan.Items {
+			if !strings.HasPrefix(it.ID, "limit/") {
+				items = append(items, it)
+			}
+		}
+		plan.Items = items
+		if _, err := launcher.Waive(launcher.Options{Out: resFile, Plan: plan}, why); err != nil {
+			return err
+		}
+	} else if _, err := measure(ctx, &ib, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "nvshbench: measured in %s\n", time.Since(start).Round(time.Second))
+	return writeReproduction(o.Out, resFile, stdout)
+}
+
+// writeReproduction renders report.md, the charts and index.md from the
+// results file, through the same code as report and plot.
+func writeReproduction(dir, resFile string, stdout io.Writer) error {
+	f, err := results.ReadFile(resFile)
+	if err != nil {
+		return err
+	}
+	ref := results.Paper()
+	rep := report.Build([]*results.File{f}, ref, report.Options{Points: true})
+	var md strings.Builder
+	fmt.Fprintf(&md, "# nvshbench reproduction of \"Demystifying NVSHMEM\"\n\n")
+	if err := report.Render(&md, rep, "markdown"); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	specs := plots.Build([]*results.File{f}, ref)
+	paths, err := plots.WriteAll(dir, specs, plots.Formats)
+	if err != nil {
+		return err
+	}
+	var idx strings.Builder
+	h := f.Header
+	fmt.Fprintf(&idx, "# nvshbench reproduction\n\n")
+	fmt.Fprintf(&idx, "- host: %s, %d GPU(s): %s\n", h.Host, len(h.GPUs), gpuNames(h.GPUs))
+	fmt.Fprintf(&idx, "- driver %s, CUDA %s, NVSHMEM %s, NCCL %s; %d PE(s); created %s by nvshbench %s\n", h.Driver, h.CUDA, h.NVSHMEM, h.NCCL, h.PEs, h.Created, h.ToolVersion)
+	for _, n := range h.Notes {
+		fmt.Fprintf(&idx, "- note: %s\n", n)
+	}
+	fmt.Fprintf(&idx, "\n## Files\n\n- [results.jsonl](results.jsonl): every point, raw samples included (the input of everything below)\n- [report.md](report.md): the paper's tables beside the measured values\n")
+	for _, p := range paths {
+		b := filepath.Base(p)
+		fmt.Fprintf(&idx, "- [%s](%s)\n", b, b)
+	}
+	fmt.Fprintf(&idx, "\n## Charts\n\n")
+	for _, s := range specs {
+		fmt.Fprintf(&idx, "### %s\n\n![%s](%s.png)\n\n", s.Title, s.Title, s.Name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.md"), []byte(idx.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, filepath.Join(dir, "index.md"))
+	return nil
+}
+
+func gpuNames(gs []results.GPU) string {
+	var n []string
+	for _, g := range gs {
+		n = append(n, g.Name)
+	}
+	return strings.Join(n, ", ")
+}

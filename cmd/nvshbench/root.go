@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nvshbench/nvshbench/results"
+)
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "nvshbench",
+		Short: "Characterize GPU communication: NVSHMEM RMA, latency and collectives against NCCL",
+		Long: `nvshbench measures device-initiated NVSHMEM communication (bulk put/get, scalar p/g,
+latency, AllReduce) and NCCL baselines on your GPUs, writes every run to one results
+format (JSON Lines), and renders the tables and charts of "Demystifying NVSHMEM"
+(arXiv 2606.05951) beside the published numbers and the hardware limit measured in
+the same run.
+
+  run, reproduce        measure (need GPUs and the CUDA shim; see 'nvshbench doctor')
+  report, plot, compare read results files; work on any machine`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       versionString(),
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see 'nvshbench %s --help')", err, c.Name())}
+	})
+	root.AddCommand(
+		newReportCmd(),
+		newPlotCmd(),
+		newCompareCmd(),
+		newListCmd(),
+		newVersionCmd(),
+		newRunCmd(),
+		newDoctorCmd(),
+		newBuildShimCmd(),
+		newReproduceCmd(),
+		newWorkerCmd(),
+	)
+	// Unknown subcommands are usage errors.
+	root.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q (see 'nvshbench --help')", args[0])
+		}
+		return nil
+	}
+	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	return root
+}
+
+// loadFiles reads results files named on the command line. An argument of
+// the form label=path names the file's column or series.
+func loadFiles(args []string, stderr io.Writer) ([]*results.File, error) {
+	var files []*results.File
+	for _, a := range args {
+		label, path := "", a
+		if i := strings.IndexByte(a, '='); i > 0 {
+			if _, err := os.Stat(a); err != nil {
+				label, path = a[:i], a[i+1:]
+			}
+		}
+		f, err := results.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if label != "" {
+			f.Header.Label = label
+		}
+		for _, w := range f.Warnings {
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
+		if f.Header.Synthetic {
+			fmt.Fprintf(stderr, "note: %s holds SYNTHETIC data (a test fixture), not a measurement\n", path)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+func checkChoice(flag, v string, allowed []string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return usagef("invalid --%s %q: want one of %s", flag, v, strings.Join(allowed, ", "))
+}
+
+// noArgs is cobra.NoArgs reported as a usage error.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q (see 'nvshbench %s --help')", args[0], c.Name())
+	}
+	return nil
+}

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/launcher"
+	"github.com/nvshbench/nvshbench/results"
+
+	// The suites register their benchmarks.
+	_ "github.com/nvshbench/nvshbench/suites/rma"
+)
+
+type runOptions struct {
+	Benches     []string
+	Out         string
+	GPUs        int
+	PEsPerGPU   int
+	Sizes       string
+	CTAs        int
+	Threads     int
+	LaunchSweep bool
+	SweepSize   string
+	Path        string
+	Iters       int
+	Warmup      int
+	Samples     int
+	NoVerify    bool
+	Bidir       bool
+	Blocking    bool
+	Timeout     time.Duration
+	StopOnError bool
+	Shim        string
+	Label       string
+	Quick       bool
+}
+
+func addRunFlags(c *cobra.Command, o *runOptions) {
+	f := c.Flags()
+	f.StringVarP(&o.Out, "out", "o", "", "results file (default results/nvshbench-HOST-TIME.jsonl); an existing file is resumed, never overwritten")
+	f.IntVar(&o.GPUs, "gpus", 0, "GPUs to use, one worker per PE (default: all visible)")
+	f.IntVar(&o.PEsPerGPU, "pes-per-gpu", 1, "PEs per GPU; 2 on one GPU tests multi-PE code paths (not link performance)")
+	f.StringVar(&o.Sizes, "sizes", "8:1G", "message sizes: LO:HI (powers of two), LO:HI:FACTOR, or a list 256,4K,1M")
+	f.IntVar(&o.CTAs, "ctas", harness.DefaultCTAs, "CTAs per launch (the paper: 32)")
+	f.IntVar(&o.Threads, "threads", harness.DefaultThreads, "threads per CTA (the paper: 256)")
+	f.BoolVar(&o.LaunchSweep, "launch-sweep", false, "also sweep CTAs × threads at --sweep-size to find each op's peak")
+	f.StringVar(&o.SweepSize, "sweep-size", "256M", "message size of the launch sweep")
+	f.StringVar(&o.Path, "path", "p2p", "path to measure: p2p (NVLink/PCIe load-store), proxy (CPU proxy over IB), ibgda")
+	f.IntVar(&o.Iters, "iters", 0, "operations per timed launch (0: calibrated so one launch takes about 20 ms, 1..1000)")
+	f.IntVar(&o.Warmup, "warmup", 2, "untimed launches before the samples")
+	f.IntVar(&o.Samples, "samples", 10, "timed launches per point")
+	f.BoolVar(&o.NoVerify, "no-verify", false, "skip the data check of every point (recorded in the results)")
+	f.BoolVar(&o.Bidir, "bidir", false, "also measure bidirectional put/get")
+	f.BoolVar(&o.Blocking, "blocking", false, "also measure the blocking forms of put/get")
+	f.DurationVar(&o.Timeout, "timeout", 120*time.Second, "a point that takes longer is recorded as an error and its workers killed")
+	f.BoolVar(&o.StopOnError, "stop-on-error", false, "stop at the first point that errors instead of going on")
+	f.StringVar(&o.Shim, "shim", "", "path of a built libnvshbench.so (default: build it into the cache when missing or stale)")
+	f.StringVar(&o.Label, "label", "", "a name for this run, shown in reports and charts")
+	f.BoolVar(&o.Quick, "quick", false, "fewer sizes (1 KiB…1 GiB by ×4) and 5 samples")
+	c.RegisterFlagCompletionFunc("path", cobra.FixedCompletions([]string{"p2p", "proxy", "ibgda"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func newRunCmd() *cobra.Command {
+	o := &runOptions{}
+	c := &cobra.Command{
+		Use:   "run [BENCHMARK|PREFIX|GLOB...]",
+		Short: "Measure benchmarks on the local GPUs and write a results file",
+		Long: `run starts one worker per PE on the local GPUs, measures every selected benchmark over the
+sizes and launch shapes asked for, verifies each transfer against a pattern, and appends each
+point to the results file as it finishes. With no benchmark named it runs the default set
+('nvshbench list' marks it). The limits every figure is compared with (copy engine and SM copy
+over the same path) are measured first, in the same run.
+
+Under srun or mpirun, start one nvshbench per GPU; the workers then use NVSHMEM's launcher
+bootstrap (set NVSHMEM_BOOTSTRAP, e.g. PMIX) and rank 0 writes the file (scripts/).
+
+Interrupt it at any time: every finished point is kept, and the same command resumes.`,
+		Example: `  nvshbench run --shim fake --sizes 4K,1M --samples 3 --out /tmp/nvshbench-example.jsonl rma/put/block
+  nvshbench run rma/put rma/get --sizes 1M:1G --out results/puts.jsonl
+  nvshbench run --pes-per-gpu 2 --quick rma
+  nvshbench run --launch-sweep rma/put/block rma/p`,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Benches = args
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			_, err := measure(ctx, o, c.ErrOrStderr())
+			return err
+		},
+	}
+	addRunFlags(c, o)
+	return c
+}
+
+// config turns the flags into a harness configuration.
+func (o *runOptions) config() (*harness.Config, error) {
+	cfg := harness.DefaultConfig()
+	sizes := o.Sizes
+	if o.Quick && sizes == "8:1G" {
+		sizes = "1K:1G:4"
+	}
+	var err error
+	if cfg.Sizes, err = harness.ParseSizes(sizes); err != nil {
+		return nil, usagef("--sizes: %v", err)
+	}
+	if cfg.SweepSize, err = harness.ParseSize(o.SweepSize); err != nil {
+		return nil, usagef("--sweep-size: %v", err)
+	}
+	cfg.CTAs, cfg.Threads, cfg.LaunchSweep, cfg.Path = o.CTAs, o.Threads, o.LaunchSweep, o.Path
+	cfg.Iters, cfg.Warmup, cfg.Samples = o.Iters, o.Warmup, o.Samples
+	if o.Quick && o.Samples == 10 {
+		cfg.Samples = 5
+	}
+	cfg.Verify, cfg.Bidir, cfg.Blocking, cfg.Quick = !o.NoVerify, o.Bidir, o.Blocking, o.Quick
+	if o.PEsPerGPU < 1 {
+		return nil, usagef("--pes-per-gpu %d: must be at least 1", o.PEsPerGPU)
+	}
+	if o.GPUs < 0 {
+		return nil, usagef("--gpus %d: must not be negative", o.GPUs)
+	}
+	if o.Timeout <= 0 {
+		return nil, usagef("--timeout %s: must be positive", o.Timeout)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	return &cfg, nil
+}
+
+// pathEnv is what a requested path sets for NVSHMEM (recorded in the header).
+func pathEnv(path string) map[string]string {
+	switch path {
+	case "proxy":
+		return map[string]string{"NVSHMEM_DISABLE_P2P": "1", "NVSHMEM_IB_ENABLE_IBGDA": "0"}
+	case "ibgda":
+		return map[string]string{"NVSHMEM_DISABLE_P2P": "1", "NVSHMEM_IB_ENABLE_IBGDA": "1"}
+	}
+	return map[string]string{}
+}
+
+// nicReason says why a remote path cannot run here, or "" if it may.
+func nicReason() string {
+	ents, err := os.ReadDir("/sys/class/infiniband")
+	if err != nil || len(ents) == 0 {
+		return "no InfiniBand/RoCE device on this machine (/sys/class/infiniband is empty): NVSHMEM's remote transports (IBGDA, CPU proxy over IBRC) cannot start"
+	}
+	return ""
+}
+
+// measure runs the options' benchmarks into a results file.
+func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Summary, error) {
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	benches, err := harness.Select(o.Benches)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	gpu, err := openGPU(o.Shim, stderr)
+	if err != nil {
+		return nil, err
+	}
+	ndev, _ := gpu.lib.DeviceCount()
+	gpus := o.GPUs
+	if gpus == 0 {
+		gpus = ndev
+	}
+	if gpus > ndev {
+		return nil, usagef("--gpus %d: only %d GPU(s) visible", gpus, ndev)
+	}
+	cfg.PEs = gpus * o.PEsPerGPU
+	plan := harness.BuildPlan(benches, cfg)
+	if len(plan.Items) == 0 {
+		return nil, fmt.Errorf("nothing to measure")
+	}
+	out := o.Out
+	if out == "" {
+		host, _ := os.Hostname()
+		out = filepath.Join("results", fmt.Sprintf("nvshbench-%s-%s.jsonl", host, time.Now().Format("20060102-150405")))
+	}
+	extra := pathEnv(cfg.Path)
+	header := buildHeader(gpu, gpus, o.PEsPerGPU, extra)
+	header.Label = o.Label
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	lo := launcher.Options{
+		Exe: exe, WorkerArgs: []string{"--shim", gpu.shimPath}, Env: gpu.workerEnv(extra),
+		GPUs: gpus, PEsPerGPU: o.PEsPerGPU, Plan: plan, PlanPath: out + ".plan.json", Out: out, Header: header,
+		Timeout: o.Timeout, InitTimeout: o.Timeout + 60*time.Second, StopOnError: o.StopOnError,
+		Progress: newProgress(stderr), Stderr: stderr,
+	}
+	defer os.Remove(lo.PlanPath)
+	var sum *launcher.Summary
+	if cfg.Path != "p2p" && gpu.shimPath != "fake" {
+		if why := nicReason(); why != "" {
+			sum, err = launcher.Waive(lo, why)
+			reportSummary(stderr, sum)
+			return sum, err
+		}
+	}
+	fmt.Fprintf(stderr, "nvshbench: %d PE(s) on %d GPU(s), %d point(s) → %s\n", cfg.PEs, gpus, len(plan.Items), out)
+	sum, err = launcher.Run(ctx, lo)
+	reportSummary(stderr, sum)
+	return sum, err
+}
+
+func reportSummary(w io.Writer, s *launcher.Summary) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "nvshbench: %s: %d point(s) written (%d ok, %d waived, %d failed verification, %d errors); %d already there\n",
+		s.Path, s.Points, s.OK, s.Waived, s.Failed, s.Errors, s.Skipped)
+}
+
+// buildHeader describes the run: GPUs, driver, library versions, topology
+// and the NVSHMEM_/NCCL_ environment.
+func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) results.Header {
+	host, _ := os.Hostname()
+	h := results.Header{Tool: "nvshbench", ToolVersion: Version, Commit: Commit, Created: time.Now().UTC().Format(time.RFC3339),
+		Argv: os.Args, Host: host, PEs: gpus * pesPerGPU, Nodes: 1, Env: map[string]string{}}
+	for i := 0; i < gpus; i++ {
+		info, err := g.lib.DeviceInfo(i)
+		if err != nil {
+			continue
+		}
+		h.GPUs = append(h.GPUs, results.GPU{Index: i, Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
+			SMs: int(info.SMs), MemoryBytes: info.MemBytes, L2Bytes: info.L2Bytes, ClockKHz: int(info.ClockKHz),
+			CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor)})
+		if i == 0 {
+			h.CUDA = cuda.CUDAVersion(info.CUDARuntime)
+			h.Driver = "CUDA " + cuda.CUDAVersion(info.CUDADriver)
+		}
+	}
+	if out, err := exec.Command("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader").Output(); err == nil {
+		if lines := strings.Fields(string(out)); len(lines) > 0 {
+			h.Driver = lines[0]
+		}
+	}
+	if g.tc != nil {
+		h.NVSHMEM, h.NCCL = g.tc.NVSHMEMVersion, g.tc.NCCLVersion
+	}
+	if g.shimPath == "fake" {
+		h.Synthetic = true
+		h.Notes = append(h.Notes, "measured with the fake GPU layer (--shim fake): invented numbers for testing")
+	}
+	h.Topology = topology(g, gpus)
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "NVSHMEM_") || strings.HasPrefix(k, "NCCL_") || strings.HasPrefix(k, "TORCH_SYMM_MEM") ||
+			k == "CUDA_VISIBLE_DEVICES" || k == "CUDA_DEVICE_MAX_CONNECTIONS" {
+			h.Env[k] = v
+		}
+	}
+	for k, v := range extra {
+		h.Env[k] = v
+	}
+	if pesPerGPU > 1 {
+		h.Notes = append(h.Notes, fmt.Sprintf("%d PEs share each GPU: transfers stay in one GPU's memory (functional coverage, not a link measurement)", pesPerGPU))
+	}
+	return h
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// topology records nvidia-smi topo -m when available, else the P2P matrix.
+func topology(g *gpuSetup, gpus int) string {
+	if out, err := exec.Command("nvidia-smi", "topo", "-m").Output(); err == nil {
+		return ansi.ReplaceAllString(string(out), "")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "P2P access (cudaDeviceCanAccessPeer):\n")
+	for i := 0; i < gpus; i++ {
+		var row []string
+		for j := 0; j < gpus; j++ {
+			if i == j {
+				row = append(row, "X")
+				continue
+			}
+			ok, err := g.lib.CanAccessPeer(i, j)
+			switch {
+			case err != nil:
+				row = append(row, "?")
+			case ok:
+				row = append(row, "P2P")
+			default:
+				row = append(row, "-")
+			}
+		}
+		fmt.Fprintf(&b, "GPU%d %s\n", i, strings.Join(row, " "))
+	}
+	return b.String()
+}

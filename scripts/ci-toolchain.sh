@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Compile the CUDA shim on a machine without a GPU, as CI does: install the
+# CUDA 13 compiler wheels and the NVSHMEM / NCCL wheels pinned to the H200
+# test machine's versions into a cached venv, then build libnvshbench.so
+# through nvshbench's own toolchain discovery (the pip-wheel path users get).
+# Usage: scripts/ci-toolchain.sh build/nvshbench
+set -euo pipefail
+BIN=${1:-build/nvshbench}
+PINS="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85 nvidia-nvshmem-cu13==3.4.5 nvidia-nccl-cu13==2.28.9"
+CACHE=${NVSHBENCH_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvshbench-ci}
+KEY=$(echo "$PINS" | sha256sum | cut -c1-12)
+VENV=$CACHE/venv-$KEY
+if [ ! -x "$VENV/bin/python3" ] || [ ! -f "$VENV/.complete" ]; then
+  echo "ci-toolchain: installing the pinned CUDA toolchain wheels into $VENV"
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check $PINS
+  touch "$VENV/.complete"
+fi
+# Only the wheels: no CUDA_HOME / nvcc on PATH may win over them here.
+export NVSHBENCH_PYTHON=$VENV/bin/python3
+export NVSHBENCH_CACHE=$CACHE/shim
+unset CUDA_HOME NVSHMEM_HOME NCCL_HOME
+PATH=$(echo "$PATH" | tr ':' '\n' | grep -v -i cuda | paste -sd:)
+export PATH
+out=build/libnvshbench.so
+"$BIN" build-shim -o "$out" >/dev/null
+echo "ci-toolchain: built $out with the pip toolchain:"
+"$BIN" doctor --shim "$out" 2>/dev/null | sed -n '1,5p' || true
+test -s "$out"
