@@ -82,6 +82,9 @@ func Build(files []*results.File, ref *results.Reference) []Spec {
 		if len(s.Series) == 0 {
 			continue
 		}
+		if k.metric != results.MetricLatency && anyL2Resident(files) {
+			s.Notes = append(s.Notes, "sizes whose working set fits in L2 measure the cache, not the link")
+		}
 		if ref != nil {
 			s.Marks = marks(ref, k, s.Series)
 		}
@@ -152,6 +155,9 @@ func series(f *results.File, k chartKind, many bool) []Series {
 	out := make([]Series, 0, len(order))
 	for _, key := range order {
 		g := groups[key]
+		if len(g.Points) < 2 {
+			continue // a launch-sweep point at one size is no curve (report --points lists it)
+		}
 		sort.Slice(g.Points, func(i, j int) bool { return g.Points[i].X < g.Points[j].X })
 		out = append(out, *g)
 	}
@@ -215,4 +221,15 @@ func marks(ref *results.Reference, k chartKind, ss []Series) []Mark {
 		out = append(out, Mark{Label: fmt.Sprintf("paper: %s %s%s %s%.3g", r.Label, where, at, bound, r.Value/k.div), Y: r.Value / k.div, Series: idx})
 	}
 	return out
+}
+
+func anyL2Resident(files []*results.File) bool {
+	for _, f := range files {
+		for i := range f.Points {
+			if f.Points[i].L2Resident {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -235,7 +235,7 @@ func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
 	t.Setenv("NVSHBENCH_FAKE_HANG_SIZE", "4096")
 	t.Setenv("NVSHBENCH_FAKE_CORRUPT_SIZE", "65536")
 	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "1K,4K,64K", "--samples", "2", "--timeout", "2s", "--pes-per-gpu", "2", "--out", out, "rma/put/block")
-	if code != 0 {
+	if code != exitError || !strings.Contains(stderr, "2 point(s) failed (1 errors, 1 failed verification)") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	f, err := results.ReadFile(out)

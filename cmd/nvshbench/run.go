@@ -216,6 +216,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	fmt.Fprintf(stderr, "nvshbench: %d PE(s) on %d GPU(s), %d point(s) → %s\n", cfg.PEs, gpus, len(plan.Items), out)
 	sum, err = launcher.Run(ctx, lo)
 	reportSummary(stderr, sum)
+	if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
+		err = fmt.Errorf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", sum.Errors+sum.Failed, sum.Errors, sum.Failed, out)
+	}
 	return sum, err
 }
 

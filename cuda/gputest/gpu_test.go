@@ -49,7 +49,7 @@ func runAll(t *testing.T, pesPerGPU string, extra ...string) *results.File {
 	out := filepath.Join(t.TempDir(), "gpu.jsonl")
 	args := append([]string{"run", "--shim", shim(t), "--pes-per-gpu", pesPerGPU, "--gpus", "1", "--sizes", "8,1000,4097,1M,48M",
 		"--samples", "3", "--warmup", "1", "--timeout", "60s", "--out", out}, extra...)
-	args = append(args, "rma")
+	args = append(args, "rma", "limit")
 	cmd := exec.Command(bin(t), args...)
 	cmd.Env = append(os.Environ(), "NVSHMEM_DISABLE_NVLS=1", "NCCL_NVLS_ENABLE=0", "TORCH_SYMM_MEM_DISABLE_MULTICAST=1")
 	outb, err := cmd.CombinedOutput()

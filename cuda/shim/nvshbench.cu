@@ -493,7 +493,7 @@ extern "C" int nb_rma_run(const nb_rma_args *a, double *samples_out, nb_rma_resu
   if (a->peer < 0 || a->peer >= npes) return fail(-1, "peer %d out of range (%d PEs)", a->peer, npes);
   if (a->size <= 0 || a->size > g_buf) return fail(-1, "size %lld outside 1..%lld", (long long)a->size, (long long)g_buf);
   if (a->ctas <= 0 || a->threads <= 0 || a->threads > 1024) return fail(-1, "launch %d x %d is invalid", a->ctas, a->threads);
-  if (a->iters <= 0 || a->samples <= 0 || a->warmup < 0) return fail(-1, "iters, samples must be > 0");
+  if (a->iters < 0 || a->samples <= 0 || a->warmup < 0) return fail(-1, "iters must be >= 0 (0: calibrate), samples > 0, warmup >= 0");
   if ((a->op == NB_OP_P || a->op == NB_OP_G) && (a->size % a->elem)) return fail(-1, "size %lld is not a multiple of the element size %d", (long long)a->size, a->elem);
   bool atomic = is_atomic(a->op);
   int64_t nslots = (int64_t)a->ctas * a->threads;
