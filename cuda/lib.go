@@ -61,7 +61,10 @@ type RMAResult struct {
 	Bytes     int64
 	Errors    int64
 	Checked   int64
-	Initiator int32
+	// JobErrors and JobChecked are the totals over every PE (PE 0 only).
+	JobErrors  int64
+	JobChecked int64
+	Initiator  int32
 	Iters     int32 // operations per timed launch actually used
 	Detail    [256]byte
 }

@@ -125,6 +125,10 @@ type Outcome struct {
 	Bytes     int64     `json:"bytes,omitempty"` // payload this PE moved per operation
 	Checked   int64     `json:"checked,omitempty"`
 	Errors    int64     `json:"errors,omitempty"`
+	// JobChecked and JobErrors are the totals over every PE, known to PE 0
+	// (used when the PEs cannot report to one controller: srun / mpirun).
+	JobChecked int64 `json:"job_checked,omitempty"`
+	JobErrors  int64 `json:"job_errors,omitempty"`
 	Detail    string    `json:"detail,omitempty"`
 	Effective string    `json:"effective,omitempty"`
 	Waived    string    `json:"waived,omitempty"`

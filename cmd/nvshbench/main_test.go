@@ -295,3 +295,40 @@ func TestNoGPUExitsClearly(t *testing.T) {
 		t.Errorf("reproduce without GPU: exit %d, %q", code, stderr)
 	}
 }
+
+func TestRunUnderALauncher(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "slurm.jsonl")
+	t.Setenv("SLURM_PROCID", "0")
+	t.Setenv("SLURM_NTASKS", "2")
+	t.Setenv("SLURM_LOCALID", "0")
+	t.Setenv("SLURM_NNODES", "2")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", out, "rma/put/block")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Header.PEs != 2 || f.Header.Nodes != 2 {
+		t.Errorf("header pes %d nodes %d", f.Header.PEs, f.Header.Nodes)
+	}
+	for _, p := range f.Points {
+		if p.Status != results.StatusOK || !p.Verify.Checked || p.Params.PEs != 2 {
+			t.Errorf("%s: %s verify %+v pes %d", p.ID, p.Status, p.Verify, p.Params.PEs)
+		}
+	}
+	// Resuming is refused: the other ranks cannot see this file.
+	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out, "rma/put/block"); code == 0 || !strings.Contains(stderr, "resuming is not supported") {
+		t.Errorf("resume under a launcher: exit %d %s", code, stderr)
+	}
+	// A non-zero rank measures and writes nothing.
+	t.Setenv("SLURM_PROCID", "1")
+	other := filepath.Join(t.TempDir(), "rank1.jsonl")
+	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", other, "rma/put/block"); code != 0 {
+		t.Errorf("rank 1: exit %d %s", code, stderr)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Error("rank 1 wrote a results file")
+	}
+}

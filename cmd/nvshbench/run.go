@@ -174,6 +174,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		return nil, err
 	}
 	ndev, _ := gpu.lib.DeviceCount()
+	if l, ok := launcher.DetectLauncher(); ok {
+		return measureLaunched(ctx, o, cfg, benches, gpu, l, ndev, stderr)
+	}
 	gpus := o.GPUs
 	if gpus == 0 {
 		gpus = ndev
@@ -218,6 +221,41 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	reportSummary(stderr, sum)
 	if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
 		err = fmt.Errorf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", sum.Errors+sum.Failed, sum.Errors, sum.Failed, out)
+	}
+	return sum, err
+}
+
+// measureLaunched is measure under srun / mpirun: this process is one PE;
+// NVSHMEM bootstraps through the launcher (NVSHMEM_BOOTSTRAP, e.g. PMIX) and
+// rank 0 writes the results file.
+func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, benches []*harness.Benchmark, gpu *gpuSetup,
+	l launcher.Launched, ndev int, stderr io.Writer) (*launcher.Summary, error) {
+	cfg.PEs = l.Size
+	plan := harness.BuildPlan(benches, cfg)
+	out := o.Out
+	if out == "" {
+		out = filepath.Join("results", fmt.Sprintf("nvshbench-%s-%dpes-%s.jsonl", l.By, l.Size, time.Now().Format("20060102-150405")))
+	}
+	extra := pathEnv(cfg.Path)
+	for k, v := range extra {
+		os.Setenv(k, v)
+	}
+	header := buildHeader(gpu, 1, 1, extra)
+	header.PEs, header.Nodes, header.Label = l.Size, l.Nodes, o.Label
+	header.Notes = append(header.Notes, fmt.Sprintf("started by %s: %d PEs on %d node(s); GPU list of rank 0's node; verification totals summed over every PE", l.By, l.Size, l.Nodes))
+	lo := launcher.Options{GPUs: 1, PEsPerGPU: 1, Plan: plan, Out: out, Header: header, Timeout: o.Timeout,
+		InitTimeout: o.Timeout + 60*time.Second, Stderr: stderr}
+	if l.Rank == 0 {
+		lo.Progress = newProgress(stderr)
+		fmt.Fprintf(stderr, "nvshbench: rank 0 of %d (%s), %d point(s) → %s\n", l.Size, l.By, len(plan.Items), out)
+	}
+	device := 0
+	if ndev > 0 {
+		device = l.LocalRank % ndev
+	}
+	sum, err := launcher.RunLaunched(ctx, lo, gpu.lib, l, device)
+	if l.Rank == 0 {
+		reportSummary(stderr, sum)
 	}
 	return sum, err
 }

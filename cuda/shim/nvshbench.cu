@@ -354,6 +354,13 @@ __global__ void k_put_i64(int64_t *dst, int64_t v, int pe) {
   nvshmem_quiet();
 }
 
+// Adds a PE's verification counts to PE 0's counters.
+__global__ void k_add_i64(int64_t *red, int64_t errors, int64_t checked) {
+  nvshmem_uint64_atomic_add((uint64_t *)red, (uint64_t)errors, 0);
+  nvshmem_uint64_atomic_add((uint64_t *)red + 1, (uint64_t)checked, 0);
+  nvshmem_quiet();
+}
+
 // ---------------------------------------------------------------------------
 static int launch(const nb_rma_args *a, int peer, int iters, uint64_t atomic_base) {
   dim3 g(a->ctas), b(a->threads);
@@ -596,6 +603,27 @@ extern "C" int nb_rma_run(const nb_rma_args *a, double *samples_out, nb_rma_resu
         if (rc) return rc;
       }
     }
+  }
+  // Job-wide totals on PE 0: every PE adds its counts to PE 0's counters.
+  static int64_t *g_red = nullptr;
+  if (!g_red) {
+    g_red = (int64_t *)nvshmem_malloc(2 * sizeof(int64_t));
+    if (!g_red) return fail(-1, "nvshmem_malloc of the verification counters failed");
+    CK(cudaMemset(g_red, 0, 2 * sizeof(int64_t)));
+    nvshmem_barrier_all();
+  }
+  if (res->checked > 0) {
+    k_add_i64<<<1, 1, 0, g_stream>>>(g_red, res->errors, res->checked);
+    CKLAUNCH("verification counter add");
+    CK(cudaStreamSynchronize(g_stream));
+  }
+  nvshmem_barrier_all();
+  if (me == 0) {
+    int64_t h[2];
+    CK(cudaMemcpy(h, g_red, sizeof h, cudaMemcpyDeviceToHost));
+    res->job_errors = h[0];
+    res->job_checked = h[1];
+    CK(cudaMemset(g_red, 0, sizeof h));
   }
   nvshmem_barrier_all();
   return 0;

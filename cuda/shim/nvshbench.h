@@ -52,6 +52,8 @@ typedef struct {
   int64_t bytes;      /* payload moved per operation by this PE (0 for the passive one) */
   int64_t errors;     /* mismatching elements found in this PE's memory */
   int64_t checked;    /* elements checked on this PE */
+  int64_t job_errors;  /* PE 0 only: mismatches summed over every PE of the job */
+  int64_t job_checked; /* PE 0 only: elements checked over every PE of the job */
   int32_t initiator;  /* this PE issued the operations and timed them */
   int32_t iters;      /* operations per timed launch actually used */
   char detail[256];   /* first mismatch */

@@ -263,6 +263,7 @@ func execOp(op int32) func(e *harness.Env, p results.Params) (harness.Outcome, e
 			o.Iters = int(r.Iters) * p.CTAs * p.Threads // atomic operations per sample
 		}
 		o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
+		o.JobChecked, o.JobErrors = r.JobChecked, r.JobErrors
 		o.WorkSet = p.Size
 		if path == cuda.PathLocal {
 			o.WorkSet = 2 * p.Size // source and destination on the one GPU
