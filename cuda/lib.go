@@ -58,15 +58,15 @@ type RMAArgs struct {
 
 // RMAResult mirrors nb_rma_result.
 type RMAResult struct {
-	Bytes     int64
-	Errors    int64
-	Checked   int64
+	Bytes   int64
+	Errors  int64
+	Checked int64
 	// JobErrors and JobChecked are the totals over every PE (PE 0 only).
 	JobErrors  int64
 	JobChecked int64
 	Initiator  int32
-	Iters     int32 // operations per timed launch actually used
-	Detail    [256]byte
+	Iters      int32 // operations per timed launch actually used
+	Detail     [256]byte
 }
 
 // DetailString is the first mismatch, if any.

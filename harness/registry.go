@@ -120,18 +120,18 @@ type Env struct {
 
 // Outcome is one PE's result for one point.
 type Outcome struct {
-	Samples   []float64 `json:"samples,omitempty"` // seconds per operation (the timing PE)
-	Iters     int       `json:"iters,omitempty"`
-	Bytes     int64     `json:"bytes,omitempty"` // payload this PE moved per operation
-	Checked   int64     `json:"checked,omitempty"`
-	Errors    int64     `json:"errors,omitempty"`
+	Samples []float64 `json:"samples,omitempty"` // seconds per operation (the timing PE)
+	Iters   int       `json:"iters,omitempty"`
+	Bytes   int64     `json:"bytes,omitempty"` // payload this PE moved per operation
+	Checked int64     `json:"checked,omitempty"`
+	Errors  int64     `json:"errors,omitempty"`
 	// JobChecked and JobErrors are the totals over every PE, known to PE 0
 	// (used when the PEs cannot report to one controller: srun / mpirun).
-	JobChecked int64 `json:"job_checked,omitempty"`
-	JobErrors  int64 `json:"job_errors,omitempty"`
-	Detail    string    `json:"detail,omitempty"`
-	Effective string    `json:"effective,omitempty"`
-	Waived    string    `json:"waived,omitempty"`
-	WorkSet   int64     `json:"work_set,omitempty"` // bytes resident on the busiest GPU
-	L2Bytes   int64     `json:"l2_bytes,omitempty"`
+	JobChecked int64  `json:"job_checked,omitempty"`
+	JobErrors  int64  `json:"job_errors,omitempty"`
+	Detail     string `json:"detail,omitempty"`
+	Effective  string `json:"effective,omitempty"`
+	Waived     string `json:"waived,omitempty"`
+	WorkSet    int64  `json:"work_set,omitempty"` // bytes resident on the busiest GPU
+	L2Bytes    int64  `json:"l2_bytes,omitempty"`
 }
