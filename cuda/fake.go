@@ -132,3 +132,43 @@ func envInt(k string) int64 {
 	}
 	return v
 }
+
+// Latency models 1.2 µs plus 0.1 ns per byte (round trips twice that).
+func (f *Fake) Latency(a LatArgs) ([]float64, RMAResult, error) {
+	if !f.inited {
+		return nil, RMAResult{}, &Error{Op: "latency", Status: -1, Msg: "not initialised"}
+	}
+	if a.Samples <= 0 || a.Iters < 0 || a.Size <= 0 || a.Threads <= 0 {
+		return nil, RMAResult{}, &Error{Op: "latency", Status: -1, Msg: "bad arguments"}
+	}
+	pingpong := a.Op >= LatPPPutSignal && a.Op <= LatPPSignal
+	var r RMAResult
+	var samples []float64
+	if f.rank == 0 {
+		r.Initiator = 1
+		t := 1.2e-6 + float64(a.Size)*1e-10
+		if pingpong {
+			t *= 2
+		}
+		n := int(a.Samples)
+		r.Iters = a.Iters
+		if a.Timer == TimerGlobal {
+			n, r.Iters = 100, 1
+		}
+		if a.Op == LatLaunch && a.Timer == TimerGlobal {
+			n = 0
+		}
+		for i := 0; i < n; i++ {
+			samples = append(samples, t*(1+0.01*float64(i%7)))
+		}
+		r.NSamples = int64(n)
+		if a.Op != LatLaunch && a.Op != LatFence && a.Op != LatQuiet && a.Op != LatFetchAdd && a.Op != LatCSwap && a.Op != LatPPAtomic && a.Op != LatPPSignal {
+			r.Bytes = a.Size
+		}
+	}
+	if a.Verify != 0 && r.Bytes > 0 {
+		r.Checked = a.Size
+		r.JobChecked = a.Size * int64(f.nranks)
+	}
+	return samples, r, nil
+}

@@ -64,6 +64,7 @@ type RMAResult struct {
 	// JobErrors and JobChecked are the totals over every PE (PE 0 only).
 	JobErrors  int64
 	JobChecked int64
+	NSamples   int64 // samples written (latency runs)
 	Initiator  int32
 	Iters      int32 // operations per timed launch actually used
 	Detail     [256]byte
@@ -71,6 +72,43 @@ type RMAResult struct {
 
 // DetailString is the first mismatch, if any.
 func (r *RMAResult) DetailString() string { return cstr(r.Detail[:]) }
+
+// Latency ops, mirroring NB_LAT_*.
+const (
+	LatPut         = 1
+	LatGet         = 2
+	LatP           = 3
+	LatG           = 4
+	LatPPPutSignal = 5
+	LatPPP         = 6
+	LatPPAtomic    = 7
+	LatPPSignal    = 8
+	LatFence       = 9
+	LatQuiet       = 10
+	LatFetchAdd    = 11
+	LatCSwap       = 12
+	LatPutSignal   = 13
+	LatLaunch      = 14
+	TimerEvents    = 0
+	TimerGlobal    = 1
+	maxLatSamples  = 100000
+)
+
+// LatArgs mirrors nb_lat_args.
+type LatArgs struct {
+	Size     int64
+	Seed     int64
+	Op       int32
+	Scope    int32
+	Blocking int32
+	Threads  int32
+	Iters    int32
+	Warmup   int32
+	Samples  int32
+	Peer     int32
+	Timer    int32
+	Verify   int32
+}
 
 // Info mirrors nb_info.
 type Info struct {
@@ -148,6 +186,8 @@ type Lib interface {
 	Barrier() error
 	// RMA runs one point; samples gets seconds per operation (initiator only).
 	RMA(a RMAArgs) (samples []float64, res RMAResult, err error)
+	// Latency runs one latency point; samples are seconds per operation.
+	Latency(a LatArgs) (samples []float64, res RMAResult, err error)
 }
 
 // Error is a failed shim call: the operation and the shim's message.

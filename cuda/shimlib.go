@@ -24,6 +24,7 @@ type shimLib struct {
 	peerPath      func(int32, *int32) int32
 	barrier       func() int32
 	rmaRun        func(*RMAArgs, *float64, *RMAResult) int32
+	latRun        func(*LatArgs, *float64, int32, *RMAResult) int32
 }
 
 // Load opens the shim at path. The NVSHMEM and NCCL libraries it links must
@@ -55,6 +56,7 @@ func Load(path string) (Lib, error) {
 		{&l.canAccessPeer, "nb_can_access_peer"}, {&l.getUniqueID, "nb_get_uniqueid"},
 		{&l.initFn, "nb_init"}, {&l.finalize, "nb_finalize"}, {&l.infoGet, "nb_info_get"},
 		{&l.peerPath, "nb_peer_path"}, {&l.barrier, "nb_barrier"}, {&l.rmaRun, "nb_rma_run"},
+		{&l.latRun, "nb_lat_run"},
 	} {
 		if err := reg(s.f, s.name); err != nil {
 			return nil, err
@@ -135,4 +137,18 @@ func (l *shimLib) RMA(a RMAArgs) ([]float64, RMAResult, error) {
 		samples = nil
 	}
 	return samples, r, err
+}
+
+func (l *shimLib) Latency(a LatArgs) ([]float64, RMAResult, error) {
+	n := int(a.Samples)
+	if a.Timer == TimerGlobal {
+		n = maxLatSamples
+	}
+	if n <= 0 {
+		return nil, RMAResult{}, fmt.Errorf("latency: samples must be > 0")
+	}
+	samples := make([]float64, n)
+	var r RMAResult
+	err := l.check("latency", l.latRun(&a, &samples[0], int32(n), &r))
+	return samples[:r.NSamples], r, err
 }

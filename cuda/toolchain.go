@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-//go:embed shim/nvshbench.cu shim/nvshbench.h
+//go:embed shim/*.cu shim/*.cuh shim/*.h
 var shimSources embed.FS
 
 // Toolchain is what Discover found: nvcc, NVSHMEM and NCCL, and where each
@@ -240,7 +240,8 @@ func (t *Toolchain) Build(out string, log io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	for _, n := range []string{"shim/nvshbench.cu", "shim/nvshbench.h"} {
+	names, _ := fs.Glob(shimSources, "shim/*")
+	for _, n := range names {
 		b, _ := shimSources.ReadFile(n)
 		if err := os.WriteFile(filepath.Join(work, filepath.Base(n)), b, 0o644); err != nil {
 			return err

@@ -107,6 +107,9 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 		}
 		if len(o.Samples) > 0 && len(p.Samples) == 0 {
 			p.Samples, p.Iters, p.Effective = o.Samples, o.Iters, o.Effective
+			if o.Timer != "" {
+				p.Timer = o.Timer
+			}
 			p.WorkingSetBytes = o.WorkSet
 			p.L2Resident = o.L2Bytes > 0 && o.WorkSet <= o.L2Bytes
 		}

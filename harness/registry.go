@@ -7,6 +7,7 @@ package harness
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -133,5 +134,56 @@ type Outcome struct {
 	Effective  string `json:"effective,omitempty"`
 	Waived     string `json:"waived,omitempty"`
 	WorkSet    int64  `json:"work_set,omitempty"` // bytes resident on the busiest GPU
+	Timer      string `json:"timer,omitempty"`    // events (default) or globaltimer
 	L2Bytes    int64  `json:"l2_bytes,omitempty"`
+}
+
+// Peer is the PE a point talks to and the path to it, as seen from this PE.
+type Peer struct {
+	PE        int
+	Path      int    // cuda.PathLocal, PathP2P, PathRemote
+	Effective string // local, p2p, ibgda, proxy
+	Waived    string // why this point cannot run on the requested path
+}
+
+// PeerOf returns PE 1 (or PE 0 itself in a one-PE job) and the path to it.
+// With --path p2p a peer that has no load/store mapping waives the point.
+func PeerOf(e *Env) (Peer, error) {
+	p := Peer{}
+	if e.NPEs > 1 {
+		p.PE = 1
+	}
+	path, err := e.Lib.PeerPath(p.PE)
+	if err != nil {
+		return p, err
+	}
+	p.Path = path
+	switch path {
+	case cuda.PathLocal:
+		p.Effective = "local"
+	case cuda.PathP2P:
+		p.Effective = "p2p"
+	default:
+		p.Effective = "proxy"
+		if e.Config.Path == "ibgda" || os.Getenv("NVSHMEM_IB_ENABLE_IBGDA") == "1" {
+			p.Effective = "ibgda"
+		}
+	}
+	if e.Config.Path == "p2p" && path == cuda.PathRemote {
+		p.Waived = fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): NVSHMEM would use a remote transport; measure it with --path proxy or --path ibgda", p.PE)
+	}
+	return p, nil
+}
+
+var l2Bytes int64 = -1
+
+// L2Bytes is the L2 size of this PE's GPU (0 if unknown), read once.
+func L2Bytes(e *Env) int64 {
+	if l2Bytes < 0 {
+		l2Bytes = 0
+		if info, err := e.Lib.Info(); err == nil {
+			l2Bytes = info.L2Bytes
+		}
+	}
+	return l2Bytes
 }

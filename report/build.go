@@ -265,6 +265,9 @@ func describe(p *results.Point) string {
 	if p.Params.Mode != "" {
 		parts = append(parts, p.Params.Mode)
 	}
+	if t := p.Params.Extra["timer"]; t != "" {
+		parts = append(parts, t)
+	}
 	return strings.Join(parts, " ")
 }
 

@@ -101,5 +101,12 @@ func pointLine(p *results.Point) string {
 	if p.L2Resident {
 		extra = " (L2-resident)"
 	}
-	return fmt.Sprintf("%s%s %s: %s %s%s, verified=%v", p.ID, size, p.Params.KeyWithoutSize(), m, val, extra, p.Verify.Checked && p.Verify.OK)
+	verified := "verified"
+	switch {
+	case !p.Verify.Checked && p.Bytes == 0:
+		verified = "no payload to verify"
+	case !p.Verify.Checked:
+		verified = "NOT verified"
+	}
+	return fmt.Sprintf("%s%s %s: %s %s%s, %s", p.ID, size, p.Params.KeyWithoutSize(), m, val, extra, verified)
 }

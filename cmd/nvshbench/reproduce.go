@@ -27,8 +27,12 @@ type reproduceOptions struct {
 }
 
 // paperBenchmarks are the sweeps behind the paper's figures that this
-// version implements (Fig. 4: RMA bandwidth by op and path).
-var paperBenchmarks = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g", "rma/st", "rma/ld", "limit"}
+// version implements: Fig. 4 (RMA bandwidth by op and path, with the
+// limits) and the latency figures.
+var (
+	paperBandwidth = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g", "rma/st", "rma/ld", "limit"}
+	paperLatency   = []string{"latency"}
+)
 
 func newReproduceCmd() *cobra.Command {
 	o := &reproduceOptions{}
@@ -36,8 +40,8 @@ func newReproduceCmd() *cobra.Command {
 		Use:   "reproduce",
 		Short: "Regenerate the paper's figures on this node: results, report, charts in one folder",
 		Long: `reproduce runs the sweeps behind "Demystifying NVSHMEM" Fig. 4 with the paper's settings
-(32 CTAs × 256 threads, 8 B … 1 GiB, plus a CTAs × threads sweep for each op's peak) on all
-local GPUs, then writes into --out: results.jsonl, report.md (one row per published number:
+(32 CTAs × 256 threads, 8 B … 1 GiB, plus a CTAs × threads sweep for each op's peak) and the
+latency suite (8 B … 1 MiB) on all local GPUs, then writes into --out: results.jsonl, report.md (one row per published number:
 measured, paper, ratio, the in-run limit and the fraction of it, or why it was not measured),
 the charts (PNG and SVG) and index.md linking them. Paths this machine lacks (IBGDA and the
 CPU proxy without a NIC) are recorded as waived. Interrupted, it keeps every finished point;
@@ -76,13 +80,22 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	}
 	resFile := filepath.Join(o.Out, "results.jsonl")
 	r := o.run
-	r.Benches = paperBenchmarks
+	r.Benches = paperBandwidth
 	r.Out = resFile
 	r.Sizes, r.CTAs, r.Threads, r.SweepSize, r.Path = "8:1G", harness.DefaultCTAs, harness.DefaultThreads, "256M", "p2p"
 	r.Warmup, r.Samples, r.Quick = 2, 10, o.Quick
 	r.LaunchSweep = !o.Quick
 	start := time.Now()
 	if _, err := measure(ctx, &r, stderr); err != nil {
+		return err
+	}
+	// Latency: 8 B … 1 MiB (the 256 B row of the paper's table included).
+	lat := r
+	lat.Benches, lat.LaunchSweep, lat.Sizes = paperLatency, false, "8:1M"
+	if o.Quick {
+		lat.Sizes = "8,256,4K,64K,1M"
+	}
+	if _, err := measure(ctx, &lat, stderr); err != nil {
 		return err
 	}
 	// The remote paths of Fig. 4 (IBGDA): measured where a NIC exists, else

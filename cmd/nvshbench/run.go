@@ -21,6 +21,7 @@ import (
 	"github.com/nvshbench/nvshbench/results"
 
 	// The suites register their benchmarks.
+	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 

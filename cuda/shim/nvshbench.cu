@@ -493,6 +493,8 @@ static int check_u64(int64_t n, uint64_t want, nb_rma_result *r) {
   return 0;
 }
 
+static int reduce_checks(nb_rma_result *res, int me);
+
 extern "C" int nb_rma_run(const nb_rma_args *a, double *samples_out, nb_rma_result *res) {
   memset(res, 0, sizeof *res);
   if (!g_inited) return fail(-1, "not initialised");
@@ -604,7 +606,11 @@ extern "C" int nb_rma_run(const nb_rma_args *a, double *samples_out, nb_rma_resu
       }
     }
   }
-  // Job-wide totals on PE 0: every PE adds its counts to PE 0's counters.
+  return reduce_checks(res, me);
+}
+
+// reduce_checks sums every PE's verification counts into PE 0's result.
+static int reduce_checks(nb_rma_result *res, int me) {
   static int64_t *g_red = nullptr;
   if (!g_red) {
     g_red = (int64_t *)nvshmem_malloc(2 * sizeof(int64_t));
@@ -628,3 +634,5 @@ extern "C" int nb_rma_run(const nb_rma_args *a, double *samples_out, nb_rma_resu
   nvshmem_barrier_all();
   return 0;
 }
+
+#include "latency.cuh"

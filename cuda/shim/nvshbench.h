@@ -54,6 +54,7 @@ typedef struct {
   int64_t checked;    /* elements checked on this PE */
   int64_t job_errors;  /* PE 0 only: mismatches summed over every PE of the job */
   int64_t job_checked; /* PE 0 only: elements checked over every PE of the job */
+  int64_t n_samples;   /* samples written to samples_out (latency runs) */
   int32_t initiator;  /* this PE issued the operations and timed them */
   int32_t iters;      /* operations per timed launch actually used */
   char detail[256];   /* first mismatch */
@@ -102,6 +103,47 @@ int nb_info_get(nb_info *out);
  * device, 2 remote transport (no load/store mapping). */
 int nb_peer_path(int peer, int *path);
 int nb_barrier(void);
+
+/* Latency operations (nb_lat_run). */
+enum {
+  NB_LAT_PUT = 1,           /* put (scope, nbi + quiet or blocking) per iteration */
+  NB_LAT_GET = 2,
+  NB_LAT_P = 3,             /* the message as uint64 p's over the block, then quiet */
+  NB_LAT_G = 4,
+  NB_LAT_PP_PUT_SIGNAL = 5, /* ping-pong round trip: putmem_signal_nbi_block, wait on the signal */
+  NB_LAT_PP_P = 6,          /* ping-pong: p's + fence + p of a flag */
+  NB_LAT_PP_ATOMIC = 7,     /* ping-pong: atomic add of a flag */
+  NB_LAT_PP_SIGNAL = 8,     /* ping-pong: signal_op only */
+  NB_LAT_FENCE = 9,         /* 8-byte p + fence */
+  NB_LAT_QUIET = 10,        /* 8-byte p + quiet */
+  NB_LAT_FETCH_ADD = 11,    /* fetching atomics (complete on return) */
+  NB_LAT_CSWAP = 12,
+  NB_LAT_PUT_SIGNAL = 13,   /* one-way putmem_signal_nbi_block + quiet */
+  NB_LAT_LAUNCH = 14        /* empty kernel launches on one stream: the floor of host-issued work */
+};
+
+typedef struct {
+  int64_t size;
+  int64_t seed;
+  int32_t op;
+  int32_t scope;
+  int32_t blocking;
+  int32_t threads;  /* of the single CTA */
+  int32_t iters;    /* per launch; 0: calibrated (ping-pong: 1000) */
+  int32_t warmup;
+  int32_t samples;  /* timed launches (timer 0) */
+  int32_t peer;
+  int32_t timer;    /* 0: device events around each launch (one sample per launch, mean per operation);
+                       1: in-kernel %globaltimer per iteration of one launch (one sample per operation) */
+  int32_t verify;
+} nb_lat_args;
+
+typedef nb_rma_result nb_lat_result;
+
+/* Runs one latency point; samples_out (max_samples) gets seconds per
+ * operation; res->n_samples says how many. A ping-pong with peer == self runs
+ * as a loopback: two CTAs of one PE, through its own symmetric memory. */
+int nb_lat_run(const nb_lat_args *a, double *samples_out, int max_samples, nb_lat_result *res);
 
 /* Runs one RMA point: warmup launches, then samples timed launches of iters
  * operations each (device events around each launch). samples_out receives

@@ -8,7 +8,6 @@ package rma
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
@@ -204,23 +203,18 @@ func containsSize(s []int64, v int64) bool {
 
 var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
-var l2Cache int64 = -1
-
 // execOp runs one point of op on this PE.
 func execOp(op int32) func(e *harness.Env, p results.Params) (harness.Outcome, error) {
 	return func(e *harness.Env, p results.Params) (harness.Outcome, error) {
 		var o harness.Outcome
-		peer := 0
-		if e.NPEs > 1 {
-			peer = 1
-		}
-		path, err := e.Lib.PeerPath(peer)
+		pr, err := harness.PeerOf(e)
 		if err != nil {
 			return o, err
 		}
-		o.Effective = effective(path, e.Config.Path)
-		if e.Config.Path == "p2p" && path == cuda.PathRemote {
-			o.Waived = fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): NVSHMEM would use a remote transport; measure it with --path proxy or --path ibgda", peer)
+		peer, path := pr.PE, pr.Path
+		o.Effective = pr.Effective
+		if pr.Waived != "" {
+			o.Waived = pr.Waived
 			return o, nil
 		}
 		if p.Dir == "bidir" && e.NPEs < 2 {
@@ -268,28 +262,7 @@ func execOp(op int32) func(e *harness.Env, p results.Params) (harness.Outcome, e
 		if path == cuda.PathLocal {
 			o.WorkSet = 2 * p.Size // source and destination on the one GPU
 		}
-		if l2Cache < 0 {
-			l2Cache = 0
-			if info, err := e.Lib.Info(); err == nil {
-				l2Cache = info.L2Bytes
-			}
-		}
-		o.L2Bytes = l2Cache
+		o.L2Bytes = harness.L2Bytes(e)
 		return o, nil
 	}
-}
-
-// effective names the path that ran: local (same GPU), p2p, or the remote
-// transport the run enabled.
-func effective(path int, requested string) string {
-	switch path {
-	case cuda.PathLocal:
-		return "local"
-	case cuda.PathP2P:
-		return "p2p"
-	}
-	if requested == "ibgda" || os.Getenv("NVSHMEM_IB_ENABLE_IBGDA") == "1" {
-		return "ibgda"
-	}
-	return "proxy"
 }
