@@ -172,3 +172,34 @@ func (f *Fake) Latency(a LatArgs) ([]float64, RMAResult, error) {
 	}
 	return samples, r, nil
 }
+
+// Collective models 4 µs plus size at 25 GB/s (NCCL and ours at 200 GB/s).
+func (f *Fake) Collective(a CollArgs) ([]float64, RMAResult, error) {
+	if !f.inited {
+		return nil, RMAResult{}, &Error{Op: "collective", Status: -1, Msg: "not initialised"}
+	}
+	if a.Samples <= 0 || a.Size <= 0 || a.Threads <= 0 || a.CTAs <= 0 {
+		return nil, RMAResult{}, &Error{Op: "collective", Status: -1, Msg: "bad arguments"}
+	}
+	bw := 25e9
+	if a.Impl == ImplNCCL || a.Impl == ImplOurOneShot || a.Impl == ImplOurTwoShot {
+		bw = 200e9
+	}
+	var r RMAResult
+	samples := make([]float64, a.Samples)
+	for i := range samples {
+		samples[i] = (4e-6 + float64(a.Size)/bw) * (1 + 0.002*float64(i%3))
+	}
+	r.Iters, r.Initiator = 10, 1
+	if a.Coll != CollBarrier {
+		r.Bytes = a.Size
+		if a.Verify != 0 {
+			r.Checked = a.Size / 4
+			r.JobChecked = r.Checked * int64(f.nranks)
+		}
+	}
+	if a.Impl == ImplNCCL {
+		r.Aux = 22809
+	}
+	return samples, r, nil
+}

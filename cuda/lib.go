@@ -65,6 +65,7 @@ type RMAResult struct {
 	JobErrors  int64
 	JobChecked int64
 	NSamples   int64 // samples written (latency runs)
+	Aux        int64 // collectives: ncclGetVersion of the NCCL used
 	Initiator  int32
 	Iters      int32 // operations per timed launch actually used
 	Detail     [256]byte
@@ -108,6 +109,52 @@ type LatArgs struct {
 	Peer     int32
 	Timer    int32
 	Verify   int32
+}
+
+// Collectives, implementations and data types, mirroring NB_COLL_*,
+// NB_IMPL_*, NB_DT_*.
+const (
+	CollAllReduce = 1
+	CollBroadcast = 2
+	CollAlltoall  = 3
+	CollBarrier   = 4
+
+	ImplNVSHMEMDevice = 1
+	ImplNVSHMEMStream = 2
+	ImplOurOneShot    = 3
+	ImplOurTwoShot    = 4
+	ImplNCCL          = 5
+
+	DTFloat = 0
+	DTBF16  = 1
+	DTHalf  = 2
+)
+
+// CollArgs mirrors nb_coll_args.
+type CollArgs struct {
+	Size      int64
+	Seed      int64
+	Coll      int32
+	Impl      int32
+	DType     int32
+	Scope     int32
+	CTAs      int32
+	Threads   int32
+	Iters     int32
+	Warmup    int32
+	Samples   int32
+	Graph     int32
+	Verify    int32
+	pad       int32
+	NCCLAlgo  [32]byte
+	NCCLProto [32]byte
+}
+
+// SetNCCL sets the forced NCCL algorithm and protocol ("" = NCCL's choice).
+func (a *CollArgs) SetNCCL(algo, proto string) {
+	a.NCCLAlgo, a.NCCLProto = [32]byte{}, [32]byte{}
+	copy(a.NCCLAlgo[:31], algo)
+	copy(a.NCCLProto[:31], proto)
 }
 
 // Info mirrors nb_info.
@@ -188,6 +235,9 @@ type Lib interface {
 	RMA(a RMAArgs) (samples []float64, res RMAResult, err error)
 	// Latency runs one latency point; samples are seconds per operation.
 	Latency(a LatArgs) (samples []float64, res RMAResult, err error)
+	// Collective runs one collective point on every PE; samples are seconds
+	// per operation of this PE.
+	Collective(a CollArgs) (samples []float64, res RMAResult, err error)
 }
 
 // Error is a failed shim call: the operation and the shim's message.
@@ -199,6 +249,9 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Op, e.Msg) }
 
-// Unreachable reports a peer with no load/store mapping (status -2): the
-// benchmark needs a path this machine lacks.
+// NotCapturable reports a collective that a CUDA graph cannot capture (status -4).
+func (e *Error) NotCapturable() bool { return e.Status == -4 }
+
+// Unreachable reports status -2: the point needs what this machine or job
+// lacks (a load/store mapping to the peer, NCCL, a divisible size).
 func (e *Error) Unreachable() bool { return e.Status == -2 }

@@ -25,6 +25,7 @@ type shimLib struct {
 	barrier       func() int32
 	rmaRun        func(*RMAArgs, *float64, *RMAResult) int32
 	latRun        func(*LatArgs, *float64, int32, *RMAResult) int32
+	collRun       func(*CollArgs, *float64, *RMAResult) int32
 }
 
 // Load opens the shim at path. The NVSHMEM and NCCL libraries it links must
@@ -56,7 +57,7 @@ func Load(path string) (Lib, error) {
 		{&l.canAccessPeer, "nb_can_access_peer"}, {&l.getUniqueID, "nb_get_uniqueid"},
 		{&l.initFn, "nb_init"}, {&l.finalize, "nb_finalize"}, {&l.infoGet, "nb_info_get"},
 		{&l.peerPath, "nb_peer_path"}, {&l.barrier, "nb_barrier"}, {&l.rmaRun, "nb_rma_run"},
-		{&l.latRun, "nb_lat_run"},
+		{&l.latRun, "nb_lat_run"}, {&l.collRun, "nb_coll_run"},
 	} {
 		if err := reg(s.f, s.name); err != nil {
 			return nil, err
@@ -151,4 +152,14 @@ func (l *shimLib) Latency(a LatArgs) ([]float64, RMAResult, error) {
 	var r RMAResult
 	err := l.check("latency", l.latRun(&a, &samples[0], int32(n), &r))
 	return samples[:r.NSamples], r, err
+}
+
+func (l *shimLib) Collective(a CollArgs) ([]float64, RMAResult, error) {
+	if a.Samples <= 0 {
+		return nil, RMAResult{}, fmt.Errorf("collective: samples must be > 0")
+	}
+	samples := make([]float64, a.Samples)
+	var r RMAResult
+	err := l.check("collective", l.collRun(&a, &samples[0], &r))
+	return samples, r, err
 }

@@ -210,9 +210,6 @@ func (t *Toolchain) BuildCommand(src, linkDir, out string) []string {
 	if d := filepath.Join(t.CUDAHome, "include", "cccl"); dirExists(d) {
 		args = append(args, "-I"+d)
 	}
-	if t.NCCLHome != "" {
-		args = append(args, "-I"+filepath.Join(t.NCCLHome, "include"))
-	}
 	args = append(args, src, filepath.Join(t.NVSHMEMHome, "lib", "libnvshmem_device.a"))
 	for _, d := range []string{"lib64", "lib"} {
 		if dirExists(filepath.Join(t.CUDAHome, d)) {

@@ -129,6 +129,7 @@ func TestStructLayoutsMatchTheHeader(t *testing.T) {
 #include <stddef.h>
 #include "nvshbench.h"
 int main(void) {
+  printf("%zu %zu %zu %zu ", sizeof(nb_lat_args), offsetof(nb_lat_args, verify), sizeof(nb_coll_args), offsetof(nb_coll_args, nccl_proto));
   printf("%zu %zu %zu %zu %zu %zu %zu %zu\n", sizeof(nb_rma_args), offsetof(nb_rma_args, verify),
          sizeof(nb_rma_result), offsetof(nb_rma_result, detail), sizeof(nb_info), offsetof(nb_info, nccl_version),
          offsetof(nb_info, name), offsetof(nb_info, pci_bus_id));
@@ -145,7 +146,10 @@ int main(void) {
 	var a RMAArgs
 	var r RMAResult
 	var i Info
-	got := fmt.Sprintf("%d %d %d %d %d %d %d %d", unsafe.Sizeof(a), unsafe.Offsetof(a.Verify), unsafe.Sizeof(r), unsafe.Offsetof(r.Detail),
+	var la LatArgs
+	var ca CollArgs
+	got := fmt.Sprintf("%d %d %d %d ", unsafe.Sizeof(la), unsafe.Offsetof(la.Verify), unsafe.Sizeof(ca), unsafe.Offsetof(ca.NCCLProto))
+	got += fmt.Sprintf("%d %d %d %d %d %d %d %d", unsafe.Sizeof(a), unsafe.Offsetof(a.Verify), unsafe.Sizeof(r), unsafe.Offsetof(r.Detail),
 		unsafe.Sizeof(i), unsafe.Offsetof(i.NCCLVersion), unsafe.Offsetof(i.Name), unsafe.Offsetof(i.PCIBusID))
 	if want := strings.TrimSpace(string(out)); got != want {
 		t.Errorf("Go layout %s, C layout %s", got, want)

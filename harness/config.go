@@ -9,21 +9,23 @@ import (
 
 // Config is the sweep configuration shared by every benchmark of a run.
 type Config struct {
-	Sizes       []int64 `json:"sizes"`
-	CTAs        int     `json:"ctas"`
-	Threads     int     `json:"threads"`
-	LaunchSweep bool    `json:"launch_sweep"` // also sweep CTAs × threads at SweepSize
-	SweepSize   int64   `json:"sweep_size"`
-	Path        string  `json:"path"`    // p2p, proxy, ibgda (the run's requested path)
-	Iters       int     `json:"iters"`   // operations per timed launch; 0: calibrated to about 20 ms
-	Warmup      int     `json:"warmup"`  // untimed launches
-	Samples     int     `json:"samples"` // timed launches per point
-	Verify      bool    `json:"verify"`
-	Bidir       bool    `json:"bidir"`
-	Blocking    bool    `json:"blocking"` // also the blocking forms of put/get
-	PEs         int     `json:"pes"`
-	LimitSize   int64   `json:"limit_size"` // size of the in-run limit measurements
-	Quick       bool    `json:"quick"`
+	Sizes       []int64  `json:"sizes"`
+	CTAs        int      `json:"ctas"`
+	Threads     int      `json:"threads"`
+	LaunchSweep bool     `json:"launch_sweep"` // also sweep CTAs × threads at SweepSize
+	SweepSize   int64    `json:"sweep_size"`
+	Path        string   `json:"path"`    // p2p, proxy, ibgda (the run's requested path)
+	Iters       int      `json:"iters"`   // operations per timed launch; 0: calibrated to about 20 ms
+	Warmup      int      `json:"warmup"`  // untimed launches
+	Samples     int      `json:"samples"` // timed launches per point
+	Verify      bool     `json:"verify"`
+	Bidir       bool     `json:"bidir"`
+	Blocking    bool     `json:"blocking"` // also the blocking forms of put/get
+	PEs         int      `json:"pes"`
+	LimitSize   int64    `json:"limit_size"` // size of the in-run limit measurements
+	Quick       bool     `json:"quick"`
+	DTypes      []string `json:"dtypes,omitempty"` // collectives: float, bf16, half
+	Graph       bool     `json:"graph,omitempty"`  // collectives: capture the timed iterations in a CUDA graph
 }
 
 // Paper defaults: 32 CTAs × 256 threads (the paper's launch for device RMA).
@@ -37,7 +39,7 @@ func DefaultConfig() Config {
 	return Config{
 		Sizes: Pow2Sizes(8, 1<<30), CTAs: DefaultCTAs, Threads: DefaultThreads,
 		SweepSize: 256 << 20, Path: "p2p", Warmup: 2, Samples: 10, Verify: true,
-		LimitSize: 1 << 30,
+		LimitSize: 1 << 30, DTypes: []string{"float"},
 	}
 }
 
@@ -76,6 +78,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--warmup %d: must not be negative", c.Warmup)
 	case c.Iters < 0:
 		return fmt.Errorf("--iters %d: must not be negative (0 = adaptive)", c.Iters)
+	}
+	for _, d := range c.DTypes {
+		if d != "float" && d != "bf16" && d != "half" {
+			return fmt.Errorf("--dtypes %q: want float, bf16 or half", d)
+		}
 	}
 	switch c.Path {
 	case "p2p", "proxy", "ibgda":

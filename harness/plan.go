@@ -110,6 +110,7 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 			if o.Timer != "" {
 				p.Timer = o.Timer
 			}
+			p.BusFactor = o.BusFactor
 			p.WorkingSetBytes = o.WorkSet
 			p.L2Resident = o.L2Bytes > 0 && o.WorkSet <= o.L2Bytes
 		}
@@ -134,7 +135,15 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 	}
 	var metrics []string
 	if b != nil {
-		metrics = b.Metrics
+		for _, m := range b.Metrics {
+			if m == results.MetricBusBW && p.BusFactor <= 0 {
+				continue // one PE: nothing crosses a bus (nccl-tests prints 0)
+			}
+			if (m == results.MetricAlgBW || m == results.MetricBandwidth) && p.Params.Size <= 0 {
+				continue
+			}
+			metrics = append(metrics, m)
+		}
 	}
 	if err := results.Derive(&p, metrics...); err != nil {
 		p.Status, p.Reason = results.StatusError, err.Error()

@@ -128,14 +128,15 @@ type Outcome struct {
 	Errors  int64     `json:"errors,omitempty"`
 	// JobChecked and JobErrors are the totals over every PE, known to PE 0
 	// (used when the PEs cannot report to one controller: srun / mpirun).
-	JobChecked int64  `json:"job_checked,omitempty"`
-	JobErrors  int64  `json:"job_errors,omitempty"`
-	Detail     string `json:"detail,omitempty"`
-	Effective  string `json:"effective,omitempty"`
-	Waived     string `json:"waived,omitempty"`
-	WorkSet    int64  `json:"work_set,omitempty"` // bytes resident on the busiest GPU
-	Timer      string `json:"timer,omitempty"`    // events (default) or globaltimer
-	L2Bytes    int64  `json:"l2_bytes,omitempty"`
+	JobChecked int64   `json:"job_checked,omitempty"`
+	JobErrors  int64   `json:"job_errors,omitempty"`
+	Detail     string  `json:"detail,omitempty"`
+	Effective  string  `json:"effective,omitempty"`
+	Waived     string  `json:"waived,omitempty"`
+	WorkSet    int64   `json:"work_set,omitempty"`   // bytes resident on the busiest GPU
+	Timer      string  `json:"timer,omitempty"`      // events (default) or globaltimer
+	BusFactor  float64 `json:"bus_factor,omitempty"` // collectives: algbw → busbw (nccl-tests factors)
+	L2Bytes    int64   `json:"l2_bytes,omitempty"`
 }
 
 // Peer is the PE a point talks to and the path to it, as seen from this PE.

@@ -50,7 +50,7 @@ func Paper(ref *results.Reference) *Report {
 		t := Table{Title: tableTitles[name] + " (published)", Columns: []string{"operation", "path", "paper", "needs"}, Right: []bool{false, false, true, false}}
 		for i := range ref.Rows {
 			row := &ref.Rows[i]
-			if row.Table != name {
+			if row.Table != name || row.NoPaper {
 				continue
 			}
 			where := row.Path
@@ -74,6 +74,9 @@ func Paper(ref *results.Reference) *Report {
 }
 
 func paperCell(r *results.RefRow) Cell {
+	if r.NoPaper {
+		return Str("—")
+	}
 	div, _, _ := metricScale(r.Metric)
 	v := r.Value / div
 	return Cell{Text: paperValue(r), Num: &v}
@@ -136,6 +139,9 @@ func Select(f *results.File, row *results.RefRow) Pick {
 	if row.Scope == "intra" && nodes > 1 {
 		return Pick{Status: "not run: needs a one-node run"}
 	}
+	if strings.Contains(row.Needs, "NVLS") && multicastDisabled(&f.Header) {
+		return Pick{Status: "waived: needs NVLink multicast, disabled in this run (NVSHMEM_DISABLE_NVLS=1 / NCCL_NVLS_ENABLE=0)"}
+	}
 	var best *results.Point
 	bestVal := math.NaN()
 	var waived, failed, resident *results.Point
@@ -185,6 +191,11 @@ func Select(f *results.File, row *results.RefRow) Pick {
 	return Pick{Status: "not run"}
 }
 
+// multicastDisabled reports whether the run forbade NVLink multicast.
+func multicastDisabled(h *results.Header) bool {
+	return h.Env["NVSHMEM_DISABLE_NVLS"] == "1" || h.Env["NCCL_NVLS_ENABLE"] == "0"
+}
+
 // pathMatches accepts the effective path, else the requested one. A paper
 // "p2p" row also accepts "local" (two PEs on one GPU through the same
 // mapping), which the table marks.
@@ -222,8 +233,12 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 			continue
 		}
 		p := pick.Best
-		ratio := pick.Value / row.Value
-		cells = append(cells, Num(pick.Value/div, prec), Str(p.Effective), Str(describe(p)), paperCell(row), Num(ratio, 2))
+		cells = append(cells, Num(pick.Value/div, prec), Str(p.Effective), Str(describe(p)), paperCell(row))
+		if row.NoPaper {
+			cells = append(cells, Str(""))
+		} else {
+			cells = append(cells, Num(pick.Value/row.Value, 2))
+		}
 		if p.Limit != nil && p.Limit.Value > 0 && row.Metric != results.MetricLatency {
 			cells = append(cells, Num(p.Limit.Value/gb, 1), Num(pick.Value/p.Limit.Value, 2))
 		} else {
@@ -232,6 +247,9 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 		status := "ok"
 		if p.Effective == "local" {
 			status = "ok (same GPU, not NVLink)"
+		}
+		if name == "allreduce" && f.Header.PEs == 1 {
+			status = "ok (1 PE: a local reduction, no link crossed)"
 		}
 		if row.Bound == "lt" {
 			status += "; paper gives an upper bound"

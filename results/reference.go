@@ -42,7 +42,9 @@ type RefRow struct {
 	IDs    []string `json:"ids"`             // path.Match patterns of benchmark IDs
 	Agg    string   `json:"agg"`             // max or min of the medians
 	Needs  string   `json:"needs,omitempty"` // hardware the row needs
-	Note   string   `json:"note,omitempty"`
+	// NoPaper marks a measured-only row (no published number; Value is 0).
+	NoPaper bool   `json:"nopaper,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // MatchesID reports whether a benchmark ID is selected by the row.
@@ -79,7 +81,7 @@ func ParseReference(b []byte) (*Reference, error) {
 		switch {
 		case seen[k]:
 			return nil, fmt.Errorf("row %d: duplicate %s", i, k)
-		case row.Value <= 0:
+		case row.Value <= 0 && !row.NoPaper:
 			return nil, fmt.Errorf("row %s: value must be positive", k)
 		case len(row.IDs) == 0:
 			return nil, fmt.Errorf("row %s: no ids", k)

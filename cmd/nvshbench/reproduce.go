@@ -32,6 +32,7 @@ type reproduceOptions struct {
 var (
 	paperBandwidth = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g", "rma/st", "rma/ld", "limit"}
 	paperLatency   = []string{"latency"}
+	paperAllReduce = []string{"collectives/allreduce"}
 )
 
 func newReproduceCmd() *cobra.Command {
@@ -40,8 +41,9 @@ func newReproduceCmd() *cobra.Command {
 		Use:   "reproduce",
 		Short: "Regenerate the paper's figures on this node: results, report, charts in one folder",
 		Long: `reproduce runs the sweeps behind "Demystifying NVSHMEM" Fig. 4 with the paper's settings
-(32 CTAs × 256 threads, 8 B … 1 GiB, plus a CTAs × threads sweep for each op's peak) and the
-latency suite (8 B … 1 MiB) on all local GPUs, then writes into --out: results.jsonl, report.md (one row per published number:
+(32 CTAs × 256 threads, 8 B … 1 GiB, plus a CTAs × threads sweep for each op's peak), the
+latency suite (8 B … 1 MiB) and Fig. 5 (every AllReduce implementation, float sum, 4 B … 1 GiB,
+timed iterations in a CUDA graph) on all local GPUs, then writes into --out: results.jsonl, report.md (one row per published number:
 measured, paper, ratio, the in-run limit and the fraction of it, or why it was not measured),
 the charts (PNG and SVG) and index.md linking them. Paths this machine lacks (IBGDA and the
 CPU proxy without a NIC) are recorded as waived. Interrupted, it keeps every finished point;
@@ -96,6 +98,16 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 		lat.Sizes = "8,256,4K,64K,1M"
 	}
 	if _, err := measure(ctx, &lat, stderr); err != nil {
+		return err
+	}
+	// Fig. 5: AllReduce, float sum, 4 B … 1 GiB, iterations captured in a CUDA
+	// graph as in the paper.
+	ar := r
+	ar.Benches, ar.LaunchSweep, ar.Graph, ar.Sizes = paperAllReduce, false, true, "4:1G"
+	if o.Quick {
+		ar.Sizes = "4:1G:16"
+	}
+	if _, err := measure(ctx, &ar, stderr); err != nil {
 		return err
 	}
 	// The remote paths of Fig. 4 (IBGDA): measured where a NIC exists, else

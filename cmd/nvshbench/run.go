@@ -21,6 +21,7 @@ import (
 	"github.com/nvshbench/nvshbench/results"
 
 	// The suites register their benchmarks.
+	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
@@ -47,6 +48,9 @@ type runOptions struct {
 	Shim        string
 	Label       string
 	Quick       bool
+	DTypes      []string
+	Graph       bool
+	NVSHMEMNCCL string
 }
 
 func addRunFlags(c *cobra.Command, o *runOptions) {
@@ -71,6 +75,9 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&o.Shim, "shim", "", "path of a built libnvshbench.so (default: build it into the cache when missing or stale)")
 	f.StringVar(&o.Label, "label", "", "a name for this run, shown in reports and charts")
 	f.BoolVar(&o.Quick, "quick", false, "fewer sizes (1 KiB…1 GiB by ×4) and 5 samples")
+	f.StringSliceVar(&o.DTypes, "dtypes", []string{"float"}, "collectives: data types of AllReduce (float, bf16, half)")
+	f.BoolVar(&o.Graph, "graph", false, "collectives: capture the timed iterations in a CUDA graph (as the paper did)")
+	f.StringVar(&o.NVSHMEMNCCL, "nvshmem-nccl", "auto", "on-stream NVSHMEM collectives: auto (NVSHMEM may hand them to NCCL) or off (NVSHMEM_DISABLE_NCCL=1, NVSHMEM's own kernels)")
 	c.RegisterFlagCompletionFunc("path", cobra.FixedCompletions([]string{"p2p", "proxy", "ibgda"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -125,6 +132,13 @@ func (o *runOptions) config() (*harness.Config, error) {
 		cfg.Samples = 5
 	}
 	cfg.Verify, cfg.Bidir, cfg.Blocking, cfg.Quick = !o.NoVerify, o.Bidir, o.Blocking, o.Quick
+	if len(o.DTypes) > 0 {
+		cfg.DTypes = o.DTypes
+	}
+	cfg.Graph = o.Graph
+	if o.NVSHMEMNCCL != "auto" && o.NVSHMEMNCCL != "off" {
+		return nil, usagef("--nvshmem-nccl %q: want auto or off", o.NVSHMEMNCCL)
+	}
 	if o.PEsPerGPU < 1 {
 		return nil, usagef("--pes-per-gpu %d: must be at least 1", o.PEsPerGPU)
 	}
@@ -196,6 +210,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		out = filepath.Join("results", fmt.Sprintf("nvshbench-%s-%s.jsonl", host, time.Now().Format("20060102-150405")))
 	}
 	extra := pathEnv(cfg.Path)
+	if o.NVSHMEMNCCL == "off" {
+		extra["NVSHMEM_DISABLE_NCCL"] = "1"
+	}
 	header := buildHeader(gpu, gpus, o.PEsPerGPU, extra)
 	header.Label = o.Label
 	exe, err := os.Executable()

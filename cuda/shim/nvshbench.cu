@@ -93,10 +93,11 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
                        int64_t heap) {
   if (g_inited) return fail(-1, "already initialised");
   CK(cudaSetDevice(device));
-  // The symmetric heap must hold both buffers plus NVSHMEM's own reserves.
+  // The symmetric heap must hold the source, destination and scratch buffers
+  // plus NVSHMEM's own reserves.
   if (getenv("NVSHMEM_SYMMETRIC_SIZE") == nullptr) {
     char v[64];
-    snprintf(v, sizeof v, "%lld", (long long)(2 * heap + (512LL << 20)));
+    snprintf(v, sizeof v, "%lld", (long long)(3 * heap + (512LL << 20)));
     setenv("NVSHMEM_SYMMETRIC_SIZE", v, 1);
   }
   if (mode == 0) {
@@ -636,3 +637,4 @@ static int reduce_checks(nb_rma_result *res, int me) {
 }
 
 #include "latency.cuh"
+#include "collectives.cuh"

@@ -55,6 +55,7 @@ typedef struct {
   int64_t job_errors;  /* PE 0 only: mismatches summed over every PE of the job */
   int64_t job_checked; /* PE 0 only: elements checked over every PE of the job */
   int64_t n_samples;   /* samples written to samples_out (latency runs) */
+  int64_t aux;         /* collectives: ncclGetVersion of the NCCL used (NCCL runs) */
   int32_t initiator;  /* this PE issued the operations and timed them */
   int32_t iters;      /* operations per timed launch actually used */
   char detail[256];   /* first mismatch */
@@ -144,6 +145,41 @@ typedef nb_rma_result nb_lat_result;
  * operation; res->n_samples says how many. A ping-pong with peer == self runs
  * as a loopback: two CTAs of one PE, through its own symmetric memory. */
 int nb_lat_run(const nb_lat_args *a, double *samples_out, int max_samples, nb_lat_result *res);
+
+/* Collectives (nb_coll_run). */
+enum { NB_COLL_ALLREDUCE = 1, NB_COLL_BROADCAST = 2, NB_COLL_ALLTOALL = 3, NB_COLL_BARRIER = 4 };
+enum {
+  NB_IMPL_NVSHMEM_DEVICE = 1, /* one CTA, collective launch, scope thread/warp/block */
+  NB_IMPL_NVSHMEM_STREAM = 2, /* nvshmemx_*_on_stream (may be handed to NCCL by NVSHMEM) */
+  NB_IMPL_OUR_ONESHOT = 3,    /* our multi-CTA AllReduce: every PE reads all peers (load/store) */
+  NB_IMPL_OUR_TWOSHOT = 4,    /* our multi-CTA AllReduce: reduce-scatter + all-gather (load/store) */
+  NB_IMPL_NCCL = 5
+};
+enum { NB_DT_F32 = 0, NB_DT_BF16 = 1, NB_DT_F16 = 2 };
+
+typedef struct {
+  int64_t size;     /* bytes per PE (alltoall: all blocks together) */
+  int64_t seed;
+  int32_t coll;
+  int32_t impl;
+  int32_t dtype;
+  int32_t scope;
+  int32_t ctas;
+  int32_t threads;
+  int32_t iters;    /* per launch/graph; 0: calibrated on PE 0 to about 20 ms */
+  int32_t warmup;
+  int32_t samples;
+  int32_t graph;    /* capture the iterations in a CUDA graph */
+  int32_t verify;
+  int32_t pad;
+  char nccl_algo[32];  /* "" = NCCL's choice; else forced with NCCL_ALGO at communicator creation */
+  char nccl_proto[32];
+} nb_coll_args;
+
+/* Runs one collective point on every PE; samples_out gets seconds per
+ * operation (each PE its own; PE 0's are reported). -2: not possible here
+ * (no NCCL, no load/store path, sizes that do not divide); -4: not capturable. */
+int nb_coll_run(const nb_coll_args *a, double *samples_out, nb_rma_result *res);
 
 /* Runs one RMA point: warmup launches, then samples timed launches of iters
  * operations each (device events around each launch). samples_out receives

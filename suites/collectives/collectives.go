@@ -1,0 +1,279 @@
+// Package collectives registers AllReduce (NVSHMEM device-side in one CTA at
+// thread, warp and block scope; NVSHMEM on-stream; our multi-CTA one-shot and
+// two-shot over symmetric memory; NCCL with its algorithm left to it or
+// forced), broadcast, alltoall and barrier (NVSHMEM device and on-stream,
+// NCCL). Every point is checked against exact small-integer sums; algbw and
+// busbw use the nccl-tests factors.
+package collectives
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+type impl struct {
+	name    string // ID suffix
+	code    int32
+	scope   string
+	algo    string // NCCL_ALGO forced ("" = NCCL's choice)
+	maxSize int64  // per-PE size cap in bytes of float (perftest's scope limits); 0 = none
+	def     bool
+	multi   bool // our multi-CTA kernels
+	nvls    bool // needs NVLink multicast
+	desc    string
+}
+
+var allreduceImpls = []impl{
+	{name: "nvshmem-thread", code: cuda.ImplNVSHMEMDevice, scope: "thread", maxSize: 512 * 4, def: true, desc: "nvshmem_<T>_sum_reduce by one thread of one CTA (collective launch)"},
+	{name: "nvshmem-warp", code: cuda.ImplNVSHMEMDevice, scope: "warp", maxSize: 4096 * 4, def: true, desc: "nvshmemx_<T>_sum_reduce_warp in one CTA (collective launch)"},
+	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "nvshmemx_<T>_sum_reduce_block in one CTA (collective launch): the paper's device-block AllReduce"},
+	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "nvshmemx_<T>_sum_reduce_on_stream (NVSHMEM hands it to NCCL when NCCL loads and NVLS is off; --nvshmem-nccl off forbids that)"},
+	{name: "multicta", code: cuda.ImplOurOneShot, def: true, multi: true, desc: "our multi-CTA device AllReduce over symmetric memory: one-shot up to 256 KiB, two-shot (reduce-scatter + all-gather) above; NVLink load/store via nvshmem_ptr"},
+	{name: "multicta-oneshot", code: cuda.ImplOurOneShot, multi: true, desc: "our multi-CTA AllReduce, one-shot at every size (every PE reads all peers)"},
+	{name: "multicta-twoshot", code: cuda.ImplOurTwoShot, multi: true, desc: "our multi-CTA AllReduce, two-shot at every size (reduce-scatter + all-gather)"},
+	{name: "nccl", code: cuda.ImplNCCL, def: true, desc: "ncclAllReduce, algorithm and protocol left to NCCL"},
+	{name: "nccl-ring", code: cuda.ImplNCCL, algo: "Ring", def: true, desc: "ncclAllReduce with NCCL_ALGO=Ring"},
+	{name: "nccl-tree", code: cuda.ImplNCCL, algo: "Tree", desc: "ncclAllReduce with NCCL_ALGO=Tree"},
+	{name: "nccl-nvls", code: cuda.ImplNCCL, algo: "NVLS", nvls: true, def: true, desc: "ncclAllReduce with NCCL_ALGO=NVLS (NVLink multicast)"},
+	{name: "nccl-nvlstree", code: cuda.ImplNCCL, algo: "NVLSTree", nvls: true, def: true, desc: "ncclAllReduce with NCCL_ALGO=NVLSTree (NVLink multicast, multi-node)"},
+}
+
+var otherImpls = []impl{
+	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "device-side, one CTA (collective launch)"},
+	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "on-stream"},
+	{name: "nccl", code: cuda.ImplNCCL, def: true, desc: "NCCL"},
+}
+
+// OneShotMax is where multicta switches from one-shot to two-shot.
+const OneShotMax = 256 << 10
+
+func init() {
+	for _, im := range allreduceImpls {
+		register("allreduce", cuda.CollAllReduce, im)
+	}
+	for _, c := range []struct {
+		name string
+		code int32
+	}{{"broadcast", cuda.CollBroadcast}, {"alltoall", cuda.CollAlltoall}, {"barrier", cuda.CollBarrier}} {
+		for _, im := range otherImpls {
+			register(c.name, c.code, im)
+		}
+	}
+}
+
+func register(coll string, code int32, im impl) {
+	metrics := []string{results.MetricAlgBW, results.MetricBusBW, results.MetricLatency}
+	if code == cuda.CollBarrier {
+		metrics = []string{results.MetricLatency}
+	}
+	desc := coll + ": " + im.desc
+	if code == cuda.CollAllReduce {
+		desc = "AllReduce sum: " + im.desc
+	}
+	harness.Register(harness.Benchmark{
+		ID: "collectives/" + coll + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def,
+		Metrics: metrics,
+		Points:  points(code, im),
+		Exec:    exec(code, im),
+	})
+}
+
+func points(coll int32, im impl) func(c *harness.Config) []results.Params {
+	return func(c *harness.Config) []results.Params {
+		op := map[int32]string{cuda.CollAllReduce: "sum", cuda.CollBroadcast: "broadcast", cuda.CollAlltoall: "alltoall", cuda.CollBarrier: "barrier"}[coll]
+		dtypes := c.DTypes
+		if coll != cuda.CollAllReduce || im.multi {
+			dtypes = []string{"float"} // our kernels and the other collectives: float
+		}
+		mode := ""
+		if c.Graph {
+			mode = "graph"
+		}
+		ctas, threads := 1, c.Threads
+		if im.multi {
+			ctas, threads = 132, 512
+		}
+		if im.scope == "thread" {
+			threads = 32
+		}
+		var out []results.Params
+		if coll == cuda.CollBarrier {
+			return []results.Params{{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Extra: extra(im)}}
+		}
+		for _, dt := range dtypes {
+			for _, s := range c.Sizes {
+				if im.maxSize > 0 && s > im.maxSize {
+					continue
+				}
+				out = append(out, results.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
+					Path: c.Path, Mode: mode, Extra: extra(im)})
+			}
+		}
+		return out
+	}
+}
+
+func extra(im impl) map[string]string {
+	if im.algo == "" {
+		return nil
+	}
+	return map[string]string{"nccl_algo": im.algo}
+}
+
+var dtypeCode = map[string]int32{"float": cuda.DTFloat, "bf16": cuda.DTBF16, "half": cuda.DTHalf}
+var dtypeSize = map[string]int64{"float": 4, "bf16": 2, "half": 2}
+
+// multicastOff says why NVLink multicast may not be used here ("" if it may).
+func multicastOff() string {
+	if os.Getenv("NVSHMEM_DISABLE_NVLS") == "1" || os.Getenv("NCCL_NVLS_ENABLE") == "0" {
+		return "multicast disabled (NVSHMEM_DISABLE_NVLS=1 / NCCL_NVLS_ENABLE=0 on this machine): NVLS needs NVLink multicast"
+	}
+	return ""
+}
+
+func exec(coll int32, im impl) func(e *harness.Env, p results.Params) (harness.Outcome, error) {
+	return func(e *harness.Env, p results.Params) (harness.Outcome, error) {
+		var o harness.Outcome
+		pr, err := harness.PeerOf(e)
+		if err != nil {
+			return o, err
+		}
+		if im.nvls {
+			if why := multicastOff(); why != "" {
+				o.Waived = why
+				return o, nil
+			}
+		}
+		if e.NPEs > 1 && pr.Path == cuda.PathLocal {
+			switch {
+			case im.code == cuda.ImplNCCL:
+				o.Waived = "NCCL refuses two ranks on one GPU"
+			case im.multi:
+				o.Waived = "our multi-CTA AllReduce spins on flags across PEs: two processes on one GPU without MPS time-slice, so it is not measurable here"
+			default:
+				o.Waived = "NVSHMEM team collectives need one PE per GPU (or MPS): with several PEs on one GPU they abort (limited MPG support)"
+			}
+			return o, nil
+		}
+		if im.multi && pr.Path == cuda.PathRemote {
+			o.Waived = "our multi-CTA AllReduce needs a load/store (P2P) mapping to every PE"
+			return o, nil
+		}
+		es := dtypeSize[p.DType]
+		if es == 0 {
+			es = 4
+		}
+		if coll != cuda.CollBarrier && p.Size%es != 0 {
+			o.Waived = fmt.Sprintf("size %d is not a multiple of the %d-byte %s", p.Size, es, p.DType)
+			return o, nil
+		}
+		if coll == cuda.CollAlltoall && (p.Size/es)%int64(e.NPEs) != 0 {
+			o.Waived = fmt.Sprintf("alltoall: %d elements do not divide by %d PEs", p.Size/es, e.NPEs)
+			return o, nil
+		}
+		a := cuda.CollArgs{Size: p.Size, Seed: int64(e.Index%7 + 1), Coll: coll, Impl: im.code, DType: dtypeCode[p.DType],
+			CTAs: int32(p.CTAs), Threads: int32(p.Threads), Iters: int32(e.Config.Iters), Warmup: int32(e.Config.Warmup),
+			Samples: int32(e.Config.Samples)}
+		if a.Size == 0 {
+			a.Size = 4
+		}
+		if im.name == "multicta" && p.Size > OneShotMax {
+			a.Impl = cuda.ImplOurTwoShot
+		}
+		if sc, ok := map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}[p.Scope]; ok {
+			a.Scope = sc
+		}
+		if p.Mode == "graph" {
+			a.Graph = 1
+		}
+		if e.Config.Verify {
+			a.Verify = 1
+		}
+		a.SetNCCL(im.algo, "")
+		samples, r, err := e.Lib.Collective(a)
+		if err != nil {
+			var ce *cuda.Error
+			if errors.As(err, &ce) && (ce.Unreachable() || ce.NotCapturable()) {
+				o.Waived = ce.Msg
+				return o, nil
+			}
+			return o, err
+		}
+		o.Samples, o.Iters, o.Bytes = samples, int(r.Iters), r.Bytes
+		o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
+		o.JobChecked, o.JobErrors = r.JobChecked, r.JobErrors
+		o.BusFactor = busFactor(coll, e.NPEs)
+		o.Effective = effective(im, a, r, pr)
+		return o, nil
+	}
+}
+
+// busFactor is nccl-tests' algbw → busbw factor.
+func busFactor(coll int32, n int) float64 {
+	switch coll {
+	case cuda.CollAllReduce:
+		return 2 * float64(n-1) / float64(n)
+	case cuda.CollBroadcast:
+		return 1
+	case cuda.CollAlltoall:
+		return float64(n-1) / float64(n)
+	}
+	return 0
+}
+
+// effective names what ran: nvshmem, nccl-<version>[-algo], our kernel and
+// its path, or nccl-via-nvshmem when NVSHMEM's on-stream call is handed to
+// NCCL (inferred from NVSHMEM's rule: built with NCCL, NCCL loadable, no
+// NVLS, NVSHMEM_DISABLE_NCCL unset).
+func effective(im impl, a cuda.CollArgs, r cuda.RMAResult, pr harness.Peer) string {
+	switch im.code {
+	case cuda.ImplNCCL:
+		s := "nccl"
+		if r.Aux > 0 {
+			s += fmt.Sprintf("-%d.%d.%d", r.Aux/10000, (r.Aux/100)%100, r.Aux%100)
+		}
+		if im.algo != "" {
+			s += "-" + strings.ToLower(im.algo)
+		}
+		return s
+	case cuda.ImplOurOneShot, cuda.ImplOurTwoShot:
+		shot := "oneshot"
+		if a.Impl == cuda.ImplOurTwoShot {
+			shot = "twoshot"
+		}
+		return shot + "-" + pr.Effective
+	case cuda.ImplNVSHMEMStream:
+		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && multicastOff() != "" && ncclLoadable() {
+			return "nccl-via-nvshmem"
+		}
+	}
+	return "nvshmem"
+}
+
+// ncclLoadable reports whether libnccl.so.2 is mapped into this process or
+// sits where NVSHMEM's dlopen finds it (LD_LIBRARY_PATH, the system folders).
+func ncclLoadable() bool {
+	for _, d := range []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/lib"} {
+		if _, err := os.Stat(d + "/libnccl.so.2"); err == nil {
+			return true
+		}
+	}
+	if b, err := os.ReadFile("/proc/self/maps"); err == nil && strings.Contains(string(b), "libnccl.so") {
+		return true
+	}
+	for _, d := range strings.Split(os.Getenv("LD_LIBRARY_PATH"), ":") {
+		if d == "" {
+			continue
+		}
+		if _, err := os.Stat(d + "/libnccl.so.2"); err == nil {
+			return true
+		}
+	}
+	return false
+}
