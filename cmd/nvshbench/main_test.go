@@ -332,3 +332,30 @@ func TestRunUnderALauncher(t *testing.T) {
 		t.Error("rank 1 wrote a results file")
 	}
 }
+
+func TestReproduceWithFakeGPU(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repro")
+	out, stderr, code := nvshbench(t, "reproduce", "--quick", "--shim", "fake", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.HasSuffix(strings.TrimSpace(out), "index.md") {
+		t.Errorf("stdout %q", out)
+	}
+	for _, name := range []string{"results.jsonl", "report.md", "index.md", "bandwidth.png", "bandwidth.svg", "latency.png", "allreduce.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("reproduce did not write %s", name)
+		}
+	}
+	rep, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"put (bulk)", "RMA latency at 256 B", "NVSHMEM device block, single CTA"} {
+		if !strings.Contains(string(rep), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	// Run again: everything is there, nothing is measured twice.
+	_, stderr, code = nvshbench(t, "reproduce", "--quick", "--shim", "fake", "--out", dir)
+	if code != 0 || strings.Contains(stderr, "point(s) to measure") && !strings.Contains(stderr, "0 point(s) to measure") {
+		t.Errorf("second run: exit %d: %s", code, stderr)
+	}
+}

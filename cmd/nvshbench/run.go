@@ -136,6 +136,9 @@ func (o *runOptions) config() (*harness.Config, error) {
 		cfg.DTypes = o.DTypes
 	}
 	cfg.Graph = o.Graph
+	if o.NVSHMEMNCCL == "" {
+		o.NVSHMEMNCCL = "auto"
+	}
 	if o.NVSHMEMNCCL != "auto" && o.NVSHMEMNCCL != "off" {
 		return nil, usagef("--nvshmem-nccl %q: want auto or off", o.NVSHMEMNCCL)
 	}
