@@ -147,7 +147,7 @@ func Select(f *results.File, row *results.RefRow) Pick {
 	var waived, failed, resident *results.Point
 	for i := range f.Points {
 		p := &f.Points[i]
-		if !row.MatchesID(p.ID) || (row.Size != 0 && p.Params.Size != row.Size) {
+		if !row.MatchesID(p.ID) || (row.Size != 0 && p.Params.Size != row.Size) || (row.Mode != "" && p.Params.Mode != row.Mode) {
 			continue
 		}
 		if row.Path != "" && !pathMatches(row.Path, p) {
@@ -261,9 +261,9 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 	case "rma":
 		t.Notes = append(t.Notes, "measured: the highest median over sizes and launch shapes whose working set exceeds L2; ratio = measured / paper; of limit = measured / the copy limit measured in the same run on the same GPUs")
 	case "latency":
-		t.Notes = append(t.Notes, "measured: the lowest median completion latency over scopes at 256 B")
+		t.Notes = append(t.Notes, "measured: the lowest median completion latency over scopes and timers at 256 B (put: put_nbi + quiet, as the paper; a blocking put only waits for its source)")
 	case "allreduce":
-		t.Notes = append(t.Notes, "measured: the highest median algbw over sizes")
+		t.Notes = append(t.Notes, "measured: the highest median algbw over sizes whose working set exceeds L2")
 	}
 	return t
 }

@@ -43,8 +43,11 @@ type RefRow struct {
 	Agg    string   `json:"agg"`             // max or min of the medians
 	Needs  string   `json:"needs,omitempty"` // hardware the row needs
 	// NoPaper marks a measured-only row (no published number; Value is 0).
-	NoPaper bool   `json:"nopaper,omitempty"`
-	Note    string `json:"note,omitempty"`
+	NoPaper bool `json:"nopaper,omitempty"`
+	// Mode restricts the row to points of this mode (e.g. nbi: completion
+	// latency as the paper measures it, not a blocking put's local return).
+	Mode string `json:"mode,omitempty"`
+	Note string `json:"note,omitempty"`
 }
 
 // MatchesID reports whether a benchmark ID is selected by the row.

@@ -209,6 +209,13 @@ func exec(coll int32, im impl) func(e *harness.Env, p results.Params) (harness.O
 		o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
 		o.JobChecked, o.JobErrors = r.JobChecked, r.JobErrors
 		o.BusFactor = busFactor(coll, e.NPEs)
+		// Source and destination live on every PE's GPU (two PEs' worth when
+		// they share one): small sizes are served from L2.
+		o.WorkSet = 2 * p.Size
+		if pr.Path == cuda.PathLocal && e.NPEs > 1 {
+			o.WorkSet *= 2
+		}
+		o.L2Bytes = harness.L2Bytes(e)
 		o.Effective = effective(im, a, r, pr)
 		return o, nil
 	}
