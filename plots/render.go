@@ -135,6 +135,7 @@ func build(s Spec) (*plot.Plot, error) {
 		}
 		l.Color = col
 		l.Width = vg.Points(1.5)
+		l.Dashes = plotutil.Dashes(i / 7) // colours repeat every 7 series: vary the dash
 		pts.Color = col
 		pts.Shape = plotutil.Shape(i)
 		pts.Radius = vg.Points(2.5)

@@ -82,11 +82,21 @@ func Build(files []*results.File, ref *results.Reference) []Spec {
 		if len(s.Series) == 0 {
 			continue
 		}
+		if k.metric == results.MetricLatency {
+			// One chart per family, or the legend hides the curves.
+			for _, g := range splitLatency(s) {
+				if ref != nil {
+					g.Marks = marks(ref, k, g.Series, multiNode(files))
+				}
+				out = append(out, g)
+			}
+			continue
+		}
 		if k.metric != results.MetricLatency && anyL2Resident(files) {
 			s.Notes = append(s.Notes, "sizes whose working set fits in L2 measure the cache, not the link")
 		}
 		if ref != nil {
-			s.Marks = marks(ref, k, s.Series)
+			s.Marks = marks(ref, k, s.Series, multiNode(files))
 		}
 		out = append(out, s)
 	}
@@ -189,11 +199,11 @@ func seriesSuffix(p *results.Point) string {
 
 // marks adds the published value of each reference row whose benchmark IDs
 // appear in the chart.
-func marks(ref *results.Reference, k chartKind, ss []Series) []Mark {
+func marks(ref *results.Reference, k chartKind, ss []Series, multinode bool) []Mark {
 	var out []Mark
 	for i := range ref.Rows {
 		r := &ref.Rows[i]
-		if r.Table != k.refTable || r.Metric != k.metric {
+		if r.Table != k.refTable || r.Metric != k.metric || r.NoPaper || (r.Scope == "inter" && !multinode) {
 			continue
 		}
 		idx := -1
@@ -232,4 +242,60 @@ func anyL2Resident(files []*results.File) bool {
 		}
 	}
 	return false
+}
+
+func multiNode(files []*results.File) bool {
+	for _, f := range files {
+		if f.Header.Nodes > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// latencyFamilies split the latency chart: name suffix, title, ID prefixes.
+var latencyFamilies = []struct {
+	name, title string
+	prefixes    []string
+}{
+	{"put", "put completion latency (put_nbi + quiet, blocking put)", []string{"latency/put/", "latency/put-signal"}},
+	{"get", "get completion latency", []string{"latency/get/"}},
+	{"scalar", "scalar p / g latency", []string{"latency/p", "latency/g"}},
+	{"pingpong", "ping-pong ROUND TRIP latency (not halved)", []string{"latency/pingpong/"}},
+}
+
+func splitLatency(s Spec) []Spec {
+	var out []Spec
+	used := map[int]bool{}
+	for _, fam := range latencyFamilies {
+		g := s
+		g.Name, g.Title, g.Series = "latency-"+fam.name, "Latency vs message size: "+fam.title, nil
+		for i, ser := range s.Series {
+			if used[i] {
+				continue
+			}
+			for _, pre := range fam.prefixes {
+				if ser.ID == pre || (strings.HasSuffix(pre, "/") && strings.HasPrefix(ser.ID, pre)) || strings.HasPrefix(ser.ID, pre+"-") {
+					g.Series = append(g.Series, ser)
+					used[i] = true
+					break
+				}
+			}
+		}
+		if len(g.Series) > 0 {
+			out = append(out, g)
+		}
+	}
+	rest := s
+	rest.Series = nil
+	for i, ser := range s.Series {
+		if !used[i] {
+			rest.Series = append(rest.Series, ser)
+		}
+	}
+	if len(rest.Series) > 0 {
+		rest.Name, rest.Title = "latency-other", "Latency vs message size: other operations"
+		out = append(out, rest)
+	}
+	return out
 }

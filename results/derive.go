@@ -95,10 +95,11 @@ func Derive(p *Point, metrics ...string) error {
 	return nil
 }
 
-// PrimaryMetric is the metric a point is judged by: busbw for collectives,
-// bandwidth when bytes are counted, else latency.
+// PrimaryMetric is the metric a point is judged by: busbw for collectives
+// (algbw with one PE, where no bus is crossed), bandwidth when bytes are
+// counted, else latency.
 func PrimaryMetric(p *Point) string {
-	for _, m := range []string{MetricBusBW, MetricBandwidth, MetricRate, MetricLatency} {
+	for _, m := range []string{MetricBusBW, MetricAlgBW, MetricBandwidth, MetricRate, MetricLatency} {
 		if _, ok := p.Metrics[m]; ok {
 			return m
 		}

@@ -342,7 +342,7 @@ func TestReproduceWithFakeGPU(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(out), "index.md") {
 		t.Errorf("stdout %q", out)
 	}
-	for _, name := range []string{"results.jsonl", "report.md", "index.md", "bandwidth.png", "bandwidth.svg", "latency.png", "allreduce.svg"} {
+	for _, name := range []string{"results.jsonl", "report.md", "index.md", "bandwidth.png", "bandwidth.svg", "latency-put.png", "latency-pingpong.svg", "allreduce.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("reproduce did not write %s", name)
 		}
