@@ -113,8 +113,8 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	// The remote paths of Fig. 4 (IBGDA): measured where a NIC exists, else
 	// recorded as waived with the reason.
 	ib := r
-	ib.Benches = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g"}
-	ib.Path, ib.Sizes, ib.LaunchSweep = "ibgda", "1M", false
+	ib.Benches = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g", "latency/put/block", "latency/get/block", "latency/p", "latency/g"}
+	ib.Path, ib.Sizes, ib.LaunchSweep = "ibgda", "256,1M", false
 	if why := nicReason(); why != "" {
 		cfg, err := ib.config()
 		if err != nil {
