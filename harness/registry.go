@@ -6,6 +6,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -187,4 +188,23 @@ func L2Bytes(e *Env) int64 {
 		}
 	}
 	return l2Bytes
+}
+
+// Absorb copies a shim call's result into o: its samples and counts, or,
+// when the call says this machine cannot run the point (no load/store path,
+// no NCCL, not capturable), the reason as a waiver. Other errors are
+// returned.
+func (o *Outcome) Absorb(samples []float64, r cuda.RMAResult, err error) error {
+	if err != nil {
+		var ce *cuda.Error
+		if errors.As(err, &ce) && (ce.Unreachable() || ce.NotCapturable()) {
+			o.Waived = ce.Msg
+			return nil
+		}
+		return err
+	}
+	o.Samples, o.Iters, o.Bytes = samples, int(r.Iters), r.Bytes
+	o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
+	o.JobChecked, o.JobErrors = r.JobChecked, r.JobErrors
+	return nil
 }

@@ -7,7 +7,6 @@
 package collectives
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -197,17 +196,9 @@ func exec(coll int32, im impl) func(e *harness.Env, p results.Params) (harness.O
 		}
 		a.SetNCCL(im.algo, "")
 		samples, r, err := e.Lib.Collective(a)
-		if err != nil {
-			var ce *cuda.Error
-			if errors.As(err, &ce) && (ce.Unreachable() || ce.NotCapturable()) {
-				o.Waived = ce.Msg
-				return o, nil
-			}
+		if err := o.Absorb(samples, r, err); err != nil || o.Waived != "" {
 			return o, err
 		}
-		o.Samples, o.Iters, o.Bytes = samples, int(r.Iters), r.Bytes
-		o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
-		o.JobChecked, o.JobErrors = r.JobChecked, r.JobErrors
 		o.BusFactor = busFactor(coll, e.NPEs)
 		// Source and destination live on every PE's GPU (two PEs' worth when
 		// they share one): small sizes are served from L2.

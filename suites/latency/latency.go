@@ -14,7 +14,6 @@
 package latency
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/nvshbench/nvshbench/cuda"
@@ -170,18 +169,7 @@ func exec(k kind) func(e *harness.Env, p results.Params) (harness.Outcome, error
 		if e.Config.Verify {
 			a.Verify = 1
 		}
-		samples, r, err := e.Lib.Latency(a)
-		if err != nil {
-			var ce *cuda.Error
-			if errors.As(err, &ce) && ce.Unreachable() {
-				o.Waived = ce.Msg
-				return o, nil
-			}
-			return o, err
-		}
-		o.Samples, o.Iters, o.Bytes = samples, int(r.Iters), r.Bytes
-		o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
-		o.JobChecked, o.JobErrors = r.JobChecked, r.JobErrors
-		return o, nil
+		err = o.Absorb(e.Lib.Latency(a))
+		return o, err
 	}
 }

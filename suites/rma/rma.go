@@ -6,7 +6,6 @@
 package rma
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/nvshbench/nvshbench/cuda"
@@ -243,21 +242,12 @@ func execOp(op int32) func(e *harness.Env, p results.Params) (harness.Outcome, e
 				return o, nil
 			}
 		}
-		samples, r, err := e.Lib.RMA(a)
-		if err != nil {
-			var ce *cuda.Error
-			if errors.As(err, &ce) && ce.Unreachable() {
-				o.Waived = ce.Msg
-				return o, nil
-			}
+		if err := o.Absorb(e.Lib.RMA(a)); err != nil || o.Waived != "" {
 			return o, err
 		}
-		o.Samples, o.Iters, o.Bytes = samples, int(r.Iters), r.Bytes
 		if op == cuda.OpFetchAdd || op == cuda.OpAdd || op == cuda.OpCSwap {
-			o.Iters = int(r.Iters) * p.CTAs * p.Threads // atomic operations per sample
+			o.Iters *= p.CTAs * p.Threads // atomic operations per sample
 		}
-		o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
-		o.JobChecked, o.JobErrors = r.JobChecked, r.JobErrors
 		o.WorkSet = p.Size
 		if path == cuda.PathLocal {
 			o.WorkSet = 2 * p.Size // source and destination on the one GPU
