@@ -24,8 +24,9 @@ type Config struct {
 	PEs         int      `json:"pes"`
 	LimitSize   int64    `json:"limit_size"` // size of the in-run limit measurements
 	Quick       bool     `json:"quick"`
-	DTypes      []string `json:"dtypes,omitempty"` // collectives: float, bf16, half
-	Graph       bool     `json:"graph,omitempty"`  // collectives: capture the timed iterations in a CUDA graph
+	DTypes      []string `json:"dtypes,omitempty"`      // collectives: float, bf16, half
+	Graph       bool     `json:"graph,omitempty"`       // collectives: capture the timed iterations in a CUDA graph
+	NCCLProtos  []string `json:"nccl_protos,omitempty"` // NCCL protocols to force (LL, LL128, Simple); none: NCCL's choice
 }
 
 // Paper defaults: 32 CTAs × 256 threads (the paper's launch for device RMA).
@@ -82,6 +83,11 @@ func (c *Config) Validate() error {
 	for _, d := range c.DTypes {
 		if d != "float" && d != "bf16" && d != "half" {
 			return fmt.Errorf("--dtypes %q: want float, bf16 or half", d)
+		}
+	}
+	for _, p := range c.NCCLProtos {
+		if p != "LL" && p != "LL128" && p != "Simple" {
+			return fmt.Errorf("--nccl-protos %q: want LL, LL128 or Simple", p)
 		}
 	}
 	switch c.Path {

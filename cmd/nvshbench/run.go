@@ -51,6 +51,7 @@ type runOptions struct {
 	DTypes      []string
 	Graph       bool
 	NVSHMEMNCCL string
+	NCCLProtos  []string
 }
 
 func addRunFlags(c *cobra.Command, o *runOptions) {
@@ -77,6 +78,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVar(&o.Quick, "quick", false, "fewer sizes (1 KiB…1 GiB by ×4) and 5 samples")
 	f.StringSliceVar(&o.DTypes, "dtypes", []string{"float"}, "collectives: data types of AllReduce (float, bf16, half)")
 	f.BoolVar(&o.Graph, "graph", false, "collectives: capture the timed iterations in a CUDA graph (as the paper did)")
+	f.StringSliceVar(&o.NCCLProtos, "nccl-protos", nil, "collectives: also force these NCCL protocols (LL, LL128, Simple) with NCCL_PROTO; default: NCCL's choice")
 	f.StringVar(&o.NVSHMEMNCCL, "nvshmem-nccl", "auto", "on-stream NVSHMEM collectives: auto (NVSHMEM may hand them to NCCL) or off (NVSHMEM_DISABLE_NCCL=1, NVSHMEM's own kernels)")
 	c.RegisterFlagCompletionFunc("path", cobra.FixedCompletions([]string{"p2p", "proxy", "ibgda"}, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -135,7 +137,7 @@ func (o *runOptions) config() (*harness.Config, error) {
 	if len(o.DTypes) > 0 {
 		cfg.DTypes = o.DTypes
 	}
-	cfg.Graph = o.Graph
+	cfg.Graph, cfg.NCCLProtos = o.Graph, o.NCCLProtos
 	if o.NVSHMEMNCCL == "" {
 		o.NVSHMEMNCCL = "auto"
 	}

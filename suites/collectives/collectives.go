@@ -103,26 +103,39 @@ func points(coll int32, im impl) func(c *harness.Config) []results.Params {
 		}
 		var out []results.Params
 		if coll == cuda.CollBarrier {
-			return []results.Params{{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Extra: extra(im)}}
+			return []results.Params{{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Extra: extra(im, "")}}
 		}
-		for _, dt := range dtypes {
-			for _, s := range c.Sizes {
-				if im.maxSize > 0 && s > im.maxSize {
-					continue
+		protos := []string{""}
+		if im.code == cuda.ImplNCCL && len(c.NCCLProtos) > 0 {
+			protos = c.NCCLProtos
+		}
+		for _, pr := range protos {
+			for _, dt := range dtypes {
+				for _, s := range c.Sizes {
+					if im.maxSize > 0 && s > im.maxSize {
+						continue
+					}
+					out = append(out, results.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
+						Path: c.Path, Mode: mode, Extra: extra(im, pr)})
 				}
-				out = append(out, results.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
-					Path: c.Path, Mode: mode, Extra: extra(im)})
 			}
 		}
 		return out
 	}
 }
 
-func extra(im impl) map[string]string {
-	if im.algo == "" {
+func extra(im impl, proto string) map[string]string {
+	m := map[string]string{}
+	if im.algo != "" {
+		m["nccl_algo"] = im.algo
+	}
+	if proto != "" {
+		m["nccl_proto"] = proto
+	}
+	if len(m) == 0 {
 		return nil
 	}
-	return map[string]string{"nccl_algo": im.algo}
+	return m
 }
 
 var dtypeCode = map[string]int32{"float": cuda.DTFloat, "bf16": cuda.DTBF16, "half": cuda.DTHalf}
@@ -194,7 +207,7 @@ func exec(coll int32, im impl) func(e *harness.Env, p results.Params) (harness.O
 		if e.Config.Verify {
 			a.Verify = 1
 		}
-		a.SetNCCL(im.algo, "")
+		a.SetNCCL(im.algo, p.Extra["nccl_proto"])
 		samples, r, err := e.Lib.Collective(a)
 		if err := o.Absorb(samples, r, err); err != nil || o.Waived != "" {
 			return o, err
@@ -239,6 +252,9 @@ func effective(im impl, a cuda.CollArgs, r cuda.RMAResult, pr harness.Peer) stri
 		if im.algo != "" {
 			s += "-" + strings.ToLower(im.algo)
 		}
+		if pr := cstr(a.NCCLProto[:]); pr != "" {
+			s += "-" + strings.ToLower(pr)
+		}
 		return s
 	case cuda.ImplOurOneShot, cuda.ImplOurTwoShot:
 		shot := "oneshot"
@@ -274,4 +290,13 @@ func ncclLoadable() bool {
 		}
 	}
 	return false
+}
+
+func cstr(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
 }
