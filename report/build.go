@@ -305,8 +305,8 @@ func FormatBytes(n int64) string {
 // metric's median and spread, the effective path and verification.
 func PointsTable(f *results.File, tag string) Table {
 	t := Table{Title: "All points" + tag,
-		Columns: []string{"id", "size", "params", "status", "metric", "median", "min", "max", "ran as", "verified"},
-		Right:   []bool{false, true, false, false, false, true, true, true, false, false}}
+		Columns: []string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max", "ran as", "verified"},
+		Right:   []bool{false, true, false, false, false, true, true, true, true, false, false}}
 	pts := append([]results.Point(nil), f.Points...)
 	sort.SliceStable(pts, func(i, j int) bool {
 		if pts[i].ID != pts[j].ID {
@@ -333,9 +333,9 @@ func PointsTable(f *results.File, tag string) Table {
 			if m == results.MetricLatency {
 				prec = 3
 			}
-			row = append(row, Str(m+" ("+unit+")"), Num(s.Median/div, prec), Num(s.Min/div, prec), Num(s.Max/div, prec))
+			row = append(row, Str(m+" ("+unit+")"), Num(s.Median/div, prec), Num(s.Min/div, prec), Num(s.P99/div, prec), Num(s.Max/div, prec))
 		} else {
-			row = append(row, Str(""), Str(""), Str(""), Str(""))
+			row = append(row, Str(""), Str(""), Str(""), Str(""), Str(""))
 		}
 		v := "no"
 		switch {
