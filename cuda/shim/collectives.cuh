@@ -132,61 +132,83 @@ struct PeerPtrs {
   const float *p[NB_MAX_PES];
 };
 
+// sum_range: dst[i] = sum over PEs of peers.p[q][i] for i in [lo, hi), with
+// 16-byte loads where the range allows (lo is a multiple of 4 elements).
+__device__ static inline void sum_range(float *dst, const PeerPtrs &peers, int npes, int64_t lo, int64_t hi) {
+  int64_t v4 = lo + ((hi - lo) & ~3ll);
+  for (int64_t i = lo + 4 * threadIdx.x; i < v4; i += 4 * blockDim.x) {
+    float4 acc = make_float4(0, 0, 0, 0);
+    for (int q = 0; q < npes; q++) {
+      float4 x = *(const float4 *)(peers.p[q] + i);
+      acc.x += x.x; acc.y += x.y; acc.z += x.z; acc.w += x.w;
+    }
+    *(float4 *)(dst + i) = acc;
+  }
+  for (int64_t i = v4 + threadIdx.x; i < hi; i += blockDim.x) {
+    float acc = 0;
+    for (int q = 0; q < npes; q++) acc += peers.p[q][i];
+    dst[i] = acc;
+  }
+}
+
+// copy_range: dst[i] = src[i] for i in [lo, hi), 16-byte loads where possible.
+__device__ static inline void copy_range(float *dst, const float *src, int64_t lo, int64_t hi) {
+  int64_t v4 = lo + ((hi - lo) & ~3ll);
+  for (int64_t i = lo + 4 * threadIdx.x; i < v4; i += 4 * blockDim.x) *(float4 *)(dst + i) = *(const float4 *)(src + i);
+  for (int64_t i = v4 + threadIdx.x; i < hi; i += blockDim.x) dst[i] = src[i];
+}
+
+// Each CTA keeps its barrier epoch in device memory (epochs[blockIdx.x]), so
+// a launch replayed from a CUDA graph continues the sequence instead of
+// reusing epochs its peers already passed. Every PE runs the same launches,
+// so the epochs stay in step.
+__device__ static inline uint64_t epoch_load(uint64_t *epochs) {
+  __shared__ uint64_t e;
+  if (threadIdx.x == 0) e = epochs[blockIdx.x];
+  __syncthreads();
+  return e;
+}
+
 // One-shot: CTA b sums slice b of every PE's source into the local output.
-__global__ void k_our_oneshot(float *dst, const float *src, PeerPtrs peers, int64_t n, int me, int npes, uint64_t *flags,
-                              uint64_t epoch0, int iters) {
+__global__ void k_our_oneshot(float *dst, PeerPtrs peers, int64_t n, int me, int npes, uint64_t *flags, uint64_t *epochs,
+                              int iters) {
   int64_t per = (n + gridDim.x - 1) / gridDim.x;
   per = (per + 3) & ~3ll;
   int64_t lo = blockIdx.x * per, hi = lo + per < n ? lo + per : n;
+  uint64_t e = epoch_load(epochs);
   for (int it = 0; it < iters; it++) {
-    cta_sync(flags, me, npes, epoch0 + it);
-    int64_t v4 = lo + ((hi - lo) & ~3ll);
-    for (int64_t i = lo + 4 * threadIdx.x; i < v4; i += 4 * blockDim.x) {
-      float4 acc = make_float4(0, 0, 0, 0);
-      for (int q = 0; q < npes; q++) {
-        float4 x = *(const float4 *)(peers.p[q] + i);
-        acc.x += x.x; acc.y += x.y; acc.z += x.z; acc.w += x.w;
-      }
-      *(float4 *)(dst + i) = acc;
-    }
-    for (int64_t i = v4 + threadIdx.x; i < hi; i += blockDim.x) {
-      float acc = 0;
-      for (int q = 0; q < npes; q++) acc += peers.p[q][i];
-      dst[i] = acc;
-    }
+    cta_sync(flags, me, npes, ++e);
+    if (lo < hi) sum_range(dst, peers, npes, lo, hi);
   }
+  if (threadIdx.x == 0) epochs[blockIdx.x] = e;
 }
 
 // Two-shot: reduce-scatter (PE p reduces chunk p into its scratch), then
 // all-gather (every PE copies chunk q from PE q's scratch).
-__global__ void k_our_twoshot(float *dst, const float *src, PeerPtrs peers, PeerPtrs scratch, float *myscratch, int64_t n,
-                              int me, int npes, uint64_t *flags, uint64_t epoch0, int iters) {
+__global__ void k_our_twoshot(float *dst, PeerPtrs peers, PeerPtrs scratch, float *myscratch, int64_t n, int me, int npes,
+                              uint64_t *flags, uint64_t *epochs, int iters) {
   int64_t chunk = (n + npes - 1) / npes;
   chunk = (chunk + 3) & ~3ll;
   int64_t per = (chunk + gridDim.x - 1) / gridDim.x;
   per = (per + 3) & ~3ll;
+  uint64_t e = epoch_load(epochs);
   for (int it = 0; it < iters; it++) {
-    cta_sync(flags, me, npes, epoch0 + 2 * (uint64_t)it);
-    {
+    cta_sync(flags, me, npes, ++e);
+    {  // reduce-scatter: this PE's chunk
       int64_t lo = me * chunk + blockIdx.x * per;
-      int64_t hi = lo + per;
       int64_t end = (me + 1) * chunk < n ? (me + 1) * chunk : n;
-      if (hi > end) hi = end;
-      for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-        float acc = 0;
-        for (int q = 0; q < npes; q++) acc += peers.p[q][i];
-        myscratch[i] = acc;
-      }
+      int64_t hi = lo + per < end ? lo + per : end;
+      if (lo < hi) sum_range(myscratch, peers, npes, lo, hi);
     }
-    cta_sync(flags, me, npes, epoch0 + 2 * (uint64_t)it + 1);
-    for (int q = 0; q < npes; q++) {
+    cta_sync(flags, me, npes, ++e);
+    for (int q = 0; q < npes; q++) {  // all-gather: every PE's chunk from its scratch
       int64_t lo = q * chunk + blockIdx.x * per;
-      int64_t hi = lo + per;
       int64_t end = (q + 1) * chunk < n ? (q + 1) * chunk : n;
-      if (hi > end) hi = end;
-      for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) dst[i] = scratch.p[q][i];
+      int64_t hi = lo + per < end ? lo + per : end;
+      if (lo < hi) copy_range(dst, scratch.p[q], lo, hi);
     }
   }
+  if (threadIdx.x == 0) epochs[blockIdx.x] = e;
 }
 
 // --- NCCL through dlopen
@@ -288,7 +310,7 @@ static ncclDataType_t nccl_type(int dtype) {
 
 static uint64_t *g_cflags = nullptr;  // symmetric NB_MAX_PES x NB_MAX_CTAS signal words
 static float *g_scratch = nullptr;    // symmetric scratch of the two-shot
-static uint64_t g_epoch = 1;
+static uint64_t *g_epochs = nullptr;  // per-CTA barrier epochs of our AllReduce (device, local)
 
 static int esize(int dtype) { return dtype == NB_DT_F32 ? 4 : 2; }
 
@@ -343,12 +365,10 @@ static int coll_issue(const nb_coll_args *a, int iters, ncclComm_t comm) {
       scr.p[q] = (const float *)nvshmem_ptr(g_scratch, q);
       if (!peers.p[q] || !scr.p[q]) return fail(-2, "PE %d is not reachable by load/store: our AllReduce needs P2P to every PE", q);
     }
-    uint64_t e0 = g_epoch;
-    g_epoch += 2 * (uint64_t)iters;
     if (a->impl == NB_IMPL_OUR_ONESHOT)
-      k_our_oneshot<<<a->ctas, a->threads, 0, s>>>((float *)g_dst, (const float *)g_src, peers, n, me, npes, g_cflags, e0, iters);
+      k_our_oneshot<<<a->ctas, a->threads, 0, s>>>((float *)g_dst, peers, n, me, npes, g_cflags, g_epochs, iters);
     else
-      k_our_twoshot<<<a->ctas, a->threads, 0, s>>>((float *)g_dst, (const float *)g_src, peers, scr, g_scratch, n, me, npes, g_cflags, e0, iters);
+      k_our_twoshot<<<a->ctas, a->threads, 0, s>>>((float *)g_dst, peers, scr, g_scratch, n, me, npes, g_cflags, g_epochs, iters);
     CKLAUNCH("our allreduce");
     return 0;
   }
@@ -386,6 +406,8 @@ extern "C" int nb_coll_run(const nb_coll_args *a, double *samples_out, nb_rma_re
     g_scratch = (float *)nvshmem_malloc(g_buf);
     if (!g_cflags || !g_scratch) return fail(-1, "nvshmem_malloc of the collective flags/scratch failed (NVSHMEM_SYMMETRIC_SIZE?)");
     CK(cudaMemset(g_cflags, 0, sizeof(uint64_t) * NB_MAX_PES * NB_MAX_CTAS));
+    CK(cudaMalloc(&g_epochs, sizeof(uint64_t) * NB_MAX_CTAS));
+    CK(cudaMemset(g_epochs, 0, sizeof(uint64_t) * NB_MAX_CTAS));
     CK(cudaDeviceSynchronize());
     nvshmem_barrier_all();
   }
