@@ -73,10 +73,16 @@ func runDoctor(w, errw io.Writer, o *doctorOptions) error {
 		fmt.Fprintf(w, "shim:\n  cannot be built: %v\n", terr)
 	}
 	fmt.Fprintf(w, "  runtime LD_LIBRARY_PATH additions: %s\n", strings.Join(tc.LibraryPath(), ":"))
+	if shim != "" && shim != "fake" {
+		if _, err := os.Stat(shim); err != nil {
+			fmt.Fprintf(w, "GPUs:\n  not checked: the shim is not built (run 'nvshbench doctor --build')\n")
+			return nil
+		}
+	}
 	g, err := openGPU(shim, errw)
 	if err != nil {
 		fmt.Fprintf(w, "GPUs:\n  none usable: %v\n", err)
-		return err
+		return noGPUError{fmt.Errorf("nothing can be measured on this machine (see above)")}
 	}
 	n, _ := g.lib.DeviceCount()
 	fmt.Fprintf(w, "GPUs: %d\n", n)

@@ -98,10 +98,12 @@ Under srun or mpirun, start one nvshbench per GPU; the workers then use NVSHMEM'
 bootstrap (set NVSHMEM_BOOTSTRAP, e.g. PMIX) and rank 0 writes the file (scripts/).
 
 Interrupt it at any time: every finished point is kept, and the same command resumes.`,
-		Example: `  nvshbench run --shim fake --sizes 4K,1M --samples 3 --out /tmp/nvshbench-example.jsonl rma/put/block
-  nvshbench run rma/put rma/get --sizes 1M:1G --out results/puts.jsonl
+		Example: `  nvshbench run rma/put rma/get --sizes 1M:1G --out results/puts.jsonl
   nvshbench run --pes-per-gpu 2 --quick rma
-  nvshbench run --launch-sweep rma/put/block rma/p`,
+  nvshbench run --launch-sweep rma/put/block rma/p
+  nvshbench run latency collectives --graph --sizes 8:1M
+  # try the CLI without a GPU: the fake GPU layer writes SYNTHETIC numbers, flagged as such
+  nvshbench run --shim fake --sizes 4K,1M --samples 3 --out /tmp/nvshbench-example.jsonl rma/put/block`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Benches = args
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
