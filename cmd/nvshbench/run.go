@@ -103,7 +103,7 @@ Interrupt it at any time: every finished point is kept, and the same command res
   nvshbench run --launch-sweep rma/put/block rma/p
   nvshbench run latency collectives --graph --sizes 8:1M
   # try the CLI without a GPU: the fake GPU layer writes SYNTHETIC numbers, flagged as such
-  nvshbench run --shim fake --sizes 4K,1M --samples 3 --out /tmp/nvshbench-example.jsonl rma/put/block`,
+  nvshbench run --shim fake --sizes 4K,1M --samples 3 --out fake-example.jsonl rma/put/block`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Benches = args
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
