@@ -157,6 +157,9 @@ func (a *CollArgs) SetNCCL(algo, proto string) {
 	copy(a.NCCLProto[:31], proto)
 }
 
+// NCCLProtoString is the forced NCCL protocol ("" = NCCL's choice).
+func (a *CollArgs) NCCLProtoString() string { return cstr(a.NCCLProto[:]) }
+
 // Info mirrors nb_info.
 type Info struct {
 	MemBytes     int64

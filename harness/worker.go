@@ -51,7 +51,6 @@ type WorkerSpec struct {
 	Device       int
 	Mode         int    // cuda.InitUID or cuda.InitEnv
 	UID          []byte // for InitUID; rank 0 makes it when empty
-	Skip         map[int]bool
 }
 
 // RunWorker initialises NVSHMEM on this PE and runs every item of the plan,
@@ -89,9 +88,6 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 		npes = spec.NRanks
 	}
 	for _, it := range plan.Items {
-		if spec.Skip[it.Index] {
-			continue
-		}
 		em.Emit(Message{Type: "start", Rank: spec.Rank, Index: it.Index})
 		b, ok := Lookup(it.ID)
 		if !ok {

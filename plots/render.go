@@ -17,6 +17,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/nvshbench/nvshbench/report"
 )
 
 // Size of every chart.
@@ -42,7 +44,7 @@ func (Pow2Ticks) Ticks(min, max float64) []plot.Tick {
 		}
 		label := ""
 		if e%3 == 0 {
-			label = bytesLabel(v)
+			label = report.FormatBytes(int64(v))
 		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: label})
 	}
@@ -72,16 +74,6 @@ func (LogTicks125) Ticks(min, max float64) []plot.Tick {
 		t = gen([]float64{1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9})
 	}
 	return t
-}
-
-func bytesLabel(v float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return fmt.Sprintf("%g %s", v, units[i])
 }
 
 // build turns a spec into a gonum plot.

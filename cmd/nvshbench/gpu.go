@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/nvshbench/nvshbench/cuda"
 )
@@ -60,38 +61,22 @@ func (g *gpuSetup) workerEnv(extra map[string]string) []string {
 	if g.tc != nil {
 		lp = g.tc.LibraryPath()
 	}
-	cur := os.Getenv("LD_LIBRARY_PATH")
-	val := ""
-	for _, d := range lp {
-		val += d + ":"
+	if cur := os.Getenv("LD_LIBRARY_PATH"); cur != "" {
+		lp = append(lp, cur)
 	}
-	val += cur
 	out := make([]string, 0, len(env)+len(extra)+1)
 	for _, kv := range env {
-		if len(kv) > 16 && kv[:16] == "LD_LIBRARY_PATH=" {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := extra[k]; over || k == "LD_LIBRARY_PATH" {
 			continue
-		}
-		if i := indexByte(kv, '='); i > 0 {
-			if _, over := extra[kv[:i]]; over {
-				continue
-			}
 		}
 		out = append(out, kv)
 	}
-	if val != "" {
-		out = append(out, "LD_LIBRARY_PATH="+val)
+	if len(lp) > 0 {
+		out = append(out, "LD_LIBRARY_PATH="+strings.Join(lp, ":"))
 	}
 	for k, v := range extra {
 		out = append(out, k+"="+v)
 	}
 	return out
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }

@@ -17,7 +17,6 @@ type workerOptions struct {
 	Rank, NRanks int
 	Device       int
 	Shim         string
-	EnvMode      bool
 }
 
 // newWorkerCmd is the hidden subcommand the controller starts once per PE.

@@ -252,7 +252,7 @@ func effective(im impl, a cuda.CollArgs, r cuda.RMAResult, pr harness.Peer) stri
 		if im.algo != "" {
 			s += "-" + strings.ToLower(im.algo)
 		}
-		if pr := cstr(a.NCCLProto[:]); pr != "" {
+		if pr := a.NCCLProtoString(); pr != "" {
 			s += "-" + strings.ToLower(pr)
 		}
 		return s
@@ -290,13 +290,4 @@ func ncclLoadable() bool {
 		}
 	}
 	return false
-}
-
-func cstr(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }
