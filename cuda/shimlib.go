@@ -7,9 +7,6 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// ABIVersion must match NB_ABI_VERSION of the loaded shim.
-const ABIVersion = 1
-
 // shimLib calls libnvshbench.so through purego.
 type shimLib struct {
 	abiVersion    func() int32
@@ -20,12 +17,10 @@ type shimLib struct {
 	getUniqueID   func(*byte, int32) int32
 	initFn        func(int32, int32, int32, *byte, int32, int32, int64) int32
 	finalize      func() int32
-	infoGet       func(*Info) int32
-	peerPath      func(int32, *int32) int32
+	job           func(*Info, int32, *int32) int32
+	agree         func(int64, *int64, int32) int32
 	barrier       func() int32
-	rmaRun        func(*RMAArgs, *float64, *RMAResult) int32
-	latRun        func(*LatArgs, *float64, int32, *RMAResult) int32
-	collRun       func(*CollArgs, *float64, *RMAResult) int32
+	run           func(*Args, *float64, int32, *Result) int32
 }
 
 // Load opens the shim at path. The NVSHMEM and NCCL libraries it links must
@@ -48,23 +43,26 @@ func Load(path string) (Lib, error) {
 		purego.RegisterLibFunc(fptr, h, name)
 		return nil
 	}
+	// The version first: an older shim lacks the newer symbols.
+	if err := reg(&l.abiVersion, "nb_abi_version"); err != nil {
+		return nil, err
+	}
+	if v := l.abiVersion(); v != ABIVersion {
+		return nil, fmt.Errorf("%s has ABI version %d, this tool needs %d: rebuild it ('nvshbench build-shim')", path, v, ABIVersion)
+	}
 	for _, s := range []struct {
 		f    any
 		name string
 	}{
-		{&l.abiVersion, "nb_abi_version"}, {&l.lastError, "nb_last_error"},
+		{&l.lastError, "nb_last_error"},
 		{&l.deviceCount, "nb_device_count"}, {&l.deviceInfo, "nb_device_info"},
 		{&l.canAccessPeer, "nb_can_access_peer"}, {&l.getUniqueID, "nb_get_uniqueid"},
-		{&l.initFn, "nb_init"}, {&l.finalize, "nb_finalize"}, {&l.infoGet, "nb_info_get"},
-		{&l.peerPath, "nb_peer_path"}, {&l.barrier, "nb_barrier"}, {&l.rmaRun, "nb_rma_run"},
-		{&l.latRun, "nb_lat_run"}, {&l.collRun, "nb_coll_run"},
+		{&l.initFn, "nb_init"}, {&l.finalize, "nb_finalize"}, {&l.job, "nb_job"},
+		{&l.agree, "nb_agree"}, {&l.barrier, "nb_barrier"}, {&l.run, "nb_run"},
 	} {
 		if err := reg(s.f, s.name); err != nil {
 			return nil, err
 		}
-	}
-	if v := l.abiVersion(); v != ABIVersion {
-		return nil, fmt.Errorf("%s has ABI version %d, this tool needs %d: rebuild it", path, v, ABIVersion)
 	}
 	return l, nil
 }
@@ -113,53 +111,59 @@ func (l *shimLib) Init(mode, rank, nranks int, uid []byte, device int, heap int6
 
 func (l *shimLib) Finalize() error { return l.check("NVSHMEM finalize", l.finalize()) }
 
-func (l *shimLib) Info() (Info, error) {
-	var i Info
-	err := l.check("info", l.infoGet(&i))
-	return i, err
+func (l *shimLib) Job() (Job, error) {
+	infos := make([]Info, MaxPEs)
+	paths := make([]int32, MaxPEs*MaxPEs)
+	rc := l.job(&infos[0], MaxPEs, &paths[0])
+	if err := l.check("job facts", rc); err != nil {
+		return Job{}, err
+	}
+	n := int(rc)
+	j := Job{PEs: infos[:n], Paths: make([][]int, n)}
+	for i := 0; i < n; i++ {
+		j.Paths[i] = make([]int, n)
+		for k := 0; k < n; k++ {
+			j.Paths[i][k] = int(paths[i*n+k])
+		}
+	}
+	return j, nil
 }
 
-func (l *shimLib) PeerPath(peer int) (int, error) {
-	var p int32
-	err := l.check("nvshmem_ptr", l.peerPath(int32(peer), &p))
-	return int(p), err
+func (l *shimLib) Agree(v int64) ([]int64, error) {
+	all := make([]int64, MaxPEs)
+	rc := l.agree(v, &all[0], MaxPEs)
+	if err := l.check("agreement", rc); err != nil {
+		return nil, err
+	}
+	return all[:rc], nil
 }
 
 func (l *shimLib) Barrier() error { return l.check("nvshmem_barrier_all", l.barrier()) }
 
-func (l *shimLib) RMA(a RMAArgs) ([]float64, RMAResult, error) {
-	if a.Samples <= 0 {
-		return nil, RMAResult{}, fmt.Errorf("rma: samples must be > 0")
-	}
-	samples := make([]float64, a.Samples)
-	var r RMAResult
-	err := l.check("rma", l.rmaRun(&a, &samples[0], &r))
-	if r.Initiator == 0 {
-		samples = nil
-	}
-	return samples, r, err
-}
-
-func (l *shimLib) Latency(a LatArgs) ([]float64, RMAResult, error) {
+func (l *shimLib) Run(a Args) ([]float64, Result, error) {
 	n := int(a.Samples)
 	if a.Timer == TimerGlobal {
-		n = maxLatSamples
+		n = maxSamples
 	}
 	if n <= 0 {
-		return nil, RMAResult{}, fmt.Errorf("latency: samples must be > 0")
+		return nil, Result{}, fmt.Errorf("run: samples must be > 0")
 	}
 	samples := make([]float64, n)
-	var r RMAResult
-	err := l.check("latency", l.latRun(&a, &samples[0], int32(n), &r))
+	var r Result
+	err := l.check(opName(a.Op), l.run(&a, &samples[0], int32(n), &r))
+	if r.NSamples < 0 || int(r.NSamples) > n {
+		r.NSamples = 0
+	}
 	return samples[:r.NSamples], r, err
 }
 
-func (l *shimLib) Collective(a CollArgs) ([]float64, RMAResult, error) {
-	if a.Samples <= 0 {
-		return nil, RMAResult{}, fmt.Errorf("collective: samples must be > 0")
+// opName names an operation in errors.
+func opName(op int32) string {
+	switch {
+	case op >= OpAllReduce:
+		return "collective"
+	case op >= OpLatPut:
+		return "latency"
 	}
-	samples := make([]float64, a.Samples)
-	var r RMAResult
-	err := l.check("collective", l.collRun(&a, &samples[0], &r))
-	return samples, r, err
+	return "rma"
 }

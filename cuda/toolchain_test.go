@@ -1,13 +1,10 @@
 package cuda
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 func writeFile(t *testing.T, path, body string, mode os.FileMode) {
@@ -114,44 +111,5 @@ func TestBuildReportsCompilerErrors(t *testing.T) {
 func TestLoadMissingLibrary(t *testing.T) {
 	if _, err := Load(filepath.Join(t.TempDir(), "nope.so")); err == nil {
 		t.Error("loading a missing library succeeded")
-	}
-}
-
-func TestStructLayoutsMatchTheHeader(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler to read the header's layout")
-	}
-	dir := t.TempDir()
-	h, _ := shimSources.ReadFile("shim/nvshbench.h")
-	writeFile(t, filepath.Join(dir, "nvshbench.h"), string(h), 0o644)
-	writeFile(t, filepath.Join(dir, "m.c"), `#include <stdio.h>
-#include <stddef.h>
-#include "nvshbench.h"
-int main(void) {
-  printf("%zu %zu %zu %zu ", sizeof(nb_lat_args), offsetof(nb_lat_args, verify), sizeof(nb_coll_args), offsetof(nb_coll_args, nccl_proto));
-  printf("%zu %zu %zu %zu %zu %zu %zu %zu\n", sizeof(nb_rma_args), offsetof(nb_rma_args, verify),
-         sizeof(nb_rma_result), offsetof(nb_rma_result, detail), sizeof(nb_info), offsetof(nb_info, nccl_version),
-         offsetof(nb_info, name), offsetof(nb_info, pci_bus_id));
-  return 0;
-}`, 0o644)
-	exe := filepath.Join(dir, "m")
-	if out, err := exec.Command(cc, "-o", exe, filepath.Join(dir, "m.c")).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
-	out, err := exec.Command(exe).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a RMAArgs
-	var r RMAResult
-	var i Info
-	var la LatArgs
-	var ca CollArgs
-	got := fmt.Sprintf("%d %d %d %d ", unsafe.Sizeof(la), unsafe.Offsetof(la.Verify), unsafe.Sizeof(ca), unsafe.Offsetof(ca.NCCLProto))
-	got += fmt.Sprintf("%d %d %d %d %d %d %d %d", unsafe.Sizeof(a), unsafe.Offsetof(a.Verify), unsafe.Sizeof(r), unsafe.Offsetof(r.Detail),
-		unsafe.Sizeof(i), unsafe.Offsetof(i.NCCLVersion), unsafe.Offsetof(i.Name), unsafe.Offsetof(i.PCIBusID))
-	if want := strings.TrimSpace(string(out)); got != want {
-		t.Errorf("Go layout %s, C layout %s", got, want)
 	}
 }

@@ -1,7 +1,9 @@
-// collectives.cuh: AllReduce (NVSHMEM device thread/warp/block in one CTA,
-// NVSHMEM on-stream, our multi-CTA one-shot and two-shot over symmetric
-// memory, NCCL), broadcast, alltoall and barrier (NVSHMEM device and
-// on-stream, NCCL). Included by nvshbench.cu.
+// collectives.cuh: the collectives family and its entries in the dispatch
+// table: AllReduce (NVSHMEM device thread/warp/block in one CTA, NVSHMEM
+// on-stream, our multi-CTA one-shot and two-shot over symmetric memory,
+// NCCL), broadcast, alltoall and barrier (NVSHMEM device and on-stream,
+// NCCL). Included by nvshbench.cu. Every PE runs every launch; all start each
+// launch together.
 //
 // NCCL is opened with dlopen at first use, so the shim builds and loads
 // without it, and the NCCL used is the one on the library path (its version
@@ -110,8 +112,6 @@ __global__ void k_dev_barrier(int iters) {
 }
 
 // --- our multi-CTA AllReduce over symmetric memory (float, load/store)
-#define NB_MAX_PES 64
-#define NB_MAX_CTAS 1024
 
 // CTA b of every PE meets CTA b of every other PE at `epoch`: what each
 // wrote before is visible to the others after.
@@ -214,6 +214,8 @@ __global__ void k_our_twoshot(float *dst, PeerPtrs peers, PeerPtrs scratch, floa
 // --- NCCL through dlopen
 struct NcclApi {
   void *h = nullptr;
+  int version = 0;
+  char why[256] = "";  // why it is not loaded
   ncclResult_t (*getUniqueId)(ncclUniqueId *);
   ncclResult_t (*commInitRank)(ncclComm_t *, int, ncclUniqueId, int);
   ncclResult_t (*allReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
@@ -226,108 +228,125 @@ struct NcclApi {
   const char *(*errorString)(ncclResult_t);
 };
 static NcclApi g_nccl;
-static uint8_t *g_ncclid = nullptr;  // symmetric, to share the NCCL unique ID
+static int g_nccl_tried = 0;
 
-static int nccl_load() {
-  if (g_nccl.h) return 0;
+// nccl_version_loaded opens libnccl.so.2 once (local to this PE) and
+// returns its version, 0 when it is not loadable (g_nccl.why says why).
+static int nccl_version_loaded(void) {
+  if (g_nccl_tried) return g_nccl.version;
+  g_nccl_tried = 1;
   void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_GLOBAL);
-  if (!h) return fail(-2, "NCCL not available: %s", dlerror());
-#define SYM(f, n) if (!(*(void **)&g_nccl.f = dlsym(h, n))) return fail(-1, "libnccl.so.2 lacks %s", n);
+  if (!h) {
+    snprintf(g_nccl.why, sizeof g_nccl.why, "NCCL not available: %s", dlerror());
+    return 0;
+  }
+#define SYM(f, n)                                                               \
+  if (!(*(void **)&g_nccl.f = dlsym(h, n))) {                                   \
+    snprintf(g_nccl.why, sizeof g_nccl.why, "libnccl.so.2 lacks %s", n);        \
+    return 0;                                                                   \
+  }
   SYM(getUniqueId, "ncclGetUniqueId") SYM(commInitRank, "ncclCommInitRank") SYM(allReduce, "ncclAllReduce")
   SYM(broadcast, "ncclBroadcast") SYM(send, "ncclSend") SYM(recv, "ncclRecv") SYM(groupStart, "ncclGroupStart")
   SYM(groupEnd, "ncclGroupEnd") SYM(getVersion, "ncclGetVersion") SYM(errorString, "ncclGetErrorString")
 #undef SYM
+  int v = 0;
+  if (g_nccl.getVersion(&v) != ncclSuccess) v = 0;
   g_nccl.h = h;
-  return 0;
+  g_nccl.version = v;
+  return v;
 }
 
-#define NCK(call)                                                                           \
-  do {                                                                                      \
-    ncclResult_t r_ = (call);                                                               \
-    if (r_ != ncclSuccess) return fail(-1, "%s: %s", #call, g_nccl.errorString(r_));         \
+#define NCK(call)                                                                                  \
+  do {                                                                                             \
+    ncclResult_t r_ = (call);                                                                      \
+    if (r_ != ncclSuccess) return fail(NB_ERR, "%s: %s", #call, g_nccl.errorString(r_));           \
   } while (0)
 
-__global__ void k_getbytes(uint8_t *dst, const uint8_t *src, int n, int pe) { nvshmem_getmem(dst, src, n, pe); }
-
-// One communicator per forced algorithm/protocol pair: NCCL reads NCCL_ALGO
-// and NCCL_PROTO when a communicator is created.
+// One communicator per forced algorithm/protocol pair (NCCL reads NCCL_ALGO
+// and NCCL_PROTO when a communicator is created), made on every PE at the
+// first point that needs it. A creation that failed on any PE is remembered
+// by every PE, so later points fail the same way everywhere.
 struct CommEntry {
   char key[64];
   ncclComm_t comm;
+  char failed[200];
 };
 static CommEntry g_comms[16];
 static int g_ncomms = 0;
 
-static int nccl_comm(const char *algo, const char *proto, ncclComm_t *out) {
-  char key[64];
-  snprintf(key, sizeof key, "%s/%s", algo, proto);
+static CommEntry *comm_find(const char *key) {
   for (int i = 0; i < g_ncomms; i++)
-    if (!strcmp(g_comms[i].key, key)) { *out = g_comms[i].comm; return 0; }
-  if (g_ncomms == 16) return fail(-1, "too many NCCL communicators");
-  int rc = nccl_load();
-  if (rc) return rc;
-  int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
-  if (!g_ncclid) {
-    g_ncclid = (uint8_t *)nvshmem_malloc(sizeof(ncclUniqueId));
-    if (!g_ncclid) return fail(-1, "nvshmem_malloc for the NCCL id failed");
-  }
+    if (!strcmp(g_comms[i].key, key)) return &g_comms[i];
+  return nullptr;
+}
+
+static void comm_key(const nb_args *a, char *key, size_t n) { snprintf(key, n, "%.31s/%.31s", a->nccl_algo, a->nccl_proto); }
+
+// What every PE sends when a communicator is made: its status and, from
+// PE 0, the unique ID.
+struct IdMsg {
+  int32_t status;
+  int32_t pad;
   ncclUniqueId id;
-  if (me == 0) {
-    NCK(g_nccl.getUniqueId(&id));
-    CK(cudaMemcpy(g_ncclid, &id, sizeof id, cudaMemcpyHostToDevice));
+};
+
+// nccl_setup is collective (every PE, same point): two exchanges and
+// ncclCommInitRank, unless the communicator exists already.
+static int nccl_setup(Run *r) {
+  char key[64];
+  comm_key(r->a, key, sizeof key);
+  if (comm_find(key)) return 0;  // made (or failed) at an earlier point: the same on every PE
+  if (g_ncomms == 16) return fail(NB_ERR, "too many NCCL communicators");
+  CommEntry *ce = &g_comms[g_ncomms++];
+  memset(ce, 0, sizeof *ce);
+  snprintf(ce->key, sizeof ce->key, "%s", key);
+  static IdMsg all[NB_MAX_PES];
+  IdMsg m;
+  memset(&m, 0, sizeof m);
+  if (S.me == 0 && g_nccl.getUniqueId(&m.id) != ncclSuccess) m.status = NB_ERR;
+  int rc = exchange(&m, sizeof m, all);
+  int st = rc ? rc : (all[0].status ? fail(NB_ERR, "ncclGetUniqueId failed on PE 0") : 0);
+  if (!st) {
+    const char *oldA = getenv("NCCL_ALGO"), *oldP = getenv("NCCL_PROTO");
+    char sa[128] = "", sp[128] = "";
+    if (oldA) snprintf(sa, sizeof sa, "%s", oldA);
+    if (oldP) snprintf(sp, sizeof sp, "%s", oldP);
+    if (r->a->nccl_algo[0]) setenv("NCCL_ALGO", r->a->nccl_algo, 1);
+    if (r->a->nccl_proto[0]) setenv("NCCL_PROTO", r->a->nccl_proto, 1);
+    ncclResult_t nr = g_nccl.commInitRank(&ce->comm, S.npes, all[0].id, S.me);
+    if (oldA) setenv("NCCL_ALGO", sa, 1); else unsetenv("NCCL_ALGO");
+    if (oldP) setenv("NCCL_PROTO", sp, 1); else unsetenv("NCCL_PROTO");
+    if (nr != ncclSuccess) st = fail(NB_ERR, "ncclCommInitRank (%s): %s", key, g_nccl.errorString(nr));
   }
-  nvshmem_barrier_all();
-  if (me != 0) {
-    uint8_t *tmp;
-    CK(cudaMalloc(&tmp, sizeof id));
-    k_getbytes<<<1, 1, 0, g_stream>>>(tmp, g_ncclid, sizeof id, 0);
-    CKLAUNCH("nccl id get");
-    CK(cudaStreamSynchronize(g_stream));
-    CK(cudaMemcpy(&id, tmp, sizeof id, cudaMemcpyDeviceToHost));
-    cudaFree(tmp);
-  }
-  nvshmem_barrier_all();
-  const char *oldA = getenv("NCCL_ALGO"), *oldP = getenv("NCCL_PROTO");
-  char sa[128] = "", sp[128] = "";
-  if (oldA) snprintf(sa, sizeof sa, "%s", oldA);
-  if (oldP) snprintf(sp, sizeof sp, "%s", oldP);
-  if (*algo) setenv("NCCL_ALGO", algo, 1);
-  if (*proto) setenv("NCCL_PROTO", proto, 1);
-  ncclComm_t c;
-  ncclResult_t r = g_nccl.commInitRank(&c, npes, id, me);
-  if (oldA) setenv("NCCL_ALGO", sa, 1); else unsetenv("NCCL_ALGO");
-  if (oldP) setenv("NCCL_PROTO", sp, 1); else unsetenv("NCCL_PROTO");
-  if (r != ncclSuccess) return fail(-1, "ncclCommInitRank (%s): %s", key, g_nccl.errorString(r));
-  snprintf(g_comms[g_ncomms].key, sizeof g_comms[g_ncomms].key, "%s", key);
-  g_comms[g_ncomms++].comm = c;
-  *out = c;
-  return 0;
+  // Every PE learns whether every PE has the communicator.
+  int64_t none[2];
+  st = agree(st, 0, 0, nullptr, none);
+  if (st) snprintf(ce->failed, sizeof ce->failed, "%s", g_err);
+  (void)none;
+  return st;
 }
 
 static ncclDataType_t nccl_type(int dtype) {
   return dtype == NB_DT_BF16 ? ncclBfloat16 : (dtype == NB_DT_F16 ? ncclFloat16 : ncclFloat32);
 }
 
-static uint64_t *g_cflags = nullptr;  // symmetric NB_MAX_PES x NB_MAX_CTAS signal words
-static float *g_scratch = nullptr;    // symmetric scratch of the two-shot
-static uint64_t *g_epochs = nullptr;  // per-CTA barrier epochs of our AllReduce (device, local)
-
 static int esize(int dtype) { return dtype == NB_DT_F32 ? 4 : 2; }
 
-// One operation (iters of them) of a collective on g_stream.
-static int coll_issue(const nb_coll_args *a, int iters, ncclComm_t comm) {
-  int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
+// iters operations of a collective on S.stream.
+static int coll_launch(Run *r, int iters) {
+  const nb_args *a = r->a;
+  int me = S.me, npes = S.npes;
   int64_t n = a->size / esize(a->dtype);  // elements per PE
-  cudaStream_t s = g_stream;
+  cudaStream_t s = S.stream;
   switch (a->impl) {
   case NB_IMPL_NVSHMEM_DEVICE: {
     size_t nn = (size_t)n;
     int it = iters;
-    void *dst = g_dst, *src = g_src;
+    void *dst = S.dst, *src = S.src;
     void *args[] = {&dst, &src, &nn, &it};
     void *bargs[] = {&it};
     const void *fn = nullptr;
-    if (a->coll == NB_COLL_ALLREDUCE) {
+    if (a->op == NB_OP_ALLREDUCE) {
 #define PICK(T)                                                                     \
   fn = a->scope == NB_SCOPE_BLOCK ? (const void *)k_dev_allreduce<T, NB_SCOPE_BLOCK>  \
      : a->scope == NB_SCOPE_WARP  ? (const void *)k_dev_allreduce<T, NB_SCOPE_WARP>   \
@@ -336,178 +355,154 @@ static int coll_issue(const nb_coll_args *a, int iters, ncclComm_t comm) {
       else if (a->dtype == NB_DT_F16) { PICK(__half) }
       else { PICK(float) }
 #undef PICK
-    } else if (a->coll == NB_COLL_BROADCAST) fn = (const void *)k_dev_broadcast;
-    else if (a->coll == NB_COLL_ALLTOALL) { nn = (size_t)(n / npes); fn = (const void *)k_dev_alltoall; }
+    } else if (a->op == NB_OP_BROADCAST) fn = (const void *)k_dev_broadcast;
+    else if (a->op == NB_OP_ALLTOALL) { nn = (size_t)(n / npes); fn = (const void *)k_dev_alltoall; }
     else fn = (const void *)k_dev_barrier;
-    int rc = nvshmemx_collective_launch(fn, dim3(1), dim3(a->threads), a->coll == NB_COLL_BARRIER ? bargs : args, 0, s);
-    if (rc != 0) return fail(-1, "nvshmemx_collective_launch: %d", rc);
+    int rc = nvshmemx_collective_launch(fn, dim3(1), dim3(a->threads), a->op == NB_OP_BARRIER ? bargs : args, 0, s);
+    if (rc != 0) return fail(NB_ERR, "nvshmemx_collective_launch: %d", rc);
     CKLAUNCH("device collective");
     return 0;
   }
   case NB_IMPL_NVSHMEM_STREAM:
     for (int i = 0; i < iters; i++) {
       int rc = 0;
-      if (a->coll == NB_COLL_ALLREDUCE) {
-        if (a->dtype == NB_DT_BF16) rc = nvshmemx_bfloat16_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (__nv_bfloat16 *)g_dst, (const __nv_bfloat16 *)g_src, n, s);
-        else if (a->dtype == NB_DT_F16) rc = nvshmemx_half_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (__half *)g_dst, (const __half *)g_src, n, s);
-        else rc = nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)g_dst, (const float *)g_src, n, s);
-      } else if (a->coll == NB_COLL_BROADCAST) rc = nvshmemx_float_broadcast_on_stream(NVSHMEM_TEAM_WORLD, (float *)g_dst, (const float *)g_src, n, 0, s);
-      else if (a->coll == NB_COLL_ALLTOALL) rc = nvshmemx_float_alltoall_on_stream(NVSHMEM_TEAM_WORLD, (float *)g_dst, (const float *)g_src, n / npes, s);
+      if (a->op == NB_OP_ALLREDUCE) {
+        if (a->dtype == NB_DT_BF16) rc = nvshmemx_bfloat16_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (__nv_bfloat16 *)S.dst, (const __nv_bfloat16 *)S.src, n, s);
+        else if (a->dtype == NB_DT_F16) rc = nvshmemx_half_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (__half *)S.dst, (const __half *)S.src, n, s);
+        else rc = nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n, s);
+      } else if (a->op == NB_OP_BROADCAST) rc = nvshmemx_float_broadcast_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n, 0, s);
+      else if (a->op == NB_OP_ALLTOALL) rc = nvshmemx_float_alltoall_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n / npes, s);
       else nvshmemx_barrier_all_on_stream(s);
-      if (rc != 0) return fail(-1, "NVSHMEM on-stream collective: %d", rc);
+      if (rc != 0) return fail(NB_ERR, "NVSHMEM on-stream collective: %d", rc);
     }
     return 0;
   case NB_IMPL_OUR_ONESHOT:
   case NB_IMPL_OUR_TWOSHOT: {
     PeerPtrs peers, scr;
     for (int q = 0; q < npes; q++) {
-      peers.p[q] = (const float *)nvshmem_ptr(g_src, q);
-      scr.p[q] = (const float *)nvshmem_ptr(g_scratch, q);
-      if (!peers.p[q] || !scr.p[q]) return fail(-2, "PE %d is not reachable by load/store: our AllReduce needs P2P to every PE", q);
+      peers.p[q] = (const float *)nvshmem_ptr(S.src, q);
+      scr.p[q] = (const float *)nvshmem_ptr(S.scratch, q);
+      if (!peers.p[q] || !scr.p[q]) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store: our AllReduce needs P2P to every PE", q);
     }
     if (a->impl == NB_IMPL_OUR_ONESHOT)
-      k_our_oneshot<<<a->ctas, a->threads, 0, s>>>((float *)g_dst, peers, n, me, npes, g_cflags, g_epochs, iters);
+      k_our_oneshot<<<a->ctas, a->threads, 0, s>>>((float *)S.dst, peers, n, me, npes, S.cflags, S.epochs, iters);
     else
-      k_our_twoshot<<<a->ctas, a->threads, 0, s>>>((float *)g_dst, peers, scr, g_scratch, n, me, npes, g_cflags, g_epochs, iters);
+      k_our_twoshot<<<a->ctas, a->threads, 0, s>>>((float *)S.dst, peers, scr, (float *)S.scratch, n, me, npes, S.cflags, S.epochs, iters);
     CKLAUNCH("our allreduce");
     return 0;
   }
-  case NB_IMPL_NCCL:
+  case NB_IMPL_NCCL: {
+    char key[64];
+    comm_key(a, key, sizeof key);
+    CommEntry *ce = comm_find(key);
+    if (!ce || ce->failed[0]) return fail(NB_ERR, "no NCCL communicator %s", key);
+    ncclComm_t comm = ce->comm;
     for (int i = 0; i < iters; i++) {
-      if (a->coll == NB_COLL_ALLREDUCE) NCK(g_nccl.allReduce(g_src, g_dst, n, nccl_type(a->dtype), ncclSum, comm, s));
-      else if (a->coll == NB_COLL_BROADCAST) NCK(g_nccl.broadcast(g_src, g_dst, n, ncclFloat32, 0, comm, s));
-      else if (a->coll == NB_COLL_ALLTOALL) {
+      if (a->op == NB_OP_ALLREDUCE) NCK(g_nccl.allReduce(S.src, S.dst, n, nccl_type(a->dtype), ncclSum, comm, s));
+      else if (a->op == NB_OP_BROADCAST) NCK(g_nccl.broadcast(S.src, S.dst, n, ncclFloat32, 0, comm, s));
+      else if (a->op == NB_OP_ALLTOALL) {
         int64_t blk = n / npes;
         NCK(g_nccl.groupStart());
         for (int q = 0; q < npes; q++) {
-          NCK(g_nccl.send((float *)g_src + q * blk, blk, ncclFloat32, q, comm, s));
-          NCK(g_nccl.recv((float *)g_dst + q * blk, blk, ncclFloat32, q, comm, s));
+          NCK(g_nccl.send((float *)S.src + q * blk, blk, ncclFloat32, q, comm, s));
+          NCK(g_nccl.recv((float *)S.dst + q * blk, blk, ncclFloat32, q, comm, s));
         }
         NCK(g_nccl.groupEnd());
-      } else NCK(g_nccl.allReduce(g_src, g_dst, 1, ncclFloat32, ncclSum, comm, s));  // barrier: 1-element allreduce
+      } else NCK(g_nccl.allReduce(S.src, S.dst, 1, ncclFloat32, ncclSum, comm, s));  // barrier: 1-element allreduce
     }
     return 0;
   }
-  return fail(-1, "unknown implementation %d", a->impl);
+  }
+  return fail(NB_ERR, "unknown implementation %d", a->impl);
 }
 
-extern "C" int nb_coll_run(const nb_coll_args *a, double *samples_out, nb_rma_result *res) {
-  memset(res, 0, sizeof *res);
-  if (!g_inited) return fail(-1, "not initialised");
-  int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
-  if (npes > NB_MAX_PES) return fail(-1, "more than %d PEs", NB_MAX_PES);
+// ---------------------------------------------------------------------------
+static int coll_kind(int op) { return op == NB_OP_ALLREDUCE ? 0 : (op == NB_OP_BROADCAST ? 1 : 2); }
+
+static int coll_validate(Run *r) {
+  const nb_args *a = r->a;
+  r->initiator = 1;  // every PE runs and times (PE 0's samples are reported)
+  r->target = -1;
   int es = esize(a->dtype);
-  if (a->size <= 0 || a->size > g_buf || a->size % es) return fail(-1, "size %lld: 1..%lld and a multiple of %d", (long long)a->size, (long long)g_buf, es);
-  if (a->coll == NB_COLL_ALLTOALL && (a->size / es) % npes) return fail(-2, "alltoall: %lld elements do not divide by %d PEs", (long long)(a->size / es), npes);
-  if (a->threads <= 0 || a->threads > 1024 || a->ctas <= 0 || a->ctas > NB_MAX_CTAS) return fail(-1, "launch %d x %d invalid", a->ctas, a->threads);
-  if (a->iters < 0 || a->samples <= 0 || a->warmup < 0) return fail(-1, "iters >= 0, samples > 0");
-  if (!g_cflags) {
-    g_cflags = (uint64_t *)nvshmem_malloc(sizeof(uint64_t) * NB_MAX_PES * NB_MAX_CTAS);
-    g_scratch = (float *)nvshmem_malloc(g_buf);
-    if (!g_cflags || !g_scratch) return fail(-1, "nvshmem_malloc of the collective flags/scratch failed (NVSHMEM_SYMMETRIC_SIZE?)");
-    CK(cudaMemset(g_cflags, 0, sizeof(uint64_t) * NB_MAX_PES * NB_MAX_CTAS));
-    CK(cudaMalloc(&g_epochs, sizeof(uint64_t) * NB_MAX_CTAS));
-    CK(cudaMemset(g_epochs, 0, sizeof(uint64_t) * NB_MAX_CTAS));
-    CK(cudaDeviceSynchronize());
-    nvshmem_barrier_all();
+  if (a->op != NB_OP_BARRIER && (a->size <= 0 || a->size > S.buf || a->size % es))
+    return fail(NB_ERR, "size %lld: 1..%lld and a multiple of %d", (long long)a->size, (long long)S.buf, es);
+  if (a->op == NB_OP_ALLTOALL && (a->size / es) % S.npes)
+    return fail(NB_UNREACHABLE, "alltoall: %lld elements do not divide by %d PEs", (long long)(a->size / es), S.npes);
+  if (a->threads <= 0 || a->threads > 1024 || a->ctas <= 0 || a->ctas > NB_MAX_CTAS) return fail(NB_ERR, "launch %d x %d invalid", a->ctas, a->threads);
+  if (a->impl < NB_IMPL_NVSHMEM_DEVICE || a->impl > NB_IMPL_NCCL) return fail(NB_ERR, "unknown implementation %d", a->impl);
+  if (a->impl == NB_IMPL_OUR_ONESHOT || a->impl == NB_IMPL_OUR_TWOSHOT) {
+    if (a->op != NB_OP_ALLREDUCE || a->dtype != NB_DT_F32) return fail(NB_ERR, "our multi-CTA kernels do float AllReduce only");
+    for (int q = 0; q < S.npes; q++)
+      if (!nvshmem_ptr(S.src, q)) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store from PE %d: our AllReduce needs P2P to every PE", q, S.me);
   }
-  ncclComm_t comm = nullptr;
   if (a->impl == NB_IMPL_NCCL) {
-    int rc = nccl_comm(a->nccl_algo, a->nccl_proto, &comm);
-    if (rc) return rc;
-    int v = 0;
-    if (g_nccl.getVersion && g_nccl.getVersion(&v) == ncclSuccess) res->aux = v;
+    if (!g_nccl.h) return fail(NB_UNREACHABLE, "%s", g_nccl.why);
+    char key[64];
+    comm_key(a, key, sizeof key);
+    CommEntry *ce = comm_find(key);
+    if (ce && ce->failed[0]) return fail(NB_ERR, "the NCCL communicator (%s) could not be made earlier in this run: %s", key, ce->failed);
   }
-  int64_t n = a->size / es;
-  int kind = a->coll == NB_COLL_ALLREDUCE ? 0 : (a->coll == NB_COLL_BROADCAST ? 1 : 2);
-  int64_t block = a->coll == NB_COLL_ALLTOALL ? n / npes : n;
-  if (a->coll != NB_COLL_BARRIER) {
-    if (a->dtype == NB_DT_BF16) k_cfill<__nv_bfloat16><<<1024, 256, 0, g_stream>>>((__nv_bfloat16 *)g_src, n, me, a->seed, kind == 2, block);
-    else if (a->dtype == NB_DT_F16) k_cfill<__half><<<1024, 256, 0, g_stream>>>((__half *)g_src, n, me, a->seed, kind == 2, block);
-    else k_cfill<float><<<1024, 256, 0, g_stream>>>((float *)g_src, n, me, a->seed, kind == 2, block);
-    if (a->verify) k_poison<<<1024, 256, 0, g_stream>>>(g_dst, a->size);
-    CKLAUNCH("collective fill");
-  }
-  CK(cudaStreamSynchronize(g_stream));
-  nvshmem_barrier_all();
-
-  // Iterations per launch (or per graph): calibrated on PE 0, shared.
-  int iters = a->iters;
-  if (iters == 0) {
-    CK(cudaEventRecord(g_ev0, g_stream));
-    int rc = coll_issue(a, 2, comm);
-    if (rc) return rc;
-    CK(cudaEventRecord(g_ev1, g_stream));
-    CK(cudaEventSynchronize(g_ev1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, g_ev0, g_ev1));
-    double per = ms / 2;
-    int64_t want = (int64_t)(20.0 / (per > 1e-4 ? per : 1e-4));
-    if (want < 5) want = 5;
-    if (want > 1000) want = 1000;
-    static int64_t *g_it = nullptr;
-    if (!g_it) g_it = (int64_t *)nvshmem_malloc(sizeof(int64_t));
-    if (me == 0) CK(cudaMemcpy(g_it, &want, sizeof want, cudaMemcpyHostToDevice));
-    nvshmem_barrier_all();
-    if (me != 0) {
-      int64_t *tmp;
-      CK(cudaMalloc(&tmp, sizeof want));
-      k_getbytes<<<1, 1, 0, g_stream>>>((uint8_t *)tmp, (const uint8_t *)g_it, sizeof want, 0);
-      CK(cudaStreamSynchronize(g_stream));
-      CK(cudaMemcpy(&want, tmp, sizeof want, cudaMemcpyDeviceToHost));
-      cudaFree(tmp);
-    }
-    nvshmem_barrier_all();
-    iters = (int)want;
-  }
-  cudaGraphExec_t gexec = nullptr;
-  if (a->graph) {
-    cudaGraph_t graph;
-    CK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeRelaxed));
-    int rc = coll_issue(a, iters, comm);
-    cudaError_t ce = cudaStreamEndCapture(g_stream, &graph);
-    if (rc) return rc;
-    if (ce != cudaSuccess) return fail(-4, "this collective cannot be captured in a CUDA graph: %s", cudaGetErrorString(ce));
-    CK(cudaGraphInstantiate(&gexec, graph, 0));
-    cudaGraphDestroy(graph);
-  }
-  for (int sIdx = -a->warmup; sIdx < a->samples; sIdx++) {
-    nvshmem_barrier_all();
-    CK(cudaEventRecord(g_ev0, g_stream));
-    if (gexec) CK(cudaGraphLaunch(gexec, g_stream));
-    else {
-      int rc = coll_issue(a, iters, comm);
-      if (rc) return rc;
-    }
-    CK(cudaEventRecord(g_ev1, g_stream));
-    CK(cudaEventSynchronize(g_ev1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, g_ev0, g_ev1));
-    if (sIdx >= 0) samples_out[sIdx] = (double)ms * 1e-3 / iters;
-  }
-  if (gexec) cudaGraphExecDestroy(gexec);
-  CK(cudaStreamSynchronize(g_stream));
-  res->initiator = me == 0;
-  res->iters = iters;
-  res->bytes = a->coll == NB_COLL_BARRIER ? 0 : a->size;
-  nvshmem_barrier_all();
-
-  if (a->verify && a->coll != NB_COLL_BARRIER) {
-    unsigned long long h[2] = {0, ~0ull}, *first;
-    CK(cudaMemcpy(g_count, &h[0], sizeof h[0], cudaMemcpyHostToDevice));
-    CK(cudaMalloc(&first, sizeof *first));
-    CK(cudaMemcpy(first, &h[1], sizeof h[1], cudaMemcpyHostToDevice));
-    if (a->dtype == NB_DT_BF16) k_ccheck<__nv_bfloat16><<<1024, 256, 0, g_stream>>>((const __nv_bfloat16 *)g_dst, n, me, npes, a->seed, kind, block, g_count, first);
-    else if (a->dtype == NB_DT_F16) k_ccheck<__half><<<1024, 256, 0, g_stream>>>((const __half *)g_dst, n, me, npes, a->seed, kind, block, g_count, first);
-    else k_ccheck<float><<<1024, 256, 0, g_stream>>>((const float *)g_dst, n, me, npes, a->seed, kind, block, g_count, first);
-    CKLAUNCH("collective check");
-    CK(cudaStreamSynchronize(g_stream));
-    CK(cudaMemcpy(&h[0], g_count, sizeof h[0], cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(&h[1], first, sizeof h[1], cudaMemcpyDeviceToHost));
-    cudaFree(first);
-    res->checked = n;
-    res->errors = (int64_t)h[0];
-    if (h[0]) snprintf(res->detail, sizeof res->detail, "element %llu wrong (%llu of %lld)", h[1], h[0], (long long)n);
-  }
-  return reduce_checks(res, me);
+  return 0;
 }
+
+static int coll_active(Run *) { return 1; }
+static int coll_synced(Run *) { return 1; }
+static double coll_per_op(Run *) { return 1.0; }
+
+static int coll_prepare(Run *r) {
+  const nb_args *a = r->a;
+  if (a->op == NB_OP_BARRIER) return 0;
+  int64_t n = a->size / esize(a->dtype);
+  int kind = coll_kind(a->op);
+  int64_t block = kind == 2 ? n / S.npes : n;
+  if (a->dtype == NB_DT_BF16) k_cfill<__nv_bfloat16><<<1024, 256, 0, S.stream>>>((__nv_bfloat16 *)S.src, n, S.me, a->seed, kind == 2, block);
+  else if (a->dtype == NB_DT_F16) k_cfill<__half><<<1024, 256, 0, S.stream>>>((__half *)S.src, n, S.me, a->seed, kind == 2, block);
+  else k_cfill<float><<<1024, 256, 0, S.stream>>>((float *)S.src, n, S.me, a->seed, kind == 2, block);
+  CKLAUNCH("collective fill");
+  if (a->verify) return poison_dst(a->size);
+  return 0;
+}
+
+static int coll_setup(Run *r) { return r->a->impl == NB_IMPL_NCCL ? nccl_setup(r) : 0; }
+
+static int coll_check(Run *r, nb_result *res) {
+  const nb_args *a = r->a;
+  if (a->op == NB_OP_BARRIER) return 0;
+  int64_t n = a->size / esize(a->dtype);
+  int kind = coll_kind(a->op);
+  int64_t block = kind == 2 ? n / S.npes : n;
+  int rc = count_reset();
+  if (rc) return rc;
+  if (a->dtype == NB_DT_BF16) k_ccheck<__nv_bfloat16><<<1024, 256, 0, S.stream>>>((const __nv_bfloat16 *)S.dst, n, S.me, S.npes, a->seed, kind, block, S.count, S.count + 1);
+  else if (a->dtype == NB_DT_F16) k_ccheck<__half><<<1024, 256, 0, S.stream>>>((const __half *)S.dst, n, S.me, S.npes, a->seed, kind, block, S.count, S.count + 1);
+  else k_ccheck<float><<<1024, 256, 0, S.stream>>>((const float *)S.dst, n, S.me, S.npes, a->seed, kind, block, S.count, S.count + 1);
+  CKLAUNCH("collective check");
+  unsigned long long h[2];
+  if ((rc = count_read(h))) return rc;
+  res->checked += n;
+  res->errors += (int64_t)h[0];
+  if (h[0] && !res->detail[0]) snprintf(res->detail, sizeof res->detail, "element %llu wrong (%llu of %lld)", h[1], h[0], (long long)n);
+  return 0;
+}
+
+static int64_t coll_bytes(Run *r) { return r->a->op == NB_OP_BARRIER ? 0 : r->a->size; }
+
+// Source and destination live on every PE's GPU; twice that when PEs share
+// a GPU.
+static int64_t coll_work_set(Run *r) {
+  int shared = 0;
+  for (int q = 0; q < S.npes; q++)
+    if (q != S.me && path_to(q) == NB_PATH_LOCAL) shared = 1;
+  int64_t ws = 2 * r->a->size;
+  return shared ? 2 * ws : ws;
+}
+
+static const Family kColl = {"collectives", coll_validate, coll_active, coll_synced, 2, 0, coll_per_op, coll_prepare,
+                             coll_setup, nullptr, coll_check, coll_bytes, coll_work_set};
+
+static const OpEntry kCollOps[] = {
+    {NB_OP_ALLREDUCE, "allreduce", &kColl, 0, coll_launch},
+    {NB_OP_BROADCAST, "broadcast", &kColl, 0, coll_launch},
+    {NB_OP_ALLTOALL, "alltoall", &kColl, 0, coll_launch},
+    {NB_OP_BARRIER, "barrier", &kColl, 0, coll_launch},
+};

@@ -1,66 +1,137 @@
-// latency.cuh: the latency suite's kernels and nb_lat_run (included by
-// nvshbench.cu: one translation unit, one device link).
+// latency.cuh: the latency family and its entries in the dispatch table
+// (included by nvshbench.cu).
 //
-// Every kernel runs `iters` operations in one launch. Thread 0 reads
-// %globaltimer around each operation (after its completion is observed)
-// and stores the per-iteration nanoseconds, so one launch gives both the
-// event-timed mean and the per-iteration distribution.
+// Every kernel runs `iters` operations in one launch of one CTA. Thread 0
+// reads %globaltimer around each operation (after its completion is
+// observed) and stores the per-iteration nanoseconds, so one launch gives
+// both the event-timed mean and the per-iteration distribution.
+//
+// A latency is a round trip: iteration i+1 cannot start before i's result
+// is back. put and p complete with quiet (the remote acknowledgement);
+// get and g chase pointers: the peer's source holds a chain of blocks
+// spread over NB_CHAIN_BYTES (several times the L2), each block's first
+// word naming the next, and the next transfer's address is read from what
+// the last one delivered, so neither overlap nor a cache can answer.
+// Operations that only issue (a blocking put returns when its source is
+// reusable, fence only orders) are the rate rows of the Go side.
 
 __device__ static inline uint64_t gtimer() {
   uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
   return t;
 }
 
-// Completion latency of bulk put/get: the scope group issues the whole
-// message, then quiet (nbi) or nothing (blocking: put returns when the source
-// is reusable, get when the data has arrived).
-template <int OP, int SCOPE, int BLOCKING>
-__global__ void k_lat_bulk(uint8_t *dst, uint8_t *src, int64_t size, int iters, int peer, int64_t *times) {
+// The chain: n blocks of stride bytes (n a power of two); block k's first
+// word is the index of the next block, a full-period linear congruential
+// step, so consecutive hops land far apart and the walk visits every block
+// before it repeats.
+__host__ __device__ static inline uint64_t chain_next(uint64_t k, uint64_t n) {
+  return (k * 6364136223846793005ull + 1442695040888963407ull) & (n - 1);
+}
+
+struct Chain {
+  int64_t stride, n;
+};
+
+static Chain chain_of(int64_t size) {
+  Chain c;
+  int64_t s = size < 128 ? 128 : size;
+  c.stride = (s + 127) & ~127ll;
+  int64_t bytes = S.buf < NB_CHAIN_BYTES ? S.buf : NB_CHAIN_BYTES;
+  int64_t n = 1;
+  while (2 * n * c.stride <= bytes) n *= 2;
+  c.n = n;
+  return c;
+}
+
+__global__ void k_chain_words(uint8_t *b, int64_t stride, int64_t n) {
+  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x)
+    *(uint64_t *)(b + k * stride) = chain_next((uint64_t)k, (uint64_t)n);
+}
+
+// Checks a delivered block: its first word is next, the rest is src_pe's
+// pattern at the block's offset base.
+__global__ void k_check_block(const uint8_t *b, int64_t size, int64_t base, uint64_t next, int pe, int64_t seed,
+                              unsigned long long *cnt) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < size; i += (int64_t)gridDim.x * blockDim.x) {
+    uint8_t want = i < 8 ? (uint8_t)(next >> (8 * i)) : pat(base + i, pe, seed);
+    if (b[i] != want) {
+      atomicAdd(cnt, 1ull);
+      atomicMin(cnt + 1, (unsigned long long)i);
+    }
+  }
+}
+
+// put (scope) + quiet per iteration (round trip); blocking: the call alone.
+template <int SCOPE, int BLOCKING>
+__global__ void k_lat_put(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, int64_t *times) {
   for (int it = 0; it < iters; it++) {
     uint64_t t0 = 0;
     if (threadIdx.x == 0) t0 = gtimer();
-    if (OP == NB_OP_PUT) {
-      if (SCOPE == NB_SCOPE_BLOCK) {
-        if (BLOCKING) nvshmemx_putmem_block(dst, src, size, peer);
-        else nvshmemx_putmem_nbi_block(dst, src, size, peer);
-      } else if (SCOPE == NB_SCOPE_WARP) {
-        if (BLOCKING) nvshmemx_putmem_warp(dst, src, size, peer);
-        else nvshmemx_putmem_nbi_warp(dst, src, size, peer);
-      } else {
-        if (BLOCKING) nvshmem_putmem(dst, src, size, peer);
-        else nvshmem_putmem_nbi(dst, src, size, peer);
-      }
-    } else {
-      if (SCOPE == NB_SCOPE_BLOCK) {
-        if (BLOCKING) nvshmemx_getmem_block(dst, src, size, peer);
-        else nvshmemx_getmem_nbi_block(dst, src, size, peer);
-      } else if (SCOPE == NB_SCOPE_WARP) {
-        if (BLOCKING) nvshmemx_getmem_warp(dst, src, size, peer);
-        else nvshmemx_getmem_nbi_warp(dst, src, size, peer);
-      } else {
-        if (BLOCKING) nvshmem_getmem(dst, src, size, peer);
-        else nvshmem_getmem_nbi(dst, src, size, peer);
-      }
-    }
+    bulk_op<NB_OP_PUT, SCOPE, BLOCKING>(dst, src, size, peer);
     if (!BLOCKING) nvshmem_quiet();
     __syncthreads();
     if (threadIdx.x == 0) times[it] = (int64_t)(gtimer() - t0);
   }
 }
 
-// Scalar p / g of the message as uint64 elements spread over the block,
-// then quiet (p); one iteration ends when the whole block is done.
-template <int OP>
-__global__ void k_lat_scalar(uint64_t *dst, const uint64_t *src, int64_t n, int iters, int peer, int64_t *times) {
+// Pointer chase with bulk get (scope; nbi + quiet or blocking): fetch block
+// cur of the peer's chain into dst, read the next index from dst.
+template <int SCOPE, int BLOCKING>
+__global__ void k_lat_get(uint8_t *dst, const uint8_t *src, int64_t size, int64_t stride, int64_t n, int64_t *cursor,
+                          int iters, int peer, int64_t *times) {
+  __shared__ volatile int64_t cur;
+  if (threadIdx.x == 0) cur = *cursor;
+  __syncthreads();
   for (int it = 0; it < iters; it++) {
     uint64_t t0 = 0;
     if (threadIdx.x == 0) t0 = gtimer();
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      if (OP == NB_OP_P) nvshmem_uint64_p(dst + i, src[i], peer);
-      else dst[i] = nvshmem_uint64_g(src + i, peer);
+    bulk_op<NB_OP_GET, SCOPE, BLOCKING>(dst, src + cur * stride, size, peer);
+    if (!BLOCKING) nvshmem_quiet();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      cur = (int64_t)(*(volatile uint64_t *)dst & (uint64_t)(n - 1));  // waits for the data
+      times[it] = (int64_t)(gtimer() - t0);
     }
-    if (OP == NB_OP_P) nvshmem_quiet();
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *cursor = cur;
+}
+
+// Pointer chase with uint64 g's: the CTA loads block cur word by word, the
+// next index is the first word.
+__global__ void k_lat_g(uint64_t *dst, const uint8_t *src, int64_t words, int64_t stride, int64_t n, int64_t *cursor,
+                        int iters, int peer, int64_t *times) {
+  __shared__ volatile int64_t cur;
+  if (threadIdx.x == 0) cur = *cursor;
+  __syncthreads();
+  for (int it = 0; it < iters; it++) {
+    uint64_t t0 = 0;
+    if (threadIdx.x == 0) t0 = gtimer();
+    const uint64_t *blk = (const uint64_t *)(src + cur * stride);
+    uint64_t first = 0;
+    for (int64_t i = threadIdx.x; i < words; i += blockDim.x) {
+      uint64_t v = nvshmem_uint64_g(blk + i, peer);
+      dst[i] = v;
+      if (i == 0) first = v;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      cur = (int64_t)(first & (uint64_t)(n - 1));  // waits for the load
+      times[it] = (int64_t)(gtimer() - t0);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *cursor = cur;
+}
+
+// The message as uint64 p's spread over the block, then quiet.
+__global__ void k_lat_p(uint64_t *dst, const uint64_t *src, int64_t n, int iters, int peer, int64_t *times) {
+  for (int it = 0; it < iters; it++) {
+    uint64_t t0 = 0;
+    if (threadIdx.x == 0) t0 = gtimer();
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) nvshmem_uint64_p(dst + i, src[i], peer);
+    nvshmem_quiet();
     __syncthreads();
     if (threadIdx.x == 0) times[it] = (int64_t)(gtimer() - t0);
   }
@@ -76,7 +147,7 @@ __global__ void k_lat_scalar(uint64_t *dst, const uint64_t *src, int64_t n, int 
 //    initiator's, flag[1] the responder's; the responder's payload lands in
 //    the second half of the buffer.
 template <int KIND>
-__global__ void k_pingpong(uint8_t *dst, uint8_t *src, int64_t size, uint64_t *flag, int iters, int peer, int initiator,
+__global__ void k_pingpong(uint8_t *dst, const uint8_t *src, int64_t size, uint64_t *flag, int iters, int peer, int initiator,
                            int loopback, int64_t *times) {
   if (loopback) initiator = blockIdx.x == 0;
   uint64_t *mine = flag + (loopback && !initiator ? 1 : 0);
@@ -93,15 +164,14 @@ __global__ void k_pingpong(uint8_t *dst, uint8_t *src, int64_t size, uint64_t *f
       if (threadIdx.x == 0) nvshmem_signal_wait_until(mine, NVSHMEM_CMP_GE, v);
       __syncthreads();
     }
-    // send
-    if (KIND == NB_LAT_PP_PUT_SIGNAL) {
+    if (KIND == NB_OP_PP_PUT_SIGNAL) {
       nvshmemx_putmem_signal_nbi_block(to, src, size, theirs, v, NVSHMEM_SIGNAL_SET, peer);
-    } else if (KIND == NB_LAT_PP_P) {
+    } else if (KIND == NB_OP_PP_P) {
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) nvshmem_uint64_p(d64 + i, s64[i], peer);
       nvshmem_fence();
       __syncthreads();
       if (threadIdx.x == 0) nvshmem_uint64_p(theirs, v, peer);
-    } else if (KIND == NB_LAT_PP_ATOMIC) {
+    } else if (KIND == NB_OP_PP_ATOMIC) {
       if (threadIdx.x == 0) nvshmem_uint64_atomic_add(theirs, 1, peer);
     } else {
       if (threadIdx.x == 0) nvshmemx_signal_op(theirs, v, NVSHMEM_SIGNAL_SET, peer);
@@ -115,39 +185,42 @@ __global__ void k_pingpong(uint8_t *dst, uint8_t *src, int64_t size, uint64_t *f
   nvshmem_quiet();
 }
 
-// Cost of ordering: one 8-byte p followed by fence, or by quiet.
+// One 8-byte p followed by fence (ordering only) or quiet (completion).
 template <int KIND>
 __global__ void k_lat_order(uint64_t *dst, int iters, int peer, int64_t *times) {
   for (int it = 0; it < iters; it++) {
     uint64_t t0 = gtimer();
     nvshmem_uint64_p(dst, (uint64_t)it, peer);
-    if (KIND == NB_LAT_FENCE) nvshmem_fence();
+    if (KIND == NB_OP_LAT_FENCE) nvshmem_fence();
     else nvshmem_quiet();
     times[it] = (int64_t)(gtimer() - t0);
   }
   nvshmem_quiet();
 }
 
-// Fetching atomics complete when they return.
+// Fetching atomics: the next operation's address depends on the value the
+// last one returned (masked with zero, a kernel argument the compiler
+// cannot see through), so they run one after the other.
 template <int KIND>
-__global__ void k_lat_atomic(uint64_t *slot, int iters, int peer, int64_t *times) {
-  uint64_t cur = 0, sink = 0;
+__global__ void k_lat_atomic(uint64_t *slot, int iters, int peer, int64_t *times, uint64_t zero) {
+  __shared__ volatile uint64_t dep;
+  uint64_t cur = 0, d = 0;
   for (int it = 0; it < iters; it++) {
     uint64_t t0 = gtimer();
     uint64_t old;
-    if (KIND == NB_LAT_FETCH_ADD) old = nvshmem_uint64_atomic_fetch_add(slot, 1, peer);
+    if (KIND == NB_OP_LAT_FETCH_ADD) old = nvshmem_uint64_atomic_fetch_add(slot + d, 1, peer);
     else {
-      old = nvshmem_uint64_atomic_compare_swap(slot, cur, cur + 1, peer);
+      old = nvshmem_uint64_atomic_compare_swap(slot + d, cur, cur + 1, peer);
       cur = (old == cur) ? cur + 1 : old;
     }
-    sink += old;
+    d = old & zero;
+    dep = d;  // waits for the value
     times[it] = (int64_t)(gtimer() - t0);
   }
-  if (sink == ~0ull) slot[1] = sink;
 }
 
 // One-way put + signal, completed by quiet.
-__global__ void k_lat_put_signal(uint8_t *dst, uint8_t *src, int64_t size, uint64_t *flag, int iters, int peer, int64_t *times) {
+__global__ void k_lat_put_signal(uint8_t *dst, const uint8_t *src, int64_t size, uint64_t *flag, int iters, int peer, int64_t *times) {
   for (int it = 0; it < iters; it++) {
     uint64_t t0 = 0;
     if (threadIdx.x == 0) t0 = gtimer();
@@ -160,186 +233,204 @@ __global__ void k_lat_put_signal(uint8_t *dst, uint8_t *src, int64_t size, uint6
 
 __global__ void k_empty() {}
 
-static uint64_t *g_flag = nullptr;   // symmetric signal word (+1 spare)
-static int64_t *g_times = nullptr;   // per-iteration ns of the last timed launch
-static const int kMaxIters = 100000;
+// ---------------------------------------------------------------------------
+enum { LANDS_NONE = 0, LANDS_AT_TARGET = 1, LANDS_CHASED = 2, LANDS_BOTH_WAYS = 3 };
 
-static bool lat_is_pingpong(int op) {
-  return op == NB_LAT_PP_PUT_SIGNAL || op == NB_LAT_PP_P || op == NB_LAT_PP_ATOMIC || op == NB_LAT_PP_SIGNAL;
+static int lat_is_pingpong(int op) {
+  return op == NB_OP_PP_PUT_SIGNAL || op == NB_OP_PP_P || op == NB_OP_PP_ATOMIC || op == NB_OP_PP_SIGNAL;
 }
 
-static int lat_launch(const nb_lat_args *a, int peer, int initiator, int iters) {
-  cudaStream_t s = g_stream;
-  int loop = peer == nvshmem_my_pe();  // ping-pong within one PE: two CTAs
-  dim3 b(a->threads);
-  switch (a->op) {
-  case NB_LAT_PUT:
-  case NB_LAT_GET: {
-#define LB(OPV, SC)                                                                                         \
-  if (a->blocking) k_lat_bulk<OPV, SC, 1><<<1, b, 0, s>>>(g_dst, g_src, a->size, iters, peer, g_times);        \
-  else k_lat_bulk<OPV, SC, 0><<<1, b, 0, s>>>(g_dst, g_src, a->size, iters, peer, g_times);
-    if (a->op == NB_LAT_PUT) {
-      if (a->scope == NB_SCOPE_BLOCK) { LB(NB_OP_PUT, NB_SCOPE_BLOCK) }
-      else if (a->scope == NB_SCOPE_WARP) { LB(NB_OP_PUT, NB_SCOPE_WARP) }
-      else { LB(NB_OP_PUT, NB_SCOPE_THREAD) }
-    } else {
-      if (a->scope == NB_SCOPE_BLOCK) { LB(NB_OP_GET, NB_SCOPE_BLOCK) }
-      else if (a->scope == NB_SCOPE_WARP) { LB(NB_OP_GET, NB_SCOPE_WARP) }
-      else { LB(NB_OP_GET, NB_SCOPE_THREAD) }
-    }
-#undef LB
-    break;
-  }
-  case NB_LAT_P:
-    k_lat_scalar<NB_OP_P><<<1, b, 0, s>>>((uint64_t *)g_dst, (const uint64_t *)g_src, a->size / 8, iters, peer, g_times);
-    break;
-  case NB_LAT_G:
-    k_lat_scalar<NB_OP_G><<<1, b, 0, s>>>((uint64_t *)g_dst, (const uint64_t *)g_src, a->size / 8, iters, peer, g_times);
-    break;
-  case NB_LAT_PP_PUT_SIGNAL:
-    k_pingpong<NB_LAT_PP_PUT_SIGNAL><<<loop ? 2 : 1, b, 0, s>>>(g_dst, g_src, a->size, g_flag, iters, peer, initiator, loop, g_times);
-    break;
-  case NB_LAT_PP_P:
-    k_pingpong<NB_LAT_PP_P><<<loop ? 2 : 1, b, 0, s>>>(g_dst, g_src, a->size, g_flag, iters, peer, initiator, loop, g_times);
-    break;
-  case NB_LAT_PP_ATOMIC:
-    k_pingpong<NB_LAT_PP_ATOMIC><<<loop ? 2 : 1, b, 0, s>>>(g_dst, g_src, a->size, g_flag, iters, peer, initiator, loop, g_times);
-    break;
-  case NB_LAT_PP_SIGNAL:
-    k_pingpong<NB_LAT_PP_SIGNAL><<<loop ? 2 : 1, b, 0, s>>>(g_dst, g_src, a->size, g_flag, iters, peer, initiator, loop, g_times);
-    break;
-  case NB_LAT_FENCE:
-    k_lat_order<NB_LAT_FENCE><<<1, 1, 0, s>>>((uint64_t *)g_dst, iters, peer, g_times);
-    break;
-  case NB_LAT_QUIET:
-    k_lat_order<NB_LAT_QUIET><<<1, 1, 0, s>>>((uint64_t *)g_dst, iters, peer, g_times);
-    break;
-  case NB_LAT_FETCH_ADD:
-    k_lat_atomic<NB_LAT_FETCH_ADD><<<1, 1, 0, s>>>((uint64_t *)g_dst, iters, peer, g_times);
-    break;
-  case NB_LAT_CSWAP:
-    k_lat_atomic<NB_LAT_CSWAP><<<1, 1, 0, s>>>((uint64_t *)g_dst, iters, peer, g_times);
-    break;
-  case NB_LAT_PUT_SIGNAL:
-    k_lat_put_signal<<<1, b, 0, s>>>(g_dst, g_src, a->size, g_flag, iters, peer, g_times);
-    break;
-  case NB_LAT_LAUNCH:
-    for (int i = 0; i < iters; i++) k_empty<<<1, 1, 0, s>>>();
-    break;
-  default:
-    return fail(-1, "unknown latency op %d", a->op);
-  }
-  CKLAUNCH("latency kernel");
+static int lat_validate(Run *r) {
+  const nb_args *a = r->a;
+  int pp = lat_is_pingpong(a->op);
+  r->initiator = S.me == 0;
+  r->target = r->initiator ? a->peer : 0;
+  if (a->size <= 0 || a->size > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)S.buf);
+  if (a->threads <= 0 || a->threads > 1024) return fail(NB_ERR, "threads %d invalid", a->threads);
+  if ((a->op == NB_OP_LAT_P || a->op == NB_OP_LAT_G || a->op == NB_OP_PP_P) && a->size % 8)
+    return fail(NB_ERR, "size %lld is not a multiple of 8", (long long)a->size);
+  if (pp && a->peer == S.me && 2 * a->size > S.buf) return fail(NB_ERR, "loopback ping-pong needs 2 x size of buffer");
+  if (r->e->lands == LANDS_CHASED && chain_of(a->size).n < 2)
+    return fail(NB_ERR, "a pointer chase of %lld-byte blocks needs a larger buffer", (long long)a->size);
   return 0;
 }
 
-// Ops whose data lands on the target (put side); the others on the
-// initiator. Ops without payload check nothing but their counters.
-static bool lat_payload_remote(int op) { return op == NB_LAT_PUT || op == NB_LAT_P || op == NB_LAT_PUT_SIGNAL; }
-static bool lat_has_payload(int op) {
-  return op == NB_LAT_PUT || op == NB_LAT_GET || op == NB_LAT_P || op == NB_LAT_G || op == NB_LAT_PUT_SIGNAL ||
-         op == NB_LAT_PP_PUT_SIGNAL || op == NB_LAT_PP_P;
+static int lat_active(Run *r) {
+  return r->initiator || (lat_is_pingpong(r->a->op) && S.me == r->a->peer);
+}
+static int lat_synced(Run *r) { return lat_is_pingpong(r->a->op); }
+static double lat_per_op(Run *) { return 1.0; }
+
+static int lat_prepare(Run *r) {
+  const nb_args *a = r->a;
+  int rc;
+  if (r->e->lands == LANDS_CHASED) {
+    Chain c = chain_of(a->size);
+    if ((rc = fill_src(c.n * c.stride, a->seed))) return rc;
+    k_chain_words<<<1024, 256, 0, S.stream>>>(S.src, c.stride, c.n);
+    CKLAUNCH("chain kernel");
+  } else if ((rc = fill_src(a->size, a->seed))) {
+    return rc;
+  }
+  if (a->verify && (rc = poison_dst(lat_is_pingpong(a->op) ? 2 * a->size : a->size))) return rc;
+  CK(cudaMemsetAsync(S.flag, 0, 2 * sizeof(uint64_t), S.stream));
+  CK(cudaMemsetAsync(S.cursor, 0, sizeof(int64_t), S.stream));
+  return 0;
 }
 
-extern "C" int nb_lat_run(const nb_lat_args *a, double *samples_out, int max_samples, nb_lat_result *res) {
-  memset(res, 0, sizeof *res);
-  if (!g_inited) return fail(-1, "not initialised");
-  int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
-  if (a->peer < 0 || a->peer >= npes) return fail(-1, "peer %d out of range (%d PEs)", a->peer, npes);
-  if (a->size <= 0 || a->size > g_buf) return fail(-1, "size %lld outside 1..%lld", (long long)a->size, (long long)g_buf);
-  if (a->threads <= 0 || a->threads > 1024) return fail(-1, "threads %d invalid", a->threads);
-  if (a->iters < 0 || a->iters > kMaxIters || a->samples <= 0 || a->warmup < 0) return fail(-1, "iters 0..%d, samples > 0", kMaxIters);
-  if ((a->op == NB_LAT_P || a->op == NB_LAT_G || a->op == NB_LAT_PP_P) && a->size % 8) return fail(-1, "size %lld is not a multiple of 8", (long long)a->size);
-  bool pp = lat_is_pingpong(a->op);
-  if (pp && a->peer == me && 2 * a->size > g_buf) return fail(-1, "loopback ping-pong needs 2 x size of buffer");
-  if (!g_flag) {
-    g_flag = (uint64_t *)nvshmem_malloc(2 * sizeof(uint64_t));
-    if (!g_flag) return fail(-1, "nvshmem_malloc of the signal word failed");
-    CK(cudaMalloc(&g_times, kMaxIters * sizeof(int64_t)));
-  }
-  // Roles: PE 0 initiates towards peer; in ping-pong the peer responds.
-  int initiator = me == 0;
-  bool responder = pp && me == a->peer && !initiator;  // loopback: PE 0 is both (two CTAs)
-  bool active = initiator || responder;
-  int target = initiator ? a->peer : 0;
+// A ping-pong restarts its signal values from 1 at every launch.
+static int lat_before_launch(Run *r) {
+  if (!lat_is_pingpong(r->a->op)) return 0;
+  CK(cudaMemsetAsync(S.flag, 0, 2 * sizeof(uint64_t), S.stream));
+  CK(cudaStreamSynchronize(S.stream));
+  return 0;
+}
 
-  k_fill<<<1024, 256, 0, g_stream>>>(g_src, a->size, me, a->seed);
-  if (a->verify) k_poison<<<1024, 256, 0, g_stream>>>(g_dst, a->size);
-  CKLAUNCH("fill kernels");
-  CK(cudaMemsetAsync(g_flag, 0, 2 * sizeof(uint64_t), g_stream));
-  CK(cudaStreamSynchronize(g_stream));
-  nvshmem_barrier_all();
-
-  // Iterations per launch: calibrated on PE 0 where only PE 0 launches;
-  // both sides of a ping-pong run a fixed count.
-  int iters = a->iters;
-  if (iters == 0) {
-    iters = pp ? 1000 : 0;
-    if (!pp && initiator) {
-      CK(cudaEventRecord(g_ev0, g_stream));
-      int rc = lat_launch(a, target, 1, 10);
-      if (rc) return rc;
-      CK(cudaEventRecord(g_ev1, g_stream));
-      CK(cudaEventSynchronize(g_ev1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, g_ev0, g_ev1));
-      double n = 10 * 20.0 / (ms > 1e-4 ? ms : 1e-4);
-      iters = n < 10 ? 10 : (n > 1000 ? 1000 : (int)n);
-    }
-  }
-  int64_t n_used = 0;
-  int timed = a->timer == 0 ? a->samples : 1;  // the in-kernel timer needs one launch
-  for (int sIdx = -a->warmup; sIdx < timed; sIdx++) {
-    if (pp) nvshmem_barrier_all();  // both sides start each launch together; the flag restarts from 0
-    if (pp) {
-      CK(cudaMemsetAsync(g_flag, 0, 2 * sizeof(uint64_t), g_stream));
-      CK(cudaStreamSynchronize(g_stream));
-      nvshmem_barrier_all();
-    }
-    if (!active) continue;
-    CK(cudaEventRecord(g_ev0, g_stream));
-    int rc = lat_launch(a, target, initiator, iters);
+static int lat_check(Run *r, nb_result *res) {
+  const nb_args *a = r->a;
+  switch (r->e->lands) {
+  case LANDS_AT_TARGET:
+    if (S.me != a->peer) return 0;
+    return check_bytes(S.dst, a->size, 0, 0, a->seed, res);
+  case LANDS_BOTH_WAYS:  // each side received the other's payload (loopback: the initiator's half)
+    if (!lat_active(r)) return 0;
+    return check_bytes(S.dst, a->size, 0, r->initiator ? a->peer : 0, a->seed, res);
+  case LANDS_CHASED: {
+    if (!r->initiator || r->ops <= 0) return 0;
+    // r->ops hops from block 0: dst holds the block of the last hop.
+    Chain c = chain_of(a->size);
+    uint64_t last = 0;
+    for (int64_t i = 1; i < r->ops; i++) last = chain_next(last, (uint64_t)c.n);
+    int rc = count_reset();
     if (rc) return rc;
-    CK(cudaEventRecord(g_ev1, g_stream));
-    CK(cudaEventSynchronize(g_ev1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, g_ev0, g_ev1));
-    if (sIdx < 0 || !initiator) continue;
-    if (a->timer == 0) {
-      if (sIdx < max_samples) samples_out[n_used++] = (double)ms * 1e-3 / iters;
-    } else if (sIdx == 0 && a->op != NB_LAT_LAUNCH) {
-      // The in-kernel distribution of the first timed launch.
-      int n = iters < max_samples ? iters : max_samples;
-      int64_t *h = (int64_t *)malloc(n * sizeof(int64_t));
-      CK(cudaMemcpy(h, g_times, n * sizeof(int64_t), cudaMemcpyDeviceToHost));
-      for (int i = 0; i < n; i++) samples_out[n_used++] = (double)(h[i] > 0 ? h[i] : 1) * 1e-9;
-      free(h);
-    }
+    int64_t base = (int64_t)last * c.stride;
+    k_check_block<<<256, 256, 0, S.stream>>>(S.dst, a->size, base, chain_next(last, (uint64_t)c.n), a->peer, a->seed, S.count);
+    CKLAUNCH("chase check kernel");
+    unsigned long long h[2];
+    if ((rc = count_read(h))) return rc;
+    res->checked += a->size;
+    res->errors += (int64_t)h[0];
+    if (h[0] && !res->detail[0])
+      snprintf(res->detail, sizeof res->detail, "byte %llu of chain block %llu (hop %lld) wrong", h[1],
+               (unsigned long long)last, (long long)r->ops);
+    return 0;
   }
-  CK(cudaStreamSynchronize(g_stream));
-  res->n_samples = n_used;
-  res->initiator = initiator;
-  res->iters = a->timer == 0 ? iters : 1;
-  res->bytes = initiator && lat_has_payload(a->op) ? a->size : 0;
-  nvshmem_barrier_all();
-
-  if (a->verify && lat_has_payload(a->op)) {
-    bool check = false;
-    int src_pe = -1;
-    if (pp) {
-      check = active;  // both sides received the other's payload (loopback: the initiator's half)
-      src_pe = initiator ? a->peer : 0;
-    } else if (lat_payload_remote(a->op)) {
-      if (me == a->peer) { check = true; src_pe = 0; }
-    } else if (initiator) {
-      check = true;
-      src_pe = target;
-    }
-    if (check) {
-      int rc = check_bytes(a->size, src_pe, a->seed, res);
-      if (rc) return rc;
-    }
   }
-  nvshmem_barrier_all();
-  return reduce_checks(res, me);
+  return 0;
 }
+
+static int lat_has_payload(int op) {
+  return op == NB_OP_LAT_PUT || op == NB_OP_LAT_GET || op == NB_OP_LAT_P || op == NB_OP_LAT_G || op == NB_OP_LAT_PUT_SIGNAL ||
+         op == NB_OP_PP_PUT_SIGNAL || op == NB_OP_PP_P;
+}
+
+static int64_t lat_bytes(Run *r) { return r->initiator && lat_has_payload(r->a->op) ? r->a->size : 0; }
+
+static int64_t lat_work_set(Run *r) {
+  if (r->e->lands == LANDS_CHASED) {
+    Chain c = chain_of(r->a->size);
+    return c.n * c.stride;
+  }
+  return path_to(r->a->peer) == NB_PATH_LOCAL ? 2 * r->a->size : r->a->size;
+}
+
+static const Family kLat = {"latency", lat_validate, lat_active, lat_synced, 10, 0, lat_per_op, lat_prepare, nullptr,
+                            lat_before_launch, lat_check, lat_bytes, lat_work_set};
+// Ping-pongs are not calibrated: both sides run the same fixed count.
+static const Family kLatPP = {"ping-pong", lat_validate, lat_active, lat_synced, 0, 1000, lat_per_op, lat_prepare, nullptr,
+                              lat_before_launch, lat_check, lat_bytes, lat_work_set};
+
+// --- launches
+static int launch_lat_put(Run *r, int iters) {
+  const nb_args *a = r->a;
+  dim3 b(a->threads);
+#define LP(SC)                                                                                    \
+  if (a->blocking) k_lat_put<SC, 1><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, iters, r->target, S.times); \
+  else k_lat_put<SC, 0><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, iters, r->target, S.times);
+  if (a->scope == NB_SCOPE_BLOCK) { LP(NB_SCOPE_BLOCK) }
+  else if (a->scope == NB_SCOPE_WARP) { LP(NB_SCOPE_WARP) }
+  else { LP(NB_SCOPE_THREAD) }
+#undef LP
+  CKLAUNCH("put latency kernel");
+  return 0;
+}
+
+static int launch_lat_get(Run *r, int iters) {
+  const nb_args *a = r->a;
+  Chain c = chain_of(a->size);
+  dim3 b(a->threads);
+#define LG(SC)                                                                                    \
+  if (a->blocking) k_lat_get<SC, 1><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, c.stride, c.n, S.cursor, iters, r->target, S.times); \
+  else k_lat_get<SC, 0><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, c.stride, c.n, S.cursor, iters, r->target, S.times);
+  if (a->scope == NB_SCOPE_BLOCK) { LG(NB_SCOPE_BLOCK) }
+  else if (a->scope == NB_SCOPE_WARP) { LG(NB_SCOPE_WARP) }
+  else { LG(NB_SCOPE_THREAD) }
+#undef LG
+  CKLAUNCH("get latency kernel");
+  return 0;
+}
+
+static int launch_lat_g(Run *r, int iters) {
+  Chain c = chain_of(r->a->size);
+  k_lat_g<<<1, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, S.src, r->a->size / 8, c.stride, c.n, S.cursor, iters, r->target, S.times);
+  CKLAUNCH("g latency kernel");
+  return 0;
+}
+
+static int launch_lat_p(Run *r, int iters) {
+  k_lat_p<<<1, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, (const uint64_t *)S.src, r->a->size / 8, iters, r->target, S.times);
+  CKLAUNCH("p latency kernel");
+  return 0;
+}
+
+template <int KIND>
+static int launch_pingpong(Run *r, int iters) {
+  int loop = r->target == S.me;  // one PE: two CTAs
+  k_pingpong<KIND><<<loop ? 2 : 1, r->a->threads, 0, S.stream>>>(S.dst, S.src, r->a->size, S.flag, iters, r->target, r->initiator,
+                                                                 loop, S.times);
+  CKLAUNCH("ping-pong kernel");
+  return 0;
+}
+
+template <int KIND>
+static int launch_order(Run *r, int iters) {
+  k_lat_order<KIND><<<1, 1, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, S.times);
+  CKLAUNCH("fence/quiet kernel");
+  return 0;
+}
+
+template <int KIND>
+static int launch_lat_atomic(Run *r, int iters) {
+  k_lat_atomic<KIND><<<1, 1, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, S.times, 0);
+  CKLAUNCH("atomic latency kernel");
+  return 0;
+}
+
+static int launch_lat_put_signal(Run *r, int iters) {
+  k_lat_put_signal<<<1, r->a->threads, 0, S.stream>>>(S.dst, S.src, r->a->size, S.flag, iters, r->target, S.times);
+  CKLAUNCH("put-signal latency kernel");
+  return 0;
+}
+
+static int launch_empty(Run *, int iters) {
+  for (int i = 0; i < iters; i++) k_empty<<<1, 1, 0, S.stream>>>();
+  CKLAUNCH("empty kernel");
+  return 0;
+}
+
+static const OpEntry kLatOps[] = {
+    {NB_OP_LAT_PUT, "latency put", &kLat, LANDS_AT_TARGET, launch_lat_put},
+    {NB_OP_LAT_GET, "latency get", &kLat, LANDS_CHASED, launch_lat_get},
+    {NB_OP_LAT_P, "latency p", &kLat, LANDS_AT_TARGET, launch_lat_p},
+    {NB_OP_LAT_G, "latency g", &kLat, LANDS_CHASED, launch_lat_g},
+    {NB_OP_PP_PUT_SIGNAL, "ping-pong put+signal", &kLatPP, LANDS_BOTH_WAYS, launch_pingpong<NB_OP_PP_PUT_SIGNAL>},
+    {NB_OP_PP_P, "ping-pong p", &kLatPP, LANDS_BOTH_WAYS, launch_pingpong<NB_OP_PP_P>},
+    {NB_OP_PP_ATOMIC, "ping-pong atomic", &kLatPP, LANDS_NONE, launch_pingpong<NB_OP_PP_ATOMIC>},
+    {NB_OP_PP_SIGNAL, "ping-pong signal", &kLatPP, LANDS_NONE, launch_pingpong<NB_OP_PP_SIGNAL>},
+    {NB_OP_LAT_FENCE, "fence", &kLat, LANDS_NONE, launch_order<NB_OP_LAT_FENCE>},
+    {NB_OP_LAT_QUIET, "quiet", &kLat, LANDS_NONE, launch_order<NB_OP_LAT_QUIET>},
+    {NB_OP_LAT_FETCH_ADD, "latency fetch_add", &kLat, LANDS_NONE, launch_lat_atomic<NB_OP_LAT_FETCH_ADD>},
+    {NB_OP_LAT_CSWAP, "latency compare_swap", &kLat, LANDS_NONE, launch_lat_atomic<NB_OP_LAT_CSWAP>},
+    {NB_OP_LAT_PUT_SIGNAL, "latency put+signal", &kLat, LANDS_AT_TARGET, launch_lat_put_signal},
+    {NB_OP_LAT_LAUNCH, "launch", &kLat, LANDS_NONE, launch_empty},
+};

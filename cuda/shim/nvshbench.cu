@@ -1,25 +1,30 @@
-// nvshbench.cu: kernels and the C ABI of libnvshbench.so (see nvshbench.h).
-// Every NVSHMEM / CUDA call of the tool lives here. Build: make cuda, or let
-// nvshbench build it (cuda/build.go); both use the same nvcc command.
+// nvshbench.cu: the C ABI of libnvshbench.so (see nvshbench.h), the state
+// every point shares, and the one measurement loop (nb_run) that every
+// benchmark runs through. The operations themselves are entries of one
+// dispatch table, defined beside their kernels in rma.cuh, latency.cuh and
+// collectives.cuh. Every NVSHMEM / CUDA / NCCL call of the tool lives in
+// this library.
+//
+// The multi-PE rule: every host call that all PEs must make together
+// (symmetric allocation, barriers, exchanges, NCCL communicator creation)
+// is made here, by nb_init, nb_job, nb_agree and nb_run, in one order on
+// every PE whatever the operation, size or outcome. A PE that fails keeps
+// making those calls and reports its failure at the next agreement, where
+// every PE learns it; no PE returns early between two collective calls.
 #include <cuda_runtime.h>
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nvshbench.h"
 
 static char g_err[1024];
-static int g_inited = 0;
-static uint8_t *g_src = nullptr;  // symmetric, g_buf bytes
-static uint8_t *g_dst = nullptr;  // symmetric, g_buf bytes
-static int64_t g_buf = 0;
-static unsigned long long *g_count = nullptr;  // device counter for checks
-static cudaStream_t g_stream;
-static cudaEvent_t g_ev0, g_ev1;
 
 static int fail(int code, const char *fmt, ...) {
   va_list ap;
@@ -29,18 +34,43 @@ static int fail(int code, const char *fmt, ...) {
   return code;
 }
 
-#define CK(call)                                                                      \
-  do {                                                                                \
-    cudaError_t e_ = (call);                                                          \
-    if (e_ != cudaSuccess)                                                            \
-      return fail(-1, "%s: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
+#define CK(call)                                                                                  \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess)                                                                        \
+      return fail(NB_ERR, "%s: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__);  \
   } while (0)
 
-#define CKLAUNCH(what)                                                                \
-  do {                                                                                \
-    cudaError_t e_ = cudaGetLastError();                                              \
-    if (e_ != cudaSuccess) return fail(-1, "launch of %s: %s", what, cudaGetErrorString(e_)); \
+#define CKLAUNCH(what)                                                                            \
+  do {                                                                                            \
+    cudaError_t e_ = cudaGetLastError();                                                          \
+    if (e_ != cudaSuccess) return fail(NB_ERR, "launch of %s: %s", what, cudaGetErrorString(e_)); \
   } while (0)
+
+#define NB_MAX_CTAS 1024
+#define NB_SLOT 512             // bytes per PE in one exchange
+#define NB_MAX_ITERS 100000     // per launch
+#define NB_CHAIN_BYTES (256LL << 20)  // pointer chases walk this much of the peer's memory
+
+// Everything nb_init makes, once, in the same order on every PE.
+struct State {
+  int inited;
+  int me, npes, device;
+  int64_t buf;                // bytes of each of src, dst, scratch
+  uint8_t *src, *dst, *scratch;  // symmetric
+  uint64_t *flag;             // symmetric: 2 signal words (ping-pong)
+  uint64_t *cflags;           // symmetric: NB_MAX_PES x NB_MAX_CTAS barrier words (our AllReduce)
+  uint8_t *xchg;              // symmetric: 2 halves x NB_MAX_PES x NB_SLOT (exchanges)
+  int xhalf;
+  uint8_t *stage;             // device: NB_SLOT bytes staged for an exchange
+  unsigned long long *count;  // device: [0] mismatches, [1] first mismatch
+  int64_t *times;             // device: per-iteration ns of the last launch (NB_MAX_ITERS)
+  int64_t *cursor;            // device: pointer-chase cursor, continued across launches
+  uint64_t *epochs;           // device: per-CTA barrier epochs of our AllReduce
+  cudaStream_t stream;
+  cudaEvent_t ev0, ev1;
+};
+static State S;
 
 extern "C" int nb_abi_version(void) { return NB_ABI_VERSION; }
 extern "C" const char *nb_last_error(void) { return g_err; }
@@ -49,6 +79,8 @@ extern "C" int nb_device_count(int *count) {
   CK(cudaGetDeviceCount(count));
   return 0;
 }
+
+static int nccl_version_loaded(void);
 
 extern "C" int nb_device_info(int dev, nb_info *o) {
   memset(o, 0, sizeof *o);
@@ -71,6 +103,7 @@ extern "C" int nb_device_info(int dev, nb_info *o) {
   cudaDeviceGetPCIBusId(o->pci_bus_id, sizeof o->pci_bus_id, dev);
   cudaRuntimeGetVersion(&o->cuda_runtime);
   cudaDriverGetVersion(&o->cuda_driver);
+  gethostname(o->host, sizeof o->host - 1);
   o->my_pe = -1;
   return 0;
 }
@@ -82,19 +115,91 @@ extern "C" int nb_can_access_peer(int dev, int peer, int *can) {
 
 extern "C" int nb_get_uniqueid(uint8_t *uid, int len) {
   nvshmemx_uniqueid_t id;
-  if (len < (int)sizeof id) return fail(-1, "unique id buffer too small: %d < %zu", len, sizeof id);
+  if (len < (int)sizeof id) return fail(NB_ERR, "unique id buffer too small: %d < %zu", len, sizeof id);
   int rc = nvshmemx_get_uniqueid(&id);
-  if (rc != 0) return fail(-1, "nvshmemx_get_uniqueid failed: %d", rc);
+  if (rc != 0) return fail(NB_ERR, "nvshmemx_get_uniqueid failed: %d", rc);
   memcpy(uid, &id, sizeof id);
   return (int)sizeof id;
 }
 
-extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int uidlen, int device,
-                       int64_t heap) {
-  if (g_inited) return fail(-1, "already initialised");
+// ---------------------------------------------------------------------------
+// Exchanges: every PE puts its NB_SLOT-byte slot into every PE's copy of the
+// exchange area, then all meet in a barrier. Two halves alternate, so a PE
+// that runs ahead into the next exchange never overwrites a slot another PE
+// is still reading (it cannot pass that PE's next barrier).
+__global__ void k_xput(uint8_t *half, const uint8_t *mine, int len, int me, int npes) {
+  for (int q = 0; q < npes; q++) nvshmem_putmem(half + (size_t)me * NB_SLOT, mine, len, q);
+  nvshmem_quiet();
+}
+
+// exchange is collective: out[pe * len ...] gets every PE's len bytes. It
+// makes its barrier even when this PE's part failed, and says so after.
+static int exchange(const void *mine, int len, void *out) {
+  uint8_t *half = S.xchg + (size_t)S.xhalf * NB_MAX_PES * NB_SLOT;
+  S.xhalf ^= 1;
+  int rc = 0;
+  cudaError_t e = cudaMemcpy(S.stage, mine, len, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) {
+    k_xput<<<1, 1, 0, S.stream>>>(half, S.stage, len, S.me, S.npes);
+    e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaStreamSynchronize(S.stream);
+  }
+  if (e != cudaSuccess) rc = fail(NB_ERR, "exchange: %s", cudaGetErrorString(e));
+  nvshmem_barrier_all();
+  if (rc) return rc;
+  for (int q = 0; q < S.npes; q++) CK(cudaMemcpy((uint8_t *)out + (size_t)q * len, half + (size_t)q * NB_SLOT, len, cudaMemcpyDeviceToHost));
+  return 0;
+}
+
+// A PE's status at an agreement: its code and message.
+struct Verdict {
+  int32_t status;
+  int32_t pe;
+  int64_t errors;   // verification counts (the last agreement of a point)
+  int64_t checked;
+  char msg[NB_SLOT - 24];
+};
+
+// agree is collective: every PE learns every PE's status. It returns the
+// worst (an error before a non-capturable point before an unreachable one)
+// and makes its message this PE's last error, naming the PE it came from.
+// sums gets the verification counts summed over the job when non-null.
+static int agree(int st, int64_t errors, int64_t checked, nb_result *res, int64_t *sums) {
+  static Verdict all[NB_MAX_PES];
+  Verdict v;
+  memset(&v, 0, sizeof v);
+  v.status = st;
+  v.pe = S.me;
+  v.errors = errors;
+  v.checked = checked;
+  if (st) snprintf(v.msg, sizeof v.msg, "%s", g_err);
+  int rc = exchange(&v, sizeof v, all);
+  if (rc) return rc;
+  int worst = 0, who = -1;
+  int64_t e = 0, c = 0;
+  for (int q = 0; q < S.npes; q++) {
+    e += all[q].errors;
+    c += all[q].checked;
+    int s = all[q].status;
+    if (!s) continue;
+    int rank = s == NB_ERR ? 3 : (s == NB_NOT_CAPTURABLE ? 2 : 1);
+    int wrank = worst == 0 ? 0 : (worst == NB_ERR ? 3 : (worst == NB_NOT_CAPTURABLE ? 2 : 1));
+    if (rank > wrank) worst = s, who = q;
+  }
+  if (sums) sums[0] = e, sums[1] = c;
+  if (!worst) return 0;
+  if (res) res->failed_pe = who;
+  if (who != S.me) fail(worst, "PE %d: %s", who, all[who].msg);
+  return worst;
+}
+
+// ---------------------------------------------------------------------------
+extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int uidlen, int device, int64_t heap) {
+  if (S.inited) return fail(NB_ERR, "already initialised");
+  if (heap <= 0) return fail(NB_ERR, "heap %lld: must be positive", (long long)heap);
   CK(cudaSetDevice(device));
-  // The symmetric heap must hold the source, destination and scratch buffers
-  // plus NVSHMEM's own reserves.
+  // The symmetric heap holds the source, destination and scratch buffers,
+  // the small shared words, plus NVSHMEM's own reserves.
   if (getenv("NVSHMEM_SYMMETRIC_SIZE") == nullptr) {
     char v[64];
     snprintf(v, sizeof v, "%lld", (long long)(3 * heap + (512LL << 20)));
@@ -102,78 +207,123 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
   }
   if (mode == 0) {
     nvshmemx_uniqueid_t id;
-    if (uidlen != (int)sizeof id) return fail(-1, "unique id has %d bytes, want %zu", uidlen, sizeof id);
+    if (uidlen != (int)sizeof id) return fail(NB_ERR, "unique id has %d bytes, want %zu", uidlen, sizeof id);
     memcpy(&id, uid, sizeof id);
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
     int rc = nvshmemx_set_attr_uniqueid_args(rank, nranks, &id, &attr);
-    if (rc != 0) return fail(-1, "nvshmemx_set_attr_uniqueid_args: %d", rc);
+    if (rc != 0) return fail(NB_ERR, "nvshmemx_set_attr_uniqueid_args: %d", rc);
     rc = nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);
-    if (rc != 0) return fail(-1, "nvshmemx_init_attr (unique id bootstrap): %d", rc);
+    if (rc != 0) return fail(NB_ERR, "nvshmemx_init_attr (unique id bootstrap): %d", rc);
   } else {
     nvshmem_init();
   }
-  g_inited = 1;
-  g_buf = heap;
-  g_src = (uint8_t *)nvshmem_malloc(heap);
-  g_dst = (uint8_t *)nvshmem_malloc(heap);
-  if (!g_src || !g_dst) return fail(-1, "nvshmem_malloc of 2 x %lld bytes failed (NVSHMEM_SYMMETRIC_SIZE too small?)", (long long)heap);
-  CK(cudaMalloc(&g_count, sizeof *g_count));
-  CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
-  CK(cudaEventCreate(&g_ev0));
-  CK(cudaEventCreate(&g_ev1));
+  S.inited = 1;
+  S.me = nvshmem_my_pe();
+  S.npes = nvshmem_n_pes();
+  S.device = device;
+  S.buf = heap;
+  if (S.npes > NB_MAX_PES) return fail(NB_ERR, "%d PEs: at most %d", S.npes, NB_MAX_PES);
+  // Every symmetric allocation of the tool, here and in this order.
+  S.src = (uint8_t *)nvshmem_malloc(heap);
+  S.dst = (uint8_t *)nvshmem_malloc(heap);
+  S.scratch = (uint8_t *)nvshmem_malloc(heap);
+  S.flag = (uint64_t *)nvshmem_malloc(2 * sizeof(uint64_t));
+  S.cflags = (uint64_t *)nvshmem_malloc(sizeof(uint64_t) * NB_MAX_PES * NB_MAX_CTAS);
+  S.xchg = (uint8_t *)nvshmem_malloc(2 * NB_MAX_PES * NB_SLOT);
+  if (!S.src || !S.dst || !S.scratch || !S.flag || !S.cflags || !S.xchg)
+    return fail(NB_ERR, "nvshmem_malloc of 3 x %lld bytes failed (NVSHMEM_SYMMETRIC_SIZE too small?)", (long long)heap);
+  CK(cudaMalloc(&S.stage, NB_SLOT));
+  CK(cudaMalloc(&S.count, 2 * sizeof *S.count));
+  CK(cudaMalloc(&S.times, NB_MAX_ITERS * sizeof(int64_t)));
+  CK(cudaMalloc(&S.cursor, sizeof(int64_t)));
+  CK(cudaMalloc(&S.epochs, sizeof(uint64_t) * NB_MAX_CTAS));
+  CK(cudaMemset(S.cflags, 0, sizeof(uint64_t) * NB_MAX_PES * NB_MAX_CTAS));
+  CK(cudaMemset(S.flag, 0, 2 * sizeof(uint64_t)));
+  CK(cudaMemset(S.epochs, 0, sizeof(uint64_t) * NB_MAX_CTAS));
+  CK(cudaStreamCreateWithFlags(&S.stream, cudaStreamNonBlocking));
+  CK(cudaEventCreate(&S.ev0));
+  CK(cudaEventCreate(&S.ev1));
+  CK(cudaDeviceSynchronize());
+  nccl_version_loaded();  // dlopen NCCL now (local), so nb_job reports it
+  nvshmem_barrier_all();
   return 0;
 }
 
 extern "C" int nb_finalize(void) {
-  if (!g_inited) return 0;
+  if (!S.inited) return 0;
   cudaDeviceSynchronize();
   nvshmem_barrier_all();
-  nvshmem_free(g_src);
-  nvshmem_free(g_dst);
-  cudaFree(g_count);
-  cudaEventDestroy(g_ev0);
-  cudaEventDestroy(g_ev1);
-  cudaStreamDestroy(g_stream);
+  nvshmem_free(S.xchg);
+  nvshmem_free(S.cflags);
+  nvshmem_free(S.flag);
+  nvshmem_free(S.scratch);
+  nvshmem_free(S.dst);
+  nvshmem_free(S.src);
+  cudaFree(S.stage);
+  cudaFree(S.count);
+  cudaFree(S.times);
+  cudaFree(S.cursor);
+  cudaFree(S.epochs);
+  cudaEventDestroy(S.ev0);
+  cudaEventDestroy(S.ev1);
+  cudaStreamDestroy(S.stream);
   nvshmem_finalize();
-  g_inited = 0;
+  S.inited = 0;
   return 0;
 }
 
-extern "C" int nb_info_get(nb_info *o) {
-  int dev = 0;
-  CK(cudaGetDevice(&dev));
-  int rc = nb_device_info(dev, o);
-  if (rc) return rc;
-  if (g_inited) {
-    o->my_pe = nvshmem_my_pe();
-    o->n_pes = nvshmem_n_pes();
-  }
-  nvshmemx_vendor_get_version_info(&o->nvshmem_major, &o->nvshmem_minor, &o->nvshmem_patch);
-  return 0;
-}
-
-extern "C" int nb_peer_path(int peer, int *path) {
-  if (!g_inited) return fail(-1, "not initialised");
-  void *p = nvshmem_ptr(g_dst, peer);
-  if (p == nullptr) {
-    *path = 2;
-    return 0;
-  }
-  // Same device when the peer's buffer resolves to memory of our device
-  // and our own device is the one the peer uses: compare device ordinals
-  // through pointer attributes.
+// path_to says how this PE reaches PE q: its own GPU, a load/store mapping
+// to another GPU, or only a remote transport.
+static int path_to(int q) {
+  void *p = nvshmem_ptr(S.dst, q);
+  if (p == nullptr) return NB_PATH_REMOTE;
+  if (q == S.me) return NB_PATH_LOCAL;
   cudaPointerAttributes at;
-  CK(cudaPointerGetAttributes(&at, p));
-  int dev = 0;
-  CK(cudaGetDevice(&dev));
-  *path = (peer == nvshmem_my_pe() || at.device == dev) ? 0 : 1;
+  if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+    cudaGetLastError();
+    return NB_PATH_P2P;
+  }
+  return at.device == S.device ? NB_PATH_LOCAL : NB_PATH_P2P;
+}
+
+static int info_fill(nb_info *o) {
+  int rc = nb_device_info(S.device, o);
+  if (rc) return rc;
+  o->my_pe = S.me;
+  o->n_pes = S.npes;
+  nvshmemx_vendor_get_version_info(&o->nvshmem_major, &o->nvshmem_minor, &o->nvshmem_patch);
+  o->nccl_version = nccl_version_loaded();
   return 0;
+}
+
+extern "C" int nb_job(nb_info *all, int max, int32_t *paths) {
+  if (!S.inited) return fail(NB_ERR, "not initialised");
+  if (max < S.npes) return fail(NB_ERR, "room for %d PEs, the job has %d", max, S.npes);
+  static_assert(sizeof(nb_info) <= NB_SLOT, "nb_info must fit an exchange slot");
+  nb_info mine;
+  int rc = info_fill(&mine);
+  int rc2 = exchange(&mine, sizeof mine, all);  // always: every PE makes the same calls
+  int32_t row[NB_MAX_PES];
+  for (int q = 0; q < S.npes; q++) row[q] = path_to(q);
+  static int32_t rows[NB_MAX_PES * NB_MAX_PES];
+  int rc3 = exchange(row, S.npes * (int)sizeof(int32_t), rows);
+  if (rc || rc2 || rc3) return rc ? rc : (rc2 ? rc2 : rc3);
+  memcpy(paths, rows, sizeof(int32_t) * S.npes * S.npes);
+  return S.npes;
+}
+
+extern "C" int nb_agree(int64_t mine, int64_t *values, int max) {
+  if (!S.inited) return fail(NB_ERR, "not initialised");
+  if (max < S.npes) return fail(NB_ERR, "room for %d PEs, the job has %d", max, S.npes);
+  int rc = exchange(&mine, sizeof mine, values);
+  return rc ? rc : S.npes;
 }
 
 extern "C" int nb_barrier(void) {
-  if (!g_inited) return fail(-1, "not initialised");
-  CK(cudaDeviceSynchronize());
+  if (!S.inited) return fail(NB_ERR, "not initialised");
+  cudaError_t e = cudaDeviceSynchronize();
   nvshmem_barrier_all();
+  if (e != cudaSuccess) return fail(NB_ERR, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
   return 0;
 }
 
@@ -195,12 +345,12 @@ __global__ void k_poison(uint8_t *b, int64_t n) {
     b[i] = (uint8_t)(0xA5 ^ (i * 13));
 }
 
-__global__ void k_check(const uint8_t *b, int64_t n, int pe, int64_t seed, unsigned long long *bad,
-                        unsigned long long *first) {
+// base: the offset in the source that b[0] came from.
+__global__ void k_check(const uint8_t *b, int64_t n, int64_t base, int pe, int64_t seed, unsigned long long *cnt) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    if (b[i] != pat(i, pe, seed)) {
-      atomicAdd(bad, 1ull);
-      atomicMin(first, (unsigned long long)i);
+    if (b[i] != pat(base + i, pe, seed)) {
+      atomicAdd(cnt, 1ull);
+      atomicMin(cnt + 1, (unsigned long long)i);
     }
   }
 }
@@ -209,432 +359,277 @@ __global__ void k_zero_u64(uint64_t *b, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) b[i] = 0;
 }
 
-__global__ void k_check_u64(const uint64_t *b, int64_t n, uint64_t want, unsigned long long *bad,
-                            unsigned long long *first) {
+__global__ void k_check_u64(const uint64_t *b, int64_t n, uint64_t want, unsigned long long *cnt) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     if (b[i] != want) {
-      atomicAdd(bad, 1ull);
-      atomicMin(first, (unsigned long long)i);
+      atomicAdd(cnt, 1ull);
+      atomicMin(cnt + 1, (unsigned long long)i);
     }
   }
 }
 
-// ---------------------------------------------------------------------------
-// Bulk put/get: the buffer is cut into one chunk per group (CTA, warp or
-// thread), 16-byte aligned; the last chunks take the remainder, so every
-// byte of size moves (perftest drops remainders).
-__device__ static inline void chunk_of(int64_t size, int64_t groups, int64_t g, int64_t *off, int64_t *len) {
-  int64_t c = (size + groups - 1) / groups;
-  c = (c + 15) & ~15ll;
-  int64_t o = g * c;
-  if (o >= size) {
-    *off = size;
-    *len = 0;
-    return;
-  }
-  *off = o;
-  *len = (o + c <= size) ? c : size - o;
-}
-
-template <int OP, int SCOPE, int BLOCKING>
-__global__ void k_bulk(uint8_t *dst, uint8_t *src, int64_t size, int iters, int peer) {
-  int64_t groups, g;
-  if (SCOPE == NB_SCOPE_BLOCK) {
-    groups = gridDim.x;
-    g = blockIdx.x;
-  } else if (SCOPE == NB_SCOPE_WARP) {
-    groups = (int64_t)gridDim.x * (blockDim.x / 32);
-    g = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  } else {
-    groups = (int64_t)gridDim.x * blockDim.x;
-    g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  }
-  int64_t off, len;
-  chunk_of(size, groups, g, &off, &len);
-  for (int it = 0; it < iters; it++) {
-    if (len > 0) {
-      if (OP == NB_OP_PUT) {
-        if (SCOPE == NB_SCOPE_BLOCK) {
-          if (BLOCKING) nvshmemx_putmem_block(dst + off, src + off, len, peer);
-          else nvshmemx_putmem_nbi_block(dst + off, src + off, len, peer);
-        } else if (SCOPE == NB_SCOPE_WARP) {
-          if (BLOCKING) nvshmemx_putmem_warp(dst + off, src + off, len, peer);
-          else nvshmemx_putmem_nbi_warp(dst + off, src + off, len, peer);
-        } else {
-          if (BLOCKING) nvshmem_putmem(dst + off, src + off, len, peer);
-          else nvshmem_putmem_nbi(dst + off, src + off, len, peer);
-        }
-      } else {
-        if (SCOPE == NB_SCOPE_BLOCK) {
-          if (BLOCKING) nvshmemx_getmem_block(dst + off, src + off, len, peer);
-          else nvshmemx_getmem_nbi_block(dst + off, src + off, len, peer);
-        } else if (SCOPE == NB_SCOPE_WARP) {
-          if (BLOCKING) nvshmemx_getmem_warp(dst + off, src + off, len, peer);
-          else nvshmemx_getmem_nbi_warp(dst + off, src + off, len, peer);
-        } else {
-          if (BLOCKING) nvshmem_getmem(dst + off, src + off, len, peer);
-          else nvshmem_getmem_nbi(dst + off, src + off, len, peer);
-        }
-      }
-    }
-  }
-  if (!BLOCKING) nvshmem_quiet();
-}
-
-// Scalar p / g: thread t handles elements t, t+T, ... (coalesced).
-template <typename T>
-__device__ static inline void p1(T *d, T v, int pe);
-template <> __device__ inline void p1<uint8_t>(uint8_t *d, uint8_t v, int pe) { nvshmem_uint8_p(d, v, pe); }
-template <> __device__ inline void p1<uint16_t>(uint16_t *d, uint16_t v, int pe) { nvshmem_uint16_p(d, v, pe); }
-template <> __device__ inline void p1<uint32_t>(uint32_t *d, uint32_t v, int pe) { nvshmem_uint32_p(d, v, pe); }
-template <> __device__ inline void p1<uint64_t>(uint64_t *d, uint64_t v, int pe) { nvshmem_uint64_p(d, v, pe); }
-template <typename T>
-__device__ static inline T g1(const T *s, int pe);
-template <> __device__ inline uint8_t g1<uint8_t>(const uint8_t *s, int pe) { return nvshmem_uint8_g(s, pe); }
-template <> __device__ inline uint16_t g1<uint16_t>(const uint16_t *s, int pe) { return nvshmem_uint16_g(s, pe); }
-template <> __device__ inline uint32_t g1<uint32_t>(const uint32_t *s, int pe) { return nvshmem_uint32_g(s, pe); }
-template <> __device__ inline uint64_t g1<uint64_t>(const uint64_t *s, int pe) { return nvshmem_uint64_g(s, pe); }
-
-template <typename T, int OP>
-__global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer) {
-  int64_t T0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int it = 0; it < iters; it++) {
-    for (int64_t i = T0; i < n; i += stride) {
-      if (OP == NB_OP_P) p1<T>(dst + i, src[i], peer);
-      else dst[i] = g1<T>(src + i, peer);
-    }
-  }
-  if (OP == NB_OP_P) nvshmem_quiet();
-}
-
-// Plain loads/stores through a mapped pointer: 16-byte vectors, a tail of
-// bytes. Used for rma/st, rma/ld and the SM-copy limit.
-__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters) {
-  int64_t n16 = size / 16;
-  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  const uint4 *s4 = (const uint4 *)src;
-  uint4 *d4 = (uint4 *)dst;
-  for (int it = 0; it < iters; it++) {
-    int64_t i = t;
-    for (; i + 3 * stride < n16; i += 4 * stride) {
-      uint4 a = s4[i], b = s4[i + stride], c = s4[i + 2 * stride], d = s4[i + 3 * stride];
-      d4[i] = a;
-      d4[i + stride] = b;
-      d4[i + 2 * stride] = c;
-      d4[i + 3 * stride] = d;
-    }
-    for (; i < n16; i += stride) d4[i] = s4[i];
-    for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
-  }
-}
-
-// Atomics: thread t owns slot t of the peer's uint64 array.
-template <int OP>
-__global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base) {
-  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  uint64_t cur = base;
-  uint64_t sink = 0;
-  for (int it = 0; it < iters; it++) {
-    if (OP == NB_OP_FETCH_ADD) sink += nvshmem_uint64_atomic_fetch_add(slots + t, 1, peer);
-    else if (OP == NB_OP_ADD) nvshmem_uint64_atomic_add(slots + t, 1, peer);
-    else {
-      uint64_t old = nvshmem_uint64_atomic_compare_swap(slots + t, cur, cur + 1, peer);
-      cur = (old == cur) ? cur + 1 : old;
-      sink += old;
-    }
-  }
-  nvshmem_quiet();
-  if (sink == 0xFFFFFFFFFFFFFFFFull) slots[0] = sink;  // keep the fetches alive
-}
-
-// The initiator tells the target how many operations it issued.
-__global__ void k_put_i64(int64_t *dst, int64_t v, int pe) {
-  nvshmem_int64_p(dst, v, pe);
-  nvshmem_quiet();
-}
-
-// Adds a PE's verification counts to PE 0's counters.
-__global__ void k_add_i64(int64_t *red, int64_t errors, int64_t checked) {
-  nvshmem_uint64_atomic_add((uint64_t *)red, (uint64_t)errors, 0);
-  nvshmem_uint64_atomic_add((uint64_t *)red + 1, (uint64_t)checked, 0);
-  nvshmem_quiet();
-}
-
-// ---------------------------------------------------------------------------
-static int launch(const nb_rma_args *a, int peer, int iters, uint64_t atomic_base) {
-  dim3 g(a->ctas), b(a->threads);
-  cudaStream_t s = g_stream;
-  switch (a->op) {
-  case NB_OP_PUT:
-  case NB_OP_GET: {
-    uint8_t *dst = g_dst, *src = g_src;
-#define BULK(OPV, SC)                                                                        \
-  if (a->blocking) k_bulk<OPV, SC, 1><<<g, b, 0, s>>>(dst, src, a->size, iters, peer);        \
-  else k_bulk<OPV, SC, 0><<<g, b, 0, s>>>(dst, src, a->size, iters, peer);
-    if (a->op == NB_OP_PUT) {
-      if (a->scope == NB_SCOPE_BLOCK) { BULK(NB_OP_PUT, NB_SCOPE_BLOCK) }
-      else if (a->scope == NB_SCOPE_WARP) { BULK(NB_OP_PUT, NB_SCOPE_WARP) }
-      else { BULK(NB_OP_PUT, NB_SCOPE_THREAD) }
-    } else {
-      if (a->scope == NB_SCOPE_BLOCK) { BULK(NB_OP_GET, NB_SCOPE_BLOCK) }
-      else if (a->scope == NB_SCOPE_WARP) { BULK(NB_OP_GET, NB_SCOPE_WARP) }
-      else { BULK(NB_OP_GET, NB_SCOPE_THREAD) }
-    }
-#undef BULK
-    CKLAUNCH("bulk put/get kernel");
-    return 0;
-  }
-  case NB_OP_P:
-  case NB_OP_G: {
-    int64_t n = a->size / a->elem;
-#define SCALAR(T)                                                                                       \
-  if (a->op == NB_OP_P) k_scalar<T, NB_OP_P><<<g, b, 0, s>>>((T *)g_dst, (const T *)g_src, n, iters, peer); \
-  else k_scalar<T, NB_OP_G><<<g, b, 0, s>>>((T *)g_dst, (const T *)g_src, n, iters, peer);
-    switch (a->elem) {
-    case 1: SCALAR(uint8_t) break;
-    case 2: SCALAR(uint16_t) break;
-    case 4: SCALAR(uint32_t) break;
-    case 8: SCALAR(uint64_t) break;
-    default: return fail(-1, "element size %d: want 1, 2, 4 or 8", a->elem);
-    }
-#undef SCALAR
-    CKLAUNCH("scalar p/g kernel");
-    return 0;
-  }
-  case NB_OP_ST:
-  case NB_OP_SM_COPY: {
-    uint8_t *rd = (uint8_t *)nvshmem_ptr(g_dst, peer);
-    if (!rd) return fail(-2, "PE %d is not reachable by load/store (no P2P mapping)", peer);
-    k_copy<<<g, b, 0, s>>>(rd, g_src, a->size, iters);
-    CKLAUNCH("store copy kernel");
-    return 0;
-  }
-  case NB_OP_LD:
-  case NB_OP_SM_COPY_READ: {
-    const uint8_t *rs = (const uint8_t *)nvshmem_ptr(g_src, peer);
-    if (!rs) return fail(-2, "PE %d is not reachable by load/store (no P2P mapping)", peer);
-    k_copy<<<g, b, 0, s>>>(g_dst, rs, a->size, iters);
-    CKLAUNCH("load copy kernel");
-    return 0;
-  }
-  case NB_OP_CE_COPY: {
-    uint8_t *rd = (uint8_t *)nvshmem_ptr(g_dst, peer);
-    if (!rd) return fail(-2, "PE %d is not reachable by load/store (no P2P mapping)", peer);
-    for (int i = 0; i < iters; i++) CK(cudaMemcpyAsync(rd, g_src, a->size, cudaMemcpyDeviceToDevice, s));
-    return 0;
-  }
-  case NB_OP_FETCH_ADD:
-    k_atomic<NB_OP_FETCH_ADD><<<g, b, 0, s>>>((uint64_t *)g_dst, iters, peer, atomic_base);
-    CKLAUNCH("atomic kernel");
-    return 0;
-  case NB_OP_ADD:
-    k_atomic<NB_OP_ADD><<<g, b, 0, s>>>((uint64_t *)g_dst, iters, peer, atomic_base);
-    CKLAUNCH("atomic kernel");
-    return 0;
-  case NB_OP_CSWAP:
-    k_atomic<NB_OP_CSWAP><<<g, b, 0, s>>>((uint64_t *)g_dst, iters, peer, atomic_base);
-    CKLAUNCH("atomic kernel");
-    return 0;
-  }
-  return fail(-1, "unknown op %d", a->op);
-}
-
-static bool is_atomic(int op) { return op == NB_OP_FETCH_ADD || op == NB_OP_ADD || op == NB_OP_CSWAP; }
-// Ops whose destination is written on the target PE (put side); the others
-// land in the initiator's own buffer (get side).
-static bool writes_remote(int op) {
-  return op == NB_OP_PUT || op == NB_OP_P || op == NB_OP_ST || op == NB_OP_SM_COPY || op == NB_OP_CE_COPY || is_atomic(op);
-}
-
-static int check_bytes(int64_t size, int src_pe, int64_t seed, nb_rma_result *r) {
+static int count_reset(void) {
   unsigned long long h[2] = {0, ~0ull};
-  CK(cudaMemcpy(g_count, &h[0], sizeof h[0], cudaMemcpyHostToDevice));
-  unsigned long long *first;
-  CK(cudaMalloc(&first, sizeof *first));
-  CK(cudaMemcpy(first, &h[1], sizeof h[1], cudaMemcpyHostToDevice));
-  k_check<<<1024, 256, 0, g_stream>>>(g_dst, size, src_pe, seed, g_count, first);
+  CK(cudaMemcpy(S.count, h, sizeof h, cudaMemcpyHostToDevice));
+  return 0;
+}
+
+static int count_read(unsigned long long h[2]) {
+  CK(cudaStreamSynchronize(S.stream));
+  CK(cudaMemcpy(h, S.count, 2 * sizeof h[0], cudaMemcpyDeviceToHost));
+  return 0;
+}
+
+// check_bytes checks n bytes of buf against src_pe's pattern from offset base.
+static int check_bytes(const uint8_t *buf, int64_t n, int64_t base, int src_pe, int64_t seed, nb_result *r) {
+  int rc = count_reset();
+  if (rc) return rc;
+  k_check<<<1024, 256, 0, S.stream>>>(buf, n, base, src_pe, seed, S.count);
   CKLAUNCH("check kernel");
-  CK(cudaStreamSynchronize(g_stream));
-  CK(cudaMemcpy(&h[0], g_count, sizeof h[0], cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(&h[1], first, sizeof h[1], cudaMemcpyDeviceToHost));
-  cudaFree(first);
-  r->checked += size;
+  unsigned long long h[2];
+  if ((rc = count_read(h))) return rc;
+  r->checked += n;
   r->errors += (int64_t)h[0];
   if (h[0] && !r->detail[0]) {
     uint8_t got = 0;
-    cudaMemcpy(&got, g_dst + h[1], 1, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&got, buf + h[1], 1, cudaMemcpyDeviceToHost);
     snprintf(r->detail, sizeof r->detail, "byte %llu: got 0x%02x, want 0x%02x (pattern of PE %d, seed %lld)", h[1], got,
-             pat((int64_t)h[1], src_pe, seed), src_pe, (long long)seed);
+             pat(base + (int64_t)h[1], src_pe, seed), src_pe, (long long)seed);
   }
   return 0;
 }
 
-static int check_u64(int64_t n, uint64_t want, nb_rma_result *r) {
-  unsigned long long h[2] = {0, ~0ull};
-  CK(cudaMemcpy(g_count, &h[0], sizeof h[0], cudaMemcpyHostToDevice));
-  unsigned long long *first;
-  CK(cudaMalloc(&first, sizeof *first));
-  CK(cudaMemcpy(first, &h[1], sizeof h[1], cudaMemcpyHostToDevice));
-  k_check_u64<<<256, 256, 0, g_stream>>>((const uint64_t *)g_dst, n, want, g_count, first);
-  CKLAUNCH("atomic check kernel");
-  CK(cudaStreamSynchronize(g_stream));
-  CK(cudaMemcpy(&h[0], g_count, sizeof h[0], cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(&h[1], first, sizeof h[1], cudaMemcpyDeviceToHost));
-  cudaFree(first);
+// check_u64 checks n counters of buf against want.
+static int check_u64(const uint64_t *buf, int64_t n, uint64_t want, nb_result *r) {
+  int rc = count_reset();
+  if (rc) return rc;
+  k_check_u64<<<256, 256, 0, S.stream>>>(buf, n, want, S.count);
+  CKLAUNCH("counter check kernel");
+  unsigned long long h[2];
+  if ((rc = count_read(h))) return rc;
   r->checked += n;
   r->errors += (int64_t)h[0];
   if (h[0] && !r->detail[0]) {
     uint64_t got = 0;
-    cudaMemcpy(&got, (uint64_t *)g_dst + h[1], 8, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&got, buf + h[1], 8, cudaMemcpyDeviceToHost);
     snprintf(r->detail, sizeof r->detail, "counter %llu: got %llu, want %llu", h[1], (unsigned long long)got,
              (unsigned long long)want);
   }
   return 0;
 }
 
-static int reduce_checks(nb_rma_result *res, int me);
-
-extern "C" int nb_rma_run(const nb_rma_args *a, double *samples_out, nb_rma_result *res) {
-  memset(res, 0, sizeof *res);
-  if (!g_inited) return fail(-1, "not initialised");
-  int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
-  if (a->peer < 0 || a->peer >= npes) return fail(-1, "peer %d out of range (%d PEs)", a->peer, npes);
-  if (a->size <= 0 || a->size > g_buf) return fail(-1, "size %lld outside 1..%lld", (long long)a->size, (long long)g_buf);
-  if (a->ctas <= 0 || a->threads <= 0 || a->threads > 1024) return fail(-1, "launch %d x %d is invalid", a->ctas, a->threads);
-  if (a->iters < 0 || a->samples <= 0 || a->warmup < 0) return fail(-1, "iters must be >= 0 (0: calibrate), samples > 0, warmup >= 0");
-  if ((a->op == NB_OP_P || a->op == NB_OP_G) && (a->size % a->elem)) return fail(-1, "size %lld is not a multiple of the element size %d", (long long)a->size, a->elem);
-  bool atomic = is_atomic(a->op);
-  int64_t nslots = (int64_t)a->ctas * a->threads;
-  if (atomic && nslots * 8 > g_buf) return fail(-1, "too many threads for the atomic slots");
-
-  // Roles: PE 0 initiates towards a->peer; with bidir the peer initiates
-  // towards PE 0 at the same time. A PE talking to itself is both.
-  int peer_of_me = -1;
-  if (me == 0) peer_of_me = a->peer;
-  else if (a->bidir && me == a->peer) peer_of_me = 0;
-  bool initiator = peer_of_me >= 0;
-  res->initiator = initiator;
-
-  // Prepare: every PE fills its source with its pattern and poisons its
-  // destination (atomics: zero the counters), then all PEs sync.
-  int fillgrid = 1024;
-  if (atomic) {
-    k_zero_u64<<<256, 256, 0, g_stream>>>((uint64_t *)g_dst, nslots);
-  } else {
-    k_fill<<<fillgrid, 256, 0, g_stream>>>(g_src, a->size, me, a->seed);
-    if (a->verify) k_poison<<<fillgrid, 256, 0, g_stream>>>(g_dst, a->size);
-  }
-  CKLAUNCH("fill kernels");
-  CK(cudaStreamSynchronize(g_stream));
-  nvshmem_barrier_all();
-
-  // ops counts the operations issued so far (atomics verify against it).
-  uint64_t ops = 0;
-  int iters = a->iters;
-  if (initiator) {
-    if (iters <= 0) {
-      // Calibrate: one launch of one operation, then enough operations per
-      // launch for about 20 ms (launch overhead amortised, time bounded).
-      CK(cudaEventRecord(g_ev0, g_stream));
-      int rc = launch(a, peer_of_me, 1, ops);
-      if (rc) return rc;
-      ops += 1;
-      CK(cudaEventRecord(g_ev1, g_stream));
-      CK(cudaEventSynchronize(g_ev1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, g_ev0, g_ev1));
-      double n = 20.0 / (ms > 1e-4 ? ms : 1e-4);
-      iters = n < 1 ? 1 : (n > 1000 ? 1000 : (int)n);
-    }
-    for (int w = 0; w < a->warmup; w++) {
-      int rc = launch(a, peer_of_me, iters, ops);
-      if (rc) return rc;
-      ops += iters;
-    }
-    for (int sIdx = 0; sIdx < a->samples; sIdx++) {
-      CK(cudaEventRecord(g_ev0, g_stream));
-      int rc = launch(a, peer_of_me, iters, ops);
-      if (rc) return rc;
-      ops += iters;
-      CK(cudaEventRecord(g_ev1, g_stream));
-      CK(cudaEventSynchronize(g_ev1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, g_ev0, g_ev1));
-      double per = (double)ms * 1e-3 / iters;
-      if (atomic) per /= (double)nslots;  // seconds per atomic operation
-      samples_out[sIdx] = per;
-    }
-    CK(cudaStreamSynchronize(g_stream));
-    res->bytes = atomic ? 8 : a->size;
-    res->iters = iters;
-  }
-  // The operation count reaches the checking PE for the atomic check.
-  static int64_t *g_ops = nullptr;
-  if (!g_ops) g_ops = (int64_t *)nvshmem_malloc(sizeof(int64_t));
-  if (!g_ops) return fail(-1, "nvshmem_malloc of the op counter failed");
-  if (initiator && atomic) {
-    k_put_i64<<<1, 1, 0, g_stream>>>(g_ops, (int64_t)ops, peer_of_me);
-    CKLAUNCH("op counter put");
-    CK(cudaStreamSynchronize(g_stream));
-  }
-  nvshmem_barrier_all();
-
-  if (a->verify) {
-    // Who holds the landed data: the target for put-side ops, the initiator
-    // for get-side ops. Each PE checks its own destination.
-    bool check = false;
-    int src_pe = -1;
-    if (writes_remote(a->op)) {
-      // I am a target if someone initiated towards me.
-      if (me == a->peer) { check = true; src_pe = 0; }
-      if (a->bidir && me == 0) { check = true; src_pe = a->peer; }
-    } else if (initiator) {
-      check = true;
-      src_pe = peer_of_me;
-    }
-    if (check) {
-      if (atomic) {
-        // Every counter saw one increment per operation of the initiator.
-        int64_t total = 0;
-        CK(cudaMemcpy(&total, g_ops, sizeof total, cudaMemcpyDeviceToHost));
-        int rc = check_u64(nslots, (uint64_t)total, res);
-        if (rc) return rc;
-      } else {
-        int rc = check_bytes(a->size, src_pe, a->seed, res);
-        if (rc) return rc;
-      }
-    }
-  }
-  return reduce_checks(res, me);
-}
-
-// reduce_checks sums every PE's verification counts into PE 0's result.
-static int reduce_checks(nb_rma_result *res, int me) {
-  static int64_t *g_red = nullptr;
-  if (!g_red) {
-    g_red = (int64_t *)nvshmem_malloc(2 * sizeof(int64_t));
-    if (!g_red) return fail(-1, "nvshmem_malloc of the verification counters failed");
-    CK(cudaMemset(g_red, 0, 2 * sizeof(int64_t)));
-    nvshmem_barrier_all();
-  }
-  if (res->checked > 0) {
-    k_add_i64<<<1, 1, 0, g_stream>>>(g_red, res->errors, res->checked);
-    CKLAUNCH("verification counter add");
-    CK(cudaStreamSynchronize(g_stream));
-  }
-  nvshmem_barrier_all();
-  if (me == 0) {
-    int64_t h[2];
-    CK(cudaMemcpy(h, g_red, sizeof h, cudaMemcpyDeviceToHost));
-    res->job_errors = h[0];
-    res->job_checked = h[1];
-    CK(cudaMemset(g_red, 0, sizeof h));
-  }
-  nvshmem_barrier_all();
+static int fill_src(int64_t n, int64_t seed) {
+  k_fill<<<1024, 256, 0, S.stream>>>(S.src, n, S.me, seed);
+  CKLAUNCH("fill kernel");
   return 0;
 }
 
+static int poison_dst(int64_t n) {
+  k_poison<<<1024, 256, 0, S.stream>>>(S.dst, n);
+  CKLAUNCH("poison kernel");
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// The dispatch table. A family holds what its operations share (who runs,
+// how they are prepared and checked); an entry is one operation's launch.
+
+struct OpEntry;
+
+// Run is one point in progress: its arguments and what the loop knows.
+struct Run {
+  const nb_args *a;
+  const OpEntry *e;
+  int initiator;   // this PE issues and times
+  int target;      // the PE this PE issues towards (initiators)
+  int64_t ops;     // operations each active PE launched so far (agreed counts)
+  void *comm;      // collectives: the NCCL communicator
+};
+
+struct Family {
+  const char *name;
+  // validate checks the arguments on this PE (no collective calls).
+  int (*validate)(Run *r);
+  // active: this PE launches (and, if initiator, times).
+  int (*active)(Run *r);
+  int (*synced)(Run *r);  // all PEs start every launch together (a barrier before each)
+  int cal_iters;       // operations in the calibration launch (0: none)
+  int default_iters;   // iterations per launch when not calibrated and not given
+  double (*per_op)(Run *r);  // operations per iteration (atomics: one per thread)
+  int (*prepare)(Run *r);    // local: fill, poison, reset
+  int (*setup)(Run *r);      // collective on every PE after the first agreement (may be null)
+  int (*before_launch)(Run *r);  // local, before the barrier of a synchronised launch (may be null)
+  int (*check)(Run *r, nb_result *res);  // local, after every launch
+  int64_t (*bytes)(Run *r);        // payload this PE moved per operation
+  int64_t (*work_set)(Run *r);     // bytes the point touches on the busiest GPU
+};
+
+struct OpEntry {
+  int op;
+  const char *name;
+  const Family *family;
+  int lands;  // where the result lands (family-specific LANDS_*)
+  int (*launch)(Run *r, int iters);
+};
+
+#include "rma.cuh"
 #include "latency.cuh"
 #include "collectives.cuh"
+
+static const OpEntry *find_op(int op) {
+  for (size_t i = 0; i < sizeof kRMAOps / sizeof kRMAOps[0]; i++)
+    if (kRMAOps[i].op == op) return &kRMAOps[i];
+  for (size_t i = 0; i < sizeof kLatOps / sizeof kLatOps[0]; i++)
+    if (kLatOps[i].op == op) return &kLatOps[i];
+  for (size_t i = 0; i < sizeof kCollOps / sizeof kCollOps[0]; i++)
+    if (kCollOps[i].op == op) return &kCollOps[i];
+  return nullptr;
+}
+
+static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, float *ms) {
+  CK(cudaEventRecord(S.ev0, S.stream));
+  if (gexec) CK(cudaGraphLaunch(gexec, S.stream));
+  else {
+    int rc = r->e->launch(r, iters);
+    if (rc) return rc;
+  }
+  CK(cudaEventRecord(S.ev1, S.stream));
+  CK(cudaEventSynchronize(S.ev1));
+  CK(cudaEventElapsedTime(ms, S.ev0, S.ev1));
+  return 0;
+}
+
+// read_times appends the per-iteration in-kernel times of the last launch.
+static int read_times(int iters, double *out, int max, int64_t *n_used) {
+  int n = iters < max ? iters : max;
+  int64_t *h = (int64_t *)malloc(n * sizeof(int64_t));
+  cudaError_t e = cudaMemcpy(h, S.times, n * sizeof(int64_t), cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess)
+    for (int i = 0; i < n; i++) out[(*n_used)++] = (double)(h[i] > 0 ? h[i] : 1) * 1e-9;
+  free(h);
+  if (e != cudaSuccess) return fail(NB_ERR, "reading the in-kernel times: %s", cudaGetErrorString(e));
+  return 0;
+}
+
+// The one measurement loop. Collective calls, in this order on every PE:
+// agreement 1 (arguments valid, buffers prepared), the family's setup and
+// its agreement, the calibration launch's barrier, agreement 2 (status and
+// PE 0's iteration count), a graph's agreement, one barrier before each
+// synchronised launch, a barrier after the launches, agreement 3 (status and
+// verification counts).
+extern "C" int nb_run(const nb_args *a, double *samples_out, int max_samples, nb_result *res) {
+  memset(res, 0, sizeof *res);
+  res->failed_pe = -1;
+  if (!S.inited) return fail(NB_ERR, "not initialised");
+  Run run;
+  memset(&run, 0, sizeof run);
+  Run *r = &run;
+  r->a = a;
+  r->e = find_op(a->op);
+  int st = 0;
+  if (!r->e) st = fail(NB_ERR, "unknown operation %d", a->op);
+  else if (a->samples <= 0 || a->warmup < 0 || a->iters < 0 || a->iters > NB_MAX_ITERS)
+    st = fail(NB_ERR, "samples must be > 0, warmup >= 0, iters 0..%d", NB_MAX_ITERS);
+  else if (a->peer < 0 || a->peer >= S.npes) st = fail(NB_ERR, "peer %d out of range (%d PEs)", a->peer, S.npes);
+  const Family *f = r->e ? r->e->family : nullptr;
+  if (!st) st = f->validate(r);
+  if (!st) st = f->prepare(r);
+  if (!st) {
+    cudaError_t e = cudaStreamSynchronize(S.stream);
+    if (e != cudaSuccess) st = fail(NB_ERR, "preparing: %s", cudaGetErrorString(e));
+  }
+  if ((st = agree(st, 0, 0, res, nullptr))) return st;
+  if (f->setup) {
+    st = f->setup(r);
+    if ((st = agree(st, 0, 0, res, nullptr))) return st;
+  }
+  int active = f->active(r);
+
+  // Calibration: PE 0 times one launch; every PE uses PE 0's count.
+  int64_t want = a->iters > 0 ? a->iters : f->default_iters;
+  if (a->iters <= 0 && f->cal_iters > 0) {
+    if (f->synced(r)) {
+      if (f->before_launch) st = f->before_launch(r);
+      nvshmem_barrier_all();
+    }
+    float ms = 0;
+    if (active && !st) st = timed_launch(r, f->cal_iters, nullptr, &ms);
+    r->ops += f->cal_iters;
+    double per = ms / f->cal_iters;
+    double n = 20.0 / (per > 1e-4 ? per : 1e-4);
+    want = n < 1 ? 1 : (n > 1000 ? 1000 : (int64_t)n);
+  }
+  {
+    static int64_t all[NB_MAX_PES];
+    int rc = exchange(&want, sizeof want, all);
+    if (rc && !st) st = rc;
+    want = all[0];
+  }
+  if ((st = agree(st, 0, 0, res, nullptr))) return st;
+  int iters = (int)want;
+  if (iters < 1) iters = 1;
+
+  cudaGraphExec_t gexec = nullptr;
+  if (a->graph) {
+    if (active) {
+      cudaGraph_t graph;
+      cudaError_t e = cudaStreamBeginCapture(S.stream, cudaStreamCaptureModeRelaxed);
+      if (e != cudaSuccess) st = fail(NB_ERR, "cudaStreamBeginCapture: %s", cudaGetErrorString(e));
+      else {
+        int rc = r->e->launch(r, iters);
+        e = cudaStreamEndCapture(S.stream, &graph);
+        if (rc) st = rc;
+        else if (e != cudaSuccess) st = fail(NB_NOT_CAPTURABLE, "this operation cannot be captured in a CUDA graph: %s", cudaGetErrorString(e));
+        else {
+          e = cudaGraphInstantiate(&gexec, graph, 0);
+          cudaGraphDestroy(graph);
+          if (e != cudaSuccess) st = fail(NB_NOT_CAPTURABLE, "cudaGraphInstantiate: %s", cudaGetErrorString(e));
+        }
+      }
+      cudaGetLastError();
+    }
+    if ((st = agree(st, 0, 0, res, nullptr))) {
+      if (gexec) cudaGraphExecDestroy(gexec);
+      return st;
+    }
+  }
+
+  int timed = a->timer == NB_TIMER_GLOBAL ? 1 : a->samples;
+  int synced = f->synced(r);
+  int64_t n_used = 0;
+  for (int s = -a->warmup; s < timed; s++) {
+    if (synced) {
+      if (!st && f->before_launch) st = f->before_launch(r);
+      nvshmem_barrier_all();
+    }
+    if (active && !st) {
+      float ms = 0;
+      st = timed_launch(r, iters, gexec, &ms);
+      if (!st && s >= 0 && r->initiator) {
+        if (a->timer == NB_TIMER_EVENTS) {
+          if (n_used < max_samples) samples_out[n_used++] = (double)ms * 1e-3 / iters / f->per_op(r);
+        } else {
+          st = read_times(iters, samples_out, max_samples, &n_used);
+        }
+      }
+    }
+    r->ops += iters;  // every PE counts what the active ones launched
+  }
+  if (gexec) cudaGraphExecDestroy(gexec);
+  {
+    cudaError_t e = cudaStreamSynchronize(S.stream);
+    if (e != cudaSuccess && !st) st = fail(NB_ERR, "after the timed launches: %s", cudaGetErrorString(e));
+  }
+  nvshmem_barrier_all();
+  res->initiator = r->initiator;
+  res->iters = iters;
+  res->n_samples = n_used;
+  res->bytes = f->bytes(r);
+  res->work_set = f->work_set(r);
+  if (!st && a->verify) st = f->check(r, res);
+  int64_t sums[2] = {0, 0};
+  if ((st = agree(st, res->errors, res->checked, res, sums))) return st;
+  res->job_errors = sums[0];
+  res->job_checked = sums[1];
+  return 0;
+}

@@ -1,0 +1,280 @@
+// Package cuda is the GPU boundary of nvshbench. All device code and every
+// CUDA, NVSHMEM and NCCL call live in the C/CUDA shim under shim/
+// (libnvshbench.so, one flat C header); this package finds the toolchain,
+// builds the shim when it is missing or stale, loads it at run time with
+// purego (no cgo: the binary builds and runs anywhere) and exposes it as the
+// Lib interface. Fake implements Lib without a GPU for tests.
+package cuda
+
+import "fmt"
+
+// Operation codes, mirroring NB_OP_* in shim/nvshbench.h (abi_test.go
+// checks every value against the header).
+const (
+	OpPut        = 1
+	OpGet        = 2
+	OpP          = 3
+	OpG          = 4
+	OpST         = 5
+	OpLD         = 6
+	OpFetchAdd   = 7
+	OpAdd        = 8
+	OpCSwap      = 9
+	OpCECopy     = 10
+	OpSMCopy     = 11
+	OpSMCopyRead = 12
+	OpPutSignal  = 13
+
+	OpLatPut       = 21
+	OpLatGet       = 22
+	OpLatP         = 23
+	OpLatG         = 24
+	OpPPPutSignal  = 25
+	OpPPP          = 26
+	OpPPAtomic     = 27
+	OpPPSignal     = 28
+	OpLatFence     = 29
+	OpLatQuiet     = 30
+	OpLatFetchAdd  = 31
+	OpLatCSwap     = 32
+	OpLatPutSignal = 33
+	OpLatLaunch    = 34
+
+	OpAllReduce = 41
+	OpBroadcast = 42
+	OpAlltoall  = 43
+	OpBarrier   = 44
+)
+
+// Scopes, implementations, data types, timers and paths (NB_SCOPE_*,
+// NB_IMPL_*, NB_DT_*, NB_TIMER_*, NB_PATH_*).
+const (
+	ScopeThread = 0
+	ScopeWarp   = 1
+	ScopeBlock  = 2
+
+	ImplNVSHMEMDevice = 1
+	ImplNVSHMEMStream = 2
+	ImplOurOneShot    = 3
+	ImplOurTwoShot    = 4
+	ImplNCCL          = 5
+
+	DTFloat = 0
+	DTBF16  = 1
+	DTHalf  = 2
+
+	TimerEvents = 0
+	TimerGlobal = 1
+
+	PathLocal  = 0 // the peer's memory is on this GPU (several PEs per GPU)
+	PathP2P    = 1 // load/store mapping to another GPU (NVLink or PCIe P2P)
+	PathRemote = 2 // no mapping: a remote transport (IBGDA or the CPU proxy)
+)
+
+// Status codes of the shim (NB_ERR, NB_UNREACHABLE, NB_NOT_CAPTURABLE) and
+// its limits.
+const (
+	StatusErr           = -1
+	StatusUnreachable   = -2
+	StatusNotCapturable = -4
+	MaxPEs              = 64
+	ABIVersion          = 2
+	maxSamples          = 100000
+	InitUID             = 0 // unique-ID bootstrap: the controller passes the ID
+	InitEnv             = 1 // nvshmem_init with the launcher's bootstrap (srun / mpirun)
+	opPingPongFirst     = OpPPPutSignal
+	opPingPongLast      = OpPPSignal
+)
+
+// ABIConstants names every constant of the header that Go mirrors.
+var ABIConstants = map[string]int{
+	"NB_ABI_VERSION": ABIVersion, "NB_ERR": StatusErr, "NB_UNREACHABLE": StatusUnreachable, "NB_NOT_CAPTURABLE": StatusNotCapturable,
+	"NB_MAX_PES": MaxPEs,
+	"NB_OP_PUT":  OpPut, "NB_OP_GET": OpGet, "NB_OP_P": OpP, "NB_OP_G": OpG, "NB_OP_ST": OpST, "NB_OP_LD": OpLD,
+	"NB_OP_FETCH_ADD": OpFetchAdd, "NB_OP_ADD": OpAdd, "NB_OP_CSWAP": OpCSwap, "NB_OP_CE_COPY": OpCECopy,
+	"NB_OP_SM_COPY": OpSMCopy, "NB_OP_SM_COPY_READ": OpSMCopyRead, "NB_OP_PUT_SIGNAL": OpPutSignal,
+	"NB_OP_LAT_PUT": OpLatPut, "NB_OP_LAT_GET": OpLatGet, "NB_OP_LAT_P": OpLatP, "NB_OP_LAT_G": OpLatG,
+	"NB_OP_PP_PUT_SIGNAL": OpPPPutSignal, "NB_OP_PP_P": OpPPP, "NB_OP_PP_ATOMIC": OpPPAtomic, "NB_OP_PP_SIGNAL": OpPPSignal,
+	"NB_OP_LAT_FENCE": OpLatFence, "NB_OP_LAT_QUIET": OpLatQuiet, "NB_OP_LAT_FETCH_ADD": OpLatFetchAdd,
+	"NB_OP_LAT_CSWAP": OpLatCSwap, "NB_OP_LAT_PUT_SIGNAL": OpLatPutSignal, "NB_OP_LAT_LAUNCH": OpLatLaunch,
+	"NB_OP_ALLREDUCE": OpAllReduce, "NB_OP_BROADCAST": OpBroadcast, "NB_OP_ALLTOALL": OpAlltoall, "NB_OP_BARRIER": OpBarrier,
+	"NB_SCOPE_THREAD": ScopeThread, "NB_SCOPE_WARP": ScopeWarp, "NB_SCOPE_BLOCK": ScopeBlock,
+	"NB_IMPL_NVSHMEM_DEVICE": ImplNVSHMEMDevice, "NB_IMPL_NVSHMEM_STREAM": ImplNVSHMEMStream, "NB_IMPL_OUR_ONESHOT": ImplOurOneShot,
+	"NB_IMPL_OUR_TWOSHOT": ImplOurTwoShot, "NB_IMPL_NCCL": ImplNCCL,
+	"NB_DT_F32": DTFloat, "NB_DT_BF16": DTBF16, "NB_DT_F16": DTHalf,
+	"NB_TIMER_EVENTS": TimerEvents, "NB_TIMER_GLOBAL": TimerGlobal,
+	"NB_PATH_LOCAL": PathLocal, "NB_PATH_P2P": PathP2P, "NB_PATH_REMOTE": PathRemote,
+}
+
+// IsPingPong reports whether op is a two-sided ping-pong.
+func IsPingPong(op int32) bool { return op >= opPingPongFirst && op <= opPingPongLast }
+
+// Args mirrors nb_args: the arguments of one point, the same on every PE.
+type Args struct {
+	Size      int64
+	Seed      int64
+	Op        int32
+	Scope     int32
+	Blocking  int32
+	CTAs      int32
+	Threads   int32
+	Elem      int32
+	Iters     int32
+	Warmup    int32
+	Samples   int32
+	Peer      int32
+	Bidir     int32
+	Verify    int32
+	Timer     int32
+	Impl      int32
+	DType     int32
+	Graph     int32
+	NCCLAlgo  [32]byte
+	NCCLProto [32]byte
+}
+
+// SetNCCL sets the forced NCCL algorithm and protocol ("" = NCCL's choice).
+func (a *Args) SetNCCL(algo, proto string) {
+	a.NCCLAlgo, a.NCCLProto = [32]byte{}, [32]byte{}
+	copy(a.NCCLAlgo[:31], algo)
+	copy(a.NCCLProto[:31], proto)
+}
+
+// NCCLAlgoString is the forced NCCL algorithm ("" = NCCL's choice).
+func (a *Args) NCCLAlgoString() string { return cstr(a.NCCLAlgo[:]) }
+
+// NCCLProtoString is the forced NCCL protocol ("" = NCCL's choice).
+func (a *Args) NCCLProtoString() string { return cstr(a.NCCLProto[:]) }
+
+// Result mirrors nb_result: one point's outcome on this PE.
+type Result struct {
+	Bytes      int64 // payload this PE moved per operation
+	Errors     int64 // mismatches found in this PE's memory
+	Checked    int64
+	JobErrors  int64 // summed over every PE of the job
+	JobChecked int64
+	NSamples   int64
+	WorkSet    int64 // bytes the point touches on the busiest GPU
+	Initiator  int32
+	Iters      int32 // operations per timed launch, agreed by every PE
+	FailedPE   int32 // on error: the PE that failed first
+	pad        int32
+	Detail     [256]byte
+}
+
+// DetailString is the first mismatch, if any.
+func (r *Result) DetailString() string { return cstr(r.Detail[:]) }
+
+// Info mirrors nb_info: what one PE is and has.
+type Info struct {
+	MemBytes     int64
+	L2Bytes      int64
+	MyPE         int32
+	NPEs         int32
+	Device       int32
+	SMs          int32
+	ClockKHz     int32
+	CCMajor      int32
+	CCMinor      int32
+	CUDARuntime  int32
+	CUDADriver   int32
+	NVSHMEMMajor int32
+	NVSHMEMMinor int32
+	NVSHMEMPatch int32
+	NCCLVersion  int32
+	pad          int32
+	Name         [96]byte
+	UUID         [48]byte
+	PCIBusID     [32]byte
+	Host         [64]byte
+}
+
+// NameString returns the GPU name.
+func (i *Info) NameString() string { return cstr(i.Name[:]) }
+
+// UUIDString returns the GPU UUID.
+func (i *Info) UUIDString() string { return cstr(i.UUID[:]) }
+
+// PCIString returns the PCI bus ID.
+func (i *Info) PCIString() string { return cstr(i.PCIBusID[:]) }
+
+// HostString returns the host the PE runs on.
+func (i *Info) HostString() string { return cstr(i.Host[:]) }
+
+// NVSHMEMVersion is "major.minor.patch" or "" when unknown.
+func (i *Info) NVSHMEMVersion() string {
+	if i.NVSHMEMMajor == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d", i.NVSHMEMMajor, i.NVSHMEMMinor, i.NVSHMEMPatch)
+}
+
+// NCCLVersionString formats the NCCL version code (22809 → "2.28.9"), "" if none.
+func (i *Info) NCCLVersionString() string { return NCCLVersion(int64(i.NCCLVersion)) }
+
+// NCCLVersion formats an ncclGetVersion code.
+func NCCLVersion(v int64) string {
+	if v <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d", v/10000, (v/100)%100, v%100)
+}
+
+// CUDAVersion formats a CUDA version integer (13000 → "13.0").
+func CUDAVersion(v int32) string {
+	if v <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d", v/1000, (v%1000)/10)
+}
+
+func cstr(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// Job is what every PE of a job knows about all of them, the same on each
+// (collected by one collective call): their GPUs and the paths between them.
+type Job struct {
+	PEs   []Info
+	Paths [][]int // Paths[i][j]: how PE i reaches PE j (PathLocal, PathP2P, PathRemote)
+}
+
+// Lib is the shim's interface as Go sees it. Init, Job, Agree, Barrier, Run
+// and Finalize are collective: every PE calls them, in the same order.
+type Lib interface {
+	DeviceCount() (int, error)
+	DeviceInfo(dev int) (Info, error)
+	CanAccessPeer(dev, peer int) (bool, error)
+	UniqueID() ([]byte, error)
+	Init(mode, rank, nranks int, uid []byte, device int, heap int64) error
+	Finalize() error
+	// Job returns every PE's facts and the path matrix.
+	Job() (Job, error)
+	// Agree exchanges one value: every PE gets every PE's.
+	Agree(v int64) ([]int64, error)
+	Barrier() error
+	// Run runs one point; samples are seconds per operation on the PEs that
+	// timed it.
+	Run(a Args) (samples []float64, res Result, err error)
+}
+
+// Error is a failed shim call: the operation and the shim's message.
+type Error struct {
+	Op     string
+	Status int
+	Msg    string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Op, e.Msg) }
+
+// NotCapturable reports a point that a CUDA graph cannot capture.
+func (e *Error) NotCapturable() bool { return e.Status == StatusNotCapturable }
+
+// Unreachable reports a point that needs what this job lacks (a load/store
+// mapping to the peer, NCCL, a divisible size).
+func (e *Error) Unreachable() bool { return e.Status == StatusUnreachable }

@@ -1,0 +1,345 @@
+// rma.cuh: the RMA bandwidth family (bulk put/get, put + signal, scalar
+// p/g, plain load/store, atomics, and the copy limits) and its entries in the
+// dispatch table. Included by nvshbench.cu: one translation unit, one device
+// link. A new RMA operation is one kernel (or device helper) and one entry
+// in kRMAOps.
+//
+// Roles: PE 0 issues towards args.peer; with bidir the peer issues towards
+// PE 0 at the same time (both start each launch together). A PE talking to
+// itself (one PE) is initiator and target.
+
+enum { LANDS_TARGET = 1, LANDS_INITIATOR = 2, LANDS_COUNTERS = 3, LANDS_TARGET_SIGNALS = 4 };
+
+// Bulk put/get: the buffer is cut into one chunk per group (CTA, warp or
+// thread), 16-byte aligned; the last chunks take the remainder, so every
+// byte of size moves (perftest drops remainders).
+__host__ __device__ static inline int64_t chunk_bytes(int64_t size, int64_t groups) {
+  int64_t c = (size + groups - 1) / groups;
+  return (c + 15) & ~15ll;
+}
+
+__device__ static inline void chunk_of(int64_t size, int64_t groups, int64_t g, int64_t *off, int64_t *len) {
+  int64_t c = chunk_bytes(size, groups);
+  int64_t o = g * c;
+  if (o >= size) {
+    *off = size;
+    *len = 0;
+    return;
+  }
+  *off = o;
+  *len = (o + c <= size) ? c : size - o;
+}
+
+// One scope group moves len bytes with NVSHMEM's bulk call (shared with the
+// latency kernels).
+template <int OP, int SCOPE, int BLOCKING>
+__device__ static inline void bulk_op(uint8_t *dst, const uint8_t *src, size_t len, int peer) {
+  if (OP == NB_OP_PUT) {
+    if (SCOPE == NB_SCOPE_BLOCK) {
+      if (BLOCKING) nvshmemx_putmem_block(dst, src, len, peer);
+      else nvshmemx_putmem_nbi_block(dst, src, len, peer);
+    } else if (SCOPE == NB_SCOPE_WARP) {
+      if (BLOCKING) nvshmemx_putmem_warp(dst, src, len, peer);
+      else nvshmemx_putmem_nbi_warp(dst, src, len, peer);
+    } else {
+      if (BLOCKING) nvshmem_putmem(dst, src, len, peer);
+      else nvshmem_putmem_nbi(dst, src, len, peer);
+    }
+  } else {
+    if (SCOPE == NB_SCOPE_BLOCK) {
+      if (BLOCKING) nvshmemx_getmem_block(dst, src, len, peer);
+      else nvshmemx_getmem_nbi_block(dst, src, len, peer);
+    } else if (SCOPE == NB_SCOPE_WARP) {
+      if (BLOCKING) nvshmemx_getmem_warp(dst, src, len, peer);
+      else nvshmemx_getmem_nbi_warp(dst, src, len, peer);
+    } else {
+      if (BLOCKING) nvshmem_getmem(dst, src, len, peer);
+      else nvshmem_getmem_nbi(dst, src, len, peer);
+    }
+  }
+}
+
+// One scope group puts len bytes and adds 1 to the target's signal word.
+template <int SCOPE>
+__device__ static inline void put_signal_op(uint8_t *dst, const uint8_t *src, size_t len, uint64_t *sig, int peer) {
+  if (SCOPE == NB_SCOPE_BLOCK) nvshmemx_putmem_signal_nbi_block(dst, src, len, sig, 1, NVSHMEM_SIGNAL_ADD, peer);
+  else if (SCOPE == NB_SCOPE_WARP) nvshmemx_putmem_signal_nbi_warp(dst, src, len, sig, 1, NVSHMEM_SIGNAL_ADD, peer);
+  else nvshmem_putmem_signal_nbi(dst, src, len, sig, 1, NVSHMEM_SIGNAL_ADD, peer);
+}
+
+__device__ static inline void group_of(int scope, int64_t *groups, int64_t *g) {
+  if (scope == NB_SCOPE_BLOCK) {
+    *groups = gridDim.x;
+    *g = blockIdx.x;
+  } else if (scope == NB_SCOPE_WARP) {
+    *groups = (int64_t)gridDim.x * (blockDim.x / 32);
+    *g = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  } else {
+    *groups = (int64_t)gridDim.x * blockDim.x;
+    *g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  }
+}
+
+template <int OP, int SCOPE, int BLOCKING>
+__global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig) {
+  int64_t groups, g, off, len;
+  group_of(SCOPE, &groups, &g);
+  chunk_of(size, groups, g, &off, &len);
+  for (int it = 0; it < iters; it++) {
+    if (len <= 0) continue;
+    if (OP == NB_OP_PUT_SIGNAL) put_signal_op<SCOPE>(dst + off, src + off, len, sig + g, peer);
+    else bulk_op<OP, SCOPE, BLOCKING>(dst + off, src + off, len, peer);
+  }
+  if (!BLOCKING) nvshmem_quiet();
+}
+
+// Scalar p / g: thread t handles elements t, t+T, ... (coalesced).
+template <typename T> __device__ static inline void p1(T *d, T v, int pe);
+template <> __device__ inline void p1<uint8_t>(uint8_t *d, uint8_t v, int pe) { nvshmem_uint8_p(d, v, pe); }
+template <> __device__ inline void p1<uint16_t>(uint16_t *d, uint16_t v, int pe) { nvshmem_uint16_p(d, v, pe); }
+template <> __device__ inline void p1<uint32_t>(uint32_t *d, uint32_t v, int pe) { nvshmem_uint32_p(d, v, pe); }
+template <> __device__ inline void p1<uint64_t>(uint64_t *d, uint64_t v, int pe) { nvshmem_uint64_p(d, v, pe); }
+template <typename T> __device__ static inline T g1(const T *s, int pe);
+template <> __device__ inline uint8_t g1<uint8_t>(const uint8_t *s, int pe) { return nvshmem_uint8_g(s, pe); }
+template <> __device__ inline uint16_t g1<uint16_t>(const uint16_t *s, int pe) { return nvshmem_uint16_g(s, pe); }
+template <> __device__ inline uint32_t g1<uint32_t>(const uint32_t *s, int pe) { return nvshmem_uint32_g(s, pe); }
+template <> __device__ inline uint64_t g1<uint64_t>(const uint64_t *s, int pe) { return nvshmem_uint64_g(s, pe); }
+
+template <typename T, int OP>
+__global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer) {
+  int64_t t0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int it = 0; it < iters; it++) {
+    for (int64_t i = t0; i < n; i += stride) {
+      if (OP == NB_OP_P) p1<T>(dst + i, src[i], peer);
+      else dst[i] = g1<T>(src + i, peer);
+    }
+  }
+  if (OP == NB_OP_P) nvshmem_quiet();
+}
+
+// Plain loads/stores through a mapped pointer: 16-byte vectors, a tail of
+// bytes. Used for st, ld and the SM-copy limits.
+__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters) {
+  int64_t n16 = size / 16;
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  const uint4 *s4 = (const uint4 *)src;
+  uint4 *d4 = (uint4 *)dst;
+  for (int it = 0; it < iters; it++) {
+    int64_t i = t;
+    for (; i + 3 * stride < n16; i += 4 * stride) {
+      uint4 a = s4[i], b = s4[i + stride], c = s4[i + 2 * stride], d = s4[i + 3 * stride];
+      d4[i] = a;
+      d4[i + stride] = b;
+      d4[i + 2 * stride] = c;
+      d4[i + 3 * stride] = d;
+    }
+    for (; i < n16; i += stride) d4[i] = s4[i];
+    for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
+  }
+}
+
+// Atomics: thread t owns counter t of the peer's uint64 array; base is the
+// value every counter holds before this launch (compare_swap's guess).
+template <int OP>
+__global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  uint64_t cur = base, sink = 0;
+  for (int it = 0; it < iters; it++) {
+    if (OP == NB_OP_FETCH_ADD) sink += nvshmem_uint64_atomic_fetch_add(slots + t, 1, peer);
+    else if (OP == NB_OP_ADD) nvshmem_uint64_atomic_add(slots + t, 1, peer);
+    else {
+      uint64_t old = nvshmem_uint64_atomic_compare_swap(slots + t, cur, cur + 1, peer);
+      cur = (old == cur) ? cur + 1 : old;
+      sink += old;
+    }
+  }
+  nvshmem_quiet();
+  if (sink == 0xFFFFFFFFFFFFFFFFull) slots[0] = sink;  // keep the fetches alive
+}
+
+// ---------------------------------------------------------------------------
+static int rma_is_atomic(int op) { return op == NB_OP_FETCH_ADD || op == NB_OP_ADD || op == NB_OP_CSWAP; }
+
+static int64_t rma_groups(const nb_args *a) {
+  if (a->scope == NB_SCOPE_BLOCK) return a->ctas;
+  if (a->scope == NB_SCOPE_WARP) return (int64_t)a->ctas * (a->threads / 32);
+  return (int64_t)a->ctas * a->threads;
+}
+
+// Groups that move at least one byte (and so signal once per operation).
+static int64_t rma_active_groups(const nb_args *a) {
+  int64_t c = chunk_bytes(a->size, rma_groups(a));
+  return (a->size + c - 1) / c;
+}
+
+static int rma_validate(Run *r) {
+  const nb_args *a = r->a;
+  int me = S.me;
+  r->target = -1;
+  if (me == 0) r->target = a->peer;
+  else if (a->bidir && me == a->peer) r->target = 0;
+  r->initiator = r->target >= 0;
+  if (a->size <= 0 || a->size > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)S.buf);
+  if (a->ctas <= 0 || a->threads <= 0 || a->threads > 1024) return fail(NB_ERR, "launch %d x %d is invalid", a->ctas, a->threads);
+  if (a->bidir && a->peer == 0) return fail(NB_ERR, "bidirectional transfers need two PEs");
+  if (a->op == NB_OP_P || a->op == NB_OP_G) {
+    if (a->elem != 1 && a->elem != 2 && a->elem != 4 && a->elem != 8) return fail(NB_ERR, "element size %d: want 1, 2, 4 or 8", a->elem);
+    if (a->size % a->elem) return fail(NB_ERR, "size %lld is not a multiple of the element size %d", (long long)a->size, a->elem);
+  }
+  if (rma_is_atomic(a->op) && (int64_t)a->ctas * a->threads * 8 > S.buf) return fail(NB_ERR, "too many threads for the atomic counters");
+  if (a->op == NB_OP_PUT_SIGNAL && a->scope == NB_SCOPE_WARP && a->threads % 32) return fail(NB_ERR, "warp scope needs whole warps");
+  if (a->op == NB_OP_PUT_SIGNAL && rma_groups(a) * 8 > S.buf) return fail(NB_ERR, "too many groups for the signal words");
+  if (r->initiator && (a->op == NB_OP_ST || a->op == NB_OP_LD || a->op == NB_OP_CE_COPY || a->op == NB_OP_SM_COPY ||
+                       a->op == NB_OP_SM_COPY_READ) && nvshmem_ptr(S.dst, r->target) == nullptr)
+    return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store from PE %d (no P2P mapping)", r->target, me);
+  return 0;
+}
+
+static int rma_active(Run *r) { return r->initiator; }
+static int rma_synced(Run *r) { return r->a->bidir; }
+static double rma_per_op(Run *r) { return rma_is_atomic(r->a->op) ? (double)r->a->ctas * r->a->threads : 1.0; }
+
+static int rma_prepare(Run *r) {
+  const nb_args *a = r->a;
+  if (rma_is_atomic(a->op)) {
+    k_zero_u64<<<256, 256, 0, S.stream>>>((uint64_t *)S.dst, (int64_t)a->ctas * a->threads);
+    CKLAUNCH("counter reset");
+    return 0;
+  }
+  if (a->op == NB_OP_PUT_SIGNAL) {
+    k_zero_u64<<<256, 256, 0, S.stream>>>((uint64_t *)S.scratch, rma_groups(a));
+    CKLAUNCH("signal reset");
+  }
+  int rc = fill_src(a->size, a->seed);
+  if (!rc && a->verify) rc = poison_dst(a->size);
+  return rc;
+}
+
+// The PE whose pattern landed in this PE's destination, or -1 if none did.
+static int rma_landed_from(Run *r) {
+  const nb_args *a = r->a;
+  if (r->e->lands == LANDS_INITIATOR) return r->initiator ? r->target : -1;
+  if (S.me == a->peer) return 0;
+  if (a->bidir && S.me == 0) return a->peer;
+  return -1;
+}
+
+static int rma_check(Run *r, nb_result *res) {
+  const nb_args *a = r->a;
+  int from = rma_landed_from(r);
+  if (from < 0) return 0;
+  switch (r->e->lands) {
+  case LANDS_COUNTERS:
+    // Every counter saw one increment per operation of its initiator.
+    return check_u64((const uint64_t *)S.dst, (int64_t)a->ctas * a->threads, (uint64_t)r->ops, res);
+  case LANDS_TARGET_SIGNALS: {
+    int rc = check_bytes(S.dst, a->size, 0, from, a->seed, res);
+    if (rc) return rc;
+    // Every group that moved bytes signalled once per operation.
+    return check_u64((const uint64_t *)S.scratch, rma_active_groups(a), (uint64_t)r->ops, res);
+  }
+  default:
+    return check_bytes(S.dst, a->size, 0, from, a->seed, res);
+  }
+}
+
+static int64_t rma_bytes(Run *r) {
+  if (!r->initiator) return 0;
+  return rma_is_atomic(r->a->op) ? 8 : r->a->size;
+}
+
+static int64_t rma_work_set(Run *r) {
+  const nb_args *a = r->a;
+  int64_t ws = rma_is_atomic(a->op) ? (int64_t)a->ctas * a->threads * 8 : a->size;
+  return path_to(a->peer) == NB_PATH_LOCAL ? 2 * ws : ws;  // source and destination on one GPU
+}
+
+static const Family kRMA = {"rma", rma_validate, rma_active, rma_synced, 1, 0, rma_per_op, rma_prepare, nullptr, nullptr,
+                            rma_check, rma_bytes, rma_work_set};
+
+// --- launches
+template <int OP>
+static int launch_bulk(Run *r, int iters) {
+  const nb_args *a = r->a;
+  dim3 g(a->ctas), b(a->threads);
+  cudaStream_t s = S.stream;
+  uint8_t *dst = S.dst, *src = S.src;
+  uint64_t *sig = (uint64_t *)S.scratch;
+  int peer = r->target;
+#define BULK(SC)                                                                                  \
+  if (OP == NB_OP_PUT_SIGNAL || !a->blocking) k_bulk<OP, SC, 0><<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig); \
+  else k_bulk<OP, SC, 1><<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig);
+  if (a->scope == NB_SCOPE_BLOCK) { BULK(NB_SCOPE_BLOCK) }
+  else if (a->scope == NB_SCOPE_WARP) { BULK(NB_SCOPE_WARP) }
+  else { BULK(NB_SCOPE_THREAD) }
+#undef BULK
+  CKLAUNCH("bulk kernel");
+  return 0;
+}
+
+template <int OP>
+static int launch_scalar(Run *r, int iters) {
+  const nb_args *a = r->a;
+  dim3 g(a->ctas), b(a->threads);
+  int64_t n = a->size / a->elem;
+#define SCALAR(T) k_scalar<T, OP><<<g, b, 0, S.stream>>>((T *)S.dst, (const T *)S.src, n, iters, r->target);
+  switch (a->elem) {
+  case 1: SCALAR(uint8_t) break;
+  case 2: SCALAR(uint16_t) break;
+  case 4: SCALAR(uint32_t) break;
+  default: SCALAR(uint64_t) break;
+  }
+#undef SCALAR
+  CKLAUNCH("scalar p/g kernel");
+  return 0;
+}
+
+// Stores into the peer's destination (st, SM copy).
+static int launch_store(Run *r, int iters) {
+  uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
+  if (!rd) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
+  k_copy<<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters);
+  CKLAUNCH("store copy kernel");
+  return 0;
+}
+
+// Loads from the peer's source (ld, SM copy read).
+static int launch_load(Run *r, int iters) {
+  const uint8_t *rs = (const uint8_t *)nvshmem_ptr(S.src, r->target);
+  if (!rs) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
+  k_copy<<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters);
+  CKLAUNCH("load copy kernel");
+  return 0;
+}
+
+static int launch_ce(Run *r, int iters) {
+  uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
+  if (!rd) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
+  for (int i = 0; i < iters; i++) CK(cudaMemcpyAsync(rd, S.src, r->a->size, cudaMemcpyDeviceToDevice, S.stream));
+  return 0;
+}
+
+template <int OP>
+static int launch_atomic(Run *r, int iters) {
+  k_atomic<OP><<<r->a->ctas, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, (uint64_t)r->ops);
+  CKLAUNCH("atomic kernel");
+  return 0;
+}
+
+static const OpEntry kRMAOps[] = {
+    {NB_OP_PUT, "put", &kRMA, LANDS_TARGET, launch_bulk<NB_OP_PUT>},
+    {NB_OP_GET, "get", &kRMA, LANDS_INITIATOR, launch_bulk<NB_OP_GET>},
+    {NB_OP_PUT_SIGNAL, "put_signal", &kRMA, LANDS_TARGET_SIGNALS, launch_bulk<NB_OP_PUT_SIGNAL>},
+    {NB_OP_P, "p", &kRMA, LANDS_TARGET, launch_scalar<NB_OP_P>},
+    {NB_OP_G, "g", &kRMA, LANDS_INITIATOR, launch_scalar<NB_OP_G>},
+    {NB_OP_ST, "st", &kRMA, LANDS_TARGET, launch_store},
+    {NB_OP_LD, "ld", &kRMA, LANDS_INITIATOR, launch_load},
+    {NB_OP_FETCH_ADD, "fetch_add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_FETCH_ADD>},
+    {NB_OP_ADD, "add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_ADD>},
+    {NB_OP_CSWAP, "compare_swap", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_CSWAP>},
+    {NB_OP_CE_COPY, "ce_copy", &kRMA, LANDS_TARGET, launch_ce},
+    {NB_OP_SM_COPY, "sm_copy", &kRMA, LANDS_TARGET, launch_store},
+    {NB_OP_SM_COPY_READ, "sm_copy_read", &kRMA, LANDS_INITIATOR, launch_load},
+};
