@@ -12,16 +12,18 @@ import (
 
 // Message is one line a worker writes to the controller (JSON on stdout).
 type Message struct {
-	Type    string       `json:"type"` // uid, info, start, result, fatal, done
-	Rank    int          `json:"rank"`
-	Index   int          `json:"index,omitempty"`
-	UID     []byte       `json:"uid,omitempty"`
-	GPU     *results.GPU `json:"gpu,omitempty"`
-	NVSHMEM string       `json:"nvshmem,omitempty"`
-	CUDA    string       `json:"cuda,omitempty"`
-	Driver  string       `json:"driver,omitempty"`
-	Outcome *Outcome     `json:"outcome,omitempty"`
-	Error   string       `json:"error,omitempty"`
+	Type    string        `json:"type"` // uid, info, start, result, fatal, done
+	Rank    int           `json:"rank"`
+	Index   int           `json:"index,omitempty"`
+	UID     []byte        `json:"uid,omitempty"`
+	GPU     *results.GPU  `json:"gpu,omitempty"`
+	Job     []results.GPU `json:"job,omitempty"` // rank 0's info: every PE's GPU
+	NVSHMEM string        `json:"nvshmem,omitempty"`
+	NCCL    string        `json:"nccl,omitempty"`
+	CUDA    string        `json:"cuda,omitempty"`
+	Driver  string        `json:"driver,omitempty"`
+	Outcome *Outcome      `json:"outcome,omitempty"`
+	Error   string        `json:"error,omitempty"`
 }
 
 // Emitter writes messages as JSON lines; safe for concurrent use.
@@ -53,9 +55,18 @@ type WorkerSpec struct {
 	UID          []byte // for InitUID; rank 0 makes it when empty
 }
 
-// RunWorker initialises NVSHMEM on this PE and runs every item of the plan,
-// reporting each outcome. Errors of one point are reported and the loop goes
-// on; only an init failure ends it.
+// GPUOf describes PE pe's GPU for a results header.
+func GPUOf(i *cuda.Info, pe int) results.GPU {
+	return results.GPU{Index: int(i.Device), PE: pe, Host: i.HostString(), Name: i.NameString(), UUID: i.UUIDString(),
+		PCIBusID: i.PCIString(), SMs: int(i.SMs), MemoryBytes: i.MemBytes, L2Bytes: i.L2Bytes, ClockKHz: int(i.ClockKHz),
+		CC: fmt.Sprintf("%d.%d", i.CCMajor, i.CCMinor)}
+}
+
+// RunWorker initialises NVSHMEM on this PE, learns the job-wide facts and
+// runs every item of the plan, reporting each outcome. Every PE runs every
+// item through RunPoint, so the PEs' collective calls stay in step; errors
+// of one point are reported and the loop goes on; only a failure of a call
+// every PE must make ends it.
 func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 	if spec.Mode == cuda.InitUID && len(spec.UID) == 0 {
 		if spec.Rank != 0 {
@@ -74,31 +85,40 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 	if err := lib.Init(spec.Mode, spec.Rank, spec.NRanks, spec.UID, spec.Device, cfg.MaxSize()); err != nil {
 		return err
 	}
-	info, err := lib.Info()
+	cj, err := lib.Job()
 	if err != nil {
 		return err
 	}
-	gpu := results.GPU{Index: int(info.Device), Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
-		SMs: int(info.SMs), MemoryBytes: info.MemBytes, L2Bytes: info.L2Bytes, ClockKHz: int(info.ClockKHz),
-		CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor)}
-	em.Emit(Message{Type: "info", Rank: spec.Rank, GPU: &gpu, NVSHMEM: info.NVSHMEMVersion(),
-		CUDA: cuda.CUDAVersion(info.CUDARuntime), Driver: cuda.CUDAVersion(info.CUDADriver)})
-	npes := int(info.NPEs)
-	if npes == 0 {
-		npes = spec.NRanks
+	job := &Job{Job: cj, Rank: spec.Rank}
+	if spec.Rank >= job.NPEs() {
+		return fmt.Errorf("rank %d of a job of %d PEs", spec.Rank, job.NPEs())
+	}
+	me := &cj.PEs[spec.Rank]
+	gpu := GPUOf(me, spec.Rank)
+	info := Message{Type: "info", Rank: spec.Rank, GPU: &gpu, NVSHMEM: me.NVSHMEMVersion(), NCCL: me.NCCLVersionString(),
+		CUDA: cuda.CUDAVersion(me.CUDARuntime), Driver: cuda.CUDAVersion(me.CUDADriver)}
+	if spec.Rank == 0 {
+		for r := range cj.PEs {
+			info.Job = append(info.Job, GPUOf(&cj.PEs[r], r))
+		}
+	}
+	if err := em.Emit(info); err != nil {
+		return err
 	}
 	for _, it := range plan.Items {
 		em.Emit(Message{Type: "start", Rank: spec.Rank, Index: it.Index})
+		msg := Message{Type: "result", Rank: spec.Rank, Index: it.Index}
 		b, ok := Lookup(it.ID)
 		if !ok {
-			em.Emit(Message{Type: "result", Rank: spec.Rank, Index: it.Index, Error: "unknown benchmark " + it.ID})
-			continue
-		}
-		env := &Env{Lib: lib, Rank: spec.Rank, NPEs: npes, Config: &cfg, Index: it.Index}
-		out, err := b.Exec(env, it.Params)
-		msg := Message{Type: "result", Rank: spec.Rank, Index: it.Index, Outcome: &out}
-		if err != nil {
-			msg.Outcome, msg.Error = nil, err.Error()
+			// Every PE runs the same binary and plan: all of them land here.
+			msg.Error = "unknown benchmark " + it.ID
+		} else {
+			env := &Env{Job: job, Config: &cfg, Index: it.Index}
+			out, err := RunPoint(lib, env, b, it.Params)
+			msg.Outcome = &out
+			if err != nil {
+				msg.Outcome, msg.Error = nil, err.Error()
+			}
 		}
 		if err := em.Emit(msg); err != nil {
 			return err

@@ -258,10 +258,11 @@ var latencyFamilies = []struct {
 	name, title string
 	prefixes    []string
 }{
-	{"put", "put completion latency (put_nbi + quiet, blocking put)", []string{"latency/put/", "latency/put-signal"}},
-	{"get", "get completion latency", []string{"latency/get/"}},
-	{"scalar", "scalar p / g latency", []string{"latency/p", "latency/g"}},
+	{"put", "put round trip (put_nbi + quiet)", []string{"latency/put/", "latency/put-signal"}},
+	{"get", "get round trip (pointer chase through the peer's memory)", []string{"latency/get/"}},
+	{"scalar", "scalar p / g round trip (p + quiet; g pointer chase)", []string{"latency/p", "latency/g"}},
 	{"pingpong", "ping-pong ROUND TRIP latency (not halved)", []string{"latency/pingpong/"}},
+	{"issue", "ISSUE TIME, not a round trip (blocking put, fence)", []string{"latency/issue/"}},
 }
 
 func splitLatency(s Spec) []Spec {

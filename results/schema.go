@@ -44,7 +44,9 @@ type Header struct {
 
 // GPU describes one device seen by the run.
 type GPU struct {
-	Index       int    `json:"index"`
+	Index       int    `json:"index"`          // CUDA device ordinal on its host
+	PE          int    `json:"pe,omitempty"`   // the PE using it, where the header lists PEs
+	Host        string `json:"host,omitempty"` // the node, where the header lists PEs
 	Name        string `json:"name"`
 	UUID        string `json:"uuid,omitempty"`
 	PCIBusID    string `json:"pci_bus_id,omitempty"`

@@ -54,12 +54,12 @@ const OneShotMax = 256 << 10
 
 func init() {
 	for _, im := range allreduceImpls {
-		register("allreduce", cuda.CollAllReduce, im)
+		register("allreduce", cuda.OpAllReduce, im)
 	}
 	for _, c := range []struct {
 		name string
 		code int32
-	}{{"broadcast", cuda.CollBroadcast}, {"alltoall", cuda.CollAlltoall}, {"barrier", cuda.CollBarrier}} {
+	}{{"broadcast", cuda.OpBroadcast}, {"alltoall", cuda.OpAlltoall}, {"barrier", cuda.OpBarrier}} {
 		for _, im := range otherImpls {
 			register(c.name, c.code, im)
 		}
@@ -68,26 +68,27 @@ func init() {
 
 func register(coll string, code int32, im impl) {
 	metrics := []string{results.MetricAlgBW, results.MetricBusBW, results.MetricLatency}
-	if code == cuda.CollBarrier {
+	if code == cuda.OpBarrier {
 		metrics = []string{results.MetricLatency}
 	}
 	desc := coll + ": " + im.desc
-	if code == cuda.CollAllReduce {
+	if code == cuda.OpAllReduce {
 		desc = "AllReduce sum: " + im.desc
 	}
 	harness.Register(harness.Benchmark{
 		ID: "collectives/" + coll + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def,
-		Metrics: metrics,
-		Points:  points(code, im),
-		Exec:    exec(code, im),
+		Metrics:  metrics,
+		Points:   points(code, im),
+		Args:     argsOf(code, im),
+		Describe: describe(code, im),
 	})
 }
 
 func points(coll int32, im impl) func(c *harness.Config) []results.Params {
 	return func(c *harness.Config) []results.Params {
-		op := map[int32]string{cuda.CollAllReduce: "sum", cuda.CollBroadcast: "broadcast", cuda.CollAlltoall: "alltoall", cuda.CollBarrier: "barrier"}[coll]
+		op := map[int32]string{cuda.OpAllReduce: "sum", cuda.OpBroadcast: "broadcast", cuda.OpAlltoall: "alltoall", cuda.OpBarrier: "barrier"}[coll]
 		dtypes := c.DTypes
-		if coll != cuda.CollAllReduce || im.multi {
+		if coll != cuda.OpAllReduce || im.multi {
 			dtypes = []string{"float"} // our kernels and the other collectives: float
 		}
 		mode := ""
@@ -102,7 +103,7 @@ func points(coll int32, im impl) func(c *harness.Config) []results.Params {
 			threads = 32
 		}
 		var out []results.Params
-		if coll == cuda.CollBarrier {
+		if coll == cuda.OpBarrier {
 			return []results.Params{{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Extra: extra(im, "")}}
 		}
 		protos := []string{""}
@@ -149,47 +150,12 @@ func multicastOff() string {
 	return ""
 }
 
-func exec(coll int32, im impl) func(e *harness.Env, p results.Params) (harness.Outcome, error) {
-	return func(e *harness.Env, p results.Params) (harness.Outcome, error) {
-		var o harness.Outcome
-		pr, err := harness.PeerOf(e)
-		if err != nil {
-			return o, err
-		}
-		if im.nvls {
-			if why := multicastOff(); why != "" {
-				o.Waived = why
-				return o, nil
-			}
-		}
-		if e.NPEs > 1 && pr.Path == cuda.PathLocal {
-			switch {
-			case im.code == cuda.ImplNCCL:
-				o.Waived = "NCCL refuses two ranks on one GPU"
-			case im.multi:
-				o.Waived = "our multi-CTA AllReduce spins on flags across PEs: two processes on one GPU without MPS time-slice, so it is not measurable here"
-			default:
-				o.Waived = "NVSHMEM team collectives need one PE per GPU (or MPS): with several PEs on one GPU they abort (limited MPG support)"
-			}
-			return o, nil
-		}
-		if im.multi && pr.Path == cuda.PathRemote {
-			o.Waived = "our multi-CTA AllReduce needs a load/store (P2P) mapping to every PE"
-			return o, nil
-		}
-		es := dtypeSize[p.DType]
-		if es == 0 {
-			es = 4
-		}
-		if coll != cuda.CollBarrier && p.Size%es != 0 {
-			o.Waived = fmt.Sprintf("size %d is not a multiple of the %d-byte %s", p.Size, es, p.DType)
-			return o, nil
-		}
-		if coll == cuda.CollAlltoall && (p.Size/es)%int64(e.NPEs) != 0 {
-			o.Waived = fmt.Sprintf("alltoall: %d elements do not divide by %d PEs", p.Size/es, e.NPEs)
-			return o, nil
-		}
-		a := cuda.CollArgs{Size: p.Size, Seed: int64(e.Index%7 + 1), Coll: coll, Impl: im.code, DType: dtypeCode[p.DType],
+// argsOf turns a point into the shim's arguments, or a waiver decided from
+// job-wide facts (the same on every PE).
+func argsOf(coll int32, im impl) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+		j := e.Job
+		a := cuda.Args{Size: p.Size, Seed: int64(e.Index%7 + 1), Op: coll, Impl: im.code, DType: dtypeCode[p.DType],
 			CTAs: int32(p.CTAs), Threads: int32(p.Threads), Iters: int32(e.Config.Iters), Warmup: int32(e.Config.Warmup),
 			Samples: int32(e.Config.Samples)}
 		if a.Size == 0 {
@@ -198,9 +164,7 @@ func exec(coll int32, im impl) func(e *harness.Env, p results.Params) (harness.O
 		if im.name == "multicta" && p.Size > OneShotMax {
 			a.Impl = cuda.ImplOurTwoShot
 		}
-		if sc, ok := map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}[p.Scope]; ok {
-			a.Scope = sc
-		}
+		a.Scope = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}[p.Scope]
 		if p.Mode == "graph" {
 			a.Graph = 1
 		}
@@ -208,31 +172,60 @@ func exec(coll int32, im impl) func(e *harness.Env, p results.Params) (harness.O
 			a.Verify = 1
 		}
 		a.SetNCCL(im.algo, p.Extra["nccl_proto"])
-		samples, r, err := e.Lib.Collective(a)
-		if err := o.Absorb(samples, r, err); err != nil || o.Waived != "" {
-			return o, err
+		if im.nvls {
+			if why := multicastOff(); why != "" {
+				return a, why
+			}
 		}
-		o.BusFactor = busFactor(coll, e.NPEs)
-		// Source and destination live on every PE's GPU (two PEs' worth when
-		// they share one): small sizes are served from L2.
-		o.WorkSet = 2 * p.Size
-		if pr.Path == cuda.PathLocal && e.NPEs > 1 {
-			o.WorkSet *= 2
+		if j.NPEs() > 1 && j.SharedGPU() {
+			switch {
+			case im.code == cuda.ImplNCCL:
+				return a, "NCCL refuses two ranks on one GPU"
+			case im.multi:
+				return a, "our multi-CTA AllReduce spins on flags across PEs: two processes on one GPU without MPS time-slice, so it is not measurable here"
+			default:
+				return a, "NVSHMEM team collectives need one PE per GPU (or MPS): with several PEs on one GPU they abort (limited MPG support)"
+			}
 		}
-		o.L2Bytes = harness.L2Bytes(e)
-		o.Effective = effective(im, a, r, pr)
-		return o, nil
+		if im.multi {
+			if why := j.Unmapped(); why != "" {
+				return a, "our multi-CTA AllReduce needs a load/store (P2P) mapping between every pair of PEs: " + why
+			}
+		}
+		if im.code == cuda.ImplNCCL {
+			if why := j.NCCLMissing(); why != "" {
+				return a, why
+			}
+		}
+		es := dtypeSize[p.DType]
+		if es == 0 {
+			es = 4
+		}
+		if coll != cuda.OpBarrier && p.Size%es != 0 {
+			return a, fmt.Sprintf("size %d is not a multiple of the %d-byte %s", p.Size, es, p.DType)
+		}
+		if coll == cuda.OpAlltoall && (p.Size/es)%int64(j.NPEs()) != 0 {
+			return a, fmt.Sprintf("alltoall: %d elements do not divide by %d PEs", p.Size/es, j.NPEs())
+		}
+		return a, ""
+	}
+}
+
+func describe(coll int32, im impl) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+		o.BusFactor = busFactor(coll, e.Job.NPEs())
+		o.Effective = effective(im, a, e.Job)
 	}
 }
 
 // busFactor is nccl-tests' algbw → busbw factor.
 func busFactor(coll int32, n int) float64 {
 	switch coll {
-	case cuda.CollAllReduce:
+	case cuda.OpAllReduce:
 		return 2 * float64(n-1) / float64(n)
-	case cuda.CollBroadcast:
+	case cuda.OpBroadcast:
 		return 1
-	case cuda.CollAlltoall:
+	case cuda.OpAlltoall:
 		return float64(n-1) / float64(n)
 	}
 	return 0
@@ -240,14 +233,14 @@ func busFactor(coll int32, n int) float64 {
 
 // effective names what ran: nvshmem, nccl-<version>[-algo], our kernel and
 // its path, or nccl-via-nvshmem when NVSHMEM's on-stream call is handed to
-// NCCL (inferred from NVSHMEM's rule: built with NCCL, NCCL loadable, no
-// NVLS, NVSHMEM_DISABLE_NCCL unset).
-func effective(im impl, a cuda.CollArgs, r cuda.RMAResult, pr harness.Peer) string {
+// NCCL (inferred from NVSHMEM's rule: built with NCCL, NCCL loadable on
+// every PE, no NVLS, NVSHMEM_DISABLE_NCCL unset).
+func effective(im impl, a cuda.Args, j *harness.Job) string {
 	switch im.code {
 	case cuda.ImplNCCL:
 		s := "nccl"
-		if r.Aux > 0 {
-			s += fmt.Sprintf("-%d.%d.%d", r.Aux/10000, (r.Aux/100)%100, r.Aux%100)
+		if v := j.NCCLVersion(); v != "" {
+			s += "-" + v
 		}
 		if im.algo != "" {
 			s += "-" + strings.ToLower(im.algo)
@@ -261,33 +254,11 @@ func effective(im impl, a cuda.CollArgs, r cuda.RMAResult, pr harness.Peer) stri
 		if a.Impl == cuda.ImplOurTwoShot {
 			shot = "twoshot"
 		}
-		return shot + "-" + pr.Effective
+		return shot + "-" + harness.PathName(j.PeerPath(), &harness.Config{})
 	case cuda.ImplNVSHMEMStream:
-		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && multicastOff() != "" && ncclLoadable() {
+		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && multicastOff() != "" && j.NCCLMissing() == "" {
 			return "nccl-via-nvshmem"
 		}
 	}
 	return "nvshmem"
-}
-
-// ncclLoadable reports whether libnccl.so.2 is mapped into this process or
-// sits where NVSHMEM's dlopen finds it (LD_LIBRARY_PATH, the system folders).
-func ncclLoadable() bool {
-	for _, d := range []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/lib"} {
-		if _, err := os.Stat(d + "/libnccl.so.2"); err == nil {
-			return true
-		}
-	}
-	if b, err := os.ReadFile("/proc/self/maps"); err == nil && strings.Contains(string(b), "libnccl.so") {
-		return true
-	}
-	for _, d := range strings.Split(os.Getenv("LD_LIBRARY_PATH"), ":") {
-		if d == "" {
-			continue
-		}
-		if _, err := os.Stat(d + "/libnccl.so.2"); err == nil {
-			return true
-		}
-	}
-	return false
 }

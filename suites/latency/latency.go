@@ -1,16 +1,22 @@
-// Package latency registers the latency benchmarks: completion latency of
-// put/get (thread, warp, block scope; _nbi + quiet, and blocking) and of
-// scalar p/g, ping-pong round trips (put + signal, p + flag, atomic, signal),
-// fence vs quiet, fetching atomics, one-way put + signal, and the empty
-// kernel launch as the floor of host-issued work.
+// Package latency registers the latency benchmarks. A latency here is a
+// round trip: iteration i+1 cannot start before iteration i's result is
+// back. put and p complete with quiet (the remote acknowledgement); get and
+// g chase pointers through a 256 MiB chain in the peer's memory (several
+// times the L2), the next address read from what the last transfer
+// delivered, so neither overlapping transfers nor a cache can answer;
+// ping-pongs wait for the peer's reply; fetching atomics feed the returned
+// value into the next address. What only measures how long an operation
+// takes to issue (a blocking put returns when its source is reusable, a
+// fence only orders) is registered under latency/issue/ and never enters
+// the paper's latency table.
 //
-// Every point runs twice, once per timer: "events" (device events around one
-// launch that loops the operation: the mean per operation, one sample per
-// launch, as NVSHMEM's perftest measures) and "globaltimer" (%globaltimer
-// read by thread 0 around each iteration of one launch: one sample per
-// operation, so p50/p90/p99/max). Round trips are labelled as such and never
-// halved. With one PE a ping-pong runs as a loopback between two CTAs through
-// the PE's own symmetric memory (recorded as effective path "loopback").
+// Every point runs twice, once per timer: "events" (device events around
+// one launch that loops the operation: the mean per operation, one sample
+// per launch, as NVSHMEM's perftest measures) and "globaltimer"
+// (%globaltimer read by thread 0 around each iteration of one launch: one
+// sample per operation, so p50/p90/p99/max). Round trips are never halved.
+// With one PE a ping-pong runs as a loopback between two CTAs through the
+// PE's own symmetric memory (recorded as effective path "loopback").
 package latency
 
 import (
@@ -40,30 +46,33 @@ type kind struct {
 	events   bool // events timer only (host launches)
 }
 
+var scopeCode = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}
+
 func kinds() []kind {
 	var ks []kind
-	for _, op := range []struct {
-		name string
-		code int32
-	}{{"put", cuda.LatPut}, {"get", cuda.LatGet}} {
-		for _, sc := range []string{"thread", "warp", "block"} {
-			ks = append(ks, kind{id: "latency/" + op.name + "/" + sc, op: op.code, scope: sc, modes: []string{"nbi", "blocking"}, sized: true,
-				desc: fmt.Sprintf("%s completion latency at %s scope: %smem_nbi + quiet per iteration, and the blocking call", op.name, sc, op.name)})
-		}
+	for _, sc := range []string{"thread", "warp", "block"} {
+		ks = append(ks,
+			kind{id: "latency/put/" + sc, op: cuda.OpLatPut, scope: sc, modes: []string{"nbi"}, sized: true,
+				desc: fmt.Sprintf("ROUND TRIP: putmem_nbi at %s scope + quiet per iteration (completion acknowledged by the peer)", sc)},
+			kind{id: "latency/get/" + sc, op: cuda.OpLatGet, scope: sc, modes: []string{"nbi", "blocking"}, sized: true,
+				desc: fmt.Sprintf("ROUND TRIP: pointer chase with getmem at %s scope (nbi + quiet, and blocking) through a 256 MiB chain in the peer's memory", sc)},
+			kind{id: "latency/issue/put/" + sc, op: cuda.OpLatPut, scope: sc, modes: []string{"blocking"}, sized: true,
+				desc: fmt.Sprintf("ISSUE TIME, not a round trip: blocking putmem at %s scope returns when its source is reusable", sc)},
+		)
 	}
 	ks = append(ks,
-		kind{id: "latency/p", op: cuda.LatP, sized: true, desc: "the message as uint64 nvshmem_p's spread over one CTA, then quiet, per iteration"},
-		kind{id: "latency/g", op: cuda.LatG, sized: true, desc: "the message as uint64 nvshmem_g's spread over one CTA, per iteration"},
-		kind{id: "latency/pingpong/put-signal", op: cuda.LatPPPutSignal, sized: true, desc: "ROUND TRIP: putmem_signal_nbi_block, the peer waits on the signal and replies the same way"},
-		kind{id: "latency/pingpong/p", op: cuda.LatPPP, sized: true, desc: "ROUND TRIP: uint64 p's + fence + p of a flag, the peer waits on the flag and replies"},
-		kind{id: "latency/pingpong/atomic", op: cuda.LatPPAtomic, threads: 1, desc: "ROUND TRIP: atomic add of a flag, the peer waits and replies"},
-		kind{id: "latency/pingpong/signal", op: cuda.LatPPSignal, threads: 1, desc: "ROUND TRIP: nvshmemx_signal_op only (no payload)"},
-		kind{id: "latency/put-signal", op: cuda.LatPutSignal, sized: true, desc: "one-way putmem_signal_nbi_block + quiet per iteration (completion at the source)"},
-		kind{id: "latency/fence", op: cuda.LatFence, threads: 1, desc: "8-byte p followed by nvshmem_fence (ordering only)"},
-		kind{id: "latency/quiet", op: cuda.LatQuiet, threads: 1, desc: "8-byte p followed by nvshmem_quiet (completion)"},
-		kind{id: "latency/atomic/fetch_add", op: cuda.LatFetchAdd, threads: 1, desc: "uint64 atomic fetch_add, one thread, complete on return"},
-		kind{id: "latency/atomic/compare_swap", op: cuda.LatCSwap, threads: 1, desc: "uint64 atomic compare_swap, one thread, complete on return"},
-		kind{id: "latency/launch", op: cuda.LatLaunch, threads: 1, events: true, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation"},
+		kind{id: "latency/p", op: cuda.OpLatP, sized: true, desc: "ROUND TRIP: the message as uint64 nvshmem_p's spread over one CTA, then quiet, per iteration"},
+		kind{id: "latency/g", op: cuda.OpLatG, sized: true, desc: "ROUND TRIP: pointer chase with uint64 nvshmem_g's over one CTA through a 256 MiB chain in the peer's memory"},
+		kind{id: "latency/pingpong/put-signal", op: cuda.OpPPPutSignal, sized: true, desc: "ROUND TRIP: putmem_signal_nbi_block, the peer waits on the signal and replies the same way"},
+		kind{id: "latency/pingpong/p", op: cuda.OpPPP, sized: true, desc: "ROUND TRIP: uint64 p's + fence + p of a flag, the peer waits on the flag and replies"},
+		kind{id: "latency/pingpong/atomic", op: cuda.OpPPAtomic, threads: 1, desc: "ROUND TRIP: atomic add of a flag, the peer waits and replies"},
+		kind{id: "latency/pingpong/signal", op: cuda.OpPPSignal, threads: 1, desc: "ROUND TRIP: nvshmemx_signal_op only (no payload)"},
+		kind{id: "latency/put-signal", op: cuda.OpLatPutSignal, sized: true, desc: "ROUND TRIP: one-way putmem_signal_nbi_block + quiet per iteration (completion acknowledged)"},
+		kind{id: "latency/issue/fence", op: cuda.OpLatFence, threads: 1, desc: "ISSUE TIME, not a round trip: 8-byte p followed by nvshmem_fence (ordering only)"},
+		kind{id: "latency/quiet", op: cuda.OpLatQuiet, threads: 1, desc: "ROUND TRIP: 8-byte p followed by nvshmem_quiet (completion)"},
+		kind{id: "latency/atomic/fetch_add", op: cuda.OpLatFetchAdd, threads: 1, desc: "ROUND TRIP: uint64 atomic fetch_add, one thread, the next address depends on the value returned"},
+		kind{id: "latency/atomic/compare_swap", op: cuda.OpLatCSwap, threads: 1, desc: "ROUND TRIP: uint64 atomic compare_swap, one thread, the next address depends on the value returned"},
+		kind{id: "latency/launch", op: cuda.OpLatLaunch, threads: 1, events: true, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation"},
 	)
 	return ks
 }
@@ -73,9 +82,10 @@ func init() {
 		k := k
 		harness.Register(harness.Benchmark{
 			ID: k.id, Suite: "latency", Desc: k.desc, Default: true,
-			Metrics: []string{results.MetricLatency},
-			Points:  points(k),
-			Exec:    exec(k),
+			Metrics:  []string{results.MetricLatency},
+			Points:   points(k),
+			Args:     argsOf(k),
+			Describe: describe(k),
 		})
 	}
 }
@@ -116,7 +126,7 @@ func points(k kind) func(c *harness.Config) []results.Params {
 				for _, s := range sizes {
 					p := results.Params{Size: s, Scope: k.scope, CTAs: 1, Threads: threadsFor(k, c), Path: c.Path, Mode: m,
 						Extra: map[string]string{"timer": t.name}}
-					if k.op == cuda.LatLaunch {
+					if k.op == cuda.OpLatLaunch {
 						p.Size = 0
 					}
 					out = append(out, p)
@@ -127,38 +137,23 @@ func points(k kind) func(c *harness.Config) []results.Params {
 	}
 }
 
-func exec(k kind) func(e *harness.Env, p results.Params) (harness.Outcome, error) {
-	return func(e *harness.Env, p results.Params) (harness.Outcome, error) {
-		var o harness.Outcome
-		pr, err := harness.PeerOf(e)
-		if err != nil {
-			return o, err
-		}
-		o.Effective, o.Timer = pr.Effective, p.Extra["timer"]
-		if pr.Waived != "" {
-			o.Waived = pr.Waived
-			return o, nil
-		}
-		pingpong := k.op >= cuda.LatPPPutSignal && k.op <= cuda.LatPPSignal
-		if pingpong && pr.Path == cuda.PathLocal && e.NPEs > 1 {
-			o.Waived = "ping-pong between two processes on one GPU: without MPS their kernels time-slice and both spin, so the round trip is not measurable (the 1-PE run measures it as a loopback between two CTAs)"
-			return o, nil
-		}
-		if pingpong && e.NPEs == 1 {
-			o.Effective = "loopback" // two CTAs of the one PE
-		}
+func argsOf(k kind) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+		j := e.Job
 		size := p.Size
 		if size == 0 {
 			size = 8
 		}
-		if (k.op == cuda.LatP || k.op == cuda.LatG || k.op == cuda.LatPPP) && size%8 != 0 {
-			o.Waived = fmt.Sprintf("size %d is not a multiple of the 8-byte element", size)
-			return o, nil
+		a := cuda.Args{Size: size, Seed: int64(e.Index + 1), Op: k.op, CTAs: 1, Threads: int32(p.Threads), Iters: int32(e.Config.Iters),
+			Warmup: int32(e.Config.Warmup), Samples: int32(e.Config.Samples), Peer: int32(j.Peer()), Scope: scopeCode[p.Scope]}
+		if e.Config.Path == "p2p" && j.PeerPath() == cuda.PathRemote {
+			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): measure it with --path proxy or --path ibgda", j.Peer())
 		}
-		a := cuda.LatArgs{Size: size, Seed: int64(e.Index + 1), Op: k.op, Threads: int32(p.Threads), Iters: int32(e.Config.Iters),
-			Warmup: int32(e.Config.Warmup), Samples: int32(e.Config.Samples), Peer: int32(pr.PE)}
-		if sc, ok := map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}[p.Scope]; ok {
-			a.Scope = sc
+		if cuda.IsPingPong(k.op) && j.NPEs() > 1 && j.SharedGPU() {
+			return a, "ping-pong between two processes on one GPU: without MPS their kernels time-slice and both spin, so the round trip is not measurable (the 1-PE run measures it as a loopback between two CTAs)"
+		}
+		if (k.op == cuda.OpLatP || k.op == cuda.OpLatG || k.op == cuda.OpPPP) && size%8 != 0 {
+			return a, fmt.Sprintf("size %d is not a multiple of the 8-byte element", size)
 		}
 		if p.Mode == "blocking" {
 			a.Blocking = 1
@@ -169,7 +164,14 @@ func exec(k kind) func(e *harness.Env, p results.Params) (harness.Outcome, error
 		if e.Config.Verify {
 			a.Verify = 1
 		}
-		err = o.Absorb(e.Lib.Latency(a))
-		return o, err
+		return a, ""
+	}
+}
+
+func describe(k kind) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+		if cuda.IsPingPong(k.op) && e.Job.NPEs() == 1 {
+			o.Effective = "loopback" // two CTAs of the one PE
+		}
 	}
 }

@@ -33,11 +33,30 @@ func init() {
 				ID: "rma/" + op + "/" + sc, Suite: "rma",
 				Desc:    fmt.Sprintf("bulk %smem at %s scope (nvshmem%s_%smem_nbi%s), 8 B to 1 GiB", op, sc, xIf(sc), op, scopeSuffix(sc)),
 				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: limit,
-				Default: sc == "block",
-				Points:  bulkPoints(op, sc),
-				Exec:    execOp(map[string]int32{"put": cuda.OpPut, "get": cuda.OpGet}[op]),
+				Default:  sc == "block",
+				Points:   bulkPoints(op, sc),
+				Args:     argsOf(map[string]int32{"put": cuda.OpPut, "get": cuda.OpGet}[op]),
+				Describe: describe,
 			})
 		}
+	}
+	// put + signal: DeepEP's dispatch primitive (one signal word per scope
+	// group, added to once per operation, checked with the payload).
+	for _, sc := range []string{"block", "warp", "thread"} {
+		sc := sc
+		harness.Register(harness.Benchmark{
+			ID: "rma/put-signal/" + sc, Suite: "rma",
+			Desc:    fmt.Sprintf("bulk nvshmem%s_putmem_signal_nbi%s (signal add) at %s scope, 8 B to 1 GiB", xIf(sc), scopeSuffix(sc), sc),
+			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: "limit/sm-copy",
+			Points: func(c *harness.Config) []results.Params {
+				var out []results.Params
+				for _, s := range c.Sizes {
+					out = append(out, results.Params{Size: s, Op: "put_signal", Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", Mode: "nbi"})
+				}
+				return out
+			},
+			Args: argsOf(cuda.OpPutSignal), Describe: describe,
+		})
 	}
 	for _, op := range []string{"p", "g"} {
 		op := op
@@ -50,17 +69,17 @@ func init() {
 			Desc:    fmt.Sprintf("scalar nvshmem_<T>_%s of 1/2/4/8-byte elements, every thread strided over the buffer", op),
 			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: limit, Default: true,
 			Points: scalarPoints(op),
-			Exec:   execOp(map[string]int32{"p": cuda.OpP, "g": cuda.OpG}[op]),
+			Args:   argsOf(map[string]int32{"p": cuda.OpP, "g": cuda.OpG}[op]), Describe: describe,
 		})
 	}
 	harness.Register(harness.Benchmark{ID: "rma/st", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte stores through nvshmem_ptr (load/store path, no NVSHMEM call in the loop)",
 		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: "limit/sm-copy",
-		Points: simplePoints("st"), Exec: execOp(cuda.OpST)})
+		Points: simplePoints("st"), Args: argsOf(cuda.OpST), Describe: describe})
 	harness.Register(harness.Benchmark{ID: "rma/ld", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
 		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: "limit/sm-copy-read",
-		Points: simplePoints("ld"), Exec: execOp(cuda.OpLD)})
+		Points: simplePoints("ld"), Args: argsOf(cuda.OpLD), Describe: describe})
 	for _, a := range []struct {
 		name string
 		op   int32
@@ -71,7 +90,7 @@ func init() {
 			Points: func(c *harness.Config) []results.Params {
 				return []results.Params{{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: "u64", Size: 8}}
 			},
-			Exec: execOp(a.op)})
+			Args: argsOf(a.op), Describe: describe})
 	}
 	limits := []struct {
 		id, desc string
@@ -89,7 +108,7 @@ func init() {
 				ctas, threads := limitGrid(l.op)
 				return []results.Params{{Size: c.LimitSize, Op: "copy", CTAs: ctas, Threads: threads, Path: c.Path, Dir: "uni"}}
 			},
-			Exec: execOp(l.op)})
+			Args: argsOf(l.op), Describe: describe})
 	}
 }
 
@@ -202,27 +221,29 @@ func containsSize(s []int64, v int64) bool {
 
 var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
-// execOp runs one point of op on this PE.
-func execOp(op int32) func(e *harness.Env, p results.Params) (harness.Outcome, error) {
-	return func(e *harness.Env, p results.Params) (harness.Outcome, error) {
-		var o harness.Outcome
-		pr, err := harness.PeerOf(e)
-		if err != nil {
-			return o, err
-		}
-		peer, path := pr.PE, pr.Path
-		o.Effective = pr.Effective
-		if pr.Waived != "" {
-			o.Waived = pr.Waived
-			return o, nil
-		}
-		if p.Dir == "bidir" && e.NPEs < 2 {
-			o.Waived = "bidirectional transfers need 2 PEs"
-			return o, nil
-		}
-		a := cuda.RMAArgs{Size: p.Size, Seed: int64(e.Index + 1), Op: op, CTAs: int32(p.CTAs), Threads: int32(p.Threads),
+func isAtomic(op int32) bool { return op == cuda.OpFetchAdd || op == cuda.OpAdd || op == cuda.OpCSwap }
+
+func needsLoadStore(op int32) bool {
+	return op == cuda.OpST || op == cuda.OpLD || op == cuda.OpCECopy || op == cuda.OpSMCopy || op == cuda.OpSMCopyRead
+}
+
+// argsOf turns a point of op into the shim's arguments: PE 0 towards the
+// job's peer, or a waiver decided from job-wide facts.
+func argsOf(op int32) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+		j := e.Job
+		peer, path := j.Peer(), j.PeerPath()
+		a := cuda.Args{Size: p.Size, Seed: int64(e.Index + 1), Op: op, CTAs: int32(p.CTAs), Threads: int32(p.Threads),
 			Iters: int32(e.Config.Iters), Warmup: int32(e.Config.Warmup), Samples: int32(e.Config.Samples),
 			Peer: int32(peer), Elem: 1}
+		switch {
+		case e.Config.Path == "p2p" && path == cuda.PathRemote:
+			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): NVSHMEM would use a remote transport; measure it with --path proxy or --path ibgda", peer)
+		case needsLoadStore(op) && path == cuda.PathRemote:
+			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE 0 (no P2P mapping)", peer)
+		case p.Dir == "bidir" && j.NPEs() < 2:
+			return a, "bidirectional transfers need 2 PEs"
+		}
 		if v, ok := scopes[p.Scope]; ok {
 			a.Scope = v
 		}
@@ -238,21 +259,16 @@ func execOp(op int32) func(e *harness.Env, p results.Params) (harness.Outcome, e
 		if v, ok := elemBytes[p.DType]; ok {
 			a.Elem = v
 			if p.Size%int64(v) != 0 {
-				o.Waived = fmt.Sprintf("size %d is not a multiple of the %d-byte element", p.Size, v)
-				return o, nil
+				return a, fmt.Sprintf("size %d is not a multiple of the %d-byte element", p.Size, v)
 			}
 		}
-		if err := o.Absorb(e.Lib.RMA(a)); err != nil || o.Waived != "" {
-			return o, err
-		}
-		if op == cuda.OpFetchAdd || op == cuda.OpAdd || op == cuda.OpCSwap {
-			o.Iters *= p.CTAs * p.Threads // atomic operations per sample
-		}
-		o.WorkSet = p.Size
-		if path == cuda.PathLocal {
-			o.WorkSet = 2 * p.Size // source and destination on the one GPU
-		}
-		o.L2Bytes = harness.L2Bytes(e)
-		return o, nil
+		return a, ""
+	}
+}
+
+// describe counts atomics per operation, not per launch iteration.
+func describe(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+	if isAtomic(a.Op) {
+		o.Iters *= p.CTAs * p.Threads // atomic operations per sample
 	}
 }

@@ -1,0 +1,64 @@
+package harness
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"unsafe"
+
+	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// decision is a point's plan on this PE as the PEs compare it: the point,
+// the waiver or the exact shim arguments.
+func decision(index int, id, waiver string, a cuda.Args) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(index))
+	h.Write(b[:])
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write([]byte(waiver))
+	if waiver == "" {
+		h.Write(unsafe.Slice((*byte)(unsafe.Pointer(&a)), unsafe.Sizeof(a)))
+	}
+	return h.Sum64()
+}
+
+// RunPoint runs one point on this PE. Every PE of the job calls it for
+// every point, in plan order: the PEs first agree on what the point is
+// (run with these arguments, or waive it for this reason), so a point that
+// one PE would skip is never started by another; a disagreement is
+// reported by every PE as an error and nobody starts the point.
+func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p results.Params) (Outcome, error) {
+	o := Outcome{L2Bytes: e.Job.L2Bytes(), Timer: p.Extra["timer"]}
+	o.Effective = PathName(e.Job.PeerPath(), e.Config)
+	a, waiver := b.Args(e, p)
+	mine := decision(e.Index, b.ID, waiver, a)
+	all, err := lib.Agree(int64(mine))
+	if err != nil {
+		return o, fmt.Errorf("agreeing on the point: %w", err)
+	}
+	for q, v := range all {
+		if uint64(v) != mine {
+			what := "run it"
+			if waiver != "" {
+				what = "waive it (" + waiver + ")"
+			}
+			return o, fmt.Errorf("the PEs disagree on this point (PE %d decided otherwise than PE %d, which would %s): not started on any PE", q, e.Job.Rank, what)
+		}
+	}
+	if waiver != "" {
+		o.Waived = waiver
+		return o, nil
+	}
+	samples, r, err := lib.Run(a)
+	if err := o.Absorb(samples, r, err); err != nil || o.Waived != "" {
+		return o, err
+	}
+	if b.Describe != nil {
+		b.Describe(e, p, a, r, &o)
+	}
+	return o, nil
+}
