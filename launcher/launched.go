@@ -108,6 +108,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 	if timeout <= 0 {
 		timeout = 180 * time.Second
 	}
+	waiting := timeoutWords(o, true)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	current := -1
@@ -118,10 +119,10 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 		case <-timer.C:
 			if it, ok := byIndex[current]; ok {
 				p := results.Point{ID: it.ID, Params: it.Params, Status: results.StatusError,
-					Reason: fmt.Sprintf("timed out after %s under %s; the job must be restarted", timeout, l.By), Time: time.Now().UTC().Format(time.RFC3339)}
+					Reason: fmt.Sprintf("timed out under %s: %s; the job must be restarted", l.By, waiting), Time: time.Now().UTC().Format(time.RFC3339)}
 				g.record(&p)
 			}
-			return sum, fmt.Errorf("a point timed out after %s; %d point(s) written to %s", timeout, sum.Points, o.Out)
+			return sum, fmt.Errorf("a point timed out (%s); %d point(s) written to %s", waiting, sum.Points, o.Out)
 		case line, ok := <-lines:
 			if !ok {
 				if err := <-werr; err != nil {
@@ -155,7 +156,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 				if err := g.record(&p); err != nil {
 					return sum, err
 				}
-				timeout = o.Timeout
+				timeout, waiting = o.Timeout, timeoutWords(o, false)
 			}
 		}
 	}

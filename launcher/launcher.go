@@ -198,6 +198,7 @@ type group struct {
 	sum      *Summary
 	finished int
 	total    int
+	groups   int // worker groups started so far
 }
 
 func (g *group) record(p *results.Point) error {
@@ -228,6 +229,7 @@ func (g *group) record(p *results.Point) error {
 // as an error, counted in n, and failed is true.
 func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed bool, err error) {
 	o := g.o
+	g.groups++
 	plan := o.Plan
 	plan.Items = todo
 	if err := harness.WritePlan(o.PlanPath, plan); err != nil {
@@ -253,11 +255,12 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 			"--device", fmt.Sprint(rank / o.PEsPerGPU)}, o.WorkerArgs...)
 		cmd := exec.Command(o.Exe, args...)
 		env := append([]string{}, o.Env...)
+		env = append(env, fmt.Sprintf("NVSHBENCH_WORKER_GROUP=%d", g.groups))
 		if uid != nil {
 			env = append(env, "NVSHBENCH_UID="+hex.EncodeToString(uid))
 		}
 		cmd.Env = env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = workerAttr()
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			return err
@@ -313,6 +316,8 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 	if timeout <= 0 {
 		timeout = 180 * time.Second
 	}
+	// What the watchdog waits for now, in the words of the timeout message.
+	waiting := timeoutWords(o, true)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	pending := map[int]*pendingPoint{}
@@ -336,7 +341,7 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 			if pos >= len(todo) {
 				return pos, false, nil // every point written; a worker hung in finalize
 			}
-			return fail(fmt.Sprintf("timed out after %s; worker group killed", timeout))
+			return fail(fmt.Sprintf("timed out: %s; worker group killed", waiting))
 		case ev := <-events:
 			switch {
 			case ev.exited:
@@ -409,6 +414,7 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 					}
 					if pos < len(todo) {
 						resetTimer(timer, o.Timeout)
+						waiting = timeoutWords(o, false)
 					} else {
 						resetTimer(timer, 60*time.Second) // finalize
 					}
@@ -419,6 +425,16 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 			}
 		}
 	}
+}
+
+// timeoutWords says what a timed-out point waited for: the --timeout in
+// force, and for the first point of a worker group the start-up allowance
+// on top of it.
+func timeoutWords(o Options, first bool) string {
+	if !first || o.InitTimeout <= o.Timeout {
+		return fmt.Sprintf("no result within --timeout %s", o.Timeout)
+	}
+	return fmt.Sprintf("no result within --timeout %s (plus %s allowed for NVSHMEM start-up before the first point)", o.Timeout, o.InitTimeout-o.Timeout)
 }
 
 type pendingPoint struct {

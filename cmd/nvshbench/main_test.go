@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +21,7 @@ import (
 // TestMain lets the test binary serve as the worker the launcher starts
 // (os.Executable is the test binary during tests).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "__worker" {
+	if (len(os.Args) > 1 && os.Args[1] == "__worker") || os.Getenv("NVSHBENCH_TEST_CLI") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -246,7 +251,7 @@ func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
 	for _, p := range f.Points {
 		if p.ID == "rma/put/block" {
 			got[p.Params.Size] = p.Status
-			if p.Params.Size == 4096 && !strings.Contains(p.Reason, "timed out") {
+			if p.Params.Size == 4096 && !strings.Contains(p.Reason, "--timeout 2s") {
 				t.Errorf("hung point reason %q", p.Reason)
 			}
 		}
@@ -265,13 +270,86 @@ func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
 	}
 }
 
+// workersOf lists the live worker processes whose command line names plan.
+func workersOf(t *testing.T, plan string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cl, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cl, []byte("__worker")) || !bytes.Contains(cl, []byte(plan)) {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+			continue // exited, waiting for a reaper
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// A controller killed with SIGKILL (no chance to clean up) takes its
+// workers with it: a worker left behind would keep its GPU and block the
+// next run.
+func TestNoWorkerOutlivesItsController(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	out := filepath.Join(t.TempDir(), "orphans.jsonl")
+	plan := out + ".plan.json"
+	cmd := exec.Command(os.Args[0], "run", "--shim", "fake", "--pes-per-gpu", "2", "--sizes", "4K", "--samples", "2",
+		"--timeout", "60s", "--out", out, "rma/put/block")
+	cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHBENCH_FAKE_HANG_SIZE=4096")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(workersOf(t, plan)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers did not start: %v", workersOf(t, plan))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // both inside the hung point
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		left := workersOf(t, plan)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("workers %v outlived their controller by 5 s", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestRemotePathWithFakeGPU: with --path ibgda and a peer without a
 // load/store mapping, RMA runs on the remote path and the copy limits (which
 // need a mapping) are waived with the reason.
 func TestRemotePathWithFakeGPU(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "ib.jsonl")
 	t.Setenv("NVSHBENCH_FAKE_PATH", "remote")
-	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--path", "ibgda", "--sizes", "1M", "--samples", "2", "--out", out, "rma/put/block")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--pes-per-gpu", "2", "--path", "ibgda", "--sizes", "1M", "--samples", "2", "--out", out, "rma/put/block")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

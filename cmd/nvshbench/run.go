@@ -233,6 +233,16 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		Progress: newProgress(stderr), Stderr: stderr,
 	}
 	defer os.Remove(lo.PlanPath)
+	if gpu.shimPath == "fake" {
+		// The fakes' collective calls meet in this folder, so a divergence
+		// between PEs fails the run as it would hang a real one.
+		dir, err := os.MkdirTemp("", "nvshbench-fake-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		lo.Env = append(lo.Env, "NVSHBENCH_FAKE_RDV="+dir)
+	}
 	var sum *launcher.Summary
 	if cfg.Path != "p2p" && gpu.shimPath != "fake" {
 		if why := nicReason(); why != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +40,23 @@ func newWorkerCmd() *cobra.Command {
 	return c
 }
 
+// watchParent ends this worker when its controller is gone (the worker is
+// then re-parented). The kernel's parent-death signal does it first on
+// Linux; this covers the rest, and a controller thread that exited.
+func watchParent() {
+	ppid := os.Getppid()
+	go func() {
+		for range time.Tick(500 * time.Millisecond) {
+			if os.Getppid() != ppid {
+				fmt.Fprintln(os.Stderr, "nvshbench worker: the controller is gone; exiting")
+				os.Exit(exitError)
+			}
+		}
+	}()
+}
+
 func runWorker(o *workerOptions) error {
+	watchParent()
 	// The protocol gets its own descriptor; fd 1 is pointed at stderr so
 	// that anything the C libraries print cannot break a protocol line.
 	protoFD, err := syscall.Dup(1)
