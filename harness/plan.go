@@ -34,10 +34,12 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 		sel = append(sel, b)
 	}
 	for _, b := range benches {
-		if b.LimitID != "" && !need[b.LimitID] {
-			if lb, ok := Lookup(b.LimitID); ok {
-				need[b.LimitID] = true
-				sel = append(sel, lb)
+		for _, id := range b.Limits {
+			if !need[id] {
+				if lb, ok := Lookup(id); ok {
+					need[id] = true
+					sel = append(sel, lb)
+				}
 			}
 		}
 	}
@@ -150,9 +152,11 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 		p.Metrics = nil
 		return p
 	}
-	if b != nil && b.LimitID != "" {
-		if v, ok := limits[b.LimitID]; ok && v > 0 {
-			p.Limit = &results.Limit{ID: b.LimitID, Value: v}
+	if b != nil {
+		for _, id := range b.Limits {
+			if v, ok := limits[id]; ok && v > 0 && (p.Limit == nil || v > p.Limit.Value) {
+				p.Limit = &results.Limit{ID: id, Value: v}
+			}
 		}
 	}
 	return p

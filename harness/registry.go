@@ -21,8 +21,10 @@ type Benchmark struct {
 	Suite   string
 	Desc    string
 	Metrics []string // metrics derived from its samples
-	// LimitID names the limit benchmark its bandwidth is a fraction of.
-	LimitID string
+	// Limits name the limit benchmarks of the same path that its bandwidth
+	// is a fraction of; the highest measured in the run is the limit (the
+	// copy engine beats the SM copy between two H200s by 7 %).
+	Limits []string
 	// Default: part of a plain 'nvshbench run' / reproduce selection.
 	Default bool
 	// Points lists the parameters to measure under a configuration.

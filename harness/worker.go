@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/nvshbench/nvshbench/cuda"
@@ -68,6 +69,10 @@ func GPUOf(i *cuda.Info, pe int) results.GPU {
 // of one point are reported and the loop goes on; only a failure of a call
 // every PE must make ends it.
 func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
+	// CUDA's current device and NVSHMEM's context belong to an OS thread:
+	// every call of this PE into the shim comes from this one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if spec.Mode == cuda.InitUID && len(spec.UID) == 0 {
 		if spec.Rank != 0 {
 			return fmt.Errorf("rank %d started without the NVSHMEM unique ID", spec.Rank)

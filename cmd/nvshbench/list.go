@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+	"strings"
 
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/report"
@@ -42,7 +43,7 @@ what it measures.`,
 					}
 					metrics += m
 				}
-				t.Rows = append(t.Rows, []report.Cell{report.Str(b.ID), report.Str(metrics), report.Str(b.LimitID), report.Str(def), report.Str(b.Desc)})
+				t.Rows = append(t.Rows, []report.Cell{report.Str(b.ID), report.Str(metrics), report.Str(strings.Join(b.Limits, ", ")), report.Str(def), report.Str(b.Desc)})
 			}
 			return report.Render(c.OutOrStdout(), &report.Report{Tables: []report.Table{t}}, format)
 		},

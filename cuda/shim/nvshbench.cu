@@ -72,6 +72,15 @@ struct State {
 };
 static State S;
 
+// on_device makes this PE's device current on the calling thread. The CUDA
+// runtime keeps the current device per thread, and a Go program may call in
+// from any of its threads: every entry point after nb_init starts here.
+static int on_device(void) {
+  if (!S.inited) return fail(NB_ERR, "not initialised");
+  CK(cudaSetDevice(S.device));
+  return 0;
+}
+
 extern "C" int nb_abi_version(void) { return NB_ABI_VERSION; }
 extern "C" const char *nb_last_error(void) { return g_err; }
 
@@ -251,6 +260,7 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
 
 extern "C" int nb_finalize(void) {
   if (!S.inited) return 0;
+  cudaSetDevice(S.device);
   cudaDeviceSynchronize();
   nvshmem_barrier_all();
   nvshmem_free(S.xchg);
@@ -297,7 +307,7 @@ static int info_fill(nb_info *o) {
 }
 
 extern "C" int nb_job(nb_info *all, int max, int32_t *paths) {
-  if (!S.inited) return fail(NB_ERR, "not initialised");
+  if (int rc = on_device()) return rc;
   if (max < S.npes) return fail(NB_ERR, "room for %d PEs, the job has %d", max, S.npes);
   static_assert(sizeof(nb_info) <= NB_SLOT, "nb_info must fit an exchange slot");
   nb_info mine;
@@ -313,14 +323,14 @@ extern "C" int nb_job(nb_info *all, int max, int32_t *paths) {
 }
 
 extern "C" int nb_agree(int64_t mine, int64_t *values, int max) {
-  if (!S.inited) return fail(NB_ERR, "not initialised");
+  if (int rc = on_device()) return rc;
   if (max < S.npes) return fail(NB_ERR, "room for %d PEs, the job has %d", max, S.npes);
   int rc = exchange(&mine, sizeof mine, values);
   return rc ? rc : S.npes;
 }
 
 extern "C" int nb_barrier(void) {
-  if (!S.inited) return fail(NB_ERR, "not initialised");
+  if (int rc = on_device()) return rc;
   cudaError_t e = cudaDeviceSynchronize();
   nvshmem_barrier_all();
   if (e != cudaSuccess) return fail(NB_ERR, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
@@ -520,7 +530,7 @@ static int read_times(int iters, double *out, int max, int64_t *n_used) {
 extern "C" int nb_run(const nb_args *a, double *samples_out, int max_samples, nb_result *res) {
   memset(res, 0, sizeof *res);
   res->failed_pe = -1;
-  if (!S.inited) return fail(NB_ERR, "not initialised");
+  if (int rc = on_device()) return rc;
   Run run;
   memset(&run, 0, sizeof run);
   Run *r = &run;
@@ -622,7 +632,7 @@ extern "C" int nb_run(const nb_args *a, double *samples_out, int max_samples, nb
   }
   nvshmem_barrier_all();
   res->initiator = r->initiator;
-  res->iters = iters;
+  res->iters = a->timer == NB_TIMER_GLOBAL ? 1 : iters;  // per sample
   res->n_samples = n_used;
   res->bytes = f->bytes(r);
   res->work_set = f->work_set(r);

@@ -13,6 +13,13 @@ import (
 	"github.com/nvshbench/nvshbench/results"
 )
 
+// The limits of writes into the peer (the SM copy kernel and the copy
+// engine, whichever is faster) and of reads from it.
+var (
+	writeLimits = []string{"limit/sm-copy", "limit/ce-copy"}
+	readLimits  = []string{"limit/sm-copy-read"}
+)
+
 var scopes = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}
 
 // Launch shapes swept by --launch-sweep: CTAs × threads per CTA.
@@ -25,14 +32,14 @@ func init() {
 	for _, op := range []string{"put", "get"} {
 		for _, sc := range []string{"block", "warp", "thread"} {
 			op, sc := op, sc
-			limit := "limit/sm-copy"
+			limit := writeLimits
 			if op == "get" {
-				limit = "limit/sm-copy-read"
+				limit = readLimits
 			}
 			harness.Register(harness.Benchmark{
 				ID: "rma/" + op + "/" + sc, Suite: "rma",
 				Desc:    fmt.Sprintf("bulk %smem at %s scope (nvshmem%s_%smem_nbi%s), 8 B to 1 GiB", op, sc, xIf(sc), op, scopeSuffix(sc)),
-				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: limit,
+				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit,
 				Default:  sc == "block",
 				Points:   bulkPoints(op, sc),
 				Args:     argsOf(map[string]int32{"put": cuda.OpPut, "get": cuda.OpGet}[op]),
@@ -47,7 +54,7 @@ func init() {
 		harness.Register(harness.Benchmark{
 			ID: "rma/put-signal/" + sc, Suite: "rma",
 			Desc:    fmt.Sprintf("bulk nvshmem%s_putmem_signal_nbi%s (signal add) at %s scope, 8 B to 1 GiB", xIf(sc), scopeSuffix(sc), sc),
-			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: "limit/sm-copy",
+			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: writeLimits,
 			Points: func(c *harness.Config) []results.Params {
 				var out []results.Params
 				for _, s := range c.Sizes {
@@ -60,25 +67,25 @@ func init() {
 	}
 	for _, op := range []string{"p", "g"} {
 		op := op
-		limit := "limit/sm-copy"
+		limit := writeLimits
 		if op == "g" {
-			limit = "limit/sm-copy-read"
+			limit = readLimits
 		}
 		harness.Register(harness.Benchmark{
 			ID: "rma/" + op, Suite: "rma",
 			Desc:    fmt.Sprintf("scalar nvshmem_<T>_%s of 1/2/4/8-byte elements, every thread strided over the buffer", op),
-			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: limit, Default: true,
+			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit, Default: true,
 			Points: scalarPoints(op),
 			Args:   argsOf(map[string]int32{"p": cuda.OpP, "g": cuda.OpG}[op]), Describe: describe,
 		})
 	}
 	harness.Register(harness.Benchmark{ID: "rma/st", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte stores through nvshmem_ptr (load/store path, no NVSHMEM call in the loop)",
-		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: "limit/sm-copy",
+		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: writeLimits,
 		Points: simplePoints("st"), Args: argsOf(cuda.OpST), Describe: describe})
 	harness.Register(harness.Benchmark{ID: "rma/ld", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
-		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, LimitID: "limit/sm-copy-read",
+		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: readLimits,
 		Points: simplePoints("ld"), Args: argsOf(cuda.OpLD), Describe: describe})
 	for _, a := range []struct {
 		name string
