@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One call to the 2-GPU H200 machine (device kind nvidia-h200-x2): the carried
+# binaries (build/nvshbench, build/gpu.test, build/libnvshbench.so, built
+# elsewhere with CGO_ENABLED=0 and the pip CUDA toolchain), a 2-GPU smoke
+# run, the GPU tests, and the quick and full reproductions. Every step runs
+# under a deadline; a step that hangs gets cuda-gdb backtraces of its
+# workers before it is killed. Everything lands in $OUT/bundle.tar.gz.
+# STEPS (default "smoke full test quick mpi") selects the steps.
+set -u
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+OUT=${OUT:-/tmp/nvshbench-x2}
+W=$OUT/w; mkdir -p "$W"
+B=$PWD/build/nvshbench
+STEPS=${STEPS:-smoke full test quick mpi}
+export NVSHBENCH_CACHE=$PWD/build/cache
+trap 'tar -C "$W" -czf "$OUT/bundle.tar.gz" .' EXIT
+
+# guard SECONDS NAME CMD...: run CMD; past SECONDS, dump the workers' stacks and kill everything.
+guard() {
+  local secs=$1 name=$2; shift 2
+  local t0=$SECONDS
+  "$@" > "$W/$name.log" 2>&1 &
+  local pid=$!
+  while kill -0 $pid 2>/dev/null; do
+    sleep 1
+    if [ $((SECONDS - t0)) -ge "$secs" ]; then
+      echo "$name: still running after ${secs}s: backtraces, then kill" >> "$W/$name.log"
+      for w in $(pgrep -f __worker); do
+        timeout 40 cuda-gdb -p "$w" -batch -ex "info cuda kernels" -ex "thread apply all bt" > "$W/$name-gdb-$w.txt" 2>&1
+      done
+      pkill -9 -f __worker; pkill -9 -f "$B"; pkill -9 -f gpu.test
+      break
+    fi
+  done
+  wait $pid; local rc=$?
+  echo "$name rc=$rc $((SECONDS - t0))s" | tee -a "$W/summary.txt"
+  tail -3 "$W/$name.log"
+  tar -C "$W" -czf "$OUT/bundle.tar.gz" .  # also after each step: a call cut short keeps what ran
+}
+
+nvidia-smi > "$W/nvidia-smi.txt" 2>&1
+nvidia-smi topo -m > "$W/topo.txt" 2>&1
+if timeout 60 "$B" doctor --shim build/libnvshbench.so > "$W/doctor.txt" 2>&1; then
+  export NVSHBENCH_SHIM=$PWD/build/libnvshbench.so
+else
+  echo "carried shim does not load: building it here" | tee -a "$W/summary.txt"
+  timeout 200 "$B" doctor --build > "$W/doctor-build.txt" 2>&1
+fi
+head -30 "$W/doctor.txt"
+for s in $STEPS; do
+  case $s in
+  smoke) guard 100 smoke "$B" run --gpus 2 --sizes 8,1M,64M --samples 3 --timeout 20s --out "$W/smoke.jsonl" \
+           rma/put/block rma/get/block latency/put/block latency/g latency/get/thread latency/pingpong/put-signal \
+           collectives/allreduce/nccl-ring collectives/allreduce/multicta collectives/allreduce/nvshmem-block ;;
+  test) guard 330 gpu-test env NVSHBENCH_BIN="$B" build/gpu.test -test.v -test.timeout 320s ;;
+  quick) guard 120 quick "$B" reproduce --quick --timeout 30s --out "$W/reproduce-quick" --label h200x2-quick ;;
+  full) guard 330 full "$B" reproduce --timeout 30s --out "$W/reproduce" --label h200x2 ;;
+  mpi) guard 200 mpi scripts/mpi-check.sh "$W" ;;
+  esac
+done
