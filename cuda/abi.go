@@ -153,6 +153,7 @@ type Result struct {
 	Checked    int64
 	JobErrors  int64 // summed over every PE of the job
 	JobChecked int64
+	JobBytes   int64 // payload per operation summed over the job
 	NSamples   int64
 	WorkSet    int64 // bytes the point touches on the busiest GPU
 	Initiator  int32
@@ -258,6 +259,10 @@ type Lib interface {
 	// Agree exchanges one value: every PE gets every PE's.
 	Agree(v int64) ([]int64, error)
 	Barrier() error
+	// Setenv sets a variable in the C environment NVSHMEM and NCCL read.
+	Setenv(name, value string) error
+	// ProbeBootstrap loads NVSHMEM's bootstrap plugin of that file name.
+	ProbeBootstrap(plugin string) error
 	// Run runs one point; samples are seconds per operation on the PEs that
 	// timed it.
 	Run(a Args) (samples []float64, res Result, err error)

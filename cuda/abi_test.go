@@ -53,7 +53,7 @@ func cName(goName string) string {
 		"SMs": "sms", "ClockKHz": "clock_khz", "CCMajor": "cc_major", "CCMinor": "cc_minor", "CUDARuntime": "cuda_runtime",
 		"CUDADriver": "cuda_driver", "NVSHMEMMajor": "nvshmem_major", "NVSHMEMMinor": "nvshmem_minor", "NVSHMEMPatch": "nvshmem_patch",
 		"NCCLVersion": "nccl_version", "UUID": "uuid", "PCIBusID": "pci_bus_id", "NCCLAlgo": "nccl_algo", "NCCLProto": "nccl_proto",
-		"DType": "dtype", "MemBytes": "mem_bytes", "L2Bytes": "l2_bytes", "JobErrors": "job_errors", "JobChecked": "job_checked",
+		"DType": "dtype", "MemBytes": "mem_bytes", "L2Bytes": "l2_bytes", "JobErrors": "job_errors", "JobChecked": "job_checked", "JobBytes": "job_bytes",
 		"WorkSet": "work_set"}
 	if s, ok := special[goName]; ok {
 		return s

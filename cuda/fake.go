@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -180,6 +181,20 @@ func (f *Fake) Agree(v int64) ([]int64, error) {
 	return out, nil
 }
 
+// Setenv sets the variable for the fake's own reads.
+func (f *Fake) Setenv(name, value string) error { return os.Setenv(name, value) }
+
+// ProbeBootstrap: every plugin loads, except those NVSHBENCH_FAKE_NO_BOOTSTRAP
+// names (comma list of plugin files), with the loader's message.
+func (f *Fake) ProbeBootstrap(plugin string) error {
+	for _, p := range strings.Split(os.Getenv("NVSHBENCH_FAKE_NO_BOOTSTRAP"), ",") {
+		if p == plugin {
+			return &Error{Op: "loading " + plugin, Status: StatusUnreachable, Msg: plugin + ": undefined symbol: pmix_value_load"}
+		}
+	}
+	return nil
+}
+
 func (f *Fake) Barrier() error {
 	if !f.inited {
 		return &Error{Op: "nvshmem_barrier_all", Status: StatusErr, Msg: "not initialised"}
@@ -244,7 +259,10 @@ func (f *Fake) Run(a Args) ([]float64, Result, error) {
 	if err != nil {
 		st = 1
 	}
-	pl := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(st)), uint64(r.Errors)), uint64(r.Checked))
+	var pl []byte
+	for _, v := range []int64{st, r.Errors, r.Checked, r.Bytes} {
+		pl = binary.LittleEndian.AppendUint64(pl, uint64(v))
+	}
 	all, merr := f.meet(argsKey(a), pl)
 	if merr != nil {
 		return nil, Result{FailedPE: -1}, merr
@@ -255,6 +273,7 @@ func (f *Fake) Run(a Args) ([]float64, Result, error) {
 		}
 		r.JobErrors += int64(binary.LittleEndian.Uint64(p[8:]))
 		r.JobChecked += int64(binary.LittleEndian.Uint64(p[16:]))
+		r.JobBytes += int64(binary.LittleEndian.Uint64(p[24:]))
 	}
 	if err != nil {
 		return nil, Result{FailedPE: -1}, err

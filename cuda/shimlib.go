@@ -21,6 +21,8 @@ type shimLib struct {
 	agree         func(int64, *int64, int32) int32
 	barrier       func() int32
 	run           func(*Args, *float64, int32, *Result) int32
+	setenv        func(string, string) int32
+	probe         func(string) int32
 }
 
 // Load opens the shim at path. The NVSHMEM and NCCL libraries it links must
@@ -59,6 +61,7 @@ func Load(path string) (Lib, error) {
 		{&l.canAccessPeer, "nb_can_access_peer"}, {&l.getUniqueID, "nb_get_uniqueid"},
 		{&l.initFn, "nb_init"}, {&l.finalize, "nb_finalize"}, {&l.job, "nb_job"},
 		{&l.agree, "nb_agree"}, {&l.barrier, "nb_barrier"}, {&l.run, "nb_run"},
+		{&l.setenv, "nb_setenv"}, {&l.probe, "nb_bootstrap_probe"},
 	} {
 		if err := reg(s.f, s.name); err != nil {
 			return nil, err
@@ -136,6 +139,14 @@ func (l *shimLib) Agree(v int64) ([]int64, error) {
 		return nil, err
 	}
 	return all[:rc], nil
+}
+
+func (l *shimLib) Setenv(name, value string) error {
+	return l.check("setenv", l.setenv(name, value))
+}
+
+func (l *shimLib) ProbeBootstrap(plugin string) error {
+	return l.check("loading "+plugin, l.probe(plugin))
 }
 
 func (l *shimLib) Barrier() error { return l.check("nvshmem_barrier_all", l.barrier()) }

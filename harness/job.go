@@ -128,6 +128,7 @@ type Outcome struct {
 	// PE (used when the PEs cannot report to one controller: srun / mpirun).
 	JobChecked int64   `json:"job_checked,omitempty"`
 	JobErrors  int64   `json:"job_errors,omitempty"`
+	JobBytes   int64   `json:"job_bytes,omitempty"` // payload per operation summed over every PE
 	Detail     string  `json:"detail,omitempty"`
 	Effective  string  `json:"effective,omitempty"`
 	Waived     string  `json:"waived,omitempty"`
@@ -150,7 +151,7 @@ func (o *Outcome) Absorb(samples []float64, r cuda.Result, err error) error {
 	}
 	o.Samples, o.Iters, o.Bytes = samples, int(r.Iters), r.Bytes
 	o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
-	o.JobChecked, o.JobErrors = r.JobChecked, r.JobErrors
+	o.JobChecked, o.JobErrors, o.JobBytes = r.JobChecked, r.JobErrors, r.JobBytes
 	o.WorkSet = r.WorkSet
 	return nil
 }

@@ -73,16 +73,34 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 	if _, err := os.Stat(o.Out); err == nil {
 		return nil, fmt.Errorf("%s exists: under a launcher every rank must run the same points, so resuming is not supported; choose a new --out", o.Out)
 	}
-	w, err := results.Create(o.Out, o.Header)
-	if err != nil {
-		return nil, err
-	}
-	defer w.Close()
+	// The file is created once NVSHMEM is up and rank 0 knows every rank's
+	// GPU and node (its info message): the header describes the whole job.
+	var w *results.Writer
+	defer func() {
+		if w != nil {
+			w.Close()
+		}
+	}()
 	sum := &Summary{Path: o.Out}
-	g := &group{o: o, nranks: 1, w: w, limits: map[string]float64{}, sum: sum, total: len(o.Plan.Items)}
+	g := &group{o: o, nranks: 1, limits: map[string]float64{}, sum: sum, total: len(o.Plan.Items)}
 	if o.Progress != nil {
 		o.Progress.Start(len(o.Plan.Items))
 		defer o.Progress.Finish()
+	}
+	open := func(job []results.GPU) error {
+		h := o.Header
+		if len(job) > 0 {
+			h.GPUs = job
+			hosts := map[string]bool{}
+			for _, gpu := range job {
+				hosts[gpu.Host] = true
+			}
+			h.Nodes = len(hosts)
+		}
+		var err error
+		w, err = results.Create(o.Out, h)
+		g.w = w
+		return err
 	}
 	pr, pw := io.Pipe()
 	werr := make(chan error, 1)
@@ -117,6 +135,11 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 		case <-ctx.Done():
 			return sum, interrupted(sum)
 		case <-timer.C:
+			if w == nil {
+				if err := open(nil); err != nil {
+					return sum, err
+				}
+			}
 			if it, ok := byIndex[current]; ok {
 				p := results.Point{ID: it.ID, Params: it.Params, Status: results.StatusError,
 					Reason: fmt.Sprintf("timed out under %s: %s; the job must be restarted", l.By, waiting), Time: time.Now().UTC().Format(time.RFC3339)}
@@ -134,7 +157,18 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 			if err := json.Unmarshal(line, &m); err != nil {
 				continue
 			}
+			if w == nil && m.Type != "info" {
+				if err := open(nil); err != nil {
+					return sum, err
+				}
+			}
 			switch m.Type {
+			case "info":
+				if w == nil {
+					if err := open(m.Job); err != nil {
+						return sum, err
+					}
+				}
 			case "start":
 				current = m.Index
 				resetTimer(timer, timeout)
@@ -149,7 +183,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 					errs = []string{fmt.Sprintf("PE 0: %s", m.Error)}
 				} else if m.Outcome != nil {
 					job := *m.Outcome
-					job.Checked, job.Errors = m.Outcome.JobChecked, m.Outcome.JobErrors
+					job.Checked, job.Errors, job.Bytes = m.Outcome.JobChecked, m.Outcome.JobErrors, m.Outcome.JobBytes
 					out = &job
 				}
 				p := harness.Merge(it, []*harness.Outcome{out}, errs, &o.Plan.Config, g.limits)

@@ -55,6 +55,6 @@ for s in $STEPS; do
   test) guard 330 gpu-test env NVSHBENCH_BIN="$B" build/gpu.test -test.v -test.timeout 320s ;;
   quick) guard 120 quick "$B" reproduce --quick --timeout 30s --out "$W/reproduce-quick" --label h200x2-quick ;;
   full) guard 330 full "$B" reproduce --timeout 30s --out "$W/reproduce" --label h200x2 ;;
-  mpi) guard 200 mpi scripts/mpi-check.sh "$W" ;;
+  mpi) guard 330 mpi scripts/mpi-check.sh "$W" ;;
   esac
 done

@@ -1,11 +1,18 @@
 #!/bin/bash
-# Under Open MPI: one nvshbench per GPU (here 2 nodes x 8 GPUs); NVSHMEM
-# bootstraps through PMIx, every rank gets the environment below, and rank 0
-# writes the results file. On one node, a single 'nvshbench run' needs no
-# launcher at all (it starts one worker per GPU itself).
+# Under Open MPI: one nvshbench per GPU (here 2 nodes x 8 GPUs, NP and PPN
+# to change that); every rank gets the environment below, and rank 0 writes
+# the results file. NVSHMEM's bootstrap: nvshbench picks PMIx where the
+# wheel's PMIx plugin loads, else MPI (Ubuntu 24.04's Open MPI 4.1 ships
+# PMIx 5, which lacks symbols the plugin needs); set NVSHMEM_BOOTSTRAP
+# yourself to override ('nvshbench doctor' lists what loads). On one node, a
+# single 'nvshbench run' needs no launcher at all (it starts one worker per
+# GPU itself).
 set -euo pipefail
-export NVSHMEM_BOOTSTRAP=PMIX NVSHMEM_DISABLE_NVLS=${NVSHMEM_DISABLE_NVLS:-1} NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+export NVSHMEM_DISABLE_NVLS=${NVSHMEM_DISABLE_NVLS:-1} NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0} TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 NVSHBENCH=${NVSHBENCH:-nvshbench}
+NP=${NP:-16} PPN=${PPN:-8}
 "$NVSHBENCH" build-shim >/dev/null
-mpirun -np 16 --map-by ppr:8:node -x NVSHMEM_BOOTSTRAP -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH -x PATH \
+# The NVSHMEM and NCCL wheels' libraries (bootstrap plugins) for every rank.
+export LD_LIBRARY_PATH=$("$NVSHBENCH" doctor 2>/dev/null | sed -n 's/^  runtime LD_LIBRARY_PATH additions: //p')${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+mpirun -np "$NP" --map-by "ppr:$PPN:node" -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x LD_LIBRARY_PATH -x PATH \
   "$NVSHBENCH" run --out "results/mpirun-$(date +%Y%m%d-%H%M%S).jsonl" rma/put/block rma/get/block

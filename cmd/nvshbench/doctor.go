@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/launcher"
 )
 
 type doctorOptions struct {
@@ -119,6 +120,19 @@ func runDoctor(w, errw io.Writer, o *doctorOptions) error {
 		mc = "disabled (NVSHMEM_DISABLE_NVLS=1 / NCCL_NVLS_ENABLE=0): NVLS figures are waived"
 	}
 	fmt.Fprintf(w, "  multicast %s\n", mc)
+	fmt.Fprintln(w, "NVSHMEM bootstraps under srun / mpirun (the unique ID needs none: nvshbench run starts its workers itself):")
+	for _, l := range bootstrapReport(g.lib) {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	if l, ok := launcher.DetectLauncher(); ok {
+		if c, err := chooseBootstrap(g.lib, l); err != nil {
+			fmt.Fprintf(w, "  under this %s job: none works: %v\n", l.By, err)
+		} else {
+			fmt.Fprintf(w, "  under this %s job: %s\n", l.By, c.Why)
+		}
+	} else {
+		fmt.Fprintln(w, "  under Open MPI nvshbench picks PMIx where its plugin loads, else MPI; under srun PMIx or PMI-2 (by SLURM_MPI_TYPE)")
+	}
 	return nil
 }
 

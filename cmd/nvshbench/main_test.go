@@ -374,6 +374,9 @@ func TestNoGPUExitsClearly(t *testing.T) {
 
 func TestRunUnderALauncher(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "slurm.jsonl")
+	t.Setenv("NVSHMEM_BOOTSTRAP", "")
+	t.Setenv("NVSHMEM_BOOTSTRAP_PMI", "")
+	t.Setenv("SLURM_MPI_TYPE", "")
 	t.Setenv("SLURM_PROCID", "0")
 	t.Setenv("SLURM_NTASKS", "2")
 	t.Setenv("SLURM_LOCALID", "0")
@@ -386,8 +389,11 @@ func TestRunUnderALauncher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Header.PEs != 2 || f.Header.Nodes != 2 {
-		t.Errorf("header pes %d nodes %d", f.Header.PEs, f.Header.Nodes)
+	// The header lists every rank's GPU and counts the nodes they ran on
+	// (the fake's ranks share this host), and says how NVSHMEM bootstrapped.
+	if f.Header.PEs != 2 || f.Header.Nodes != 1 || len(f.Header.GPUs) != 2 || f.Header.GPUs[1].PE != 1 || f.Header.GPUs[1].Host == "" ||
+		f.Header.Env["NVSHMEM_BOOTSTRAP_PMI"] != "PMI-2" || !strings.Contains(strings.Join(f.Header.Notes, " "), "bootstrap PMI-2, chosen by nvshbench for slurm") {
+		t.Errorf("header pes %d nodes %d gpus %+v env %v notes %q", f.Header.PEs, f.Header.Nodes, f.Header.GPUs, f.Header.Env, f.Header.Notes)
 	}
 	for _, p := range f.Points {
 		if p.Status != results.StatusOK || !p.Verify.Checked || p.Params.PEs != 2 {
@@ -397,6 +403,35 @@ func TestRunUnderALauncher(t *testing.T) {
 	// Resuming is refused: the other ranks cannot see this file.
 	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out, "rma/put/block"); code == 0 || !strings.Contains(stderr, "resuming is not supported") {
 		t.Errorf("resume under a launcher: exit %d %s", code, stderr)
+	}
+	// A bootstrap NVSHMEM does not know, or one whose plugin cannot load,
+	// is refused before NVSHMEM starts (it crashes on a plugin it cannot load).
+	t.Setenv("NVSHMEM_BOOTSTRAP", "PMIX")
+	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out+"2", "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "NVSHMEM_BOOTSTRAP_PMI=PMIX") {
+		t.Errorf("NVSHMEM_BOOTSTRAP=PMIX: exit %d %s", code, stderr)
+	}
+	t.Setenv("NVSHMEM_BOOTSTRAP", "PMI")
+	t.Setenv("NVSHMEM_BOOTSTRAP_PMI", "PMIX")
+	t.Setenv("NVSHBENCH_FAKE_NO_BOOTSTRAP", "nvshmem_bootstrap_pmix.so.3")
+	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out+"3", "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "pmix_value_load") {
+		t.Errorf("unloadable PMIx plugin: exit %d %s", code, stderr)
+	}
+	// Under Open MPI with no choice made, the MPI bootstrap replaces a PMIx
+	// plugin that does not load, and the header says why.
+	t.Setenv("NVSHMEM_BOOTSTRAP", "")
+	t.Setenv("NVSHMEM_BOOTSTRAP_PMI", "")
+	t.Setenv("OMPI_COMM_WORLD_RANK", "0")
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
+	t.Setenv("OMPI_COMM_WORLD_LOCAL_RANK", "0")
+	ompi := filepath.Join(t.TempDir(), "ompi.jsonl")
+	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", ompi, "rma/put/block"); code != 0 {
+		t.Fatalf("openmpi: exit %d %s", code, stderr)
+	}
+	if f, err := results.ReadFile(ompi); err != nil || f.Header.Env["NVSHMEM_BOOTSTRAP"] != "MPI" || !strings.Contains(strings.Join(f.Header.Notes, " "), "pmix_value_load") {
+		t.Errorf("openmpi header: %v %+v", err, f)
+	}
+	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "NVSHBENCH_FAKE_NO_BOOTSTRAP"} {
+		t.Setenv(k, "")
 	}
 	// A non-zero rank measures and writes nothing.
 	t.Setenv("SLURM_PROCID", "1")

@@ -272,12 +272,24 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 		out = filepath.Join("results", fmt.Sprintf("nvshbench-%s-%dpes-%s.jsonl", l.By, l.Size, time.Now().Format("20060102-150405")))
 	}
 	extra := pathEnv(cfg.Path)
+	boot, err := chooseBootstrap(gpu.lib, l)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range boot.Vars {
+		extra[k] = v
+	}
+	// NVSHMEM reads the C environment: set there (no cgo: Go's own is apart).
 	for k, v := range extra {
 		os.Setenv(k, v)
+		if err := gpu.lib.Setenv(k, v); err != nil {
+			return nil, err
+		}
 	}
 	header := buildHeader(gpu, 1, 1, extra)
 	header.PEs, header.Nodes, header.Label = l.Size, l.Nodes, o.Label
-	header.Notes = append(header.Notes, fmt.Sprintf("started by %s: %d PEs on %d node(s); GPU list of rank 0's node; verification totals summed over every PE", l.By, l.Size, l.Nodes))
+	header.GPUs = nil // every rank's GPU, from the job's facts once NVSHMEM is up
+	header.Notes = append(header.Notes, fmt.Sprintf("started by %s: %d PEs on %d node(s); %s; verification totals summed over every PE", l.By, l.Size, l.Nodes, boot.Why))
 	lo := launcher.Options{GPUs: 1, PEsPerGPU: 1, Plan: plan, Out: out, Header: header, Timeout: o.Timeout,
 		InitTimeout: o.Timeout + 60*time.Second, Stderr: stderr}
 	if l.Rank == 0 {
@@ -291,6 +303,9 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 	sum, err := launcher.RunLaunched(ctx, lo, gpu.lib, l, device)
 	if l.Rank == 0 {
 		reportSummary(stderr, sum)
+		if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
+			err = fmt.Errorf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", sum.Errors+sum.Failed, sum.Errors, sum.Failed, out)
+		}
 	}
 	return sum, err
 }

@@ -139,14 +139,14 @@ __device__ static inline void sum_range(float *dst, const PeerPtrs &peers, int n
   for (int64_t i = lo + 4 * threadIdx.x; i < v4; i += 4 * blockDim.x) {
     float4 acc = make_float4(0, 0, 0, 0);
     for (int q = 0; q < npes; q++) {
-      float4 x = *(const float4 *)(peers.p[q] + i);
+      float4 x = __ldcg((const float4 *)(peers.p[q] + i));  // L2 only: a repeated read is never an L1 hit
       acc.x += x.x; acc.y += x.y; acc.z += x.z; acc.w += x.w;
     }
     *(float4 *)(dst + i) = acc;
   }
   for (int64_t i = v4 + threadIdx.x; i < hi; i += blockDim.x) {
     float acc = 0;
-    for (int q = 0; q < npes; q++) acc += peers.p[q][i];
+    for (int q = 0; q < npes; q++) acc += __ldcg(peers.p[q] + i);
     dst[i] = acc;
   }
 }
@@ -154,8 +154,8 @@ __device__ static inline void sum_range(float *dst, const PeerPtrs &peers, int n
 // copy_range: dst[i] = src[i] for i in [lo, hi), 16-byte loads where possible.
 __device__ static inline void copy_range(float *dst, const float *src, int64_t lo, int64_t hi) {
   int64_t v4 = lo + ((hi - lo) & ~3ll);
-  for (int64_t i = lo + 4 * threadIdx.x; i < v4; i += 4 * blockDim.x) *(float4 *)(dst + i) = *(const float4 *)(src + i);
-  for (int64_t i = v4 + threadIdx.x; i < hi; i += blockDim.x) dst[i] = src[i];
+  for (int64_t i = lo + 4 * threadIdx.x; i < v4; i += 4 * blockDim.x) *(float4 *)(dst + i) = __ldcg((const float4 *)(src + i));
+  for (int64_t i = v4 + threadIdx.x; i < hi; i += blockDim.x) dst[i] = __ldcg(src + i);
 }
 
 // Each CTA keeps its barrier epoch in device memory (epochs[blockIdx.x]), so
@@ -319,8 +319,8 @@ static int nccl_setup(Run *r) {
     if (nr != ncclSuccess) st = fail(NB_ERR, "ncclCommInitRank (%s): %s", key, g_nccl.errorString(nr));
   }
   // Every PE learns whether every PE has the communicator.
-  int64_t none[2];
-  st = agree(st, 0, 0, nullptr, none);
+  int64_t none[3];
+  st = agree(st, 0, 0, 0, nullptr, none);
   if (st) snprintf(ce->failed, sizeof ce->failed, "%s", g_err);
   (void)none;
   return st;

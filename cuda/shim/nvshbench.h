@@ -112,6 +112,7 @@ typedef struct {
   int64_t checked;     /* elements checked on this PE */
   int64_t job_errors;  /* every PE: mismatches summed over the job */
   int64_t job_checked; /* every PE: elements checked over the job */
+  int64_t job_bytes;   /* every PE: payload per operation summed over the job */
   int64_t n_samples;   /* samples written to samples_out */
   int64_t work_set;    /* bytes the point touches on the busiest GPU (chains: the chain) */
   int32_t initiator;   /* this PE issued operations and timed them */
@@ -176,6 +177,16 @@ int nb_job(nb_info *all, int max, int32_t *paths);
 int nb_agree(int64_t mine, int64_t *values, int max);
 
 int nb_barrier(void);
+
+/* nb_setenv sets a variable in the C environment that NVSHMEM and NCCL read
+ * (the Go side runs without cgo, so its own environment is not theirs);
+ * before nb_init for NVSHMEM's bootstrap and transport choices. */
+int nb_setenv(const char *name, const char *value);
+
+/* nb_bootstrap_probe dlopens NVSHMEM's bootstrap plugin of that name (e.g.
+ * "nvshmem_bootstrap_pmix.so.3") and closes it: 0 if it loads, else
+ * NB_UNREACHABLE with the loader's message in nb_last_error(). */
+int nb_bootstrap_probe(const char *plugin);
 
 /* nb_run runs one point; every PE of the job calls it with the same args.
  * All collective calls happen here, in one order on every PE, whatever the
