@@ -19,7 +19,7 @@ for boot in "" "NVSHMEM_BOOTSTRAP=MPI" "NVSHMEM_BOOTSTRAP=PMI NVSHMEM_BOOTSTRAP_
   n=$((n+1))
   xs=""
   for kv in $boot; do xs="$xs -x ${kv%%=*}"; export "$kv"; done
-  echo "== mpirun, bootstrap: ${boot:-nvshbench's choice}" > "$W/mpi-$n.log"
+  echo "== mpirun, bootstrap: ${boot:-chosen by nvshbench}" > "$W/mpi-$n.log"
   timeout 90 mpirun -np 2 $xs -x LD_LIBRARY_PATH -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \
     -x NVSHBENCH_SHIM -x NVSHBENCH_CACHE "$B" run $ARGS --label "mpirun-$n" --out "$W/mpirun-$n.jsonl" $BENCH >> "$W/mpi-$n.log" 2>&1
   echo "exit $?" >> "$W/mpi-$n.log"
