@@ -150,6 +150,9 @@ func Select(f *results.File, row *results.RefRow) Pick {
 		if !row.MatchesID(p.ID) || (row.Size != 0 && p.Params.Size != row.Size) || (row.Mode != "" && p.Params.Mode != row.Mode) {
 			continue
 		}
+		if (row.CTAs != 0 && p.Params.CTAs != row.CTAs) || (row.Threads != 0 && p.Params.Threads != row.Threads) {
+			continue
+		}
 		if row.Path != "" && !pathMatches(row.Path, p) {
 			continue
 		}
@@ -215,6 +218,11 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 	measuredCol := "measured"
 	t.Columns = []string{"operation", "path", measuredCol, "ran as", "at", "paper", "ratio", "in-run limit", "of limit", "status"}
 	t.Right = []bool{false, false, true, false, false, true, true, true, true, false}
+	launched := name == "rma" // rows at the paper's launch, with the sweep's best beside them
+	if launched {
+		t.Columns = append(t.Columns[:9:9], "best launch", "status")
+		t.Right = append(t.Right[:9:9], false, false)
+	}
 	for i := range ref.Rows {
 		row := &ref.Rows[i]
 		if row.Table != name {
@@ -227,9 +235,23 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 		pick := Select(f, row)
 		cells := []Cell{Str(row.Label), Str(where)}
 		div, _, prec := metricScale(row.Metric)
+		best := ""
+		if launched {
+			any := *row
+			any.CTAs, any.Threads = 0, 0
+			if b := Select(f, &any); b.Best != nil && (pick.Best == nil || b.Value > pick.Value) {
+				best = fmt.Sprintf("%.*f at %s", prec, b.Value/div, describe(b.Best))
+				if l := b.Best.Limit; l != nil && l.Value > 0 {
+					best += fmt.Sprintf(" (%.2f of limit)", b.Value/l.Value)
+				}
+			}
+		}
 		if pick.Best == nil {
-			cells = append(cells, Str("—"), Str(""), Str(""), paperCell(row), Str(""), Str(""), Str(""), Str(pick.Status))
-			t.Rows = append(t.Rows, cells)
+			cells = append(cells, Str("—"), Str(""), Str(""), paperCell(row), Str(""), Str(""), Str(""))
+			if launched {
+				cells = append(cells, Str(best))
+			}
+			t.Rows = append(t.Rows, append(cells, Str(pick.Status)))
 			continue
 		}
 		p := pick.Best
@@ -254,14 +276,17 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 		if row.Bound == "lt" {
 			status += "; paper gives an upper bound"
 		}
+		if launched {
+			cells = append(cells, Str(best))
+		}
 		cells = append(cells, Str(status))
 		t.Rows = append(t.Rows, cells)
 	}
 	switch name {
 	case "rma":
-		t.Notes = append(t.Notes, "measured: the highest median over sizes and launch shapes whose working set exceeds L2; ratio = measured / paper; of limit = measured / the copy limit measured in the same run on the same GPUs")
+		t.Notes = append(t.Notes, "measured: at the paper's launch (32 CTAs × 256 threads), the highest median over sizes whose working set exceeds L2; ratio = measured / paper; of limit = measured / the faster copy limit (SM copy or copy engine) measured in the same run on the same GPUs; best launch: the highest median of the CTAs × threads sweep, where it is higher")
 	case "latency":
-		t.Notes = append(t.Notes, "measured: the lowest median completion latency over scopes and timers at 256 B (put: put_nbi + quiet, as the paper; a blocking put only waits for its source)")
+		t.Notes = append(t.Notes, "measured: the lowest median round trip over scopes and timers at 256 B (put: put_nbi + quiet, as the paper; get and g: pointer chases through the peer's memory, each transfer waiting for the last; issue-time rows such as a blocking put are never taken)")
 	case "allreduce":
 		t.Notes = append(t.Notes, "measured: the highest median algbw over sizes whose working set exceeds L2")
 	}

@@ -121,3 +121,48 @@ func TestMarkdownEscapesPipes(t *testing.T) {
 		t.Errorf("pipe not escaped:\n%s", out)
 	}
 }
+
+// The RMA rows compare the paper's launch (32 × 256) with the paper; a
+// faster launch from the sweep is shown beside it, never in its place.
+func TestRMARowsUseThePapersLaunch(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	var sweep results.Point
+	for _, p := range f.Points {
+		if p.ID == "rma/g" && p.Params.Size == 128<<20 && p.Params.CTAs == 32 {
+			sweep = p
+		}
+	}
+	if sweep.ID == "" {
+		t.Fatal("the fixture has no rma/g point at 128 MiB")
+	}
+	sweep.Params.CTAs, sweep.Params.Threads = 1056, 1024
+	for i := range sweep.Samples {
+		sweep.Samples[i] /= 40 // 40 times the 32 × 256 bandwidth
+	}
+	sweep.Metrics = nil
+	if err := results.Derive(&sweep, results.MetricBandwidth); err != nil {
+		t.Fatal(err)
+	}
+	f.Points = append(f.Points, sweep)
+	rep := report.Build([]*results.File{f}, results.Paper(), report.Options{})
+	rma := rep.Tables[0]
+	best := -1
+	for i, c := range rma.Columns {
+		if c == "best launch" {
+			best = i
+		}
+	}
+	for _, r := range rma.Rows {
+		if r[0].Text != "g (scalar)" || r[1].Text != "p2p" {
+			continue
+		}
+		if *r[2].Num > 10 || !strings.Contains(r[4].Text, "32×256") {
+			t.Errorf("g measured %v at %q: not the paper's launch", *r[2].Num, r[4].Text)
+		}
+		if best < 0 || !strings.Contains(r[best].Text, "1056×1024") {
+			t.Errorf("best launch column %d: %v", best, r)
+		}
+		return
+	}
+	t.Fatal("no g row")
+}

@@ -11,8 +11,10 @@ var exampleJSONL []byte
 // ExampleName is how the embedded example is named in messages.
 const ExampleName = "example (embedded)"
 
-// Example returns the embedded example results file: a real measured run on
-// the H200 test machine, so report and plot work with nothing else.
+// Example returns the embedded example results file: a real measured run,
+// 'reproduce --quick' on two H200s joined by NVLink (the copy committed in
+// results/h200x2-2026-11-29/reproduce-quick), so report and plot work with
+// nothing else.
 func Example() (*File, error) {
 	return Read(bytes.NewReader(exampleJSONL), ExampleName)
 }

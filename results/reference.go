@@ -47,7 +47,11 @@ type RefRow struct {
 	// Mode restricts the row to points of this mode (e.g. nbi: completion
 	// latency as the paper measures it, not a blocking put's local return).
 	Mode string `json:"mode,omitempty"`
-	Note string `json:"note,omitempty"`
+	// CTAs and Threads restrict the row to the paper's launch shape (0:
+	// any); the report shows the best launch of the sweep beside it.
+	CTAs    int    `json:"ctas,omitempty"`
+	Threads int    `json:"threads,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // MatchesID reports whether a benchmark ID is selected by the row.
