@@ -473,3 +473,47 @@ func TestReproduceWithFakeGPU(t *testing.T) {
 		t.Errorf("second run: exit %d: %s", code, stderr)
 	}
 }
+
+// TestLaunchedModeUnderMpirun starts two ranks with a real Open MPI mpirun
+// and the fake GPU (their collective calls meet on the fake's fabric): rank
+// 0 writes one file whose header lists both ranks and the bootstrap, every
+// point is verified over both ranks, and the job exits 0.
+func TestLaunchedModeUnderMpirun(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("SKIPPED: no mpirun (Open MPI) on this machine; .ci/run installs it where it can")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "mpirun.jsonl")
+	cmd := exec.Command(mpirun, "-np", "2", "--oversubscribe", "-x", "NVSHBENCH_TEST_CLI", "-x", "NVSHBENCH_FAKE_RDV",
+		os.Args[0], "run", "--shim", "fake", "--sizes", "4K,1M", "--samples", "3", "--timeout", "20s", "--out", out,
+		"rma/put/block", "latency/pingpong/signal", "collectives/allreduce/nccl-ring")
+	cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHBENCH_FAKE_RDV="+filepath.Join(dir, "rdv"), "NVSHBENCH_FAKE_PATH=p2p",
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_plm_rsh_agent=", "NVSHMEM_BOOTSTRAP=", "NVSHMEM_BOOTSTRAP_PMI=")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, b)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	h := f.Header
+	if h.PEs != 2 || len(h.GPUs) != 2 || h.GPUs[1].PE != 1 || h.Env["NVSHMEM_BOOTSTRAP_PMI"] != "PMIX" ||
+		!strings.Contains(strings.Join(h.Notes, " "), "started by openmpi: 2 PEs") {
+		t.Errorf("header: pes %d gpus %+v env %v notes %q", h.PEs, h.GPUs, h.Env, h.Notes)
+	}
+	n := 0
+	for _, p := range f.Points {
+		if strings.HasPrefix(p.ID, "limit/") {
+			continue
+		}
+		n++
+		if p.Status != results.StatusOK || (p.Bytes > 0 && !p.Verify.Checked) || p.Effective == "local" {
+			t.Errorf("%s %s: %s %s verify %+v effective %s", p.ID, p.Params.Key(), p.Status, p.Reason, p.Verify, p.Effective)
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d points, want 6\n%s", n, b)
+	}
+}
