@@ -22,6 +22,10 @@ type Options struct {
 	Alpha      float64 // significance level (default 0.05)
 	Confidence float64 // CI level (default 0.95)
 	Threshold  float64 // a significant change worse than this fraction is a regression (0.05 = 5 %)
+	// AllowFailed: a candidate point that errored, failed verification or
+	// is missing while the base measured it is shown but does not fail
+	// the gate.
+	AllowFailed bool
 }
 
 // Row is one matched point compared across files.
@@ -37,6 +41,10 @@ type Row struct {
 	Deltas  []string  // "+1.03%", "~", "?"
 	Changes []float64 // new/old - 1, signed so that > 0 is better
 	Regress []bool
+	// Failed says, per other file, why it has no measurement of a point
+	// the base measured ("" when it has one): missing, waived, error,
+	// failed-verification.
+	Failed []string
 }
 
 // Result of a comparison.
@@ -46,6 +54,9 @@ type Result struct {
 	Unmatched   []string // points present in only some files
 	Warnings    []string // setup differences, sample-size warnings
 	Regressions int
+	// Failures counts the candidate points that errored or failed
+	// verification, and the base's measured points a candidate lacks.
+	Failures int
 }
 
 // Compare compares files[1:] against files[0].
@@ -68,14 +79,26 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 	thr.CompareAlpha = opt.Alpha
 
 	index := make([]map[string]*results.Point, len(files))
+	failed := make([]map[string]*results.Point, len(files)) // not measured: error, failed verification, waived
 	for i, f := range files {
-		index[i] = map[string]*results.Point{}
+		index[i], failed[i] = map[string]*results.Point{}, map[string]*results.Point{}
 		for j := range f.Points {
 			p := &f.Points[j]
 			if p.Status == results.StatusOK && len(p.Samples) > 0 {
 				index[i][p.MatchKey()] = p
+			} else {
+				failed[i][p.MatchKey()] = p
 			}
 		}
+	}
+	why := func(p *results.Point) string {
+		if p == nil {
+			return "missing"
+		}
+		if p.Status == results.StatusOK {
+			return "no samples"
+		}
+		return string(p.Status) + ": " + p.Reason
 	}
 	keys := make([]string, 0, len(index[0]))
 	for k := range index[0] {
@@ -100,14 +123,20 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 			other, ok := index[i][k]
 			if !ok {
 				complete = false
+				any = true // shown: the base measured it, this file did not
 				row.Others = append(row.Others, benchmath.Summary{Center: math.NaN()})
 				row.Cmp = append(row.Cmp, benchmath.Comparison{})
 				row.Deltas = append(row.Deltas, "?")
 				row.Changes = append(row.Changes, math.NaN())
 				row.Regress = append(row.Regress, false)
+				row.Failed = append(row.Failed, why(failed[i][k]))
+				if !opt.AllowFailed {
+					res.Failures++
+				}
 				continue
 			}
 			any = true
+			row.Failed = append(row.Failed, "")
 			ov, _, err := results.SampleValues(other, metric)
 			if err != nil {
 				return nil, err
@@ -147,6 +176,30 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 				res.Unmatched = append(res.Unmatched, k)
 			}
 		}
+		// A candidate's errors and failed checks count even where the base
+		// has no measurement of the point.
+		for k, p := range failed[i] {
+			if _, ok := index[0][k]; ok || p.Status == results.StatusWaived {
+				continue
+			}
+			row := Row{ID: p.ID, Key: p.Params.Key(), Params: p.Params, Base: benchmath.Summary{Center: math.NaN()}}
+			for j := 1; j < len(files); j++ {
+				row.Others = append(row.Others, benchmath.Summary{Center: math.NaN()})
+				row.Cmp = append(row.Cmp, benchmath.Comparison{})
+				row.Deltas = append(row.Deltas, "?")
+				row.Changes = append(row.Changes, math.NaN())
+				row.Regress = append(row.Regress, false)
+				f := ""
+				if j == i {
+					f = why(p)
+				}
+				row.Failed = append(row.Failed, f)
+			}
+			res.Rows = append(res.Rows, row)
+			if !opt.AllowFailed {
+				res.Failures++
+			}
+		}
 	}
 	sort.Strings(res.Unmatched)
 	sort.SliceStable(res.Rows, func(i, j int) bool {
@@ -159,8 +212,17 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 		}
 		return a.Params.Size < b.Params.Size
 	})
-	if len(res.Rows) == 0 {
-		return nil, fmt.Errorf("no measured point of %s matches a point of the others (same benchmark ID and parameters)", res.Files[0])
+	matched := 0
+	for i := range res.Rows {
+		for _, o := range res.Rows[i].Others {
+			if !math.IsNaN(res.Rows[i].Base.Center) && !math.IsNaN(o.Center) {
+				matched++
+				break
+			}
+		}
+	}
+	if matched == 0 {
+		return nil, fmt.Errorf("no measured point of %s matches a measured point of the others (same benchmark ID and parameters)", res.Files[0])
 	}
 	return res, nil
 }
@@ -255,6 +317,7 @@ func (r *Result) Table() *report.Report {
 		right = append(right, true, true, true, true)
 	}
 	t := report.Table{Title: "Comparison against " + r.Files[0], Columns: cols, Right: right}
+	var failures []string
 	for _, row := range r.Rows {
 		div, unit := 1e9, "GB/s"
 		if row.Unit == results.UnitSeconds {
@@ -266,11 +329,23 @@ func (r *Result) Table() *report.Report {
 		if row.Params.Size > 0 {
 			size = report.FormatBytes(row.Params.Size)
 		}
-		cells := []report.Cell{report.Str(row.ID), report.Str(size), report.Str(row.Params.KeyWithoutSize()), report.Str(row.Metric + " (" + unit + ")"),
-			report.Num(row.Base.Center/div, 3), report.Str(row.Base.PctRangeString())}
+		cells := []report.Cell{report.Str(row.ID), report.Str(size), report.Str(row.Params.KeyWithoutSize())}
+		if math.IsNaN(row.Base.Center) {
+			cells = append(cells, report.Str(""), report.Str("—"), report.Str(""))
+		} else {
+			cells = append(cells, report.Str(row.Metric+" ("+unit+")"), report.Num(row.Base.Center/div, 3), report.Str(row.Base.PctRangeString()))
+		}
 		for i := range row.Others {
 			if math.IsNaN(row.Others[i].Center) {
-				cells = append(cells, report.Str("missing"), report.Str(""), report.Str("?"), report.Str(""))
+				text := "?"
+				if i < len(row.Failed) && row.Failed[i] != "" {
+					text = "FAILED"
+					if row.Failed[i] == "missing" || strings.HasPrefix(row.Failed[i], "waived") {
+						text = "MISSING"
+					}
+					failures = append(failures, fmt.Sprintf("%s %s in %s: %s", row.ID, row.Key, r.Files[i+1], row.Failed[i]))
+				}
+				cells = append(cells, report.Str("—"), report.Str(""), report.Str(text), report.Str(""))
 				continue
 			}
 			d := row.Deltas[i]
@@ -283,8 +358,11 @@ func (r *Result) Table() *report.Report {
 		t.Rows = append(t.Rows, cells)
 	}
 	t.Notes = append(t.Notes, "median with 95% confidence interval; vs base: change of the median where a Mann–Whitney U test finds p < alpha, else ~")
-	if len(r.Unmatched) > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("%d point(s) are not in every file: shown as missing, or left out when the base lacks them", len(r.Unmatched)))
+	for _, f := range failures {
+		t.Notes = append(t.Notes, f)
+	}
+	if n := len(r.Unmatched); n > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d point(s) are not measured in every file: MISSING or FAILED where the base measured them (or the candidate failed them); points only a candidate measured are left out", n))
 	}
 	return &report.Report{Tables: []report.Table{t}, Warnings: r.Warnings}
 }

@@ -2,6 +2,7 @@ package compare_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -92,5 +93,60 @@ func TestNoMatchIsAnError(t *testing.T) {
 	}
 	if _, err := compare.Compare([]*results.File{a}, compare.Options{}); err == nil {
 		t.Error("one file compared")
+	}
+}
+
+// A candidate point that errored, failed verification or is missing where
+// the base measured it is a row of its own and fails the gate.
+func TestFailedAndMissingCandidatePointsFailTheGate(t *testing.T) {
+	base := fixture.Synthetic(fixture.Options{Seed: 1})
+	cand := fixture.Synthetic(fixture.Options{Seed: 2})
+	var keep []results.Point
+	var failedKey, droppedKey string
+	for _, p := range cand.Points {
+		switch {
+		case failedKey == "" && p.Status == results.StatusOK && p.ID == "rma/put/block":
+			p.Status, p.Reason, p.Samples, p.Metrics = results.StatusFailedVerification, "3 of 1024 checked elements wrong", nil, nil
+			failedKey = p.MatchKey()
+		case droppedKey == "" && p.Status == results.StatusOK && p.ID == "rma/get/block":
+			droppedKey = p.MatchKey()
+			continue
+		}
+		keep = append(keep, p)
+	}
+	cand.Points = keep
+	res, err := compare.Compare([]*results.File{base, cand}, compare.Options{Threshold: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixtures' own errored point (rma/g at 1 GiB) counts too: 3.
+	if res.Failures != 3 {
+		t.Errorf("failures = %d, want 3 (one failed verification, one missing, the fixture's errored point)", res.Failures)
+	}
+	seen := map[string]string{}
+	for _, r := range res.Rows {
+		if len(r.Failed) > 0 && r.Failed[0] != "" {
+			seen[r.ID+" "+r.Key] = r.Failed[0]
+		}
+	}
+	var failedWhy, missingWhy string
+	for k, v := range seen {
+		if strings.Contains(k, "rma/put/block") {
+			failedWhy = v
+		}
+		if strings.Contains(k, "rma/get/block") {
+			missingWhy = v
+		}
+	}
+	if !strings.HasPrefix(failedWhy, "failed-verification") || missingWhy != "missing" {
+		t.Errorf("rows: %v", seen)
+	}
+	out := res.Table()
+	if txt := fmt.Sprint(out.Tables[0].Notes); !strings.Contains(txt, "failed-verification: 3 of 1024") {
+		t.Errorf("notes %s", txt)
+	}
+	allowed, _ := compare.Compare([]*results.File{base, cand}, compare.Options{Threshold: 0.5, AllowFailed: true})
+	if allowed.Failures != 0 {
+		t.Errorf("--allow-failed counted %d failures", allowed.Failures)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -12,10 +13,11 @@ import (
 )
 
 type compareOptions struct {
-	Files     []string
-	Format    string
-	Threshold string
-	Alpha     float64
+	Files       []string
+	Format      string
+	Threshold   string
+	Alpha       float64
+	AllowFailed bool
 }
 
 func newCompareCmd() *cobra.Command {
@@ -27,10 +29,13 @@ func newCompareCmd() *cobra.Command {
 for each, the median with its 95% confidence interval and the change: a percentage where a
 Mann–Whitney U test finds the difference significant (p < --alpha), "~" where it does not.
 A significant change worse than --threshold is a regression: compare then exits with code 3,
-so it can gate a cluster's acceptance test. It warns when the setups differ (GPU, driver,
-CUDA, NVSHMEM or NCCL version, PE count, NVSHMEM_/NCCL_ variables).
+so it can gate a cluster's acceptance test. A point the base measured that a candidate did not
+(it errored, failed verification, was waived or is missing), and a candidate point that
+errored or failed verification, is shown as FAILED or MISSING and fails the gate too, unless
+--allow-failed. For a latency, --threshold 100% means "twice as slow". It warns when the
+setups differ (GPU, driver, CUDA, NVSHMEM or NCCL version, PE count, NVSHMEM_/NCCL_ variables).
 
-Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression.`,
+Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missing points.`,
 		Example: `  nvshbench compare examples/baseline.jsonl examples/candidate.jsonl
   nvshbench compare --threshold 10% --format markdown before=examples/baseline.jsonl after=examples/candidate.jsonl`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -50,6 +55,7 @@ Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression.`,
 	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
 	c.Flags().StringVar(&o.Threshold, "threshold", "5%", "a significant change worse than this is a regression (e.g. 5% or 0.05)")
 	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann–Whitney U test")
+	c.Flags().BoolVar(&o.AllowFailed, "allow-failed", false, "show failed and missing candidate points without failing the gate")
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
 	c.ValidArgsFunction = jsonlCompletion
 	return c
@@ -66,8 +72,8 @@ func parseThreshold(s string) (float64, error) {
 	if pct {
 		v /= 100
 	}
-	if v < 0 || v >= 1 {
-		return 0, usagef("invalid --threshold %q: must be between 0%% and 100%%", s)
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, usagef("invalid --threshold %q: want a finite, non-negative percentage like 5%% (100%% = twice as slow for a latency)", s)
 	}
 	return v, nil
 }
@@ -81,7 +87,7 @@ func runCompare(c *cobra.Command, o *compareOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := compare.Compare(files, compare.Options{Alpha: o.Alpha, Threshold: thr})
+	res, err := compare.Compare(files, compare.Options{Alpha: o.Alpha, Threshold: thr, AllowFailed: o.AllowFailed})
 	if err != nil {
 		return err
 	}
@@ -92,8 +98,8 @@ func runCompare(c *cobra.Command, o *compareOptions) error {
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(c.ErrOrStderr(), "warning: %s\n", w)
 	}
-	if res.Regressions > 0 {
-		return regressionError{res.Regressions}
+	if res.Regressions > 0 || res.Failures > 0 {
+		return regressionError{n: res.Regressions, failed: res.Failures}
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ const (
 	exitOK         = 0
 	exitError      = 1 // the command failed (bad file, GPU error, ...)
 	exitUsage      = 2 // bad flags or arguments
-	exitRegression = 3 // compare found a regression beyond the threshold
+	exitRegression = 3 // compare found a regression beyond the threshold, or failed / missing points
 	exitNoGPU      = 4 // a GPU command on a machine without a usable GPU / shim
 )
 
@@ -30,11 +30,16 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-// regressionError is returned by compare when a regression is found.
-type regressionError struct{ n int }
+// regressionError is returned by compare when a regression is found, or
+// points failed or are missing in a candidate.
+type regressionError struct{ n, failed int }
 
 func (e regressionError) Error() string {
-	return fmt.Sprintf("%d regression(s) beyond the threshold", e.n)
+	msg := fmt.Sprintf("%d regression(s) beyond the threshold", e.n)
+	if e.failed > 0 {
+		msg += fmt.Sprintf("; %d point(s) failed or missing in a candidate (FAILED / MISSING rows; --allow-failed lets them pass)", e.failed)
+	}
+	return msg
 }
 
 // noGPUError is returned by GPU commands when no GPU or shim is usable.

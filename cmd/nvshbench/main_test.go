@@ -45,7 +45,6 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"plot", "--example", "--out", "d", "--format", "gif"},
 		{"compare", "one.jsonl"},
 		{"compare", "--threshold", "abc", "a", "b"},
-		{"compare", "--threshold", "150%", "a", "b"},
 		{"compare", "--alpha", "2", "a", "b"},
 		{"list", "rma/nope"},
 		{"run", "--shim", "fake", "--sizes", "0"},
@@ -111,11 +110,39 @@ func TestCompareExitCodes(t *testing.T) {
 	if code != exitRegression || !strings.Contains(out, "REGRESSION") || !strings.Contains(stderr, "setups differ") {
 		t.Errorf("regression: exit %d\n%s\n%s", code, out, stderr)
 	}
-	if _, _, code := nvshbench(t, "compare", base, base); code != 0 {
-		t.Errorf("a file against itself: exit %d", code)
+	// The fixtures hold one errored point (rma/g at 1 GiB): it fails the
+	// gate even against itself, unless --allow-failed.
+	if out, stderr, code := nvshbench(t, "compare", base, base); code != exitRegression || !strings.Contains(out, "FAILED") ||
+		!strings.Contains(out, "worker timed out") || !strings.Contains(stderr, "1 point(s) failed or missing") {
+		t.Errorf("a file with an errored point against itself: exit %d\n%s\n%s", code, out, stderr)
 	}
-	if _, _, code := nvshbench(t, "compare", "--threshold", "50%", base, cand); code != 0 {
+	if _, _, code := nvshbench(t, "compare", "--allow-failed", base, base); code != 0 {
+		t.Errorf("a file against itself, --allow-failed: exit %d", code)
+	}
+	if _, _, code := nvshbench(t, "compare", "--allow-failed", "--threshold", "50%", base, cand); code != 0 {
 		t.Errorf("10%% slower under a 50%% threshold: exit %d", code)
+	}
+	// A point the base measured and the candidate lacks is MISSING and fails.
+	lines, _ := os.ReadFile(cand)
+	var kept []string
+	for _, l := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		if !strings.Contains(l, `"id":"rma/put/block"`) {
+			kept = append(kept, l)
+		}
+	}
+	short := filepath.Join(t.TempDir(), "short.jsonl")
+	os.WriteFile(short, []byte(strings.Join(kept, "\n")+"\n"), 0o644)
+	if out, _, code := nvshbench(t, "compare", "--threshold", "50%", base, short); code != exitRegression || !strings.Contains(out, "MISSING") {
+		t.Errorf("missing candidate points: exit %d\n%s", code, out)
+	}
+	// "Twice as slow" is a threshold; NaN is not.
+	if _, _, code := nvshbench(t, "compare", "--allow-failed", "--threshold", "150%", base, cand); code != 0 {
+		t.Errorf("--threshold 150%%: exit %d", code)
+	}
+	for _, bad := range []string{"NaN", "-5%", "Inf"} {
+		if _, _, code := nvshbench(t, "compare", "--threshold", bad, base, cand); code != exitUsage {
+			t.Errorf("--threshold %s: exit %d, want %d", bad, code, exitUsage)
+		}
 	}
 }
 
