@@ -90,6 +90,15 @@ func matchKey(it harness.Item) string { return it.ID + " " + it.Params.Key() }
 func openOut(o Options) (*results.Writer, map[string]bool, error) {
 	done := map[string]bool{}
 	if _, err := os.Stat(o.Out); err == nil {
+		if o.Header.Tool != "" { // a run (not a bare waiver record) must be the same setup
+			old, err := results.ReadFile(o.Out)
+			if err != nil {
+				return nil, nil, fmt.Errorf("resuming %s: %w", o.Out, err)
+			}
+			if d := results.ResumeDiffs(&old.Header, &o.Header); len(d) > 0 {
+				return nil, nil, &results.SetupMismatch{File: o.Out, Diffs: d}
+			}
+		}
 		w, f, err := results.Append(o.Out)
 		if err != nil {
 			return nil, nil, fmt.Errorf("resuming %s: %w", o.Out, err)

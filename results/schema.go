@@ -40,6 +40,98 @@ type Header struct {
 	Topology    string            `json:"topology,omitempty"` // e.g. nvidia-smi topo -m, or the P2P matrix
 	Env         map[string]string `json:"env,omitempty"`      // NVSHMEM_*, NCCL_*, CUDA_* at run time
 	Notes       []string          `json:"notes,omitempty"`
+	// Run is what of the run's configuration changes what a point means
+	// without showing in its parameters; a resumed run must match it.
+	Run *RunSetup `json:"run,omitempty"`
+}
+
+// RunSetup is the part of a run's configuration that a resumed run must
+// keep: the samples, warm-up and iterations behind every figure, whether
+// points were verified, and the launch shape of the defaults.
+type RunSetup struct {
+	Samples int  `json:"samples"`
+	Warmup  int  `json:"warmup"`
+	Iters   int  `json:"iters"` // 0: calibrated
+	Verify  bool `json:"verify"`
+	CTAs    int  `json:"ctas"`
+	Threads int  `json:"threads"`
+}
+
+// SetupMismatch says that a results file was written by a setup other than
+// the one about to append to it.
+type SetupMismatch struct {
+	File  string
+	Diffs []string
+}
+
+func (e *SetupMismatch) Error() string {
+	return fmt.Sprintf("%s was written by another setup (%s): resuming would mix them in one file; choose a new --out",
+		e.File, strings.Join(e.Diffs, "; "))
+}
+
+// ResumeDiffs lists what differs between the header of an existing file
+// (old) and the header of a run about to append to it (new): what the
+// GPUs are, how many PEs, synthetic or measured, the schema and tool, the
+// label, the NVSHMEM_ / NCCL_ environment, and the run setup.
+func ResumeDiffs(old, new *Header) []string {
+	var d []string
+	diff := func(what string, a, b any) {
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			d = append(d, fmt.Sprintf("%s %v → %v", what, a, b))
+		}
+	}
+	ns := new.Schema
+	if ns == 0 {
+		ns = SchemaVersion // the writer sets it
+	}
+	diff("schema", old.Schema, ns)
+	diff("tool", old.Tool, new.Tool)
+	diff("synthetic", old.Synthetic, new.Synthetic)
+	diff("PEs", old.PEs, new.PEs)
+	diff("label", fmt.Sprintf("%q", old.Label), fmt.Sprintf("%q", new.Label))
+	gpus := func(h *Header) string {
+		var ids []string
+		for _, g := range h.GPUs {
+			id := g.UUID
+			if id == "" {
+				id = g.Name
+			}
+			ids = append(ids, id)
+		}
+		return "[" + strings.Join(ids, " ") + "]"
+	}
+	diff("GPUs", gpus(old), gpus(new))
+	diff("NVSHMEM", old.NVSHMEM, new.NVSHMEM)
+	keys := map[string]bool{}
+	for k := range old.Env {
+		keys[k] = true
+	}
+	for k := range new.Env {
+		keys[k] = true
+	}
+	var names []string
+	for k := range keys {
+		// The path's own variables show in every point's params (path=...).
+		if k == "NVSHMEM_DISABLE_P2P" || k == "NVSHMEM_IB_ENABLE_IBGDA" {
+			continue
+		}
+		if strings.HasPrefix(k, "NVSHMEM_") || strings.HasPrefix(k, "NCCL_") {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		diff(k, fmt.Sprintf("%q", old.Env[k]), fmt.Sprintf("%q", new.Env[k]))
+	}
+	if old.Run != nil && new.Run != nil {
+		diff("samples", old.Run.Samples, new.Run.Samples)
+		diff("warmup", old.Run.Warmup, new.Run.Warmup)
+		diff("iters", old.Run.Iters, new.Run.Iters)
+		diff("verify", old.Run.Verify, new.Run.Verify)
+		diff("ctas", old.Run.CTAs, new.Run.CTAs)
+		diff("threads", old.Run.Threads, new.Run.Threads)
+	}
+	return d
 }
 
 // GPU describes one device seen by the run.

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/nvshbench/nvshbench/results"
 )
 
 // Exit codes, mapped from errors in one place (exitCode).
@@ -55,8 +57,9 @@ func exitCode(err error) int {
 	var u usageError
 	var r regressionError
 	var g noGPUError
+	var m *results.SetupMismatch
 	switch {
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.As(err, &m):
 		return exitUsage
 	case errors.As(err, &r):
 		return exitRegression

@@ -544,3 +544,50 @@ func TestLaunchedModeUnderMpirun(t *testing.T) {
 		t.Errorf("%d points, want 6\n%s", n, b)
 	}
 }
+
+// A resumed run must be the setup that wrote the file: otherwise it is
+// refused (exit 2), names what differs, and leaves the file as it was.
+func TestResumeRefusesAnotherSetup(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	args := []string{"run", "--shim", "fake", "--sizes", "4K", "--samples", "3", "--label", "a", "--out", out, "rma/put/block"}
+	if _, stderr, code := nvshbench(t, args...); code != 0 {
+		t.Fatalf("first run: exit %d %s", code, stderr)
+	}
+	before, _ := os.ReadFile(out)
+	for _, c := range []struct {
+		change []string
+		want   string
+	}{
+		{[]string{"--samples", "5"}, "samples 3 → 5"},
+		{[]string{"--label", "b"}, `label "a" → "b"`},
+		{[]string{"--ctas", "64"}, "ctas 32 → 64"},
+		{[]string{"--no-verify"}, "verify true → false"},
+	} {
+		a := append(append([]string{}, args...), c.change...)
+		_, stderr, code := nvshbench(t, a...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "choose a new --out") {
+			t.Errorf("%v: exit %d, %q", c.change, code, stderr)
+		}
+	}
+	// Invented numbers never land in a measured file.
+	real := filepath.Join(t.TempDir(), "real.jsonl")
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "results/h200x2-2026-11-29/mpirun/controller.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(real, b, 0o644)
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--pes-per-gpu", "2", "--sizes", "4K", "--samples", "10", "--out", real, "rma/put/block")
+	if code != exitUsage || !strings.Contains(stderr, "synthetic false → true") || !strings.Contains(stderr, "GPUs [GPU-") {
+		t.Errorf("fake into a measured file: exit %d, %q", code, stderr)
+	}
+	if after, _ := os.ReadFile(real); !bytes.Equal(after, b) {
+		t.Error("a refused resume changed the measured file")
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(after, before) {
+		t.Error("a refused resume changed the file")
+	}
+	// The same setup resumes.
+	if _, stderr, code := nvshbench(t, args...); code != 0 || !strings.Contains(stderr, "already there") {
+		t.Errorf("same setup: exit %d %s", code, stderr)
+	}
+}

@@ -222,6 +222,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	}
 	header := buildHeader(gpu, gpus, o.PEsPerGPU, extra)
 	header.Label = o.Label
+	header.Run = &results.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
