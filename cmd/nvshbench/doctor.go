@@ -74,9 +74,14 @@ func runDoctor(w, errw io.Writer, o *doctorOptions) error {
 		fmt.Fprintf(w, "shim:\n  cannot be built: %v\n", terr)
 	}
 	fmt.Fprintf(w, "  runtime LD_LIBRARY_PATH additions: %s\n", strings.Join(tc.LibraryPath(), ":"))
-	if shim != "" && shim != "fake" {
-		if _, err := os.Stat(shim); err != nil {
-			fmt.Fprintf(w, "GPUs:\n  not checked: the shim is not built (run 'nvshbench doctor --build')\n")
+	if shim != "fake" {
+		n, err := cuda.ProbeDriver()
+		if err != nil {
+			fmt.Fprintf(w, "GPUs:\n  none usable: %v\n", err)
+			return noGPUError{fmt.Errorf("nothing can be measured on this machine (%s)", noGPUHelp)}
+		}
+		if _, err := os.Stat(shim); shim != "" && err != nil {
+			fmt.Fprintf(w, "GPUs: %d (the driver's count; details once the shim is built: 'nvshbench doctor --build')\n", n)
 			return nil
 		}
 	}
@@ -156,7 +161,7 @@ NCCL that 'nvshbench doctor' shows, into --out (default: the cache, where run fi
 		RunE: func(c *cobra.Command, args []string) error {
 			tc, err := cuda.Discover()
 			if err != nil {
-				return noGPUError{err}
+				return fmt.Errorf("no CUDA toolchain to build the shim with: %w", err)
 			}
 			if out == "" {
 				out = tc.CachedShimPath()

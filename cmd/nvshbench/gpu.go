@@ -22,11 +22,20 @@ const noGPUHelp = "on a machine without a GPU, 'nvshbench report --paper' prints
 // openGPU finds or builds the shim and loads it. shim is --shim: a path, or
 // "fake" (tests only); empty means $NVSHBENCH_SHIM, else build into the cache.
 func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
+	if shim != "" && shim != "fake" {
+		if err := looksLikeSharedObject(shim); err != nil {
+			return nil, usagef("--shim %s: %v", shim, err)
+		}
+	}
 	if shim == "" {
 		shim = os.Getenv("NVSHBENCH_SHIM")
 	}
 	if shim == "fake" {
 		return &gpuSetup{lib: cuda.NewFake(), shimPath: "fake", tc: &cuda.Toolchain{}}, nil
+	}
+	// Before compiling anything: is there a driver and a GPU at all?
+	if _, err := cuda.ProbeDriver(); err != nil {
+		return nil, noGPUError{fmt.Errorf("%v (%s)", err, noGPUHelp)}
 	}
 	tc, terr := cuda.Discover()
 	if shim == "" {
@@ -41,7 +50,7 @@ func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
 	}
 	lib, err := cuda.Load(shim)
 	if err != nil {
-		return nil, noGPUError{fmt.Errorf("%v (%s)", err, noGPUHelp)}
+		return nil, fmt.Errorf("%v (rebuild it with 'nvshbench build-shim', or see 'nvshbench doctor')", err)
 	}
 	n, err := lib.DeviceCount()
 	if err != nil || n == 0 {
@@ -51,6 +60,21 @@ func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
 		return nil, noGPUError{fmt.Errorf("no usable GPU: %v (%s)", err, noGPUHelp)}
 	}
 	return &gpuSetup{lib: lib, shimPath: shim, tc: tc}, nil
+}
+
+// looksLikeSharedObject checks that path is an ELF file before anything
+// tries to load it.
+func looksLikeSharedObject(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil || string(magic[:]) != "\x7fELF" {
+		return fmt.Errorf("not a shared library (want a libnvshbench.so built by 'nvshbench build-shim')")
+	}
+	return nil
 }
 
 // workerEnv is the full environment of the workers: ours, with the NVSHMEM

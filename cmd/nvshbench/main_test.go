@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/internal/golden"
 	"github.com/nvshbench/nvshbench/results"
 )
@@ -589,5 +590,35 @@ func TestResumeRefusesAnotherSetup(t *testing.T) {
 	// The same setup resumes.
 	if _, stderr, code := nvshbench(t, args...); code != 0 || !strings.Contains(stderr, "already there") {
 		t.Errorf("same setup: exit %d %s", code, stderr)
+	}
+}
+
+// Without a driver or a GPU, reproduce and run stop at once with exit 4,
+// before compiling anything; doctor says so and exits 4 too; a --shim that
+// is no library is bad usage; build-shim without a toolchain is an error.
+func TestNoGPUStopsBeforeCompiling(t *testing.T) {
+	if _, err := cuda.ProbeDriver(); err == nil {
+		t.Skip("this machine has a GPU")
+	}
+	cache := t.TempDir()
+	t.Setenv("NVSHBENCH_SHIM", "")
+	t.Setenv("NVSHBENCH_CACHE", cache)
+	start := time.Now()
+	_, stderr, code := nvshbench(t, "reproduce", "--out", filepath.Join(t.TempDir(), "r"))
+	if code != exitNoGPU || !strings.Contains(stderr, "driver") || time.Since(start) > 5*time.Second {
+		t.Errorf("reproduce: exit %d after %s: %q", code, time.Since(start), stderr)
+	}
+	if ents, _ := os.ReadDir(cache); len(ents) != 0 {
+		t.Errorf("something was built without a GPU: %v", ents)
+	}
+	out, _, code := nvshbench(t, "doctor")
+	if code != exitNoGPU || !strings.Contains(out, "none usable") {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+	if _, stderr, code := nvshbench(t, "run", "--shim", "/etc/passwd", "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "not a shared library") {
+		t.Errorf("--shim /etc/passwd: exit %d %q", code, stderr)
+	}
+	if _, _, code := nvshbench(t, "completion", "tcsh"); code != exitUsage {
+		t.Errorf("completion tcsh: exit %d", code)
 	}
 }

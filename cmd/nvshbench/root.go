@@ -53,6 +53,17 @@ the same run.
 		return nil
 	}
 	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	// 'completion tcsh' is bad usage, not a help page with exit 0.
+	root.InitDefaultCompletionCmd()
+	if comp, _, err := root.Find([]string{"completion"}); err == nil && comp != root {
+		comp.Args = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("no completion for %q: want bash, zsh, fish or powershell", args[0])
+			}
+			return nil
+		}
+		comp.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	}
 	return root
 }
 

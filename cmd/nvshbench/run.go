@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -56,7 +55,7 @@ type runOptions struct {
 
 func addRunFlags(c *cobra.Command, o *runOptions) {
 	f := c.Flags()
-	f.StringVarP(&o.Out, "out", "o", "", "results file (default results/nvshbench-HOST-TIME.jsonl); an existing file is resumed, never overwritten")
+	f.StringVarP(&o.Out, "out", "o", "", "results file (default nvshbench-HOST.jsonl in the current folder); an existing file is resumed by the same setup, never overwritten")
 	f.IntVar(&o.GPUs, "gpus", 0, "GPUs to use, one worker per PE (default: all visible)")
 	f.IntVar(&o.PEsPerGPU, "pes-per-gpu", 1, "PEs per GPU; 2 on one GPU tests multi-PE code paths (not link performance)")
 	f.StringVar(&o.Sizes, "sizes", "8:1G", "message sizes: LO:HI (powers of two), LO:HI:FACTOR, or a list 256,4K,1M")
@@ -214,7 +213,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	out := o.Out
 	if out == "" {
 		host, _ := os.Hostname()
-		out = filepath.Join("results", fmt.Sprintf("nvshbench-%s-%s.jsonl", host, time.Now().Format("20060102-150405")))
+		out = fmt.Sprintf("nvshbench-%s.jsonl", host) // the same command resumes it
 	}
 	extra := pathEnv(cfg.Path)
 	if o.NVSHMEMNCCL == "off" {
@@ -270,7 +269,9 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 	plan := harness.BuildPlan(benches, cfg)
 	out := o.Out
 	if out == "" {
-		out = filepath.Join("results", fmt.Sprintf("nvshbench-%s-%dpes-%s.jsonl", l.By, l.Size, time.Now().Format("20060102-150405")))
+		// Every rank must name the same file, and resuming is not possible
+		// under a launcher: the job's own name, with the start time.
+		out = fmt.Sprintf("nvshbench-%s-%dpes-%s.jsonl", l.By, l.Size, time.Now().Format("20060102-150405"))
 	}
 	extra := pathEnv(cfg.Path)
 	boot, err := chooseBootstrap(gpu.lib, l)
