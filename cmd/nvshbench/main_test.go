@@ -500,6 +500,27 @@ func TestReproduceWithFakeGPU(t *testing.T) {
 	if code != 0 || strings.Contains(stderr, "point(s) to measure") && !strings.Contains(stderr, "0 point(s) to measure") {
 		t.Errorf("second run: exit %d: %s", code, stderr)
 	}
+	// A folder of the user's is never written into.
+	mine := t.TempDir()
+	os.WriteFile(filepath.Join(mine, "index.md"), []byte("my notes\n"), 0o644)
+	_, stderr, code = nvshbench(t, "reproduce", "--quick", "--shim", "fake", "--out", mine)
+	if b, _ := os.ReadFile(filepath.Join(mine, "index.md")); code != exitUsage || string(b) != "my notes\n" || !strings.Contains(stderr, "never replaces") {
+		t.Errorf("user folder: exit %d, index.md %q, %s", code, b, stderr)
+	}
+	if ents, _ := os.ReadDir(mine); len(ents) != 1 {
+		t.Errorf("reproduce wrote into the user's folder: %v", ents)
+	}
+	// A file of the user's dropped into a reproduce folder is not replaced.
+	os.Remove(filepath.Join(dir, "bandwidth.svg"))
+	os.WriteFile(filepath.Join(dir, "bandwidth.svg"), []byte("mine"), 0o644)
+	manifest, _ := os.ReadFile(filepath.Join(dir, manifestName))
+	os.WriteFile(filepath.Join(dir, manifestName), []byte(strings.ReplaceAll(string(manifest), "bandwidth.svg\n", "")), 0o644)
+	if _, stderr, code := nvshbench(t, "reproduce", "--quick", "--shim", "fake", "--out", dir); code == 0 || !strings.Contains(stderr, "did not write it") {
+		t.Errorf("foreign file in a reproduce folder: exit %d %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "bandwidth.svg")); string(b) != "mine" {
+		t.Error("a file reproduce did not write was replaced")
+	}
 }
 
 // TestLaunchedModeUnderMpirun starts two ranks with a real Open MPI mpirun
