@@ -269,21 +269,7 @@ func SetupDiffs(files []*results.File) []string {
 		check("NCCL", base.NCCL, h.NCCL)
 		check("PEs", fmt.Sprint(base.PEs), fmt.Sprint(h.PEs))
 		check("nodes", fmt.Sprint(base.Nodes), fmt.Sprint(h.Nodes))
-		keys := map[string]bool{}
-		for k := range base.Env {
-			keys[k] = true
-		}
-		for k := range h.Env {
-			keys[k] = true
-		}
-		var ks []string
-		for k := range keys {
-			if strings.HasPrefix(k, "NVSHMEM_") || strings.HasPrefix(k, "NCCL_") {
-				ks = append(ks, k)
-			}
-		}
-		sort.Strings(ks)
-		for _, k := range ks {
+		for _, k := range results.KnobNames(base, h) {
 			check(k, base.Env[k], h.Env[k])
 		}
 		if base.Synthetic != h.Synthetic {

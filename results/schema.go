@@ -69,6 +69,25 @@ func (e *SetupMismatch) Error() string {
 		e.File, strings.Join(e.Diffs, "; "))
 }
 
+// KnobNames lists, sorted, the NVSHMEM_ and NCCL_ variables either header
+// recorded.
+func KnobNames(a, b *Header) []string {
+	keys := map[string]bool{}
+	for _, h := range []*Header{a, b} {
+		for k := range h.Env {
+			if strings.HasPrefix(k, "NVSHMEM_") || strings.HasPrefix(k, "NCCL_") {
+				keys[k] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // ResumeDiffs lists what differs between the header of an existing file
 // (old) and the header of a run about to append to it (new): what the
 // GPUs are, how many PEs, synthetic or measured, the schema and tool, the
@@ -102,26 +121,11 @@ func ResumeDiffs(old, new *Header) []string {
 	}
 	diff("GPUs", gpus(old), gpus(new))
 	diff("NVSHMEM", old.NVSHMEM, new.NVSHMEM)
-	keys := map[string]bool{}
-	for k := range old.Env {
-		keys[k] = true
-	}
-	for k := range new.Env {
-		keys[k] = true
-	}
-	var names []string
-	for k := range keys {
+	for _, k := range KnobNames(old, new) {
 		// The path's own variables show in every point's params (path=...).
-		if k == "NVSHMEM_DISABLE_P2P" || k == "NVSHMEM_IB_ENABLE_IBGDA" {
-			continue
+		if k != "NVSHMEM_DISABLE_P2P" && k != "NVSHMEM_IB_ENABLE_IBGDA" {
+			diff(k, fmt.Sprintf("%q", old.Env[k]), fmt.Sprintf("%q", new.Env[k]))
 		}
-		if strings.HasPrefix(k, "NVSHMEM_") || strings.HasPrefix(k, "NCCL_") {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		diff(k, fmt.Sprintf("%q", old.Env[k]), fmt.Sprintf("%q", new.Env[k]))
 	}
 	if old.Run != nil && new.Run != nil {
 		diff("samples", old.Run.Samples, new.Run.Samples)
