@@ -29,6 +29,9 @@ type Config struct {
 	NCCLProtos  []string `json:"nccl_protos,omitempty"` // NCCL protocols to force (LL, LL128, Simple); none: NCCL's choice
 }
 
+// MaxIters is the most operations one timed launch may loop.
+const MaxIters = 1000
+
 // Paper defaults: 32 CTAs × 256 threads (the paper's launch for device RMA).
 const (
 	DefaultCTAs    = 32
@@ -77,8 +80,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--samples %d: must be positive", c.Samples)
 	case c.Warmup < 0:
 		return fmt.Errorf("--warmup %d: must not be negative", c.Warmup)
-	case c.Iters < 0:
-		return fmt.Errorf("--iters %d: must not be negative (0 = adaptive)", c.Iters)
+	case c.Iters < 0 || c.Iters > MaxIters:
+		return fmt.Errorf("--iters %d: want 1..%d operations per timed launch, or 0 (calibrated)", c.Iters, MaxIters)
 	}
 	for _, d := range c.DTypes {
 		if d != "float" && d != "bf16" && d != "half" {
@@ -136,7 +139,8 @@ func ParseSize(s string) (int64, error) {
 }
 
 // ParseSizes parses "8:1G" (powers of two from 8 B to 1 GiB), "lo:hi:f"
-// (multiply by f), or a comma list "256,4K,1M".
+// (multiply by f), or a comma list "256,4K,1M" (a size listed twice, as in
+// "4K,4096", is measured once).
 func ParseSizes(s string) ([]int64, error) {
 	if strings.Contains(s, ":") {
 		parts := strings.Split(s, ":")
@@ -168,12 +172,29 @@ func ParseSizes(s string) ([]int64, error) {
 		return out, nil
 	}
 	var out []int64
+	seen := map[int64]bool{}
 	for _, p := range strings.Split(s, ",") {
 		v, err := ParseSize(p)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
 	}
 	return out, nil
+}
+
+// Unique drops repeated items, keeping the first of each.
+func Unique(items []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, it := range items {
+		if !seen[it] {
+			seen[it] = true
+			out = append(out, it)
+		}
+	}
+	return out
 }

@@ -18,6 +18,7 @@ func TestParseSizes(t *testing.T) {
 		"2gb":        {2 << 30},
 		"8:1G":       nil, // checked by length below
 		" 512 , 1k ": {512, 1024},
+		"4K,4096,1K": {4096, 1024}, // a size listed twice is measured once
 	}
 	for in, want := range cases {
 		got, err := harness.ParseSizes(in)

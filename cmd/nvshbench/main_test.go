@@ -55,6 +55,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"run", "--shim", "fake", "--pes-per-gpu", "0"},
 		{"run", "--shim", "fake", "--gpus", "3"},
 		{"run", "--shim", "fake", "rma/nope"},
+		{"run", "--shim", "fake", "--iters", "5000"},
+		{"run", "--shim", "fake", "--sizes", "100G"},
 		{"version", "extra"},
 	} {
 		_, stderr, code := nvshbench(t, args...)

@@ -17,6 +17,7 @@ import (
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/launcher"
+	"github.com/nvshbench/nvshbench/report"
 	"github.com/nvshbench/nvshbench/results"
 
 	// The suites register their benchmarks.
@@ -136,9 +137,9 @@ func (o *runOptions) config() (*harness.Config, error) {
 	}
 	cfg.Verify, cfg.Bidir, cfg.Blocking, cfg.Quick = !o.NoVerify, o.Bidir, o.Blocking, o.Quick
 	if len(o.DTypes) > 0 {
-		cfg.DTypes = o.DTypes
+		cfg.DTypes = harness.Unique(o.DTypes)
 	}
-	cfg.Graph, cfg.NCCLProtos = o.Graph, o.NCCLProtos
+	cfg.Graph, cfg.NCCLProtos = o.Graph, harness.Unique(o.NCCLProtos)
 	if o.NVSHMEMNCCL == "" {
 		o.NVSHMEMNCCL = "auto"
 	}
@@ -195,6 +196,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		return nil, err
 	}
 	ndev, _ := gpu.lib.DeviceCount()
+	if err := fitsMemory(gpu, cfg, ndev, o.PEsPerGPU); err != nil {
+		return nil, err
+	}
 	if l, ok := launcher.DetectLauncher(); ok {
 		return measureLaunched(ctx, o, cfg, benches, gpu, l, ndev, stderr)
 	}
@@ -258,6 +262,28 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		err = fmt.Errorf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", sum.Errors+sum.Failed, sum.Errors, sum.Failed, out)
 	}
 	return sum, err
+}
+
+// fitsMemory refuses sizes whose buffers cannot fit the GPUs: every PE
+// holds a source, a destination and a scratch buffer of the largest size
+// in NVSHMEM's symmetric heap, plus its reserves.
+func fitsMemory(gpu *gpuSetup, cfg *harness.Config, ndev, pesPerGPU int) error {
+	var mem int64
+	for i := 0; i < ndev; i++ {
+		if info, err := gpu.lib.DeviceInfo(i); err == nil && (mem == 0 || info.MemBytes < mem) {
+			mem = info.MemBytes
+		}
+	}
+	if mem <= 0 {
+		return nil
+	}
+	max := cfg.MaxSize()
+	const reserve = 1 << 30
+	if max > (mem-reserve)/int64(3*pesPerGPU) {
+		return usagef("--sizes: the largest size, %s, needs 3 buffers of it per PE (%d PE(s) per GPU), more than the %s of the GPU",
+			report.FormatBytes(max), pesPerGPU, report.FormatBytes(mem))
+	}
+	return nil
 }
 
 // measureLaunched is measure under srun / mpirun: this process is one PE;
