@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/nvshbench/nvshbench/internal/lists"
 	"github.com/nvshbench/nvshbench/report"
 	"github.com/nvshbench/nvshbench/results"
 )
@@ -253,7 +254,7 @@ func SetupDiffs(files []*results.File) []string {
 		for _, g := range h.GPUs {
 			names = append(names, g.Name)
 		}
-		return fmt.Sprintf("%d× %s", len(h.GPUs), strings.Join(uniq(names), "+"))
+		return fmt.Sprintf("%d× %s", len(h.GPUs), strings.Join(lists.Unique(names), "+"))
 	}
 	for i := 1; i < len(files); i++ {
 		h := &files[i].Header
@@ -274,18 +275,6 @@ func SetupDiffs(files []*results.File) []string {
 		}
 		if base.Synthetic != h.Synthetic {
 			out = append(out, fmt.Sprintf("setups differ: one of %s and %s is synthetic", label(files[0]), label(files[i])))
-		}
-	}
-	return out
-}
-
-func uniq(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
 		}
 	}
 	return out

@@ -185,16 +185,3 @@ func ParseSizes(s string) ([]int64, error) {
 	}
 	return out, nil
 }
-
-// Unique drops repeated items, keeping the first of each.
-func Unique(items []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, it := range items {
-		if !seen[it] {
-			seen[it] = true
-			out = append(out, it)
-		}
-	}
-	return out
-}

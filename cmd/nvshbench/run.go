@@ -16,6 +16,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/internal/lists"
 	"github.com/nvshbench/nvshbench/launcher"
 	"github.com/nvshbench/nvshbench/report"
 	"github.com/nvshbench/nvshbench/results"
@@ -137,9 +138,9 @@ func (o *runOptions) config() (*harness.Config, error) {
 	}
 	cfg.Verify, cfg.Bidir, cfg.Blocking, cfg.Quick = !o.NoVerify, o.Bidir, o.Blocking, o.Quick
 	if len(o.DTypes) > 0 {
-		cfg.DTypes = harness.Unique(o.DTypes)
+		cfg.DTypes = lists.Unique(o.DTypes)
 	}
-	cfg.Graph, cfg.NCCLProtos = o.Graph, harness.Unique(o.NCCLProtos)
+	cfg.Graph, cfg.NCCLProtos = o.Graph, lists.Unique(o.NCCLProtos)
 	if o.NVSHMEMNCCL == "" {
 		o.NVSHMEMNCCL = "auto"
 	}
