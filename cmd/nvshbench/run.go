@@ -258,11 +258,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	}
 	fmt.Fprintf(stderr, "nvshbench: %d PE(s) on %d GPU(s), %d point(s) → %s\n", cfg.PEs, gpus, len(plan.Items), out)
 	sum, err = launcher.Run(ctx, lo)
-	reportSummary(stderr, sum)
-	if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
-		err = fmt.Errorf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", sum.Errors+sum.Failed, sum.Errors, sum.Failed, out)
-	}
-	return sum, err
+	return sum, finish(stderr, sum, err)
 }
 
 // fitsMemory refuses sizes whose buffers cannot fit the GPUs: every PE
@@ -331,12 +327,19 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 	}
 	sum, err := launcher.RunLaunched(ctx, lo, gpu.lib, l, device)
 	if l.Rank == 0 {
-		reportSummary(stderr, sum)
-		if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
-			err = fmt.Errorf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", sum.Errors+sum.Failed, sum.Errors, sum.Failed, out)
-		}
+		err = finish(stderr, sum, err)
 	}
 	return sum, err
+}
+
+// finish prints the run's summary and makes failed points the run's error
+// (exit 1), after everything is written.
+func finish(stderr io.Writer, sum *launcher.Summary, err error) error {
+	reportSummary(stderr, sum)
+	if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
+		err = fmt.Errorf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", sum.Errors+sum.Failed, sum.Errors, sum.Failed, sum.Path)
+	}
+	return err
 }
 
 func reportSummary(w io.Writer, s *launcher.Summary) {
