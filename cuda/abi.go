@@ -140,9 +140,6 @@ func (a *Args) SetNCCL(algo, proto string) {
 	copy(a.NCCLProto[:31], proto)
 }
 
-// NCCLAlgoString is the forced NCCL algorithm ("" = NCCL's choice).
-func (a *Args) NCCLAlgoString() string { return cstr(a.NCCLAlgo[:]) }
-
 // NCCLProtoString is the forced NCCL protocol ("" = NCCL's choice).
 func (a *Args) NCCLProtoString() string { return cstr(a.NCCLProto[:]) }
 

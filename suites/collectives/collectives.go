@@ -215,7 +215,7 @@ func argsOf(coll int32, im impl) func(e *harness.Env, p results.Params) (cuda.Ar
 func describe(coll int32, im impl) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 		o.BusFactor = busFactor(coll, e.Job.NPEs())
-		o.Effective = effective(im, a, e.Job)
+		o.Effective = effective(im, a, e)
 	}
 }
 
@@ -236,7 +236,8 @@ func busFactor(coll int32, n int) float64 {
 // its path, or nccl-via-nvshmem when NVSHMEM's on-stream call is handed to
 // NCCL (inferred from NVSHMEM's rule: built with NCCL, NCCL loadable on
 // every PE, no NVLS, NVSHMEM_DISABLE_NCCL unset).
-func effective(im impl, a cuda.Args, j *harness.Job) string {
+func effective(im impl, a cuda.Args, e *harness.Env) string {
+	j := e.Job
 	switch im.code {
 	case cuda.ImplNCCL:
 		s := "nccl"
@@ -255,7 +256,7 @@ func effective(im impl, a cuda.Args, j *harness.Job) string {
 		if a.Impl == cuda.ImplOurTwoShot {
 			shot = "twoshot"
 		}
-		return shot + "-" + harness.PathName(j.PeerPath(), &harness.Config{})
+		return shot + "-" + harness.PathName(j.PeerPath(), e.Config)
 	case cuda.ImplNVSHMEMStream:
 		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && multicastOff() != "" && j.NCCLMissing() == "" {
 			return "nccl-via-nvshmem"
