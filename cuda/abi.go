@@ -24,6 +24,10 @@ const (
 	OpSMCopy     = 11
 	OpSMCopyRead = 12
 	OpPutSignal  = 13
+	// NCCL's device API (2.28 symmetric windows): the RMA family's roles.
+	OpLSAPut       = 14
+	OpLSAGet       = 15
+	OpGINPutSignal = 16
 
 	OpLatPut       = 21
 	OpLatGet       = 22
@@ -58,6 +62,8 @@ const (
 	ImplOurOneShot    = 3
 	ImplOurTwoShot    = 4
 	ImplNCCL          = 5
+	ImplLSAOneShot    = 6 // NCCL device API AllReduce: LSA pointers + LSA barriers
+	ImplLSATwoShot    = 7
 
 	DTFloat = 0
 	DTBF16  = 1
@@ -93,6 +99,7 @@ var ABIConstants = map[string]int{
 	"NB_OP_PUT":  OpPut, "NB_OP_GET": OpGet, "NB_OP_P": OpP, "NB_OP_G": OpG, "NB_OP_ST": OpST, "NB_OP_LD": OpLD,
 	"NB_OP_FETCH_ADD": OpFetchAdd, "NB_OP_ADD": OpAdd, "NB_OP_CSWAP": OpCSwap, "NB_OP_CE_COPY": OpCECopy,
 	"NB_OP_SM_COPY": OpSMCopy, "NB_OP_SM_COPY_READ": OpSMCopyRead, "NB_OP_PUT_SIGNAL": OpPutSignal,
+	"NB_OP_LSA_PUT": OpLSAPut, "NB_OP_LSA_GET": OpLSAGet, "NB_OP_GIN_PUT_SIGNAL": OpGINPutSignal,
 	"NB_OP_LAT_PUT": OpLatPut, "NB_OP_LAT_GET": OpLatGet, "NB_OP_LAT_P": OpLatP, "NB_OP_LAT_G": OpLatG,
 	"NB_OP_PP_PUT_SIGNAL": OpPPPutSignal, "NB_OP_PP_P": OpPPP, "NB_OP_PP_ATOMIC": OpPPAtomic, "NB_OP_PP_SIGNAL": OpPPSignal,
 	"NB_OP_LAT_FENCE": OpLatFence, "NB_OP_LAT_QUIET": OpLatQuiet, "NB_OP_LAT_FETCH_ADD": OpLatFetchAdd,
@@ -101,6 +108,7 @@ var ABIConstants = map[string]int{
 	"NB_SCOPE_THREAD": ScopeThread, "NB_SCOPE_WARP": ScopeWarp, "NB_SCOPE_BLOCK": ScopeBlock,
 	"NB_IMPL_NVSHMEM_DEVICE": ImplNVSHMEMDevice, "NB_IMPL_NVSHMEM_STREAM": ImplNVSHMEMStream, "NB_IMPL_OUR_ONESHOT": ImplOurOneShot,
 	"NB_IMPL_OUR_TWOSHOT": ImplOurTwoShot, "NB_IMPL_NCCL": ImplNCCL,
+	"NB_IMPL_LSA_ONESHOT": ImplLSAOneShot, "NB_IMPL_LSA_TWOSHOT": ImplLSATwoShot,
 	"NB_DT_F32": DTFloat, "NB_DT_BF16": DTBF16, "NB_DT_F16": DTHalf,
 	"NB_TIMER_EVENTS": TimerEvents, "NB_TIMER_GLOBAL": TimerGlobal,
 	"NB_PATH_LOCAL": PathLocal, "NB_PATH_P2P": PathP2P, "NB_PATH_REMOTE": PathRemote,

@@ -221,7 +221,7 @@ func envInt(k string) int64 {
 // Peak bandwidths of the bulk operations (B/s); every other RMA operation
 // moves at 300 GB/s, atomics run at 1 µs per operation over the grid.
 var fakePeak = map[int32]float64{OpGet: 140e9, OpP: 170e9, OpG: 8e9, OpST: 400e9, OpLD: 300e9,
-	OpCECopy: 420e9, OpSMCopy: 450e9, OpSMCopyRead: 430e9}
+	OpCECopy: 420e9, OpSMCopy: 450e9, OpSMCopyRead: 430e9, OpLSAPut: 390e9, OpLSAGet: 290e9}
 
 func fakeIsAtomic(op int32) bool { return op == OpFetchAdd || op == OpAdd || op == OpCSwap }
 
@@ -288,7 +288,13 @@ func (f *Fake) rma(a Args, r *Result) ([]float64, error) {
 	if f.rank != 0 {
 		target = 0
 	}
-	loadStore := a.Op == OpST || a.Op == OpLD || a.Op == OpCECopy || a.Op == OpSMCopy || a.Op == OpSMCopyRead
+	loadStore := a.Op == OpST || a.Op == OpLD || a.Op == OpCECopy || a.Op == OpSMCopy || a.Op == OpSMCopyRead ||
+		a.Op == OpLSAPut || a.Op == OpLSAGet
+	if a.Op == OpGINPutSignal {
+		// As the shim on a machine without a GIN-capable network: NCCL
+		// refuses the device communicator's GIN resources on every rank.
+		return nil, &Error{Op: "rma", Status: StatusUnreachable, Msg: "ncclDevCommCreate with GIN resources: the fake GPU has no network"}
+	}
 	if initiator && loadStore && f.pathTo(target) == PathRemote {
 		return nil, &Error{Op: "rma", Status: StatusUnreachable, Msg: fmt.Sprintf("PE %d is not reachable by load/store (no P2P mapping)", target)}
 	}
@@ -363,7 +369,7 @@ func (f *Fake) latency(a Args, r *Result) []float64 {
 // collective models 4 µs plus size at 25 GB/s (NCCL and ours at 200 GB/s).
 func (f *Fake) collective(a Args, r *Result) []float64 {
 	bw := 25e9
-	if a.Impl == ImplNCCL || a.Impl == ImplOurOneShot || a.Impl == ImplOurTwoShot {
+	if a.Impl == ImplNCCL || a.Impl == ImplOurOneShot || a.Impl == ImplOurTwoShot || a.Impl == ImplLSAOneShot || a.Impl == ImplLSATwoShot {
 		bw = 200e9
 	}
 	samples := make([]float64, a.Samples)

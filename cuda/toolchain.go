@@ -207,6 +207,11 @@ func (t *Toolchain) BuildCommand(src, linkDir, out string) []string {
 		args = append(args, "-gencode", "arch=compute_"+a+",code=sm_"+a)
 	}
 	args = append(args, "-I"+filepath.Join(t.NVSHMEMHome, "include"))
+	// NCCL's headers bring the device-API benchmarks (nccl_device.h); the
+	// library itself is opened at run time.
+	if t.NCCLHome != "" && fileExists(filepath.Join(t.NCCLHome, "include", "nccl_device.h")) {
+		args = append(args, "-I"+filepath.Join(t.NCCLHome, "include"))
+	}
 	if d := filepath.Join(t.CUDAHome, "include", "cccl"); dirExists(d) {
 		args = append(args, "-I"+d)
 	}

@@ -58,6 +58,15 @@ func TestDiscoverFromEnvironment(t *testing.T) {
 			t.Errorf("build command lacks %q:\n%s", want, cmd)
 		}
 	}
+	// NCCL's include folder only where it has the device API's header.
+	if strings.Contains(cmd, "-I"+filepath.Join(n, "include")) {
+		t.Errorf("NCCL headers without nccl_device.h are on the include path:\n%s", cmd)
+	}
+	writeFile(t, filepath.Join(n, "include/nccl_device.h"), "", 0o644)
+	cmd = strings.Join(tc.BuildCommand("x.cu", "/links", "out.so"), " ")
+	if !strings.Contains(cmd, "-I"+filepath.Join(n, "include")) {
+		t.Errorf("build command lacks NCCL's include folder (device API):\n%s", cmd)
+	}
 	lp := strings.Join(tc.LibraryPath(), ":")
 	if !strings.Contains(lp, filepath.Join(s, "lib")) || !strings.Contains(lp, filepath.Join(n, "lib")) {
 		t.Errorf("library path %q", lp)

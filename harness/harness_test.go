@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nvshbench/nvshbench/cuda"
+
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/results"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
@@ -178,5 +180,33 @@ func TestMerge(t *testing.T) {
 	harness.RecordLimit(lim, &lp)
 	if lim["limit/sm-copy"] <= 0 {
 		t.Error("limit not recorded")
+	}
+}
+
+func TestNCCLDeviceAPIMissing(t *testing.T) {
+	job := func(versions ...int32) *harness.Job {
+		j := &harness.Job{}
+		for i, v := range versions {
+			j.PEs = append(j.PEs, cuda.Info{MyPE: int32(i), NCCLVersion: v, Device: int32(i), UUID: [48]byte{byte('a' + i)}})
+		}
+		j.Paths = make([][]int, len(versions))
+		for a := range j.Paths {
+			j.Paths[a] = make([]int, len(versions))
+			for b := range j.Paths[a] {
+				if a != b {
+					j.Paths[a][b] = cuda.PathP2P
+				}
+			}
+		}
+		return j
+	}
+	if why := job(22809, 22809).NCCLDeviceAPIMissing(); why != "" {
+		t.Errorf("2.28.9 on both PEs: %s", why)
+	}
+	if why := job(22809, 22705).NCCLDeviceAPIMissing(); !strings.Contains(why, "PE 1") || !strings.Contains(why, "2.27.5") {
+		t.Errorf("2.27.5 on PE 1: %q", why)
+	}
+	if why := job(22809, 0).NCCLDeviceAPIMissing(); !strings.Contains(why, "not loadable on PE 1") {
+		t.Errorf("no NCCL on PE 1: %q", why)
 	}
 }

@@ -75,6 +75,25 @@ func (j *Job) NCCLMissing() string {
 	return ""
 }
 
+// NCCLDeviceAPIMissing says why NCCL's device API (symmetric windows, LSA,
+// GIN: NCCL 2.28 and later) cannot run on every PE ("" if it can). Whether
+// the loaded library matches the device ABI the shim was compiled against
+// is the shim's check.
+func (j *Job) NCCLDeviceAPIMissing() string {
+	if why := j.NCCLMissing(); why != "" {
+		return why
+	}
+	for i := range j.PEs {
+		if v := j.PEs[i].NCCLVersion; v < 22800 {
+			return fmt.Sprintf("NCCL's device API needs NCCL 2.28 or later; PE %d loaded %s", i, j.PEs[i].NCCLVersionString())
+		}
+	}
+	if j.NPEs() > 1 && j.SharedGPU() {
+		return "NCCL refuses two ranks on one GPU"
+	}
+	return ""
+}
+
 // NCCLVersion is the NCCL version PE 0 loaded ("" if none).
 func (j *Job) NCCLVersion() string {
 	if len(j.PEs) == 0 {

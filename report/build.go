@@ -9,6 +9,12 @@ import (
 	"github.com/nvshbench/nvshbench/results"
 )
 
+// The paper's launch for RMA: 32 CTAs of 256 threads.
+const (
+	paperCTAs    = 32
+	paperThreads = 256
+)
+
 // Scaling for display: GB = 1e9 bytes, µs = 1e-6 s.
 const (
 	gb = 1e9
@@ -97,6 +103,9 @@ func Build(files []*results.File, ref *results.Reference, opt Options) *Report {
 		tag := fileTag(f, len(files) > 1)
 		for _, name := range tableOrder {
 			rep.Tables = append(rep.Tables, measuredTable(f, ref, name, tag))
+		}
+		if hasDeviceAPI(f) {
+			rep.Tables = append(rep.Tables, deviceAPITable(f, tag))
 		}
 		if opt.Points {
 			rep.Tables = append(rep.Tables, PointsTable(f, tag))

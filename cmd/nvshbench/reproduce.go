@@ -33,6 +33,9 @@ var (
 	paperBandwidth = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g", "rma/st", "rma/ld", "limit"}
 	paperLatency   = []string{"latency"}
 	paperAllReduce = []string{"collectives/allreduce"}
+	// Beyond the paper: NCCL's device API beside NVSHMEM (the AllReduce
+	// implementations are in paperAllReduce).
+	deviceAPI = []string{"rma/nccl-lsa/put/block", "rma/nccl-lsa/get/block", "rma/nccl-gin"}
 )
 
 func newReproduceCmd() *cobra.Command {
@@ -82,7 +85,7 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	}
 	resFile := filepath.Join(o.Out, "results.jsonl")
 	r := o.run
-	r.Benches = paperBandwidth
+	r.Benches = append(append([]string{}, paperBandwidth...), deviceAPI...)
 	r.Out = resFile
 	r.Sizes, r.CTAs, r.Threads, r.SweepSize, r.Path = "8:1G", harness.DefaultCTAs, harness.DefaultThreads, "256M", "p2p"
 	r.Warmup, r.Samples, r.Quick = 2, 10, o.Quick

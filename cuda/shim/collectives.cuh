@@ -5,15 +5,25 @@
 // NCCL). Included by nvshbench.cu. Every PE runs every launch; all start each
 // launch together.
 //
-// NCCL is opened with dlopen at first use, so the shim builds and loads
-// without it, and the NCCL used is the one on the library path (its version
-// is reported). The few NCCL types needed are its stable C ABI, declared here
-// so no NCCL header is needed at build time.
+// NCCL is opened with dlopen at first use, so the shim loads without it, and
+// the NCCL used is the one on the library path (its version is reported).
+// Without NCCL's headers at build time the few types of its stable C ABI are
+// declared here and the device-API AllReduce (nccldev.cuh) reports itself
+// unavailable.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <dlfcn.h>
 
+// With NCCL's headers on the include path (the pip wheel's, found by
+// build-shim) the shim also carries the NCCL device API benchmarks
+// (nccldev.cuh); the library itself is still opened with dlopen.
+#if __has_include(<nccl_device.h>)
+#include <nccl.h>
+#include <nccl_device.h>
+#define NB_NCCL_DEVICE 1
+#else
+#define NB_NCCL_DEVICE 0
 typedef int ncclResult_t;  // ncclSuccess = 0
 typedef struct ncclComm *ncclComm_t;
 typedef struct { char internal[128]; } ncclUniqueId;
@@ -22,6 +32,7 @@ typedef int ncclRedOp_t;
 static const ncclResult_t ncclSuccess = 0;
 static const ncclDataType_t ncclFloat16 = 6, ncclFloat32 = 7, ncclBfloat16 = 9;
 static const ncclRedOp_t ncclSum = 0;
+#endif
 
 // --- values: small integers, so every sum is exact in float, half and bf16
 __host__ __device__ static inline float cval(int64_t i, int pe, int64_t seed) {
@@ -290,12 +301,12 @@ struct IdMsg {
   ncclUniqueId id;
 };
 
-// nccl_setup is collective (every PE, same point): two exchanges and
-// ncclCommInitRank, unless the communicator exists already.
-static int nccl_setup(Run *r) {
-  char key[64];
-  comm_key(r->a, key, sizeof key);
-  if (comm_find(key)) return 0;  // made (or failed) at an earlier point: the same on every PE
+// comm_make is collective (every PE, same point): two exchanges and
+// ncclCommInitRank with NCCL_ALGO / NCCL_PROTO forced (when non-empty),
+// unless the communicator of that key exists already (or failed: the same
+// on every PE).
+static int comm_make(const char *key, const char *algo, const char *proto) {
+  if (comm_find(key)) return 0;
   if (g_ncomms == 16) return fail(NB_ERR, "too many NCCL communicators");
   CommEntry *ce = &g_comms[g_ncomms++];
   memset(ce, 0, sizeof *ce);
@@ -311,19 +322,23 @@ static int nccl_setup(Run *r) {
     char sa[128] = "", sp[128] = "";
     if (oldA) snprintf(sa, sizeof sa, "%s", oldA);
     if (oldP) snprintf(sp, sizeof sp, "%s", oldP);
-    if (r->a->nccl_algo[0]) setenv("NCCL_ALGO", r->a->nccl_algo, 1);
-    if (r->a->nccl_proto[0]) setenv("NCCL_PROTO", r->a->nccl_proto, 1);
+    if (algo[0]) setenv("NCCL_ALGO", algo, 1);
+    if (proto[0]) setenv("NCCL_PROTO", proto, 1);
     ncclResult_t nr = g_nccl.commInitRank(&ce->comm, S.npes, all[0].id, S.me);
     if (oldA) setenv("NCCL_ALGO", sa, 1); else unsetenv("NCCL_ALGO");
     if (oldP) setenv("NCCL_PROTO", sp, 1); else unsetenv("NCCL_PROTO");
     if (nr != ncclSuccess) st = fail(NB_ERR, "ncclCommInitRank (%s): %s", key, g_nccl.errorString(nr));
   }
   // Every PE learns whether every PE has the communicator.
-  int64_t none[3];
-  st = agree(st, 0, 0, 0, nullptr, none);
+  st = agree(st, 0, 0, 0, nullptr, nullptr);
   if (st) snprintf(ce->failed, sizeof ce->failed, "%s", g_err);
-  (void)none;
   return st;
+}
+
+static int nccl_setup(Run *r) {
+  char key[64];
+  comm_key(r->a, key, sizeof key);
+  return comm_make(key, r->a->nccl_algo, r->a->nccl_proto);
 }
 
 static ncclDataType_t nccl_type(int dtype) {
@@ -331,6 +346,11 @@ static ncclDataType_t nccl_type(int dtype) {
 }
 
 static int esize(int dtype) { return dtype == NB_DT_F32 ? 4 : 2; }
+
+// The NCCL device API AllReduce (nccldev.cuh).
+static int nd_coll_validate(Run *r);
+static int nd_coll_setup(Run *r);
+static int nd_coll_launch(Run *r, int iters);
 
 // iters operations of a collective on S.stream.
 static int coll_launch(Run *r, int iters) {
@@ -391,6 +411,9 @@ static int coll_launch(Run *r, int iters) {
     CKLAUNCH("our allreduce");
     return 0;
   }
+  case NB_IMPL_LSA_ONESHOT:
+  case NB_IMPL_LSA_TWOSHOT:
+    return nd_coll_launch(r, iters);
   case NB_IMPL_NCCL: {
     char key[64];
     comm_key(a, key, sizeof key);
@@ -429,7 +452,8 @@ static int coll_validate(Run *r) {
   if (a->op == NB_OP_ALLTOALL && (a->size / es) % S.npes)
     return fail(NB_UNREACHABLE, "alltoall: %lld elements do not divide by %d PEs", (long long)(a->size / es), S.npes);
   if (a->threads <= 0 || a->threads > 1024 || a->ctas <= 0 || a->ctas > NB_MAX_CTAS) return fail(NB_ERR, "launch %d x %d invalid", a->ctas, a->threads);
-  if (a->impl < NB_IMPL_NVSHMEM_DEVICE || a->impl > NB_IMPL_NCCL) return fail(NB_ERR, "unknown implementation %d", a->impl);
+  if (a->impl < NB_IMPL_NVSHMEM_DEVICE || a->impl > NB_IMPL_LSA_TWOSHOT) return fail(NB_ERR, "unknown implementation %d", a->impl);
+  if (a->impl == NB_IMPL_LSA_ONESHOT || a->impl == NB_IMPL_LSA_TWOSHOT) return nd_coll_validate(r);
   if (a->impl == NB_IMPL_OUR_ONESHOT || a->impl == NB_IMPL_OUR_TWOSHOT) {
     if (a->op != NB_OP_ALLREDUCE || a->dtype != NB_DT_F32) return fail(NB_ERR, "our multi-CTA kernels do float AllReduce only");
     for (int q = 0; q < S.npes; q++)
@@ -463,7 +487,11 @@ static int coll_prepare(Run *r) {
   return 0;
 }
 
-static int coll_setup(Run *r) { return r->a->impl == NB_IMPL_NCCL ? nccl_setup(r) : 0; }
+static int coll_setup(Run *r) {
+  if (r->a->impl == NB_IMPL_NCCL) return nccl_setup(r);
+  if (r->a->impl == NB_IMPL_LSA_ONESHOT || r->a->impl == NB_IMPL_LSA_TWOSHOT) return nd_coll_setup(r);
+  return 0;
+}
 
 static int coll_check(Run *r, nb_result *res) {
   const nb_args *a = r->a;

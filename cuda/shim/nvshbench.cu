@@ -263,12 +263,14 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
 }
 
 static void mpi_finalize(void);
+static void nd_finalize(void);
 
 extern "C" int nb_finalize(void) {
   if (!S.inited) return 0;
   cudaSetDevice(S.device);
   cudaDeviceSynchronize();
   nvshmem_barrier_all();
+  nd_finalize();
   nvshmem_free(S.xchg);
   nvshmem_free(S.cflags);
   nvshmem_free(S.flag);
@@ -522,6 +524,14 @@ struct OpEntry {
 #include "rma.cuh"
 #include "latency.cuh"
 #include "collectives.cuh"
+#include "nccldev.cuh"
+
+// nd_finalize releases the NCCL device API's objects (every PE made them).
+static void nd_finalize(void) {
+#if NB_NCCL_DEVICE
+  nd_release();
+#endif
+}
 
 static const OpEntry *find_op(int op) {
   for (size_t i = 0; i < sizeof kRMAOps / sizeof kRMAOps[0]; i++)
@@ -530,6 +540,8 @@ static const OpEntry *find_op(int op) {
     if (kLatOps[i].op == op) return &kLatOps[i];
   for (size_t i = 0; i < sizeof kCollOps / sizeof kCollOps[0]; i++)
     if (kCollOps[i].op == op) return &kCollOps[i];
+  for (size_t i = 0; i < sizeof kNDOps / sizeof kNDOps[0]; i++)
+    if (kNDOps[i].op == op) return &kNDOps[i];
   return nullptr;
 }
 

@@ -40,6 +40,9 @@ enum {
   NB_OP_SM_COPY = 11,    /* limit: SM copy kernel, local -> peer (writes remote) */
   NB_OP_SM_COPY_READ = 12, /* limit: SM copy kernel, peer -> local (reads remote) */
   NB_OP_PUT_SIGNAL = 13, /* bulk putmem_signal_nbi at args.scope (DeepEP's dispatch primitive) */
+  NB_OP_LSA_PUT = 14,    /* NCCL device API: stores through ncclGetLsaPointer into the peer's window, at args.scope */
+  NB_OP_LSA_GET = 15,    /* NCCL device API: loads through ncclGetLsaPointer from the peer's window, at args.scope */
+  NB_OP_GIN_PUT_SIGNAL = 16, /* NCCL device API: ncclGin put + SignalInc per CTA (GPU-initiated networking) */
 
   /* Latency: one CTA of args.threads; PE 0 towards args.peer. */
   NB_OP_LAT_PUT = 21,    /* putmem (scope) + quiet per iteration; blocking: the call alone (issue time) */
@@ -71,7 +74,9 @@ enum {
   NB_IMPL_NVSHMEM_STREAM = 2, /* nvshmemx_*_on_stream (may be handed to NCCL by NVSHMEM) */
   NB_IMPL_OUR_ONESHOT = 3,    /* our multi-CTA AllReduce: every PE reads all peers (load/store) */
   NB_IMPL_OUR_TWOSHOT = 4,    /* our multi-CTA AllReduce: reduce-scatter + all-gather (load/store) */
-  NB_IMPL_NCCL = 5
+  NB_IMPL_NCCL = 5,
+  NB_IMPL_LSA_ONESHOT = 6,    /* NCCL device API AllReduce: LSA pointers + LSA barriers, one-shot */
+  NB_IMPL_LSA_TWOSHOT = 7     /* NCCL device API AllReduce: LSA pointers + LSA barriers, two-shot */
 };
 
 enum { NB_DT_F32 = 0, NB_DT_BF16 = 1, NB_DT_F16 = 2 };

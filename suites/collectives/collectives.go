@@ -25,6 +25,7 @@ type impl struct {
 	def     bool
 	multi   bool // our multi-CTA kernels
 	nvls    bool // needs NVLink multicast
+	lsa     bool // NCCL's device API
 	desc    string
 }
 
@@ -36,6 +37,9 @@ var allreduceImpls = []impl{
 	{name: "multicta", code: cuda.ImplOurOneShot, def: true, multi: true, desc: "our multi-CTA device AllReduce over symmetric memory: one-shot up to 256 KiB, two-shot (reduce-scatter + all-gather) above with more than 2 PEs (with 2 PEs both read the same bytes and one-shot needs one barrier instead of two); NVLink load/store via nvshmem_ptr"},
 	{name: "multicta-oneshot", code: cuda.ImplOurOneShot, multi: true, desc: "our multi-CTA AllReduce, one-shot at every size (every PE reads all peers)"},
 	{name: "multicta-twoshot", code: cuda.ImplOurTwoShot, multi: true, desc: "our multi-CTA AllReduce, two-shot at every size (reduce-scatter + all-gather)"},
+	{name: "nccl-lsa", code: cuda.ImplLSAOneShot, def: true, multi: true, lsa: true, desc: "NCCL device API AllReduce (2.28+): the multicta kernels' structure with NCCL's pieces: inputs in symmetric windows, peers through ncclGetLsaPointer, CTAs meeting in LSA barriers; one-shot up to 256 KiB, two-shot above with more than 2 PEs"},
+	{name: "nccl-lsa-oneshot", code: cuda.ImplLSAOneShot, multi: true, lsa: true, desc: "NCCL device API AllReduce, one-shot at every size"},
+	{name: "nccl-lsa-twoshot", code: cuda.ImplLSATwoShot, multi: true, lsa: true, desc: "NCCL device API AllReduce, two-shot at every size (reduce-scatter into a window + all-gather)"},
 	{name: "nccl", code: cuda.ImplNCCL, def: true, desc: "ncclAllReduce, algorithm and protocol left to NCCL"},
 	{name: "nccl-ring", code: cuda.ImplNCCL, algo: "Ring", def: true, desc: "ncclAllReduce with NCCL_ALGO=Ring"},
 	{name: "nccl-tree", code: cuda.ImplNCCL, algo: "Tree", desc: "ncclAllReduce with NCCL_ALGO=Tree"},
@@ -162,8 +166,8 @@ func argsOf(coll int32, im impl) func(e *harness.Env, p results.Params) (cuda.Ar
 		if a.Size == 0 {
 			a.Size = 4
 		}
-		if im.name == "multicta" && p.Size > OneShotMax && j.NPEs() > 2 {
-			a.Impl = cuda.ImplOurTwoShot
+		if (im.name == "multicta" || im.name == "nccl-lsa") && p.Size > OneShotMax && j.NPEs() > 2 {
+			a.Impl = map[bool]int32{false: cuda.ImplOurTwoShot, true: cuda.ImplLSATwoShot}[im.lsa]
 		}
 		a.Scope = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}[p.Scope]
 		if p.Mode == "graph" {
@@ -180,7 +184,7 @@ func argsOf(coll int32, im impl) func(e *harness.Env, p results.Params) (cuda.Ar
 		}
 		if j.NPEs() > 1 && j.SharedGPU() {
 			switch {
-			case im.code == cuda.ImplNCCL:
+			case im.code == cuda.ImplNCCL || im.lsa:
 				return a, "NCCL refuses two ranks on one GPU"
 			case im.multi:
 				return a, "our multi-CTA AllReduce spins on flags across PEs: two processes on one GPU without MPS time-slice, so it is not measurable here"
@@ -188,7 +192,14 @@ func argsOf(coll int32, im impl) func(e *harness.Env, p results.Params) (cuda.Ar
 				return a, "NVSHMEM team collectives need one PE per GPU (or MPS): with several PEs on one GPU they abort (limited MPG support)"
 			}
 		}
-		if im.multi {
+		if im.lsa {
+			if why := j.NCCLDeviceAPIMissing(); why != "" {
+				return a, why
+			}
+			if why := j.Unmapped(); why != "" {
+				return a, "an LSA AllReduce needs every rank in the LSA team (load/store access between every pair): " + why
+			}
+		} else if im.multi {
 			if why := j.Unmapped(); why != "" {
 				return a, "our multi-CTA AllReduce needs a load/store (P2P) mapping between every pair of PEs: " + why
 			}
@@ -257,6 +268,15 @@ func effective(im impl, a cuda.Args, e *harness.Env) string {
 			shot = "twoshot"
 		}
 		return shot + "-" + harness.PathName(j.PeerPath(), e.Config)
+	case cuda.ImplLSAOneShot, cuda.ImplLSATwoShot:
+		s := "nccl-lsa-oneshot"
+		if a.Impl == cuda.ImplLSATwoShot {
+			s = "nccl-lsa-twoshot"
+		}
+		if v := j.NCCLVersion(); v != "" {
+			s += "-" + v
+		}
+		return s
 	case cuda.ImplNVSHMEMStream:
 		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && multicastOff() != "" && j.NCCLMissing() == "" {
 			return "nccl-via-nvshmem"

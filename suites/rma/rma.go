@@ -231,7 +231,8 @@ var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 func isAtomic(op int32) bool { return op == cuda.OpFetchAdd || op == cuda.OpAdd || op == cuda.OpCSwap }
 
 func needsLoadStore(op int32) bool {
-	return op == cuda.OpST || op == cuda.OpLD || op == cuda.OpCECopy || op == cuda.OpSMCopy || op == cuda.OpSMCopyRead
+	return op == cuda.OpST || op == cuda.OpLD || op == cuda.OpCECopy || op == cuda.OpSMCopy || op == cuda.OpSMCopyRead ||
+		op == cuda.OpLSAPut || op == cuda.OpLSAGet
 }
 
 // argsOf turns a point of op into the shim's arguments: PE 0 towards the

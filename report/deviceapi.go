@@ -1,0 +1,148 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// The device-API table: NVSHMEM's device-initiated calls beside NCCL's
+// device API (2.28: LSA pointers and barriers over NVLink, GIN over the
+// network) on the same GPUs, launches and sizes, and host-launched
+// ncclAllReduce beside both AllReduces.
+type deviceAPIRow struct {
+	label   string
+	metric  string
+	agg     string
+	size    int64 // 0: any size beyond L2
+	nvshmem []string
+	nccl    []string
+	host    []string // host-launched NCCL
+	launch  bool     // at the paper's launch (32 CTAs × 256 threads)
+}
+
+var deviceAPIRows = []deviceAPIRow{
+	{"put, block scope", results.MetricBandwidth, "max", 0, []string{"rma/put/block"}, []string{"rma/nccl-lsa/put/block"}, nil, true},
+	{"put, warp scope", results.MetricBandwidth, "max", 0, []string{"rma/put/warp"}, []string{"rma/nccl-lsa/put/warp"}, nil, true},
+	{"put, thread scope", results.MetricBandwidth, "max", 0, []string{"rma/put/thread"}, []string{"rma/nccl-lsa/put/thread"}, nil, true},
+	{"get, block scope", results.MetricBandwidth, "max", 0, []string{"rma/get/block"}, []string{"rma/nccl-lsa/get/block"}, nil, true},
+	{"get, warp scope", results.MetricBandwidth, "max", 0, []string{"rma/get/warp"}, []string{"rma/nccl-lsa/get/warp"}, nil, true},
+	{"get, thread scope", results.MetricBandwidth, "max", 0, []string{"rma/get/thread"}, []string{"rma/nccl-lsa/get/thread"}, nil, true},
+	{"put + signal, block scope", results.MetricBandwidth, "max", 0, []string{"rma/put-signal/block"}, []string{"rma/nccl-gin/put-signal/block"}, nil, true},
+	{"AllReduce, large", results.MetricBusBW, "max", 0, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
+		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false},
+	{"AllReduce, 8 B", results.MetricLatency, "min", 8, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
+		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false},
+	{"AllReduce, 64 KiB", results.MetricLatency, "min", 64 << 10, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
+		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false},
+}
+
+// hasDeviceAPI reports whether the file measured NCCL's device API at all.
+func hasDeviceAPI(f *results.File) bool {
+	for i := range f.Points {
+		id := f.Points[i].ID
+		if strings.HasPrefix(id, "rma/nccl-lsa/") || strings.HasPrefix(id, "rma/nccl-gin/") || strings.HasPrefix(id, "collectives/allreduce/nccl-lsa") {
+			return true
+		}
+	}
+	return false
+}
+
+// oneWay is the file without bidirectional points (the table compares one
+// initiator's traffic).
+func oneWay(f *results.File) *results.File {
+	g := *f
+	g.Points = nil
+	for _, p := range f.Points {
+		if p.Params.Dir != "bidir" {
+			g.Points = append(g.Points, p)
+		}
+	}
+	return &g
+}
+
+func deviceAPITable(f *results.File, tag string) Table {
+	t := Table{Title: "Device-initiated: NVSHMEM vs NCCL device API" + tag,
+		Columns: []string{"operation", "metric", "NVSHMEM", "NCCL device API", "NCCL / NVSHMEM", "ncclAllReduce (host)", "in-run limit", "status"},
+		Right:   []bool{false, false, true, true, true, true, true, false}}
+	uni := oneWay(f)
+	var notes []string
+	footnote := func(s string) string {
+		for i, n := range notes {
+			if n == s {
+				return fmt.Sprintf("[%d]", i+1)
+			}
+		}
+		notes = append(notes, s)
+		return fmt.Sprintf("[%d]", len(notes))
+	}
+	for _, r := range deviceAPIRows {
+		div, unit, prec := metricScale(r.metric)
+		pick := func(ids []string) Pick {
+			if len(ids) == 0 {
+				return Pick{}
+			}
+			row := &results.RefRow{IDs: ids, Metric: r.metric, Agg: r.agg, Size: r.size}
+			if r.launch {
+				row.CTAs, row.Threads, row.Path = paperCTAs, paperThreads, "p2p"
+			}
+			return Select(uni, row)
+		}
+		nv, nc, host := pick(r.nvshmem), pick(r.nccl), pick(r.host)
+		if nv.Status == "not run" && nc.Status == "not run" {
+			continue // neither side in this file
+		}
+		cell := func(p Pick) Cell {
+			if p.Best == nil {
+				return Str("—")
+			}
+			return Num(p.Value/div, prec)
+		}
+		metric := r.metric + " (" + unit + ")"
+		if r.size > 0 {
+			metric = "latency at " + FormatBytes(r.size) + " (" + unit + ")"
+		}
+		cells := []Cell{Str(r.label), Str(metric), cell(nv), cell(nc)}
+		if nv.Best != nil && nc.Best != nil && nv.Value > 0 {
+			cells = append(cells, Num(nc.Value/nv.Value, 2))
+		} else {
+			cells = append(cells, Str(""))
+		}
+		if len(r.host) > 0 {
+			cells = append(cells, cell(host))
+		} else {
+			cells = append(cells, Str(""))
+		}
+		limit := Str("")
+		for _, p := range []Pick{nc, nv} {
+			if p.Best != nil && p.Best.Limit != nil && p.Best.Limit.Value > 0 && r.metric != results.MetricLatency {
+				limit = Num(p.Best.Limit.Value/gb, 1)
+				break
+			}
+		}
+		cells = append(cells, limit)
+		var status []string
+		for _, s := range []struct {
+			who string
+			p   Pick
+		}{{"NVSHMEM", nv}, {"NCCL", nc}, {"host NCCL", host}} {
+			if s.p.Best == nil && s.p.Status != "" {
+				status = append(status, s.who+" "+footnote(s.p.Status))
+			}
+		}
+		if len(status) == 0 {
+			status = []string{"ok"}
+		}
+		cells = append(cells, Str(strings.Join(status, ", ")))
+		t.Rows = append(t.Rows, cells)
+	}
+	t.Notes = append(t.Notes,
+		"put/get: one initiator, at the paper's launch (32 CTAs × 256 threads), the highest median over sizes beyond L2; NVSHMEM = nvshmem[x]_{put,get}mem_nbi[_warp|_block] (+ quiet), NCCL device API = each scope group's 16-byte stores into / loads from the pointer ncclGetLsaPointer gives",
+		"AllReduce (float sum, busbw): NVSHMEM = our multi-CTA kernel over nvshmem_ptr and NVSHMEM signals; NCCL device API = the same kernel structure over LSA pointers and LSA barriers (ncclLsaBarrierSession); ncclAllReduce = host-launched, NCCL's choice or forced Ring, the better",
+		"in-run limit: the copy limit measured in the same run on the same GPUs (puts: the faster of SM copy and copy engine; gets: SM copy read)")
+	for i, n := range notes {
+		t.Notes = append(t.Notes, fmt.Sprintf("[%d] %s", i+1, n))
+	}
+	return t
+}

@@ -1,0 +1,88 @@
+package report_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nvshbench/nvshbench/internal/fixture"
+	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// deviceAPIFile: NVSHMEM and NCCL-device-API points of one run.
+func deviceAPIFile(t *testing.T) *results.File {
+	f := &results.File{Name: "dev", Header: results.Header{PEs: 2, Nodes: 1}}
+	add := func(id string, size int64, secs float64, metrics ...string) {
+		p := results.Point{Type: results.TypePoint, ID: id, Status: results.StatusOK,
+			Params:    results.Params{Size: size, CTAs: 32, Threads: 256, PEs: 2, Path: "p2p", Dir: "uni"},
+			Effective: "p2p", Timer: "events", Iters: 10, Bytes: size, BusFactor: 1, Samples: []float64{secs, secs, secs},
+			Verify: results.Verification{Checked: true, OK: true}, Limit: &results.Limit{ID: "limit/ce-copy", Value: 396e9},
+			WorkingSetBytes: size}
+		if strings.HasPrefix(id, "collectives/") {
+			p.Params.CTAs, p.Params.Threads, p.Limit, p.Effective = 132, 512, nil, "oneshot-p2p"
+		}
+		if err := results.Derive(&p, metrics...); err != nil {
+			t.Fatal(err)
+		}
+		f.Points = append(f.Points, p)
+	}
+	const big = 256 << 20
+	add("rma/put/block", big, big/310e9, results.MetricBandwidth)
+	add("rma/nccl-lsa/put/block", big, big/350e9, results.MetricBandwidth)
+	add("rma/nccl-lsa/put/block", big, big/999e9, results.MetricBandwidth) // bidirectional: not this table's
+	f.Points[len(f.Points)-1].Params.Dir = "bidir"
+	for _, id := range []string{"collectives/allreduce/multicta", "collectives/allreduce/nccl-lsa", "collectives/allreduce/nccl-ring"} {
+		add(id, 8, map[string]float64{"collectives/allreduce/multicta": 3.6e-6, "collectives/allreduce/nccl-lsa": 3.1e-6, "collectives/allreduce/nccl-ring": 5.6e-6}[id],
+			results.MetricAlgBW, results.MetricBusBW, results.MetricLatency)
+	}
+	f.Points = append(f.Points, results.Point{Type: results.TypePoint, ID: "rma/nccl-gin/put-signal/block", Status: results.StatusWaived,
+		Params: results.Params{Size: big, CTAs: 32, Threads: 256, PEs: 2, Path: "p2p", Dir: "uni"},
+		Reason: "ncclDevCommCreate with GIN resources: invalid usage: GIN not supported."})
+	f.Points = append(f.Points, results.Point{Type: results.TypePoint, ID: "rma/put-signal/block", Status: results.StatusOK})
+	return f
+}
+
+func findTable(r *report.Report, prefix string) *report.Table {
+	for i := range r.Tables {
+		if strings.HasPrefix(r.Tables[i].Title, prefix) {
+			return &r.Tables[i]
+		}
+	}
+	return nil
+}
+
+func TestDeviceAPITable(t *testing.T) {
+	rep := report.Build([]*results.File{deviceAPIFile(t)}, results.Paper(), report.Options{})
+	tab := findTable(rep, "Device-initiated: NVSHMEM vs NCCL device API")
+	if tab == nil {
+		t.Fatal("no device-API table")
+	}
+	rows := map[string][]report.Cell{}
+	for _, r := range tab.Rows {
+		rows[r[0].Text] = r
+	}
+	put := rows["put, block scope"]
+	if put == nil || put[2].Text != "310.0" || put[3].Text != "350.0" || put[4].Text != "1.13" || put[6].Text != "396.0" {
+		t.Errorf("put row: %+v", put)
+	}
+	ar := rows["AllReduce, 8 B"]
+	if ar == nil || ar[2].Text != "3.60" || ar[3].Text != "3.10" || ar[5].Text != "5.60" {
+		t.Errorf("AllReduce 8 B row: %+v", ar)
+	}
+	gin := rows["put + signal, block scope"]
+	if gin == nil || !strings.Contains(gin[7].Text, "NCCL [") {
+		t.Fatalf("GIN row: %+v", gin)
+	}
+	notes := strings.Join(tab.Notes, "\n")
+	if !strings.Contains(notes, "GIN not supported") {
+		t.Errorf("the GIN waiver's reason is not in the notes:\n%s", notes)
+	}
+	if _, ok := rows["get, warp scope"]; ok {
+		t.Error("a row neither side measured is shown")
+	}
+	// A file without the device API gets no such table.
+	plain := report.Build([]*results.File{fixture.Synthetic(fixture.Options{Seed: 1})}, results.Paper(), report.Options{})
+	if findTable(plain, "Device-initiated") != nil {
+		t.Error("device-API table on a file that never ran the device API")
+	}
+}

@@ -1,0 +1,92 @@
+package rma
+
+import (
+	"fmt"
+
+	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// NCCL's device API (2.28): the same bulk put/get as the NVSHMEM rows, at the
+// same scopes, sizes and launch shapes, verified the same way, but through
+// NCCL's symmetric windows: each scope group copies its chunk with 16-byte
+// stores into (loads from) the pointer ncclGetLsaPointer gives for the peer.
+// And GIN (GPU-initiated networking) put + signal, which needs a GIN-capable
+// network and is waived with NCCL's own refusal where there is none.
+func init() {
+	for _, op := range []string{"put", "get"} {
+		for _, sc := range []string{"block", "warp", "thread"} {
+			op, sc := op, sc
+			code, limit, how := int32(cuda.OpLSAPut), writeLimits, "stores into"
+			if op == "get" {
+				code, limit, how = cuda.OpLSAGet, readLimits, "loads from"
+			}
+			harness.Register(harness.Benchmark{
+				ID: "rma/nccl-lsa/" + op + "/" + sc, Suite: "rma",
+				Desc: fmt.Sprintf("NCCL device API: bulk %s at %s scope, 16-byte %s the peer's symmetric window through ncclGetLsaPointer (NCCL 2.28+)",
+					op, sc, how),
+				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit,
+				Default:  sc == "block",
+				Points:   lsaPoints(op, sc),
+				Args:     ncclDevArgs(code),
+				Describe: describe,
+			})
+		}
+	}
+	harness.Register(harness.Benchmark{
+		ID: "rma/nccl-gin/put-signal/block", Suite: "rma", Default: true,
+		Desc:    "NCCL device API: GIN put + SignalInc per CTA into the peer's window, the launch ending when the target has seen every signal (needs a GIN-capable network: InfiniBand/RoCE)",
+		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: writeLimits,
+		Points: func(c *harness.Config) []results.Params {
+			var out []results.Params
+			for _, s := range c.Sizes {
+				out = append(out, results.Params{Size: s, Op: "gin_put_signal", Scope: "block", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni"})
+			}
+			return out
+		},
+		Args: ncclDevArgs(cuda.OpGINPutSignal), Describe: describe,
+	})
+}
+
+func lsaPoints(op, sc string) func(c *harness.Config) []results.Params {
+	name := "lsa_" + op
+	return func(c *harness.Config) []results.Params {
+		var out []results.Params
+		for _, d := range dirs(c) {
+			for _, s := range c.Sizes {
+				out = append(out, results.Params{Size: s, Op: name, Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: d})
+			}
+		}
+		if c.LaunchSweep && sc == "block" {
+			out = append(out, launchSweep(c, results.Params{Size: c.SweepSize, Op: name, Scope: sc, Path: c.Path, Dir: "uni"})...)
+		}
+		return out
+	}
+}
+
+// ncclDevArgs is argsOf with the device API's own waivers (job-wide facts).
+func ncclDevArgs(op int32) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+	base := argsOf(op)
+	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+		a, why := base(e, p)
+		if why != "" {
+			return a, why
+		}
+		j := e.Job
+		if why := j.NCCLDeviceAPIMissing(); why != "" {
+			return a, why
+		}
+		switch op {
+		case cuda.OpLSAPut, cuda.OpLSAGet:
+			if j.PeerPath() == cuda.PathRemote {
+				return a, fmt.Sprintf("PE %d is not load/store accessible from PE 0: no LSA pointer (NCCL's device API would need GIN)", j.Peer())
+			}
+		case cuda.OpGINPutSignal:
+			if j.NPEs() < 2 {
+				return a, "GIN put + signal needs 2 PEs"
+			}
+		}
+		return a, ""
+	}
+}
