@@ -325,14 +325,13 @@ func describe(p *results.Point) string {
 
 // FormatBytes prints a size with binary units: 8 B, 4 KiB, 1 MiB, 1 GiB.
 func FormatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v := float64(n)
-	i := 0
-	for v >= 1024 && i < len(units)-1 && math.Mod(v, 1024) == 0 {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v, i := n, 0
+	for v != 0 && v%1024 == 0 && i < len(units)-1 {
 		v /= 1024
 		i++
 	}
-	return fmt.Sprintf("%g %s", v, units[i])
+	return fmt.Sprintf("%d %s", v, units[i]) // exact: never 8.4e+06 TiB
 }
 
 // PointsTable lists every point of a file: ID, params, status, the primary

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // Quantile returns the q-quantile (0 ≤ q ≤ 1) of sorted values by linear
@@ -105,4 +106,43 @@ func PrimaryMetric(p *Point) string {
 		}
 	}
 	return ""
+}
+
+// Rederive recomputes the point's stored metrics from its raw samples, so
+// every reader (report, plot, compare) uses one derivation of the same
+// numbers. A stored summary that disagrees with the samples (a hand-edited
+// or damaged record) is replaced, and the returned warning says so; a
+// metric the samples cannot give (bandwidth without counted bytes) is
+// dropped. Points without samples keep what they have.
+func (p *Point) Rederive() string {
+	if len(p.Samples) == 0 || len(p.Metrics) == 0 {
+		return ""
+	}
+	var changed []string
+	for name, stored := range p.Metrics {
+		vals, unit, err := SampleValues(p, name)
+		if err != nil {
+			delete(p.Metrics, name)
+			changed = append(changed, fmt.Sprintf("%s dropped (%v)", name, err))
+			continue
+		}
+		fresh := Summarize(vals, unit)
+		if !nearly(stored.Median, fresh.Median) || !nearly(stored.Min, fresh.Min) || !nearly(stored.Max, fresh.Max) || stored.Unit != fresh.Unit {
+			changed = append(changed, fmt.Sprintf("%s median %.6g %s stored, %.6g from the samples", name, stored.Median, stored.Unit, fresh.Median))
+		}
+		p.Metrics[name] = fresh
+	}
+	if len(changed) == 0 {
+		return ""
+	}
+	sort.Strings(changed)
+	return fmt.Sprintf("%s %s: the stored metrics disagree with the raw samples (%s); using the samples", p.ID, p.Params.Key(), strings.Join(changed, "; "))
+}
+
+// nearly: equal to 1e-9 relative (what a JSON round trip keeps).
+func nearly(a, b float64) bool {
+	if a == b {
+		return true
+	}
+	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
 }

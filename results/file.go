@@ -223,6 +223,9 @@ func parseLine(out *File, line []byte, sawHeader *bool) error {
 		if err := p.Validate(); err != nil {
 			return err
 		}
+		if w := p.Rederive(); w != "" {
+			out.Warnings = append(out.Warnings, w)
+		}
 		out.Points = append(out.Points, p)
 		return nil
 	case TypeHeader:

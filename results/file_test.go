@@ -226,3 +226,42 @@ func TestEmbeddedExampleAndReference(t *testing.T) {
 		t.Fatalf("reference: %d rows, arxiv %q", len(ref.Rows), ref.Source.Arxiv)
 	}
 }
+
+// A hand-edited median is not believed: readers re-derive every metric from
+// the raw samples (report and compare then agree) and the file says so.
+func TestReadRederivesFromSamples(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "edited.jsonl")
+	w, err := results.Create(path, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := point(1<<20, 1e-4, 1.1e-4, 1.2e-4)
+	edited := point(1<<21, 2e-4, 2.2e-4, 2.4e-4)
+	m := edited.Metrics[results.MetricBandwidth]
+	m.Median *= 10 // "10x faster", typed by hand
+	edited.Metrics[results.MetricBandwidth] = m
+	for _, p := range []results.Point{good, edited} {
+		if err := w.WritePoint(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	f, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "disagree with the raw samples") || !strings.Contains(f.Warnings[0], "size=2097152") {
+		t.Fatalf("warnings %q", f.Warnings)
+	}
+	vals, _, err := results.SampleValues(&f.Points[1], results.MetricBandwidth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := results.Summarize(vals, results.UnitBytesPerSec).Median
+	if got := f.Points[1].Metrics[results.MetricBandwidth].Median; got != want {
+		t.Errorf("median after reading %v, from the samples %v", got, want)
+	}
+	if got := f.Points[0].Metrics[results.MetricBandwidth].Median; got != good.Metrics[results.MetricBandwidth].Median {
+		t.Errorf("an untouched point changed: %v", got)
+	}
+}
