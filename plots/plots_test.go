@@ -2,6 +2,7 @@ package plots_test
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"encoding/xml"
 	"image/png"
@@ -30,12 +31,27 @@ func TestGoldenSpec(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, " ") != "bandwidth latency-put latency-scalar allreduce" {
-		t.Fatalf("charts %v, want bandwidth, the latency families, allreduce", names)
+	if strings.Join(names, " ") != "bandwidth-put bandwidth-get bandwidth-scalar latency-put latency-scalar allreduce" {
+		t.Fatalf("charts %v, want Fig. 4 per operation, the latency families, Fig. 5", names)
 	}
 	bw := specs[0]
-	if bw.Name != "bandwidth" || len(bw.Marks) != 4 || !strings.HasPrefix(bw.Series[0].Label, "a: ") {
-		t.Errorf("bandwidth chart: name %s, %d marks, first series %q", bw.Name, len(bw.Marks), bw.Series[0].Label)
+	if len(bw.Marks) != 1 || !strings.Contains(bw.Marks[0].Label, "paper: put") || !strings.HasPrefix(bw.Series[0].Label, "a: ") {
+		t.Errorf("put chart: %d marks %+v, first series %q", len(bw.Marks), bw.Marks, bw.Series[0].Label)
+	}
+	for _, s := range specs[:3] {
+		// The in-run limit of the points is drawn, once, labelled.
+		if len(s.Limits) != 1 || s.Limits[0].Y != 450 || !strings.Contains(s.Limits[0].Label, "in-run limit: sm-copy 450 GB/s") {
+			t.Errorf("%s: limits %+v", s.Name, s.Limits)
+		}
+		// The fixture's L2-resident sizes (working set ≤ 60 MiB) are shaded.
+		if s.L2Edge != 8<<20 {
+			t.Errorf("%s: L2 edge %v, want 8 MiB", s.Name, s.L2Edge)
+		}
+	}
+	for _, s := range specs[3:5] {
+		if s.L2Edge != 0 || len(s.Limits) != 0 {
+			t.Errorf("%s: a latency chart shades L2 (%v) or draws limits (%v)", s.Name, s.L2Edge, s.Limits)
+		}
 	}
 	for _, s := range bw.Series {
 		for i := 1; i < len(s.Points); i++ {
@@ -120,5 +136,82 @@ func TestPow2Ticks(t *testing.T) {
 	}
 	if len(ticks) != 28 {
 		t.Errorf("%d ticks from 8 B to 1 GiB, want 28", len(ticks))
+	}
+}
+
+// No two series of a chart look alike: 25 curves on one chart (the
+// AllReduce variants of three files) get 25 distinct colour + dash pairs.
+func TestSeriesStylesNeverRepeat(t *testing.T) {
+	f := &results.File{Name: "many.jsonl", Header: results.Header{PEs: 2, Nodes: 1}}
+	for i := 0; i < 25; i++ {
+		for _, size := range []int64{1 << 20, 1 << 30} {
+			p := results.Point{Type: results.TypePoint, ID: fmt.Sprintf("collectives/allreduce/variant-%02d", i), Status: results.StatusOK,
+				Params: results.Params{Size: size, Op: "sum", DType: "float"}, Bytes: size, BusFactor: 1, Samples: []float64{1e-3, 1.1e-3}}
+			if err := results.Derive(&p, results.MetricAlgBW, results.MetricBusBW); err != nil {
+				t.Fatal(err)
+			}
+			f.Points = append(f.Points, p)
+		}
+	}
+	specs := plots.Build([]*results.File{f}, nil)
+	if len(specs) != 1 || len(specs[0].Series) != 25 {
+		t.Fatalf("%d charts", len(specs))
+	}
+	seen := map[string]string{}
+	for _, s := range specs[0].Series {
+		key := s.Color + fmt.Sprint(s.Dash)
+		if other, ok := seen[key]; ok {
+			t.Fatalf("%s and %s share colour %s and dash %v", other, s.Label, s.Color, s.Dash)
+		}
+		seen[key] = s.Label
+	}
+}
+
+// A cache-answered peak far above the link does not flatten the chart: the
+// y axis is cut above the highest figure that measures the link, and says so.
+func TestClipAboveL2Peaks(t *testing.T) {
+	f := &results.File{Name: "get.jsonl", Header: results.Header{PEs: 2, Nodes: 1}}
+	for _, c := range []struct {
+		size int64
+		bw   float64
+		l2   bool
+	}{{1 << 20, 1600e9, true}, {4 << 20, 1700e9, true}, {256 << 20, 120e9, false}, {1 << 30, 118e9, false}} {
+		p := results.Point{Type: results.TypePoint, ID: "rma/get/block", Status: results.StatusOK, L2Resident: c.l2,
+			Params: results.Params{Size: c.size, Op: "get", CTAs: 32, Threads: 256}, Bytes: c.size, Samples: []float64{float64(c.size) / c.bw},
+			Limit: &results.Limit{ID: "limit/sm-copy-read", Value: 376e9}}
+		if err := results.Derive(&p, results.MetricBandwidth); err != nil {
+			t.Fatal(err)
+		}
+		f.Points = append(f.Points, p)
+	}
+	s := plots.Build([]*results.File{f}, nil)[0]
+	if s.Name != "bandwidth-get" || s.YMax != 1.25*376 || s.L2Edge != 4<<20 {
+		t.Fatalf("%s: y max %v, L2 edge %v", s.Name, s.YMax, s.L2Edge)
+	}
+	if !strings.Contains(strings.Join(s.Notes, " "), "y axis cut at 470") {
+		t.Errorf("notes %q", s.Notes)
+	}
+}
+
+func TestLinearTicksKeepOneFormat(t *testing.T) {
+	for _, c := range []struct {
+		min, max float64
+		want     []string
+	}{{0, 470, []string{"0", "100", "200", "300", "400"}}, {0, 1.9, []string{"0.00", "0.25", "0.50", "0.75", "1.00", "1.25", "1.50", "1.75"}}, {0, 0.06, []string{"0.00", "0.01", "0.02", "0.03", "0.04", "0.05", "0.06"}}} {
+		var got []string
+		for _, tk := range (plots.LinearTicks{}).Ticks(c.min, c.max) {
+			got = append(got, tk.Label)
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("ticks %v..%v: %v, want %v", c.min, c.max, got, c.want)
+		}
+	}
+	for _, tk := range (plots.LogTicks125{}).Ticks(0.5, 5000) {
+		if strings.ContainsAny(tk.Label, "e+") {
+			t.Errorf("log tick label %q uses an exponent", tk.Label)
+		}
+	}
+	if ticks := (plots.Pow2Ticks{}).Ticks(8, 1<<20); ticks[len(ticks)-1].Label != "1 MiB" {
+		t.Errorf("the largest size has no label: %+v", ticks[len(ticks)-1])
 	}
 }

@@ -6,7 +6,10 @@ package plots
 
 import (
 	"fmt"
+	"math"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nvshbench/nvshbench/results"
@@ -22,18 +25,25 @@ type Point struct {
 }
 
 // Series is one curve: one benchmark with fixed parameters, over sizes.
+// Color and Dash are its style: within one chart no two series share both.
 type Series struct {
-	ID     string  `json:"id"`   // benchmark ID
-	Path   string  `json:"path"` // effective path
-	Label  string  `json:"label"`
-	Points []Point `json:"points"`
+	ID     string    `json:"id"`   // benchmark ID
+	Path   string    `json:"path"` // effective path
+	Label  string    `json:"label"`
+	Color  string    `json:"color"`          // #rrggbb
+	Dash   []float64 `json:"dash,omitempty"` // on/off lengths in points; empty: solid
+	Shape  int       `json:"shape"`          // marker shape index
+	Points []Point   `json:"points"`
 }
 
-// Mark is a horizontal reference line (a published peak).
+// Mark is a horizontal reference line: a published value (drawn in its
+// series' colour, dashed) or an in-run limit (black, dotted).
 type Mark struct {
-	Label  string  `json:"label"`
-	Y      float64 `json:"y"`
-	Series int     `json:"series"` // index of the first series it belongs to (drawn in its colour)
+	Label  string    `json:"label"`
+	Y      float64   `json:"y"`
+	Series int       `json:"series"` // index of the first series it belongs to; -1: none
+	Color  string    `json:"color"`
+	Dash   []float64 `json:"dash"`
 }
 
 // Spec is one chart.
@@ -45,8 +55,26 @@ type Spec struct {
 	LogY   bool     `json:"log_y"`
 	Band   string   `json:"band"` // what the band shows
 	Series []Series `json:"series"`
-	Marks  []Mark   `json:"marks,omitempty"`
-	Notes  []string `json:"notes,omitempty"`
+	Marks  []Mark   `json:"marks,omitempty"`  // published values
+	Limits []Mark   `json:"limits,omitempty"` // hardware limits measured in the same run
+	// L2Edge is the largest message size at which some point of the chart
+	// had a working set that fit in L2: sizes up to it are shaded.
+	L2Edge float64 `json:"l2_edge,omitempty"`
+	// YMax clips the y axis (0: fit the data): cache-answered points far
+	// above the link would otherwise flatten every curve that matters.
+	YMax  float64  `json:"y_max,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+// palette: ten distinguishable colours (Tableau 10); past ten, the dash
+// changes, so colour and dash together never repeat within a chart.
+var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
+
+var dashes = [][]float64{nil, {6, 3}, {2, 2}, {8, 3, 2, 3}}
+
+// Style gives series i of a chart its colour, dash and marker.
+func Style(i int) (color string, dash []float64, shape int) {
+	return palette[i%len(palette)], dashes[(i/len(palette))%len(dashes)], i % 7
 }
 
 // chartKind is a family of metrics shown on one chart.
@@ -55,36 +83,107 @@ type chartKind struct {
 	div                         float64
 	logY                        bool
 	refTable                    string
+	// prefixes select the benchmark IDs of the chart ("" prefix: every
+	// series no earlier chart of the same metric took); trim is cut from
+	// the legend labels.
+	prefixes []string
+	trim     string
+	limits   bool   // draw the in-run limits of its points
+	needs    string // drawn only if a series' ID starts with this ("" always)
 }
 
+// The charts, in order. A series goes on the first chart of its metric
+// whose prefixes match it (the paper's Fig. 4 per operation; Fig. 5 the
+// AllReduce against NCCL, its variants on their own chart).
 var kinds = []chartKind{
-	{"bandwidth", "Bandwidth vs message size", "GB/s (1e9 B/s)", results.MetricBandwidth, 1e9, false, "rma"},
-	{"latency", "Latency vs message size", "µs", results.MetricLatency, 1e-6, true, "latency"},
-	{"allreduce", "AllReduce algorithm bandwidth vs message size", "algbw GB/s", results.MetricAlgBW, 1e9, false, "allreduce"},
+	{name: "bandwidth-put", title: "Fig. 4: put bandwidth vs message size", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9, refTable: "rma",
+		prefixes: []string{"rma/put/", "rma/put-signal/", "rma/st", "rma/nccl-lsa/put/", "rma/nccl-gin/"}, trim: "rma/", limits: true},
+	{name: "bandwidth-get", title: "Fig. 4: get bandwidth vs message size", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9, refTable: "rma",
+		prefixes: []string{"rma/get/", "rma/ld", "rma/nccl-lsa/get/"}, trim: "rma/", limits: true},
+	{name: "bandwidth-scalar", title: "Fig. 4: scalar p / g bandwidth vs message size", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9, refTable: "rma",
+		prefixes: []string{"rma/p", "rma/g"}, trim: "rma/", limits: true},
+	{name: "bandwidth-other", title: "Bandwidth vs message size: other operations", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9, refTable: "rma",
+		prefixes: []string{""}, limits: true},
+	{name: "latency", title: "Latency vs message size", ylabel: "µs", metric: results.MetricLatency, div: 1e-6, logY: true, refTable: "latency", prefixes: []string{""}},
+	{name: "allreduce", title: "Fig. 5: AllReduce algorithm bandwidth vs message size, NVSHMEM against NCCL", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, refTable: "allreduce",
+		prefixes: []string{"=collectives/allreduce/nvshmem-block", "=collectives/allreduce/nvshmem-stream", "=collectives/allreduce/multicta",
+			"=collectives/allreduce/nccl-lsa", "=collectives/allreduce/nccl", "=collectives/allreduce/nccl-ring", "=collectives/allreduce/nccl-nvls"},
+		trim: "collectives/allreduce/"},
+	{name: "allreduce-variants", title: "AllReduce algorithm bandwidth vs message size: the other variants", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, refTable: "allreduce",
+		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/"},
+	{name: "collectives-other", title: "Other collectives: algorithm bandwidth vs message size", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, prefixes: []string{""}, trim: "collectives/"},
+	// Beyond the paper: NVSHMEM against NCCL's device API, block scope.
+	{name: "device-api", title: "Device-initiated put / get: NVSHMEM vs NCCL device API (LSA), block scope", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9,
+		prefixes: []string{"=rma/put/block", "=rma/nccl-lsa/put/block", "=rma/get/block", "=rma/nccl-lsa/get/block"}, trim: "rma/", limits: true,
+		needs: "rma/nccl-lsa/"},
 }
 
-// Build makes the chart specs for the given files: one chart per metric
-// family that has points. Several files are overlaid, their series labelled
-// by file; ref adds the published peaks as marks (nil for none).
+// takes reports whether the chart's prefixes select id. "=x" selects x
+// exactly; "x/" every ID under x; else x and x-… (rma/p, not rma/put).
+func (k chartKind) takes(id string) bool {
+	for _, pre := range k.prefixes {
+		switch {
+		case pre == "":
+			return true
+		case strings.HasPrefix(pre, "="):
+			if id == pre[1:] {
+				return true
+			}
+		case strings.HasSuffix(pre, "/"):
+			if strings.HasPrefix(id, pre) {
+				return true
+			}
+		case id == pre || strings.HasPrefix(id, pre+"-") || strings.HasPrefix(id, pre+"/"):
+			return true
+		}
+	}
+	return false
+}
+
+// Build makes the chart specs for the given files: the charts that have
+// series. Several files are overlaid, their series labelled by file; ref
+// adds the published values as marks (nil for none).
 func Build(files []*results.File, ref *results.Reference) []Spec {
 	var out []Spec
+	taken := map[string]bool{} // metric + series key: already on an earlier chart
 	for _, k := range kinds {
 		s := Spec{Name: k.name, Title: k.title, XLabel: "message size", YLabel: k.ylabel, LogY: k.logY, Band: "min–max over samples"}
 		if k.metric == results.MetricLatency {
 			s.Band = "p10–p90 over samples"
 		}
+		exclusive := k.name != "device-api" // the device-API chart repeats series of the put/get charts
+		var limits map[string]float64
 		for _, f := range files {
 			if f.Header.Synthetic {
 				s.Notes = appendOnce(s.Notes, "SYNTHETIC data ("+fileName(f)+"), not a measurement")
 			}
-			s.Series = append(s.Series, series(f, k, len(files) > 1)...)
+			ser, lim, edge := series(f, k, len(files) > 1, taken, exclusive)
+			s.Series = append(s.Series, ser...)
+			for id, v := range lim {
+				if limits == nil {
+					limits = map[string]float64{}
+				}
+				limits[id] = v
+			}
+			s.L2Edge = max(s.L2Edge, edge)
 		}
-		if len(s.Series) == 0 {
+		if len(s.Series) == 0 || !anyID(s.Series, k.needs) {
 			continue
 		}
+		for i := range s.Series {
+			s.Series[i].Color, s.Series[i].Dash, s.Series[i].Shape = Style(i)
+		}
+		if k.limits {
+			s.Limits = limitMarks(limits, k.div)
+		}
 		if k.metric == results.MetricLatency {
-			// One chart per family, or the legend hides the curves.
+			// Round trips are not cache answers: no L2 shading. One chart
+			// per family, or the legend hides the curves.
+			s.L2Edge = 0
 			for _, g := range splitLatency(s) {
+				for i := range g.Series {
+					g.Series[i].Color, g.Series[i].Dash, g.Series[i].Shape = Style(i)
+				}
 				if ref != nil {
 					g.Marks = marks(ref, k, g.Series, multiNode(files))
 				}
@@ -92,22 +191,89 @@ func Build(files []*results.File, ref *results.Reference) []Spec {
 			}
 			continue
 		}
-		if k.metric != results.MetricLatency && anyL2Resident(files) {
-			s.Notes = append(s.Notes, "sizes whose working set fits in L2 measure the cache, not the link")
+		if s.L2Edge > 0 {
+			s.Notes = append(s.Notes, "shaded: sizes whose working set fits in L2 measure the cache, not the link")
 		}
-		if ref != nil {
+		if ref != nil && k.refTable != "" {
 			s.Marks = marks(ref, k, s.Series, multiNode(files))
 		}
+		clip(&s)
 		out = append(out, s)
 	}
 	return out
+}
+
+func anyID(ss []Series, prefix string) bool {
+	for _, s := range ss {
+		if strings.HasPrefix(s.ID, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// limitMarks draws each in-run limit once, black and dotted.
+func limitMarks(limits map[string]float64, div float64) []Mark {
+	ids := make([]string, 0, len(limits))
+	for id := range limits {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []Mark
+	for i, id := range ids {
+		v := limits[id] / div
+		out = append(out, Mark{Label: fmt.Sprintf("in-run limit: %s %s GB/s", strings.TrimPrefix(id, "limit/"), FormatValue(v)), Y: v, Series: -1,
+			Color: "#000000", Dash: [][]float64{{1, 2}, {4, 2, 1, 2}}[i%2]})
+	}
+	return out
+}
+
+// clip caps the y axis of a linear chart whose cache-answered points rise
+// far above everything that measures the link (get at 1 MiB: 1.6 TB/s over
+// a 376 GB/s limit).
+func clip(s *Spec) {
+	if s.LogY {
+		return
+	}
+	ref := 0.0 // the highest value that is not a cache answer
+	for _, m := range append(append([]Mark{}, s.Marks...), s.Limits...) {
+		ref = max(ref, m.Y)
+	}
+	top := 0.0
+	for _, ser := range s.Series {
+		for _, p := range ser.Points {
+			top = max(top, p.Hi)
+			if p.X > s.L2Edge {
+				ref = max(ref, p.Hi)
+			}
+		}
+	}
+	if ref > 0 && top > 1.5*ref {
+		s.YMax = 1.25 * ref
+		s.Notes = append(s.Notes, fmt.Sprintf("y axis cut at %s: L2-resident points above it are off the chart (report --points lists them)", FormatValue(s.YMax)))
+	}
+}
+
+// FormatValue prints a number with three significant digits and no
+// exponent (5000, 250, 2.5, 0.025): the one number format of the charts.
+func FormatValue(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	mag := math.Floor(math.Log10(math.Abs(v)))
+	prec := int(2 - mag)
+	if prec < 0 {
+		prec = 0
+	}
+	r := math.Pow(10, float64(prec))
+	return strconv.FormatFloat(math.Round(v*r)/r, 'f', -1, 64)
 }
 
 func fileName(f *results.File) string {
 	if f.Header.Label != "" {
 		return f.Header.Label
 	}
-	return f.Name
+	return filepath.Base(f.Name)
 }
 
 func appendOnce(s []string, v string) []string {
@@ -132,12 +298,17 @@ func belongs(p *results.Point, k chartKind) bool {
 	return results.PrimaryMetric(p) == k.metric
 }
 
-func series(f *results.File, k chartKind, many bool) []Series {
+// series collects the file's curves for chart k (series other charts took
+// are skipped when exclusive), the in-run limits of their points (limit ID
+// → B/s) and the largest L2-resident size.
+func series(f *results.File, k chartKind, many bool, taken map[string]bool, exclusive bool) ([]Series, map[string]float64, float64) {
 	groups := map[string]*Series{}
 	var order []string
+	limits := map[string]float64{}
+	edge := 0.0
 	for i := range f.Points {
 		p := &f.Points[i]
-		if p.Status != results.StatusOK || p.Params.Size <= 0 || !belongs(p, k) {
+		if p.Status != results.StatusOK || p.Params.Size <= 0 || !belongs(p, k) || !k.takes(p.ID) {
 			continue
 		}
 		m := p.Metrics[k.metric]
@@ -145,9 +316,13 @@ func series(f *results.File, k chartKind, many bool) []Series {
 			continue // log axes cannot show it
 		}
 		key := p.ID + " " + p.Params.KeyWithoutSize()
+		tk := k.metric + " " + fileName(f) + " " + key
+		if exclusive && taken[tk] {
+			continue
+		}
 		g, ok := groups[key]
 		if !ok {
-			label := p.ID + seriesSuffix(p)
+			label := strings.TrimPrefix(p.ID, k.trim) + seriesSuffix(p)
 			if many {
 				label = fileName(f) + ": " + label
 			}
@@ -168,10 +343,29 @@ func series(f *results.File, k chartKind, many bool) []Series {
 		if len(g.Points) < 2 {
 			continue // a launch-sweep point at one size is no curve (report --points lists it)
 		}
+		if exclusive {
+			taken[k.metric+" "+fileName(f)+" "+key] = true
+		}
 		sort.Slice(g.Points, func(i, j int) bool { return g.Points[i].X < g.Points[j].X })
 		out = append(out, *g)
 	}
-	return out
+	// What the chosen curves' points say about limits and L2.
+	for i := range f.Points {
+		p := &f.Points[i]
+		if p.Status != results.StatusOK || !k.takes(p.ID) || !belongs(p, k) {
+			continue
+		}
+		if _, ok := groups[p.ID+" "+p.Params.KeyWithoutSize()]; !ok {
+			continue
+		}
+		if p.Limit != nil && p.Limit.Value > 0 {
+			limits[p.Limit.ID] = p.Limit.Value
+		}
+		if p.L2Resident {
+			edge = max(edge, float64(p.Params.Size))
+		}
+	}
+	return out, limits, edge
 }
 
 // seriesSuffix names what distinguishes curves of one benchmark.
@@ -228,7 +422,8 @@ func marks(ref *results.Reference, k chartKind, ss []Series, multinode bool) []M
 		if r.Size > 0 {
 			at = fmt.Sprintf(" at %d B", r.Size)
 		}
-		out = append(out, Mark{Label: fmt.Sprintf("paper: %s %s%s %s%.3g", r.Label, where, at, bound, r.Value/k.div), Y: r.Value / k.div, Series: idx})
+		out = append(out, Mark{Label: fmt.Sprintf("paper: %s %s%s %s%s", r.Label, where, at, bound, FormatValue(r.Value/k.div)), Y: r.Value / k.div, Series: idx,
+			Color: ss[idx].Color, Dash: []float64{6, 3}})
 	}
 	return out
 }

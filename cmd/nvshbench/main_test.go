@@ -483,7 +483,7 @@ func TestReproduceWithFakeGPU(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(out), "index.md") {
 		t.Errorf("stdout %q", out)
 	}
-	for _, name := range []string{"results.jsonl", "report.md", "index.md", "bandwidth.png", "bandwidth.svg", "latency-put.png", "latency-pingpong.svg", "allreduce.svg"} {
+	for _, name := range []string{"results.jsonl", "report.md", "index.md", "bandwidth-put.png", "bandwidth-get.svg", "bandwidth-scalar.png", "device-api.png", "latency-put.png", "latency-pingpong.svg", "allreduce.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("reproduce did not write %s", name)
 		}
@@ -513,14 +513,14 @@ func TestReproduceWithFakeGPU(t *testing.T) {
 		t.Errorf("reproduce wrote into the user's folder: %v", ents)
 	}
 	// A file of the user's dropped into a reproduce folder is not replaced.
-	os.Remove(filepath.Join(dir, "bandwidth.svg"))
-	os.WriteFile(filepath.Join(dir, "bandwidth.svg"), []byte("mine"), 0o644)
+	os.Remove(filepath.Join(dir, "bandwidth-put.svg"))
+	os.WriteFile(filepath.Join(dir, "bandwidth-put.svg"), []byte("mine"), 0o644)
 	manifest, _ := os.ReadFile(filepath.Join(dir, manifestName))
-	os.WriteFile(filepath.Join(dir, manifestName), []byte(strings.ReplaceAll(string(manifest), "bandwidth.svg\n", "")), 0o644)
+	os.WriteFile(filepath.Join(dir, manifestName), []byte(strings.ReplaceAll(string(manifest), "bandwidth-put.svg\n", "")), 0o644)
 	if _, stderr, code := nvshbench(t, "reproduce", "--quick", "--shim", "fake", "--out", dir); code == 0 || !strings.Contains(stderr, "did not write it") {
 		t.Errorf("foreign file in a reproduce folder: exit %d %s", code, stderr)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "bandwidth.svg")); string(b) != "mine" {
+	if b, _ := os.ReadFile(filepath.Join(dir, "bandwidth-put.svg")); string(b) != "mine" {
 		t.Error("a file reproduce did not write was replaced")
 	}
 }
