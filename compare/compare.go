@@ -285,13 +285,19 @@ func SetupDiffs(files []*results.File) []string {
 func (r *Result) Table() *report.Report {
 	cols := []string{"id", "size", "params", "metric"}
 	right := []bool{false, true, false, false}
-	cols = append(cols, r.Files[0]+" median", "±")
+	cols = append(cols, r.Files[0], "±")
 	right = append(right, true, true)
 	for _, f := range r.Files[1:] {
-		cols = append(cols, f+" median", "±", "vs base", "p")
+		cols = append(cols, f, "±", "vs base", "p")
 		right = append(right, true, true, true, true)
 	}
 	t := report.Table{Title: "Comparison against " + r.Files[0], Columns: cols, Right: right}
+	t.Trunc = make([]bool, len(cols))
+	t.Trunc[2] = true // params: cut to fit a terminal (--wide shows them whole)
+	t.Wide = make([]bool, len(cols))
+	for i, c := range cols {
+		t.Wide[i] = c == "±" || c == "p" // the confidence intervals and p-values: --wide
+	}
 	var failures []string
 	for _, row := range r.Rows {
 		div, unit := 1e9, "GB/s"
@@ -306,9 +312,9 @@ func (r *Result) Table() *report.Report {
 		}
 		cells := []report.Cell{report.Str(row.ID), report.Str(size), report.Str(row.Params.KeyWithoutSize())}
 		if math.IsNaN(row.Base.Center) {
-			cells = append(cells, report.Str(""), report.Str("—"), report.Str(""))
+			cells = append(cells, report.Str(""), report.Str(""), report.Str(""))
 		} else {
-			cells = append(cells, report.Str(row.Metric+" ("+unit+")"), report.Num(row.Base.Center/div, 3), report.Str(row.Base.PctRangeString()))
+			cells = append(cells, report.Str(report.MetricUnit(row.Metric, unit)), report.Sig(row.Base.Center/div, 4), report.Str(row.Base.PctRangeString()))
 		}
 		for i := range row.Others {
 			if math.IsNaN(row.Others[i].Center) {
@@ -320,19 +326,19 @@ func (r *Result) Table() *report.Report {
 					}
 					failures = append(failures, fmt.Sprintf("%s %s in %s: %s", row.ID, row.Key, r.Files[i+1], row.Failed[i]))
 				}
-				cells = append(cells, report.Str("—"), report.Str(""), report.Str(text), report.Str(""))
+				cells = append(cells, report.Str(""), report.Str(""), report.Str(text), report.Str(""))
 				continue
 			}
 			d := row.Deltas[i]
 			if row.Regress[i] {
 				d += " REGRESSION"
 			}
-			cells = append(cells, report.Num(row.Others[i].Center/div, 3), report.Str(row.Others[i].PctRangeString()),
-				report.Str(d), report.Num(row.Cmp[i].P, 3))
+			cells = append(cells, report.Sig(row.Others[i].Center/div, 4), report.Str(row.Others[i].PctRangeString()),
+				report.Str(d), pCell(row.Cmp[i].P))
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	t.Notes = append(t.Notes, "median with 95% confidence interval; vs base: change of the median where a Mann–Whitney U test finds p < alpha, else ~")
+	t.Notes = append(t.Notes, "each file's column: the median (± its 95% confidence interval with --wide); vs base: change of the median where a Mann–Whitney U test finds p < alpha, else ~")
 	for _, f := range failures {
 		t.Notes = append(t.Notes, f)
 	}
@@ -340,4 +346,14 @@ func (r *Result) Table() *report.Report {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d point(s) are not measured in every file: MISSING or FAILED where the base measured them (or the candidate failed them); points only a candidate measured are left out", n))
 	}
 	return &report.Report{Tables: []report.Table{t}, Warnings: r.Warnings}
+}
+
+// pCell shows a p-value with two significant digits, "<0.001" below that.
+func pCell(p float64) report.Cell {
+	if p < 0.001 {
+		c := report.Sig(p, 2)
+		c.Text = "<0.001"
+		return c
+	}
+	return report.Sig(p, 2)
 }

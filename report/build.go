@@ -81,7 +81,7 @@ func Paper(ref *results.Reference) *Report {
 
 func paperCell(r *results.RefRow) Cell {
 	if r.NoPaper {
-		return Str("—")
+		return Str("")
 	}
 	div, _, _ := metricScale(r.Metric)
 	v := r.Value / div
@@ -96,13 +96,22 @@ type Options struct {
 // Build makes the measured tables of each file beside the published numbers.
 func Build(files []*results.File, ref *results.Reference, opt Options) *Report {
 	rep := &Report{}
+	if len(files) > 1 {
+		// Runs side by side: one table per figure, a column per file and
+		// each file's ratio to the first.
+		for _, name := range tableOrder {
+			rep.Tables = append(rep.Tables, sideBySide(files, ref, name))
+		}
+	}
 	for _, f := range files {
 		for _, w := range f.Warnings {
 			rep.Warnings = append(rep.Warnings, w)
 		}
 		tag := fileTag(f, len(files) > 1)
-		for _, name := range tableOrder {
-			rep.Tables = append(rep.Tables, measuredTable(f, ref, name, tag))
+		if len(files) == 1 {
+			for _, name := range tableOrder {
+				rep.Tables = append(rep.Tables, measuredTable(f, ref, name, tag))
+			}
 		}
 		if hasDeviceAPI(f) {
 			rep.Tables = append(rep.Tables, deviceAPITable(f, tag))
@@ -224,14 +233,14 @@ func pathMatches(want string, p *results.Point) bool {
 
 func measuredTable(f *results.File, ref *results.Reference, name, tag string) Table {
 	t := Table{Title: tableTitles[name] + tag}
-	measuredCol := "measured"
-	t.Columns = []string{"operation", "path", measuredCol, "ran as", "at", "paper", "ratio", "in-run limit", "of limit", "status"}
-	t.Right = []bool{false, false, true, false, false, true, true, true, true, false}
 	launched := name == "rma" // rows at the paper's launch, with the sweep's best beside them
-	if launched {
-		t.Columns = append(t.Columns[:9:9], "best launch", "status")
-		t.Right = append(t.Right[:9:9], false, false)
+	t.Columns = []string{"operation", "path", "measured", "ran as", "at", "paper", "paper bound", "ratio", "in-run limit", "of limit", "best launch", "status"}
+	if !launched {
+		t.Columns = append(t.Columns[:10:10], "status")
 	}
+	t.Right = columnFlags(t.Columns, "measured", "paper", "ratio", "in-run limit", "of limit")
+	t.Wide = columnFlags(t.Columns, "ran as", "at", "paper bound", "best launch")
+	t.Long = columnFlags(t.Columns, "status")
 	for i := range ref.Rows {
 		row := &ref.Rows[i]
 		if row.Table != name {
@@ -255,8 +264,12 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 				}
 			}
 		}
+		bound := Str("")
+		if row.Bound == "lt" {
+			bound = Str("upper")
+		}
 		if pick.Best == nil {
-			cells = append(cells, Str("—"), Str(""), Str(""), paperCell(row), Str(""), Str(""), Str(""))
+			cells = append(cells, Str(""), Str(""), Str(""), paperCell(row), bound, Str(""), Str(""), Str(""))
 			if launched {
 				cells = append(cells, Str(best))
 			}
@@ -264,7 +277,7 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 			continue
 		}
 		p := pick.Best
-		cells = append(cells, Num(pick.Value/div, prec), Str(p.Effective), Str(describe(p)), paperCell(row))
+		cells = append(cells, Num(pick.Value/div, prec), Str(p.Effective), Str(describe(p)), paperCell(row), bound)
 		if row.NoPaper {
 			cells = append(cells, Str(""))
 		} else {
@@ -283,7 +296,7 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 			status = "ok (1 PE: a local reduction, no link crossed)"
 		}
 		if row.Bound == "lt" {
-			status += "; paper gives an upper bound"
+			status += "; paper: upper bound"
 		}
 		if launched {
 			cells = append(cells, Str(best))
@@ -340,6 +353,9 @@ func PointsTable(f *results.File, tag string) Table {
 	t := Table{Title: "All points" + tag,
 		Columns: []string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max", "ran as", "verified"},
 		Right:   []bool{false, true, false, false, false, true, true, true, true, false, false}}
+	t.Trunc = columnFlags(t.Columns, "params")
+	t.Long = columnFlags(t.Columns, "status")
+	t.Wide = columnFlags(t.Columns, "min", "p99", "max", "ran as")
 	pts := append([]results.Point(nil), f.Points...)
 	sort.SliceStable(pts, func(i, j int) bool {
 		if pts[i].ID != pts[j].ID {
@@ -362,11 +378,8 @@ func PointsTable(f *results.File, tag string) Table {
 		row := []Cell{Str(p.ID), Str(size), Str(params.Key()), Str(statusText(p))}
 		m := results.PrimaryMetric(p)
 		if s, ok := p.Metric(m); ok {
-			div, unit, prec := metricScale(m)
-			if m == results.MetricLatency {
-				prec = 3
-			}
-			row = append(row, Str(m+" ("+unit+")"), Num(s.Median/div, prec), Num(s.Min/div, prec), Num(s.P99/div, prec), Num(s.Max/div, prec))
+			div, unit, _ := metricScale(m)
+			row = append(row, Str(MetricUnit(m, unit)), Sig(s.Median/div, 4), Sig(s.Min/div, 4), Sig(s.P99/div, 4), Sig(s.Max/div, 4))
 		} else {
 			row = append(row, Str(""), Str(""), Str(""), Str(""), Str(""))
 		}
@@ -393,4 +406,119 @@ func statusText(p *results.Point) string {
 		return "ok"
 	}
 	return string(p.Status) + ": " + p.Reason
+}
+
+// columnFlags marks the named columns.
+func columnFlags(cols []string, names ...string) []bool {
+	out := make([]bool, len(cols))
+	for i, c := range cols {
+		for _, n := range names {
+			if c == n {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}
+
+// MetricUnit names a metric by its unit where that says it (GB/s for a
+// bandwidth, µs for a latency), else metric and unit (busbw GB/s).
+func MetricUnit(metric, unit string) string {
+	switch metric {
+	case results.MetricBandwidth, results.MetricLatency, results.MetricRate:
+		return unit
+	}
+	return metric + " " + unit
+}
+
+// FileLabel names a file in a table: its label, else its name.
+func FileLabel(f *results.File) string {
+	if f.Header.Label != "" {
+		return f.Header.Label
+	}
+	return f.Name
+}
+
+// sideBySide is one figure's table over several runs: the paper's value, each
+// run's measured value (the same selection rule as the single-run table),
+// each later run's ratio to the first, and why a run has no value.
+func sideBySide(files []*results.File, ref *results.Reference, name string) Table {
+	base := FileLabel(files[0])
+	t := Table{Title: tableTitles[name] + ": " + base + " against " + labels(files[1:])}
+	t.Columns = []string{"operation", "path", "paper"}
+	for _, f := range files {
+		t.Columns = append(t.Columns, FileLabel(f))
+	}
+	for _, f := range files[1:] {
+		t.Columns = append(t.Columns, FileLabel(f)+" / "+base)
+	}
+	t.Columns = append(t.Columns, "status")
+	t.Right = make([]bool, len(t.Columns))
+	for i := 2; i < len(t.Columns)-1; i++ {
+		t.Right[i] = true
+	}
+	t.Long = columnFlags(t.Columns, "status")
+	synthetic := false
+	for i := range ref.Rows {
+		row := &ref.Rows[i]
+		if row.Table != name {
+			continue
+		}
+		where := row.Path
+		if row.Scope != "" {
+			where = row.Scope + "-node"
+		}
+		div, _, prec := metricScale(row.Metric)
+		cells := []Cell{Str(row.Label), Str(where), paperCell(row)}
+		picks := make([]Pick, len(files))
+		var why []string
+		for j, f := range files {
+			synthetic = synthetic || f.Header.Synthetic
+			picks[j] = Select(f, row)
+			if picks[j].Best == nil {
+				cells = append(cells, Str(""))
+				why = append(why, FileLabel(f)+": "+picks[j].Status)
+			} else {
+				cells = append(cells, Num(picks[j].Value/div, prec))
+			}
+		}
+		for j := 1; j < len(files); j++ {
+			if picks[0].Best != nil && picks[j].Best != nil && picks[0].Value > 0 {
+				cells = append(cells, Num(picks[j].Value/picks[0].Value, 2))
+			} else {
+				cells = append(cells, Str(""))
+			}
+		}
+		status := "ok"
+		if len(why) > 0 {
+			status = strings.Join(why, "; ")
+			if len(why) == len(files) && allSame(picks) {
+				status = picks[0].Status // one reason for every run
+			}
+		}
+		t.Rows = append(t.Rows, append(cells, Str(status)))
+	}
+	t.Notes = append(t.Notes, "each run's value is chosen as in its own table (report FILE); the ratio columns divide each run by "+base+
+		" (for latencies below 1 is faster)")
+	if synthetic {
+		t.Notes = append(t.Notes, "SYNTHETIC data among the runs: not a measurement")
+	}
+	return t
+}
+
+func labels(files []*results.File) string {
+	var s []string
+	for _, f := range files {
+		s = append(s, FileLabel(f))
+	}
+	return strings.Join(s, ", ")
+}
+
+func allSame(p []Pick) bool {
+	for _, x := range p[1:] {
+		if x.Status != p[0].Status {
+			return false
+		}
+	}
+	return true
 }

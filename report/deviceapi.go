@@ -30,11 +30,11 @@ var deviceAPIRows = []deviceAPIRow{
 	{"get, warp scope", results.MetricBandwidth, "max", 0, []string{"rma/get/warp"}, []string{"rma/nccl-lsa/get/warp"}, nil, true},
 	{"get, thread scope", results.MetricBandwidth, "max", 0, []string{"rma/get/thread"}, []string{"rma/nccl-lsa/get/thread"}, nil, true},
 	{"put + signal, block scope", results.MetricBandwidth, "max", 0, []string{"rma/put-signal/block"}, []string{"rma/nccl-gin/put-signal/block"}, nil, true},
-	{"AllReduce, large", results.MetricBusBW, "max", 0, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
+	{"AllReduce, large sizes", results.MetricBusBW, "max", 0, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
 		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false},
-	{"AllReduce, 8 B", results.MetricLatency, "min", 8, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
+	{"AllReduce at 8 B", results.MetricLatency, "min", 8, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
 		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false},
-	{"AllReduce, 64 KiB", results.MetricLatency, "min", 64 << 10, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
+	{"AllReduce at 64 KiB", results.MetricLatency, "min", 64 << 10, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
 		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false},
 }
 
@@ -64,8 +64,9 @@ func oneWay(f *results.File) *results.File {
 
 func deviceAPITable(f *results.File, tag string) Table {
 	t := Table{Title: "Device-initiated: NVSHMEM vs NCCL device API" + tag,
-		Columns: []string{"operation", "metric", "NVSHMEM", "NCCL device API", "NCCL / NVSHMEM", "ncclAllReduce (host)", "in-run limit", "status"},
-		Right:   []bool{false, false, true, true, true, true, true, false}}
+		Columns: []string{"operation", "metric", "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "limit", "status"}}
+	t.Right = columnFlags(t.Columns, "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "limit")
+	t.Long = columnFlags(t.Columns, "status")
 	uni := oneWay(f)
 	var notes []string
 	footnote := func(s string) string {
@@ -95,13 +96,13 @@ func deviceAPITable(f *results.File, tag string) Table {
 		}
 		cell := func(p Pick) Cell {
 			if p.Best == nil {
-				return Str("—")
+				return Str("")
 			}
 			return Num(p.Value/div, prec)
 		}
-		metric := r.metric + " (" + unit + ")"
-		if r.size > 0 {
-			metric = "latency at " + FormatBytes(r.size) + " (" + unit + ")"
+		metric := unit
+		if r.metric == results.MetricBusBW {
+			metric = "busbw " + unit
 		}
 		cells := []Cell{Str(r.label), Str(metric), cell(nv), cell(nc)}
 		if nv.Best != nil && nc.Best != nil && nv.Value > 0 {
@@ -138,6 +139,7 @@ func deviceAPITable(f *results.File, tag string) Table {
 		t.Rows = append(t.Rows, cells)
 	}
 	t.Notes = append(t.Notes,
+		"NCCL dev API: NCCL's device API (LSA pointers and barriers; GIN for put + signal); ratio: NCCL dev API / NVSHMEM; host NCCL: ncclAllReduce launched from the host; limit: the in-run copy limit (GB/s)",
 		"put/get: one initiator, at the paper's launch (32 CTAs × 256 threads), the highest median over sizes beyond L2; NVSHMEM = nvshmem[x]_{put,get}mem_nbi[_warp|_block] (+ quiet), NCCL device API = each scope group's 16-byte stores into / loads from the pointer ncclGetLsaPointer gives",
 		"AllReduce (float sum, busbw): NVSHMEM = our multi-CTA kernel over nvshmem_ptr and NVSHMEM signals; NCCL device API = the same kernel structure over LSA pointers and LSA barriers (ncclLsaBarrierSession); ncclAllReduce = host-launched, NCCL's choice or forced Ring, the better",
 		"in-run limit: the copy limit measured in the same run on the same GPUs (puts: the faster of SM copy and copy engine; gets: SM copy read)")

@@ -65,7 +65,7 @@ func TestDeviceAPITable(t *testing.T) {
 	if put == nil || put[2].Text != "310.0" || put[3].Text != "350.0" || put[4].Text != "1.13" || put[6].Text != "396.0" {
 		t.Errorf("put row: %+v", put)
 	}
-	ar := rows["AllReduce, 8 B"]
+	ar := rows["AllReduce at 8 B"]
 	if ar == nil || ar[2].Text != "3.60" || ar[3].Text != "3.10" || ar[5].Text != "5.60" {
 		t.Errorf("AllReduce 8 B row: %+v", ar)
 	}

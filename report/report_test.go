@@ -166,3 +166,82 @@ func TestRMARowsUseThePapersLaunch(t *testing.T) {
 	}
 	t.Fatal("no g row")
 }
+
+// Two runs side by side: one table per figure, a column per run and the
+// ratio of the second to the first.
+func TestSideBySide(t *testing.T) {
+	a := fixture.Synthetic(fixture.Options{Seed: 1, Label: "base"})
+	b := fixture.Synthetic(fixture.Options{Seed: 1, Label: "cand", Scale: 0.5})
+	rep := report.Build([]*results.File{a, b}, results.Paper(), report.Options{})
+	var fig4 *report.Table
+	for i := range rep.Tables {
+		if strings.HasPrefix(rep.Tables[i].Title, "Fig. 4") {
+			if fig4 != nil {
+				t.Fatal("two Fig. 4 tables for two runs: not side by side")
+			}
+			fig4 = &rep.Tables[i]
+		}
+	}
+	if fig4 == nil || strings.Join(fig4.Columns, "|") != "operation|path|paper|base|cand|cand / base|status" {
+		t.Fatalf("Fig. 4 side by side: %+v", fig4)
+	}
+	put := fig4.Rows[0]
+	if put[0].Text != "put (bulk)" || put[5].Text != "0.50" {
+		t.Errorf("put row %+v: want the candidate at 0.50 of the base", put)
+	}
+}
+
+// The default text output fits a 120-column terminal; --wide shows every
+// column and every reason in place.
+func TestTextFitsATerminal(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	rep := report.Build([]*results.File{f}, results.Paper(), report.Options{Points: true})
+	out := string(render(t, rep, "text"))
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > report.Width {
+			t.Errorf("%d columns: %s", n, line)
+		}
+	}
+	if !strings.Contains(out, "waived [1]") || !strings.Contains(out, "[1] waived: no InfiniBand device on this machine") {
+		t.Error("a long reason is not a footnote")
+	}
+	rep.Wide = true
+	wide := string(render(t, rep, "text"))
+	if !strings.Contains(wide, "| waived: no InfiniBand device on this machine") || !strings.Contains(wide, "best launch") {
+		t.Error("--wide does not show every column and reason in place")
+	}
+}
+
+func TestSignificantDigits(t *testing.T) {
+	for v, want := range map[float64]string{0.000123456: "0.0001235", 4.56789: "4.568", 337.4321: "337.4", 12345.6: "12346", 0: "0"} {
+		if got := report.Sig(v, 4).Text; got != want {
+			t.Errorf("Sig(%v, 4) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// CSV keeps numbers machine-readable: no dash for a missing value, the
+// paper's "< 9" as 9 with its bound in a column of its own.
+func TestCSVNumbersAndBounds(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	out := string(render(t, report.Build([]*results.File{f}, results.Paper(), report.Options{}), "csv"))
+	if strings.Contains(out, "—") {
+		t.Error("a dash in the CSV")
+	}
+	cr := csv.NewReader(strings.NewReader(strings.SplitN(out, "\n\n", 2)[0]))
+	cr.FieldsPerRecord = -1
+	recs, err := cr.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := recs[1]
+	idx := map[string]int{}
+	for i, c := range cols {
+		idx[c] = i
+	}
+	for _, r := range recs[2:] {
+		if r[0] == "g (scalar)" && r[1] == "p2p" && (r[idx["paper"]] != "9" || r[idx["paper bound"]] != "upper") {
+			t.Errorf("g row: paper %q bound %q", r[idx["paper"]], r[idx["paper bound"]])
+		}
+	}
+}

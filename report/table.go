@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -33,6 +34,21 @@ func Num(v float64, prec int) Cell {
 	return Cell{Text: strconv.FormatFloat(v, 'f', prec, 64), Num: &v}
 }
 
+// Sig makes a numeric cell shown with digits significant digits and never
+// an exponent: 0.000123, 4.56, 337.4, 12345 (fixed decimals would print a
+// small latency or a tiny bandwidth as 0.000).
+func Sig(v float64, digits int) Cell {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return Cell{Text: strconv.FormatFloat(v, 'f', -1, 64), Num: &v}
+	}
+	mag := int(math.Floor(math.Log10(math.Abs(v))))
+	dec := digits - 1 - mag
+	if dec < 0 {
+		dec = 0
+	}
+	return Cell{Text: strconv.FormatFloat(v, 'f', dec, 64), Num: &v}
+}
+
 // Table is the one table model every format renders.
 type Table struct {
 	Title   string
@@ -40,6 +56,13 @@ type Table struct {
 	Right   []bool // right-align column i (numbers)
 	Rows    [][]Cell
 	Notes   []string // shown under the table in text and Markdown
+	// How the text and Markdown output fit a terminal (CSV and JSON always
+	// carry everything): Wide columns appear only with Report.Wide; a Long
+	// column's texts past LongCell characters move to numbered footnotes;
+	// a Trunc column is cut to fit Width.
+	Wide  []bool
+	Long  []bool
+	Trunc []bool
 }
 
 // Report is a list of tables plus warnings that travel beside the data
@@ -47,6 +70,103 @@ type Table struct {
 type Report struct {
 	Tables   []Table
 	Warnings []string
+	Wide     bool // text/Markdown: every column, every text in full
+}
+
+// Width is what the default text output fits; LongCell the longest text a
+// Long column keeps in place.
+const (
+	Width    = 120
+	LongCell = 24
+)
+
+func flag(b []bool, i int) bool { return i < len(b) && b[i] }
+
+// narrow applies the table's fitting rules (not with --wide).
+func narrow(t Table) Table {
+	var keep []int
+	for c := range t.Columns {
+		empty := len(t.Rows) > 0
+		for _, row := range t.Rows {
+			if c < len(row) && strings.TrimSpace(row[c].Text) != "" {
+				empty = false
+				break
+			}
+		}
+		if !flag(t.Wide, c) && !empty { // a column empty in every row says nothing
+			keep = append(keep, c)
+		}
+	}
+	out := Table{Title: t.Title, Notes: append([]string{}, t.Notes...)}
+	for _, c := range keep {
+		out.Columns = append(out.Columns, t.Columns[c])
+		out.Right = append(out.Right, flag(t.Right, c))
+	}
+	foot := map[string]int{}
+	var feet []string
+	for _, row := range t.Rows {
+		var r []Cell
+		for _, c := range keep {
+			if c >= len(row) {
+				r = append(r, Str(""))
+				continue
+			}
+			cell := row[c]
+			if flag(t.Long, c) && len([]rune(cell.Text)) > LongCell {
+				n, ok := foot[cell.Text]
+				if !ok {
+					feet = append(feet, cell.Text)
+					n = len(feet)
+					foot[cell.Text] = n
+				}
+				head := "see"
+				if i := strings.Index(cell.Text, ":"); i > 0 && i <= 16 {
+					head = cell.Text[:i]
+				}
+				cell = Str(fmt.Sprintf("%s [%d]", head, n))
+			}
+			r = append(r, cell)
+		}
+		out.Rows = append(out.Rows, r)
+	}
+	for i, f := range feet {
+		out.Notes = append(out.Notes, fmt.Sprintf("[%d] %s", i+1, f))
+	}
+	// Cut the Trunc columns until the table fits Width.
+	for _, c := range keep {
+		if !flag(t.Trunc, c) {
+			continue
+		}
+		idx := -1
+		for i, k := range keep {
+			if k == c {
+				idx = i
+			}
+		}
+		widths := make([]int, len(out.Columns))
+		for i, h := range out.Columns {
+			widths[i] = len([]rune(h))
+		}
+		for _, r := range out.Rows {
+			for i, cell := range r {
+				widths[i] = max(widths[i], len([]rune(cell.Text)))
+			}
+		}
+		total := 1
+		for _, w := range widths {
+			total += w + 3
+		}
+		if total <= Width {
+			continue
+		}
+		room := max(widths[idx]-(total-Width), 6)
+		for _, r := range out.Rows {
+			if rs := []rune(r[idx].Text); len(rs) > room {
+				r[idx] = Str(string(rs[:room-1]) + "…")
+			}
+		}
+	}
+	return out
 }
 
 // Formats lists the output formats.
@@ -69,6 +189,9 @@ func Render(w io.Writer, r *Report, format string) error {
 
 func renderTable(w io.Writer, r *Report, md bool) error {
 	for i, t := range r.Tables {
+		if !r.Wide {
+			t = narrow(t)
+		}
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
@@ -128,8 +251,10 @@ func renderTable(w io.Writer, r *Report, md bool) error {
 			for _, n := range t.Notes {
 				if md {
 					fmt.Fprintf(w, "- %s\n", n)
-				} else {
+				} else if r.Wide {
 					fmt.Fprintf(w, "  * %s\n", n)
+				} else {
+					fmt.Fprintf(w, "  * %s\n", wrap(n, Width-4, "    "))
 				}
 			}
 		}
@@ -160,9 +285,12 @@ func renderCSV(w io.Writer, r *Report) error {
 		for _, row := range t.Rows {
 			rec := make([]string, len(row))
 			for c, cell := range row {
-				if cell.Num != nil {
+				switch {
+				case cell.Num != nil:
 					rec[c] = strconv.FormatFloat(*cell.Num, 'g', -1, 64)
-				} else {
+				case cell.Text == "—":
+					rec[c] = "" // no value: never a dash in a column of numbers
+				default:
 					rec[c] = cell.Text
 				}
 			}
@@ -203,4 +331,24 @@ func renderJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]any{"tables": out})
+}
+
+// wrap breaks s at spaces so no line passes width (the first line starts
+// after "  * ", the others after indent).
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Fields(s) {
+		n := len([]rune(word))
+		if i > 0 && line+1+n > width {
+			b.WriteString("\n" + indent)
+			line = len(indent) - 4
+		} else if i > 0 {
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += n
+	}
+	return b.String()
 }

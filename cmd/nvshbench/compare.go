@@ -18,6 +18,7 @@ type compareOptions struct {
 	Threshold   string
 	Alpha       float64
 	AllowFailed bool
+	Wide        bool
 }
 
 func newCompareCmd() *cobra.Command {
@@ -53,6 +54,7 @@ Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missin
 		},
 	}
 	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
+	c.Flags().BoolVar(&o.Wide, "wide", false, "every column and every text in full (the default fits 120 columns)")
 	c.Flags().StringVar(&o.Threshold, "threshold", "5%", "a significant change worse than this is a regression (e.g. 5% or 0.05)")
 	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann–Whitney U test")
 	c.Flags().BoolVar(&o.AllowFailed, "allow-failed", false, "show failed and missing candidate points without failing the gate")
@@ -92,6 +94,7 @@ func runCompare(c *cobra.Command, o *compareOptions) error {
 		return err
 	}
 	rep := res.Table()
+	rep.Wide = o.Wide
 	if err := report.Render(c.OutOrStdout(), rep, o.Format); err != nil {
 		return err
 	}

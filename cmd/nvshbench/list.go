@@ -10,6 +10,7 @@ import (
 
 func newListCmd() *cobra.Command {
 	var format string
+	var wide bool
 	c := &cobra.Command{
 		Use:   "list [PATTERN...]",
 		Short: "List the benchmark IDs with their descriptions",
@@ -30,7 +31,8 @@ what it measures.`,
 			if len(args) == 0 {
 				benches = harness.All()
 			}
-			t := report.Table{Title: "Benchmarks", Columns: []string{"id", "metrics", "limit", "default", "description"}}
+			t := report.Table{Title: "Benchmarks", Columns: []string{"id", "metrics", "limit", "default", "description"},
+				Wide: []bool{false, false, true, false, false}, Trunc: []bool{false, false, false, false, true}}
 			for _, b := range benches {
 				def := ""
 				if b.Default {
@@ -45,9 +47,10 @@ what it measures.`,
 				}
 				t.Rows = append(t.Rows, []report.Cell{report.Str(b.ID), report.Str(metrics), report.Str(strings.Join(b.Limits, ", ")), report.Str(def), report.Str(b.Desc)})
 			}
-			return report.Render(c.OutOrStdout(), &report.Report{Tables: []report.Table{t}}, format)
+			return report.Render(c.OutOrStdout(), &report.Report{Tables: []report.Table{t}, Wide: wide}, format)
 		},
 	}
 	c.Flags().StringVarP(&format, "format", "f", "text", "output format: text, markdown, csv, json")
+	c.Flags().BoolVar(&wide, "wide", false, "every column and every text in full (the default fits 120 columns)")
 	return c
 }

@@ -492,7 +492,7 @@ func TestReproduceWithFakeGPU(t *testing.T) {
 	if nicReason() != "" && strings.Count(string(rep), "waived: no InfiniBand") < 8 {
 		t.Errorf("the IBGDA rows of Fig. 4 and the latency table are not all waived with the reason")
 	}
-	for _, want := range []string{"put (bulk)", "RMA latency at 256 B", "NVSHMEM device block, single CTA", "| put       | ibgda |        — |"} {
+	for _, want := range []string{"put (bulk)", "RMA latency at 256 B", "NVSHMEM device block, single CTA", "| put       | ibgda |          |"} {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -15,6 +15,7 @@ type reportOptions struct {
 	Example bool
 	Format  string
 	Points  bool
+	Wide    bool
 }
 
 func newReportCmd() *cobra.Command {
@@ -42,6 +43,7 @@ the hardware limit measured in the same run; rows the machine could not run say 
 	c.Flags().BoolVar(&o.Example, "example", false, "use the embedded example run (measured on an H200)")
 	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
 	c.Flags().BoolVar(&o.Points, "points", false, "add a table of every point")
+	c.Flags().BoolVar(&o.Wide, "wide", false, "every column and every text in full (the default fits 120 columns; long reasons become footnotes)")
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
 	c.ValidArgsFunction = jsonlCompletion
 	return c
@@ -58,13 +60,16 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 		if len(o.Files) > 0 || o.Example {
 			return usagef("--paper prints the published tables alone; leave out files and --example")
 		}
-		return report.Render(out, report.Paper(ref), o.Format)
+		rep := report.Paper(ref)
+		rep.Wide = o.Wide
+		return report.Render(out, rep, o.Format)
 	}
 	files, err := inputFiles(o.Files, o.Example, c)
 	if err != nil {
 		return err
 	}
 	rep := report.Build(files, ref, report.Options{Points: o.Points})
+	rep.Wide = o.Wide
 	if err := report.Render(out, rep, o.Format); err != nil {
 		return err
 	}

@@ -207,6 +207,7 @@ func writeReproduction(dir, resFile string, stdout io.Writer) error {
 	rep := report.Build([]*results.File{f}, ref, report.Options{Points: true})
 	var md strings.Builder
 	fmt.Fprintf(&md, "# nvshbench reproduction of \"Demystifying NVSHMEM\"\n\n")
+	rep.Wide = true // a page, not a terminal: every column
 	if err := report.Render(&md, rep, "markdown"); err != nil {
 		return err
 	}
