@@ -52,5 +52,7 @@ what it measures.`,
 	}
 	c.Flags().StringVarP(&format, "format", "f", "text", "output format: text, markdown, csv, json")
 	c.Flags().BoolVar(&wide, "wide", false, "every column and every text in full (the default fits 120 columns)")
+	c.ValidArgsFunction = benchmarkCompletion
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }

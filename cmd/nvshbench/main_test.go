@@ -645,3 +645,26 @@ func TestNoGPUStopsBeforeCompiling(t *testing.T) {
 		t.Errorf("completion tcsh: exit %d", code)
 	}
 }
+
+// Shell completion offers benchmark IDs and prefixes, and flag values.
+func TestCompletionOfIDsAndValues(t *testing.T) {
+	out, _, code := nvshbench(t, "__complete", "run", "rma/nccl-l")
+	if code != 0 || !strings.Contains(out, "rma/nccl-lsa\tprefix") || !strings.Contains(out, "rma/nccl-lsa/put/block\tNCCL device API") ||
+		strings.Contains(out, "rma/put/") {
+		t.Errorf("run IDs: %q", out)
+	}
+	out, _, _ = nvshbench(t, "__complete", "run", "--dtypes", "float,")
+	if !strings.Contains(out, "float,bf16") || !strings.Contains(out, "float,half") || strings.Contains(out, "float,float") {
+		t.Errorf("--dtypes: %q", out)
+	}
+	out, _, _ = nvshbench(t, "__complete", "report", "--format", "")
+	for _, f := range []string{"text", "markdown", "csv", "json"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("report --format lacks %s: %q", f, out)
+		}
+	}
+	out, _, _ = nvshbench(t, "__complete", "list", "latency/pi")
+	if !strings.Contains(out, "latency/pingpong/put-signal") {
+		t.Errorf("list IDs: %q", out)
+	}
+}

@@ -82,6 +82,13 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringSliceVar(&o.NCCLProtos, "nccl-protos", nil, "collectives: also force these NCCL protocols (LL, LL128, Simple) with NCCL_PROTO; default: NCCL's choice")
 	f.StringVar(&o.NVSHMEMNCCL, "nvshmem-nccl", "auto", "on-stream NVSHMEM collectives: auto (NVSHMEM may hand them to NCCL) or off (NVSHMEM_DISABLE_NCCL=1, NVSHMEM's own kernels)")
 	c.RegisterFlagCompletionFunc("path", cobra.FixedCompletions([]string{"p2p", "proxy", "ibgda"}, cobra.ShellCompDirectiveNoFileComp))
+	c.RegisterFlagCompletionFunc("dtypes", listCompletion([]string{"float", "bf16", "half"}))
+	c.RegisterFlagCompletionFunc("nccl-protos", listCompletion([]string{"LL", "LL128", "Simple"}))
+	c.RegisterFlagCompletionFunc("nvshmem-nccl", cobra.FixedCompletions([]string{"auto", "off"}, cobra.ShellCompDirectiveNoFileComp))
+	c.RegisterFlagCompletionFunc("sizes", cobra.FixedCompletions([]string{"8:1G", "8:1M", "1K:1G:4", "256,4K,1M"}, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
+	c.RegisterFlagCompletionFunc("out", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"jsonl"}, cobra.ShellCompDirectiveFilterFileExt
+	})
 }
 
 func newRunCmd() *cobra.Command {
@@ -114,6 +121,7 @@ Interrupt it at any time: every finished point is kept, and the same command res
 		},
 	}
 	addRunFlags(c, o)
+	c.ValidArgsFunction = benchmarkCompletion
 	return c
 }
 
