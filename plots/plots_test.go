@@ -215,3 +215,54 @@ func TestLinearTicksKeepOneFormat(t *testing.T) {
 		t.Errorf("the largest size has no label: %+v", ticks[len(ticks)-1])
 	}
 }
+
+// Every chart a user can ask for, pinned by one golden spec: a file with a
+// two-size series of each family.
+func TestGoldenEveryChart(t *testing.T) {
+	f := &results.File{Name: "every.jsonl", Header: results.Header{PEs: 2, Nodes: 1}}
+	add := func(id string, metrics ...string) {
+		for _, size := range []int64{4 << 10, 256 << 20} {
+			p := results.Point{Type: results.TypePoint, ID: id, Status: results.StatusOK, Effective: "p2p",
+				Params: results.Params{Size: size, CTAs: 32, Threads: 256}, Bytes: size, BusFactor: 1, Samples: []float64{float64(size)/1e11 + 2e-6},
+				L2Resident: size < 60<<20}
+			if strings.HasPrefix(id, "rma/") {
+				p.Limit = &results.Limit{ID: "limit/sm-copy", Value: 370e9}
+			}
+			if err := results.Derive(&p, metrics...); err != nil {
+				t.Fatal(err)
+			}
+			f.Points = append(f.Points, p)
+		}
+	}
+	bw := []string{results.MetricBandwidth, results.MetricLatency}
+	coll := []string{results.MetricAlgBW, results.MetricBusBW, results.MetricLatency}
+	for _, id := range []string{"rma/put/block", "rma/nccl-lsa/put/block", "rma/get/block", "rma/nccl-lsa/get/block", "rma/p", "rma/g", "rma/other"} {
+		add(id, bw...)
+	}
+	for _, id := range []string{"latency/put/block", "latency/get/block", "latency/g", "latency/pingpong/signal", "latency/issue/fence", "latency/quiet"} {
+		add(id, results.MetricLatency)
+	}
+	for _, id := range []string{"collectives/allreduce/multicta", "collectives/allreduce/nccl-lsa", "collectives/allreduce/nccl-tree", "collectives/broadcast/nccl"} {
+		add(id, coll...)
+	}
+	specs := plots.Build([]*results.File{f}, results.Paper())
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	want := "bandwidth-put bandwidth-get bandwidth-scalar bandwidth-other latency-put latency-get latency-scalar latency-pingpong latency-issue latency-other allreduce allreduce-variants collectives-other device-api"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("charts\n %s\nwant\n %s", strings.Join(names, " "), want)
+	}
+	out, err := json.MarshalIndent(specs, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "every-chart.spec.json", append(out, '\n'))
+	// and every one of them renders
+	for _, s := range specs {
+		if err := plots.Render(io.Discard, s, "png"); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+	}
+}
