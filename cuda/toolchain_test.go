@@ -122,3 +122,47 @@ func TestLoadMissingLibrary(t *testing.T) {
 		t.Error("loading a missing library succeeded")
 	}
 }
+
+// An unchanged source and toolchain reuse the built library: the second
+// CopyShim copies instead of compiling; a changed toolchain compiles again.
+func TestCopyShimReusesTheCache(t *testing.T) {
+	c, s, n := fakeToolchain(t)
+	count := filepath.Join(t.TempDir(), "compiles")
+	// A stand-in nvcc: writes its -o argument and counts its calls.
+	writeFile(t, filepath.Join(c, "bin/nvcc"), `#!/bin/sh
+if [ "$1" = "--version" ]; then echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0; fi
+echo x >> `+count+`
+while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then echo shim > "$2"; fi; shift; done
+`, 0o755)
+	writeFile(t, filepath.Join(s, "lib/libnvshmem_device.a"), "", 0o644)
+	t.Setenv("CUDA_HOME", c)
+	t.Setenv("NVSHMEM_HOME", s)
+	t.Setenv("NCCL_HOME", n)
+	t.Setenv("NVSHBENCH_PYTHON", "/nonexistent/python3")
+	t.Setenv("NVSHBENCH_CACHE", t.TempDir())
+	tc, err := Discover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiles := func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "x")
+	}
+	out := filepath.Join(t.TempDir(), "build", "libnvshbench.so")
+	for i, want := range []bool{true, false} {
+		built, err := tc.CopyShim(out, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(out); built != want || string(b) != "shim\n" {
+			t.Fatalf("call %d: built %v, out %q", i+1, built, b)
+		}
+	}
+	if compiles() != 1 {
+		t.Errorf("nvcc ran %d times for one source and toolchain", compiles())
+	}
+	tc.NVSHMEMVersion = "3.5.0" // another toolchain: another key
+	if built, err := tc.CopyShim(out, nil); err != nil || !built || compiles() != 2 {
+		t.Errorf("a changed toolchain reused the old shim: built %v, %d compiles, %v", built, compiles(), err)
+	}
+}

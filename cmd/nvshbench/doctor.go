@@ -151,11 +151,14 @@ func indent(s string) string {
 
 func newBuildShimCmd() *cobra.Command {
 	var out string
+	var rebuild bool
 	c := &cobra.Command{
 		Use:   "build-shim",
 		Short: "Compile the CUDA shim (libnvshbench.so) with the discovered toolchain",
 		Long: `build-shim compiles the kernels and C ABI embedded in this binary with the nvcc, NVSHMEM and
-NCCL that 'nvshbench doctor' shows, into --out (default: the cache, where run finds it).`,
+NCCL that 'nvshbench doctor' shows, into --out (default: the cache, where run finds it). The cache
+is keyed by the sources, the toolchain and the flags: when they are unchanged, the cached library is
+copied instead of compiled again (--rebuild compiles anyway).`,
 		Example: `  nvshbench build-shim -o build/libnvshbench.so`,
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -166,13 +169,21 @@ NCCL that 'nvshbench doctor' shows, into --out (default: the cache, where run fi
 			if out == "" {
 				out = tc.CachedShimPath()
 			}
-			if err := tc.Build(out, c.ErrOrStderr()); err != nil {
+			if rebuild {
+				os.Remove(tc.CachedShimPath())
+			}
+			built, err := tc.CopyShim(out, c.ErrOrStderr())
+			if err != nil {
 				return err
+			}
+			if !built {
+				fmt.Fprintf(c.ErrOrStderr(), "build-shim: sources and toolchain unchanged: copied %s\n", tc.CachedShimPath())
 			}
 			fmt.Fprintln(c.OutOrStdout(), out)
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&out, "out", "o", "", "where to write the library (default: the cache)")
+	c.Flags().BoolVar(&rebuild, "rebuild", false, "compile even when the cache holds a shim of the same sources and toolchain")
 	return c
 }
