@@ -27,6 +27,18 @@ type Config struct {
 	DTypes      []string `json:"dtypes,omitempty"`      // collectives: float, bf16, half
 	Graph       bool     `json:"graph,omitempty"`       // collectives: capture the timed iterations in a CUDA graph
 	NCCLProtos  []string `json:"nccl_protos,omitempty"` // NCCL protocols to force (LL, LL128, Simple); none: NCCL's choice
+	// SMs is the SM count of the run's GPUs (the smallest), from the
+	// devices: full-GPU launches (limits, multi-CTA AllReduces) size their
+	// grids by it. 0: unknown (a plan made without a GPU).
+	SMs int `json:"sms,omitempty"`
+}
+
+// GridSMs is SMs, or 132 (an H100/H200) when the run did not say.
+func (c *Config) GridSMs() int {
+	if c.SMs > 0 {
+		return c.SMs
+	}
+	return 132
 }
 
 // MaxIters is the most operations one timed launch may loop.

@@ -27,6 +27,13 @@ type Benchmark struct {
 	Limits []string
 	// Default: part of a plain 'nvshbench run' / reproduce selection.
 	Default bool
+	// IgnoresCTAs / IgnoresThreads: the benchmark fixes that part of its
+	// launch itself (OwnLaunch says how), so --ctas / --threads do not
+	// apply to it; run refuses them when every selected benchmark ignores
+	// them and warns when some do; list shows it.
+	IgnoresCTAs    bool
+	IgnoresThreads bool
+	OwnLaunch      string
 	// Points lists the parameters to measure under a configuration.
 	Points func(c *Config) []results.Params
 	// Args turns a point into the shim's arguments, or says why this job
@@ -115,4 +122,16 @@ func matches(pat, id string) bool {
 	}
 	ok, _ := path.Match(pat, id)
 	return ok
+}
+
+// LaunchText says how the benchmark launches: "--ctas × --threads" where it
+// honours both flags, else its own launch.
+func (b *Benchmark) LaunchText() string {
+	switch {
+	case !b.IgnoresCTAs && !b.IgnoresThreads:
+		return "--ctas × --threads"
+	case b.OwnLaunch != "":
+		return b.OwnLaunch
+	}
+	return "own launch"
 }

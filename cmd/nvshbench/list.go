@@ -31,8 +31,8 @@ what it measures.`,
 			if len(args) == 0 {
 				benches = harness.All()
 			}
-			t := report.Table{Title: "Benchmarks", Columns: []string{"id", "metrics", "limit", "default", "description"},
-				Wide: []bool{false, false, true, false, false}, Trunc: []bool{false, false, false, false, true}}
+			t := report.Table{Title: "Benchmarks", Columns: []string{"id", "metrics", "limit", "default", "launch", "description"},
+				Wide: []bool{false, true, true, false, false, false}, Trunc: []bool{false, false, false, false, false, true}}
 			for _, b := range benches {
 				def := ""
 				if b.Default {
@@ -45,7 +45,7 @@ what it measures.`,
 					}
 					metrics += m
 				}
-				t.Rows = append(t.Rows, []report.Cell{report.Str(b.ID), report.Str(metrics), report.Str(strings.Join(b.Limits, ", ")), report.Str(def), report.Str(b.Desc)})
+				t.Rows = append(t.Rows, []report.Cell{report.Str(b.ID), report.Str(metrics), report.Str(strings.Join(b.Limits, ", ")), report.Str(def), report.Str(b.LaunchText()), report.Str(b.Desc)})
 			}
 			return report.Render(c.OutOrStdout(), &report.Report{Tables: []report.Table{t}, Wide: wide}, format)
 		},

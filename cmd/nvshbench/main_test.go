@@ -668,3 +668,34 @@ func TestCompletionOfIDsAndValues(t *testing.T) {
 		t.Errorf("list IDs: %q", out)
 	}
 }
+
+// --ctas / --threads mean what they say: refused where no selected
+// benchmark takes them, a warning naming the ones that launch themselves.
+func TestLaunchFlagsThatDoNotApply(t *testing.T) {
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--ctas", "64", "latency/put/thread", "limit/sm-copy")
+	if code != exitUsage || !strings.Contains(stderr, "--ctas: none of the selected benchmarks takes it") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	_, stderr, code = nvshbench(t, "run", "--shim", "fake", "--threads", "128", "--sizes", "4K", "--samples", "2", "--out", out,
+		"rma/put/block", "collectives/allreduce/multicta")
+	if code != 0 || !strings.Contains(stderr, "--threads applies to") || !strings.Contains(stderr, "collectives/allreduce/multicta") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.Points {
+		if p.ID == "rma/put/block" && p.Params.Threads != 128 {
+			t.Errorf("rma/put/block ran with %d threads, asked 128", p.Params.Threads)
+		}
+		if p.ID == "collectives/allreduce/multicta" && (p.Params.Threads != 512 || p.Params.CTAs != 132) {
+			t.Errorf("multicta: %dx%d, want one CTA per SM of the (fake) GPU × 512", p.Params.CTAs, p.Params.Threads)
+		}
+	}
+	out, _, _ = nvshbench(t, "list", "latency/put")
+	if !strings.Contains(out, "1 CTA × 32") || !strings.Contains(out, "1 CTA × --threads") {
+		t.Errorf("list does not show each benchmark's launch:\n%s", out)
+	}
+}

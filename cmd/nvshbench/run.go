@@ -53,6 +53,9 @@ type runOptions struct {
 	Graph       bool
 	NVSHMEMNCCL string
 	NCCLProtos  []string
+	// set on the command line (not defaults): checked against what the
+	// selected benchmarks take
+	ctasSet, threadsSet bool
 }
 
 func addRunFlags(c *cobra.Command, o *runOptions) {
@@ -114,6 +117,7 @@ Interrupt it at any time: every finished point is kept, and the same command res
   nvshbench run --shim fake --sizes 4K,1M --samples 3 --out fake-example.jsonl rma/put/block`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Benches = args
+			o.ctasSet, o.threadsSet = c.Flags().Changed("ctas"), c.Flags().Changed("threads")
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			_, err := measure(ctx, o, c.ErrOrStderr())
@@ -190,6 +194,34 @@ func nicReason() string {
 	return ""
 }
 
+// checkLaunchFlags refuses --ctas / --threads when no selected benchmark
+// takes them, and says which ignore them when some do.
+func checkLaunchFlags(o *runOptions, benches []*harness.Benchmark, stderr io.Writer) error {
+	if !o.ctasSet && !o.threadsSet {
+		return nil
+	}
+	var ignore []string
+	for _, b := range benches {
+		if (o.ctasSet && b.IgnoresCTAs) || (o.threadsSet && b.IgnoresThreads) {
+			ignore = append(ignore, b.ID)
+		}
+	}
+	if len(ignore) == 0 {
+		return nil
+	}
+	flags := map[[2]bool]string{{true, false}: "--ctas", {false, true}: "--threads", {true, true}: "--ctas/--threads"}[[2]bool{o.ctasSet, o.threadsSet}]
+	eg := ignore[0]
+	if len(ignore) > 1 {
+		eg += ", ..."
+	}
+	if len(ignore) == len(benches) {
+		return usagef("%s: none of the selected benchmarks takes it (%s launch themselves; 'nvshbench list' shows each one's launch)", flags, eg)
+	}
+	fmt.Fprintf(stderr, "nvshbench: %s applies to %d of the %d selected benchmarks; %d (%s) launch themselves ('nvshbench list' shows how)\n",
+		flags, len(benches)-len(ignore), len(benches), len(ignore), eg)
+	return nil
+}
+
 // measure runs the options' benchmarks into a results file.
 func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Summary, error) {
 	cfg, err := o.config()
@@ -200,11 +232,19 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if err := checkLaunchFlags(o, benches, stderr); err != nil {
+		return nil, err
+	}
 	gpu, err := openGPU(o.Shim, stderr)
 	if err != nil {
 		return nil, err
 	}
 	ndev, _ := gpu.lib.DeviceCount()
+	for i := 0; i < ndev; i++ {
+		if info, err := gpu.lib.DeviceInfo(i); err == nil && info.SMs > 0 && (cfg.SMs == 0 || int(info.SMs) < cfg.SMs) {
+			cfg.SMs = int(info.SMs) // full-GPU grids sized by the GPUs, not by an H200's 132
+		}
+	}
 	if err := fitsMemory(gpu, cfg, ndev, o.PEsPerGPU); err != nil {
 		return nil, err
 	}

@@ -80,8 +80,18 @@ func register(coll string, code int32, im impl) {
 	if code == cuda.OpAllReduce {
 		desc = "AllReduce sum: " + im.desc
 	}
+	own := map[bool]string{true: "1 CTA per SM × 512", false: "1 CTA × --threads"}[im.multi]
+	ignoresThreads := im.multi
+	switch im.code {
+	case cuda.ImplNVSHMEMStream, cuda.ImplNCCL:
+		own, ignoresThreads = "the library's", true
+	}
+	if im.scope == "thread" {
+		own, ignoresThreads = "1 CTA × 32", true
+	}
 	harness.Register(harness.Benchmark{
 		ID: "collectives/" + coll + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def,
+		IgnoresCTAs: true, IgnoresThreads: ignoresThreads, OwnLaunch: own,
 		Metrics:  metrics,
 		Points:   points(code, im),
 		Args:     argsOf(code, im),
@@ -102,7 +112,7 @@ func points(coll int32, im impl) func(c *harness.Config) []results.Params {
 		}
 		ctas, threads := 1, c.Threads
 		if im.multi {
-			ctas, threads = 132, 512
+			ctas, threads = c.GridSMs(), 512 // one CTA per SM: every CTA resident (the barriers need it)
 		}
 		if im.scope == "thread" {
 			threads = 32

@@ -82,12 +82,20 @@ func init() {
 		k := k
 		harness.Register(harness.Benchmark{
 			ID: k.id, Suite: "latency", Desc: k.desc, Default: true,
+			IgnoresCTAs: true, IgnoresThreads: k.scope != "block" || k.threads > 0, OwnLaunch: ownLaunch(k),
 			Metrics:  []string{results.MetricLatency},
 			Points:   points(k),
 			Args:     argsOf(k),
 			Describe: describe(k),
 		})
 	}
+}
+
+func ownLaunch(k kind) string {
+	if k.threads > 0 || k.scope != "block" {
+		return fmt.Sprintf("1 CTA × %d", threadsFor(k, &harness.Config{}))
+	}
+	return "1 CTA × --threads"
 }
 
 func threadsFor(k kind, c *harness.Config) int {

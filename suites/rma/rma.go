@@ -109,10 +109,15 @@ func init() {
 	}
 	for _, l := range limits {
 		l := l
+		own := "8 CTAs per SM × 1024"
+		if l.op == cuda.OpCECopy {
+			own = "copy engine: no kernel"
+		}
 		harness.Register(harness.Benchmark{ID: l.id, Suite: "rma", Desc: l.desc, Default: true,
+			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: own,
 			Metrics: []string{results.MetricBandwidth},
 			Points: func(c *harness.Config) []results.Params {
-				ctas, threads := limitGrid(l.op)
+				ctas, threads := limitGrid(l.op, c)
 				return []results.Params{{Size: c.LimitSize, Op: "copy", CTAs: ctas, Threads: threads, Path: c.Path, Dir: "uni"}}
 			},
 			Args: argsOf(l.op), Describe: describe})
@@ -120,12 +125,13 @@ func init() {
 }
 
 // limitGrid is the launch of the SM copy limit: 8 CTAs of 1024 threads per
-// SM of an H200 (a grid that fills the GPU; 132 × 256 reaches only half).
-func limitGrid(op int32) (int, int) {
+// SM of the run's GPUs (a grid that fills the GPU; 132 × 256 reaches only
+// half of an H200's).
+func limitGrid(op int32, c *harness.Config) (int, int) {
 	if op == cuda.OpCECopy {
 		return 1, 32 // unused by the copy engine
 	}
-	return 132 * 8, 1024
+	return c.GridSMs() * 8, 1024
 }
 
 func xIf(sc string) string {
