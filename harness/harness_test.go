@@ -1,6 +1,8 @@
 package harness_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -208,5 +210,34 @@ func TestNCCLDeviceAPIMissing(t *testing.T) {
 	}
 	if why := job(22809, 0).NCCLDeviceAPIMissing(); !strings.Contains(why, "not loadable on PE 1") {
 		t.Errorf("no NCCL on PE 1: %q", why)
+	}
+}
+
+// The host probe is exchanged: a capability one PE's host lacks is missing
+// for the job, named with that PE.
+func TestJobCapabilities(t *testing.T) {
+	j := &harness.Job{Job: cuda.Job{PEs: []cuda.Info{{SMs: 132, L2Bytes: 60 << 20}, {SMs: 114, L2Bytes: 50 << 20}}},
+		Caps: []int64{harness.CapNIC | harness.CapMulticast, harness.CapMulticast}}
+	if why := j.NICMissing(); !strings.Contains(why, "PE 1") {
+		t.Errorf("NIC missing on PE 1: %q", why)
+	}
+	if why := j.MulticastOff(); why != "" {
+		t.Errorf("multicast on both: %q", why)
+	}
+	c := j.Capabilities()
+	if c.SMs != 114 || c.L2Bytes != 50<<20 || c.Multicast != "allowed" || !strings.Contains(c.NIC, "PE 1") {
+		t.Errorf("capabilities %+v", c)
+	}
+	nic := t.TempDir()
+	t.Setenv("NVSHBENCH_SYS_INFINIBAND", nic)
+	t.Setenv("NCCL_NVLS_ENABLE", "0")
+	if m := harness.ProbeHost(); m != 0 {
+		t.Errorf("empty NIC folder and NVLS off: mask %b", m)
+	}
+	os.Mkdir(filepath.Join(nic, "mlx5_0"), 0o755)
+	t.Setenv("NCCL_NVLS_ENABLE", "1")
+	t.Setenv("NVSHMEM_DISABLE_NVLS", "")
+	if m := harness.ProbeHost(); m != harness.CapNIC|harness.CapMulticast {
+		t.Errorf("a NIC and NVLS allowed: mask %b", m)
 	}
 }

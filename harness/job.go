@@ -14,7 +14,8 @@ import (
 // the same collective calls.
 type Job struct {
 	cuda.Job
-	Rank int // this PE
+	Rank int     // this PE
+	Caps []int64 // every PE's host capabilities (Cap* bits), exchanged at start-up
 }
 
 // NPEs is the number of PEs.

@@ -13,18 +13,19 @@ import (
 
 // Message is one line a worker writes to the controller (JSON on stdout).
 type Message struct {
-	Type    string        `json:"type"` // uid, info, start, result, fatal, done
-	Rank    int           `json:"rank"`
-	Index   int           `json:"index,omitempty"`
-	UID     []byte        `json:"uid,omitempty"`
-	GPU     *results.GPU  `json:"gpu,omitempty"`
-	Job     []results.GPU `json:"job,omitempty"` // rank 0's info: every PE's GPU
-	NVSHMEM string        `json:"nvshmem,omitempty"`
-	NCCL    string        `json:"nccl,omitempty"`
-	CUDA    string        `json:"cuda,omitempty"`
-	Driver  string        `json:"driver,omitempty"`
-	Outcome *Outcome      `json:"outcome,omitempty"`
-	Error   string        `json:"error,omitempty"`
+	Type    string                `json:"type"` // uid, info, start, result, fatal, done
+	Rank    int                   `json:"rank"`
+	Index   int                   `json:"index,omitempty"`
+	UID     []byte                `json:"uid,omitempty"`
+	GPU     *results.GPU          `json:"gpu,omitempty"`
+	Job     []results.GPU         `json:"job,omitempty"`  // rank 0's info: every PE's GPU
+	Caps    *results.Capabilities `json:"caps,omitempty"` // rank 0's info: the job's capabilities
+	NVSHMEM string                `json:"nvshmem,omitempty"`
+	NCCL    string                `json:"nccl,omitempty"`
+	CUDA    string                `json:"cuda,omitempty"`
+	Driver  string                `json:"driver,omitempty"`
+	Outcome *Outcome              `json:"outcome,omitempty"`
+	Error   string                `json:"error,omitempty"`
 }
 
 // Emitter writes messages as JSON lines; safe for concurrent use.
@@ -94,7 +95,11 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 	if err != nil {
 		return err
 	}
-	job := &Job{Job: cj, Rank: spec.Rank}
+	caps, err := lib.Agree(ProbeHost()) // every PE's host capabilities, the same on every PE
+	if err != nil {
+		return err
+	}
+	job := &Job{Job: cj, Rank: spec.Rank, Caps: caps}
 	if spec.Rank >= job.NPEs() {
 		return fmt.Errorf("rank %d of a job of %d PEs", spec.Rank, job.NPEs())
 	}
@@ -106,6 +111,7 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 		for r := range cj.PEs {
 			info.Job = append(info.Job, GPUOf(&cj.PEs[r], r))
 		}
+		info.Caps = job.Capabilities()
 	}
 	if err := em.Emit(info); err != nil {
 		return err

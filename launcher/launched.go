@@ -87,8 +87,11 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 		o.Progress.Start(len(o.Plan.Items))
 		defer o.Progress.Finish()
 	}
-	open := func(job []results.GPU) error {
+	open := func(job []results.GPU, caps *results.Capabilities) error {
 		h := o.Header
+		if caps != nil {
+			h.Capabilities = caps
+		}
 		if len(job) > 0 {
 			h.GPUs = job
 			hosts := map[string]bool{}
@@ -136,7 +139,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 			return sum, interrupted(sum)
 		case <-timer.C:
 			if w == nil {
-				if err := open(nil); err != nil {
+				if err := open(nil, nil); err != nil {
 					return sum, err
 				}
 			}
@@ -158,14 +161,14 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 				continue
 			}
 			if w == nil && m.Type != "info" {
-				if err := open(nil); err != nil {
+				if err := open(nil, nil); err != nil {
 					return sum, err
 				}
 			}
 			switch m.Type {
 			case "info":
 				if w == nil {
-					if err := open(m.Job); err != nil {
+					if err := open(m.Job, m.Caps); err != nil {
 						return sum, err
 					}
 				}

@@ -43,6 +43,17 @@ type Header struct {
 	// Run is what of the run's configuration changes what a point means
 	// without showing in its parameters; a resumed run must match it.
 	Run *RunSetup `json:"run,omitempty"`
+	// Capabilities is what the job could do, as the waivers saw it.
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+}
+
+// Capabilities is the job's capability probe: what decided which points ran
+// and which were waived (every PE's GPU is in GPUs, the paths in Topology).
+type Capabilities struct {
+	SMs       int    `json:"sms"`       // the smallest SM count of the job's GPUs (full-GPU grids)
+	L2Bytes   int64  `json:"l2_bytes"`  // the smallest L2 (which sizes are cache answers)
+	NIC       string `json:"nic"`       // "present", or why remote paths are waived
+	Multicast string `json:"multicast"` // "allowed", or why NVLS points are waived
 }
 
 // RunSetup is the part of a run's configuration that a resumed run must

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/launcher"
 )
 
@@ -115,7 +116,7 @@ func runDoctor(w, errw io.Writer, o *doctorOptions) error {
 	}
 	fmt.Fprintf(w, "  p2p       %s\n", p2p)
 	remote := "yes (InfiniBand/RoCE device present)"
-	if why := nicReason(); why != "" {
+	if why := harness.NICReason(); why != "" {
 		remote = "no: " + why
 	}
 	fmt.Fprintf(w, "  proxy     %s\n", remote)

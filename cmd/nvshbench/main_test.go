@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/internal/golden"
 	"github.com/nvshbench/nvshbench/results"
 )
@@ -489,7 +490,7 @@ func TestReproduceWithFakeGPU(t *testing.T) {
 		}
 	}
 	rep, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	if nicReason() != "" && strings.Count(string(rep), "waived: no InfiniBand") < 8 {
+	if harness.NICReason() != "" && strings.Count(string(rep), "waived: no InfiniBand") < 8 {
 		t.Errorf("the IBGDA rows of Fig. 4 and the latency table are not all waived with the reason")
 	}
 	for _, want := range []string{"put (bulk)", "RMA latency at 256 B", "NVSHMEM device block, single CTA", "| put       | ibgda |          |"} {

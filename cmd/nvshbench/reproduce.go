@@ -118,7 +118,7 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	ib := r
 	ib.Benches = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g", "latency/put/block", "latency/get/block", "latency/p", "latency/g"}
 	ib.Path, ib.Sizes, ib.LaunchSweep = "ibgda", "256,1M", false
-	if why := nicReason(); why != "" {
+	if why := harness.NICReason(); why != "" {
 		cfg, err := ib.config()
 		if err != nil {
 			return err

@@ -185,15 +185,6 @@ func pathEnv(path string) map[string]string {
 	return map[string]string{}
 }
 
-// nicReason says why a remote path cannot run here, or "" if it may.
-func nicReason() string {
-	ents, err := os.ReadDir("/sys/class/infiniband")
-	if err != nil || len(ents) == 0 {
-		return "no InfiniBand/RoCE device on this machine (/sys/class/infiniband is empty): NVSHMEM's remote transports (IBGDA, CPU proxy over IBRC) cannot start"
-	}
-	return ""
-}
-
 // checkLaunchFlags refuses --ctas / --threads when no selected benchmark
 // takes them, and says which ignore them when some do.
 func checkLaunchFlags(o *runOptions, benches []*harness.Benchmark, stderr io.Writer) error {
@@ -298,7 +289,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	}
 	var sum *launcher.Summary
 	if cfg.Path != "p2p" && gpu.shimPath != "fake" {
-		if why := nicReason(); why != "" {
+		if why := harness.NICReason(); why != "" {
 			sum, err = launcher.Waive(lo, why)
 			reportSummary(stderr, sum)
 			return sum, err
@@ -430,6 +421,16 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) resu
 		h.Notes = append(h.Notes, "measured with the fake GPU layer (--shim fake): invented numbers for testing")
 	}
 	h.Topology = topology(g, gpus)
+	sms, l2 := 0, int64(0)
+	for _, gp := range h.GPUs {
+		if sms == 0 || gp.SMs < sms {
+			sms = gp.SMs
+		}
+		if l2 == 0 || gp.L2Bytes < l2 {
+			l2 = gp.L2Bytes
+		}
+	}
+	h.Capabilities = harness.HostCapabilities(sms, l2)
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "NVSHMEM_") || strings.HasPrefix(k, "NCCL_") || strings.HasPrefix(k, "TORCH_SYMM_MEM") ||

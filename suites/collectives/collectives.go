@@ -157,14 +157,6 @@ func extra(im impl, proto string) map[string]string {
 var dtypeCode = map[string]int32{"float": cuda.DTFloat, "bf16": cuda.DTBF16, "half": cuda.DTHalf}
 var dtypeSize = map[string]int64{"float": 4, "bf16": 2, "half": 2}
 
-// multicastOff says why NVLink multicast may not be used here ("" if it may).
-func multicastOff() string {
-	if os.Getenv("NVSHMEM_DISABLE_NVLS") == "1" || os.Getenv("NCCL_NVLS_ENABLE") == "0" {
-		return "multicast disabled (NVSHMEM_DISABLE_NVLS=1 / NCCL_NVLS_ENABLE=0 on this machine): NVLS needs NVLink multicast"
-	}
-	return ""
-}
-
 // argsOf turns a point into the shim's arguments, or a waiver decided from
 // job-wide facts (the same on every PE).
 func argsOf(coll int32, im impl) func(e *harness.Env, p results.Params) (cuda.Args, string) {
@@ -188,7 +180,7 @@ func argsOf(coll int32, im impl) func(e *harness.Env, p results.Params) (cuda.Ar
 		}
 		a.SetNCCL(im.algo, p.Extra["nccl_proto"])
 		if im.nvls {
-			if why := multicastOff(); why != "" {
+			if why := j.MulticastOff(); why != "" {
 				return a, why
 			}
 		}
@@ -288,7 +280,7 @@ func effective(im impl, a cuda.Args, e *harness.Env) string {
 		}
 		return s
 	case cuda.ImplNVSHMEMStream:
-		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && multicastOff() != "" && j.NCCLMissing() == "" {
+		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && j.MulticastOff() != "" && j.NCCLMissing() == "" {
 			return "nccl-via-nvshmem"
 		}
 	}
