@@ -367,14 +367,13 @@ static int coll_launch(Run *r, int iters) {
     void *bargs[] = {&it};
     const void *fn = nullptr;
     if (a->op == NB_OP_ALLREDUCE) {
-#define PICK(T)                                                                     \
-  fn = a->scope == NB_SCOPE_BLOCK ? (const void *)k_dev_allreduce<T, NB_SCOPE_BLOCK>  \
-     : a->scope == NB_SCOPE_WARP  ? (const void *)k_dev_allreduce<T, NB_SCOPE_WARP>   \
-                                  : (const void *)k_dev_allreduce<T, NB_SCOPE_THREAD>;
-      if (a->dtype == NB_DT_BF16) { PICK(__nv_bfloat16) }
-      else if (a->dtype == NB_DT_F16) { PICK(__half) }
-      else { PICK(float) }
-#undef PICK
+      auto pick = [&](auto t) {
+        using T = decltype(t);
+        with_scope(a->scope, [&](auto sc) { fn = (const void *)k_dev_allreduce<T, decltype(sc)::value>; });
+      };
+      if (a->dtype == NB_DT_BF16) pick(__nv_bfloat16{});
+      else if (a->dtype == NB_DT_F16) pick(__half{});
+      else pick(float{});
     } else if (a->op == NB_OP_BROADCAST) fn = (const void *)k_dev_broadcast;
     else if (a->op == NB_OP_ALLTOALL) { nn = (size_t)(n / npes); fn = (const void *)k_dev_alltoall; }
     else fn = (const void *)k_dev_barrier;

@@ -344,13 +344,11 @@ static const Family kLatPP = {"ping-pong", lat_validate, lat_active, lat_synced,
 static int launch_lat_put(Run *r, int iters) {
   const nb_args *a = r->a;
   dim3 b(a->threads);
-#define LP(SC)                                                                                    \
-  if (a->blocking) k_lat_put<SC, 1><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, iters, r->target, S.times); \
-  else k_lat_put<SC, 0><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, iters, r->target, S.times);
-  if (a->scope == NB_SCOPE_BLOCK) { LP(NB_SCOPE_BLOCK) }
-  else if (a->scope == NB_SCOPE_WARP) { LP(NB_SCOPE_WARP) }
-  else { LP(NB_SCOPE_THREAD) }
-#undef LP
+  with_scope(a->scope, [&](auto sc) {
+    with_flag(a->blocking, [&](auto bl) {
+      k_lat_put<decltype(sc)::value, decltype(bl)::value><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, iters, r->target, S.times);
+    });
+  });
   CKLAUNCH("put latency kernel");
   return 0;
 }
@@ -359,13 +357,12 @@ static int launch_lat_get(Run *r, int iters) {
   const nb_args *a = r->a;
   Chain c = chain_of(a->size);
   dim3 b(a->threads);
-#define LG(SC)                                                                                    \
-  if (a->blocking) k_lat_get<SC, 1><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, c.stride, c.n, S.cursor, iters, r->target, S.times); \
-  else k_lat_get<SC, 0><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, c.stride, c.n, S.cursor, iters, r->target, S.times);
-  if (a->scope == NB_SCOPE_BLOCK) { LG(NB_SCOPE_BLOCK) }
-  else if (a->scope == NB_SCOPE_WARP) { LG(NB_SCOPE_WARP) }
-  else { LG(NB_SCOPE_THREAD) }
-#undef LG
+  with_scope(a->scope, [&](auto sc) {
+    with_flag(a->blocking, [&](auto bl) {
+      k_lat_get<decltype(sc)::value, decltype(bl)::value><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, c.stride, c.n, S.cursor, iters,
+                                                                                  r->target, S.times);
+    });
+  });
   CKLAUNCH("get latency kernel");
   return 0;
 }

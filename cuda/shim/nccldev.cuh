@@ -384,9 +384,7 @@ static int launch_lsa(Run *r, int iters) {
   ncclWindow_t w = GET ? g_nd.wsrc : g_nd.wdst;
   uint8_t *local = GET ? S.dst : S.src;
   dim3 g(a->ctas), b(a->threads);
-  if (a->scope == NB_SCOPE_BLOCK) k_lsa_bulk<NB_SCOPE_BLOCK, GET><<<g, b, 0, S.stream>>>(w, local, a->size, iters, lp);
-  else if (a->scope == NB_SCOPE_WARP) k_lsa_bulk<NB_SCOPE_WARP, GET><<<g, b, 0, S.stream>>>(w, local, a->size, iters, lp);
-  else k_lsa_bulk<NB_SCOPE_THREAD, GET><<<g, b, 0, S.stream>>>(w, local, a->size, iters, lp);
+  with_scope(a->scope, [&](auto sc) { k_lsa_bulk<decltype(sc)::value, GET><<<g, b, 0, S.stream>>>(w, local, a->size, iters, lp); });
   CKLAUNCH("LSA bulk kernel");
   return 0;
 #else

@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <type_traits>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,6 +485,22 @@ static int poison_dst(int64_t n) {
 // how they are prepared and checked); an entry is one operation's launch.
 
 struct OpEntry;
+
+// with_scope calls f with args.scope as a compile-time constant
+// (std::integral_constant), with_flag with a 0/1 flag as one: the one way a
+// launch picks its kernel instantiation.
+template <typename F>
+static void with_scope(int scope, F f) {
+  if (scope == NB_SCOPE_BLOCK) f(std::integral_constant<int, NB_SCOPE_BLOCK>{});
+  else if (scope == NB_SCOPE_WARP) f(std::integral_constant<int, NB_SCOPE_WARP>{});
+  else f(std::integral_constant<int, NB_SCOPE_THREAD>{});
+}
+
+template <typename F>
+static void with_flag(int v, F f) {
+  if (v) f(std::integral_constant<int, 1>{});
+  else f(std::integral_constant<int, 0>{});
+}
 
 // Run is one point in progress: its arguments and what the loop knows.
 struct Run {

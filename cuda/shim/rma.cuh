@@ -268,13 +268,11 @@ static int launch_bulk(Run *r, int iters) {
   uint8_t *dst = S.dst, *src = S.src;
   uint64_t *sig = (uint64_t *)S.scratch;
   int peer = r->target;
-#define BULK(SC)                                                                                  \
-  if (OP == NB_OP_PUT_SIGNAL || !a->blocking) k_bulk<OP, SC, 0><<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig); \
-  else k_bulk<OP, SC, 1><<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig);
-  if (a->scope == NB_SCOPE_BLOCK) { BULK(NB_SCOPE_BLOCK) }
-  else if (a->scope == NB_SCOPE_WARP) { BULK(NB_SCOPE_WARP) }
-  else { BULK(NB_SCOPE_THREAD) }
-#undef BULK
+  with_scope(a->scope, [&](auto sc) {
+    with_flag(OP != NB_OP_PUT_SIGNAL && a->blocking, [&](auto blocking) {
+      k_bulk<OP, decltype(sc)::value, decltype(blocking)::value><<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig);
+    });
+  });
   CKLAUNCH("bulk kernel");
   return 0;
 }
