@@ -5,7 +5,7 @@
 # run, the GPU tests, and the quick and full reproductions. Every step runs
 # under a deadline; a step that hangs gets cuda-gdb backtraces of its
 # workers before it is killed. Everything lands in $OUT/bundle.tar.gz.
-# STEPS (default "smoke full test quick mpi"; also nccldev) selects the steps.
+# STEPS (default "smoke full test quick mpi"; also nccldev, beforeafter) selects the steps.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-x2}
@@ -55,6 +55,12 @@ for s in $STEPS; do
   nccldev) guard 150 nccldev "$B" run --gpus 2 --sizes 8,4K,1M,64M,256M --samples 5 --timeout 30s --out "$W/nccldev.jsonl" \
            rma/put/block rma/get/block rma/put/warp rma/get/warp rma/put/thread rma/get/thread rma/st rma/ld rma/nccl-lsa rma/nccl-gin limit \
            collectives/allreduce/multicta collectives/allreduce/nccl-lsa collectives/allreduce/nccl-lsa-twoshot collectives/allreduce/nccl-ring ;;
+  beforeafter)  # the same quick reproduction by the previous binary (build/old/, built elsewhere) and this one, 1 and 2 GPUs
+    mkdir -p "$W/ba"
+    for g in 1 2; do
+      guard 100 "old-${g}gpu" build/old/nvshbench reproduce --quick --gpus $g --timeout 30s --shim build/old/libnvshbench.so --out "$W/ba/old-${g}gpu" --label old-${g}gpu
+      guard 100 "new-${g}gpu" "$B" reproduce --quick --gpus $g --timeout 30s --shim build/libnvshbench.so --out "$W/ba/new-${g}gpu" --label new-${g}gpu
+    done ;;
   test) guard 330 gpu-test env NVSHBENCH_BIN="$B" build/gpu.test -test.v -test.timeout 320s ;;
   quick) guard 120 quick "$B" reproduce --quick --timeout 30s --out "$W/reproduce-quick" --label h200x2-quick ;;
   full) guard 330 full "$B" reproduce --timeout 30s --out "$W/reproduce" --label h200x2 ;;
