@@ -597,7 +597,7 @@ static int read_times(int iters, double *out, int max, int64_t *n_used) {
 
 // The one measurement loop. Collective calls, in this order on every PE:
 // agreement 1 (arguments valid, buffers prepared), the family's setup and
-// its agreement, the calibration launch's barrier, agreement 2 (status and
+// its agreement, the two calibration launches' barriers, agreement 2 (status and
 // PE 0's iteration count), a graph's agreement, one barrier before each
 // synchronised launch, a barrier after the launches, agreement 3 (status and
 // verification counts).
@@ -629,16 +629,24 @@ extern "C" int nb_run(const nb_args *a, double *samples_out, int max_samples, nb
   }
   int active = f->active(r);
 
-  // Calibration: PE 0 times one launch; every PE uses PE 0's count.
+  // Calibration: PE 0 times one launch; every PE uses PE 0's count. A
+  // first launch before it is not timed: the first launch of a kernel
+  // loads its module (CUDA's lazy loading, about a millisecond), which
+  // would otherwise pass for the operation's cost and leave the point with
+  // a few iterations per launch, its per-operation time inflated by the
+  // launch overhead (seen at the first size of every benchmark).
   int64_t want = a->iters > 0 ? a->iters : f->default_iters;
   if (a->iters <= 0 && f->cal_iters > 0) {
-    if (f->synced(r)) {
-      if (f->before_launch) st = f->before_launch(r);
-      nvshmem_barrier_all();
-    }
     float ms = 0;
-    if (active && !st) st = timed_launch(r, f->cal_iters, nullptr, f->synced(r), &ms);
-    r->ops += f->cal_iters;
+    for (int pass = 0; pass < 2; pass++) {
+      int n = pass ? f->cal_iters : 1;
+      if (f->synced(r)) {
+        if (f->before_launch && !st) st = f->before_launch(r);
+        nvshmem_barrier_all();
+      }
+      if (active && !st) st = timed_launch(r, n, nullptr, f->synced(r), &ms);
+      r->ops += n;
+    }
     double per = ms / f->cal_iters;
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
     want = n < 1 ? 1 : (n > 1000 ? 1000 : (int64_t)n);
