@@ -13,7 +13,7 @@ const ExampleName = "example (embedded)"
 
 // Example returns the embedded example results file: a real measured run,
 // 'reproduce --quick' on two H200s joined by NVLink (the copy committed in
-// results/h200x2-2026-11-29/reproduce-quick), so report and plot work with
+// results/h200x2-2026-11-29/session3/reproduce-quick), so report and plot work with
 // nothing else.
 func Example() (*File, error) {
 	return Read(bytes.NewReader(exampleJSONL), ExampleName)
