@@ -1,14 +1,11 @@
 package launcher
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
@@ -61,9 +58,10 @@ func DetectLauncher() (l Launched, ok bool) {
 
 // RunLaunched runs the plan as one PE of a launcher-started job: every rank
 // measures in-process (NVSHMEM's launcher bootstrap), rank 0 writes the
-// results file from its own timing and the job-wide verification totals.
-// There is no controller to restart anything: a point past its timeout is
-// recorded as an error and the process exits, so the launcher ends the job.
+// results file from its own timing and the job-wide verification totals,
+// through the same controller loop as a local run (group.run). There is no
+// controller to restart anything: a point past its timeout is recorded as
+// an error and the process exits, so the launcher ends the job.
 func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, device int) (*Summary, error) {
 	spec := harness.WorkerSpec{Rank: l.Rank, NRanks: l.Size, Device: device, Mode: cuda.InitEnv}
 	if l.Rank != 0 {
@@ -73,128 +71,68 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 	if _, err := os.Stat(o.Out); err == nil {
 		return nil, fmt.Errorf("%s exists: under a launcher every rank must run the same points, so resuming is not supported; choose a new --out", o.Out)
 	}
-	// The file is created once NVSHMEM is up and rank 0 knows every rank's
-	// GPU and node (its info message): the header describes the whole job.
-	var w *results.Writer
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	sum := &Summary{Path: o.Out}
+	g := &group{o: o, nranks: 1, limits: map[string]float64{}, sum: sum, total: len(o.Plan.Items), jobTotals: true,
+		killed: "the job must be restarted (" + l.By + ")"}
 	defer func() {
-		if w != nil {
-			w.Close()
+		if g.w != nil {
+			g.w.Close()
 		}
 	}()
-	sum := &Summary{Path: o.Out}
-	g := &group{o: o, nranks: 1, limits: map[string]float64{}, sum: sum, total: len(o.Plan.Items)}
+	// The file is created once NVSHMEM is up and rank 0 knows every rank's
+	// GPU, node and capabilities (its info message): the header describes
+	// the whole job.
+	g.open = func(info *harness.Message) error {
+		h := o.Header
+		if info != nil {
+			if info.Caps != nil {
+				h.Capabilities = info.Caps
+			}
+			if len(info.Job) > 0 {
+				h.GPUs = info.Job
+				hosts := map[string]bool{}
+				for _, gpu := range info.Job {
+					hosts[gpu.Host] = true
+				}
+				h.Nodes = len(hosts)
+			}
+		}
+		w, err := results.Create(o.Out, h)
+		g.w = w
+		return err
+	}
+	g.spawn = func(g *group, rank int, _ []byte, events chan<- event) (*worker, error) {
+		pr, pw := io.Pipe()
+		wk := &worker{rank: rank, done: make(chan struct{})}
+		read := make(chan struct{})
+		go func() {
+			readMessages(pr, rank, events)
+			close(read)
+		}()
+		go func() {
+			err := harness.RunWorker(lib, spec, o.Plan, harness.NewEmitter(pw))
+			pw.Close()
+			<-read
+			close(wk.done)
+			events <- event{rank: rank, exited: true, exit: err}
+		}()
+		return wk, nil
+	}
 	if o.Progress != nil {
 		o.Progress.Start(len(o.Plan.Items))
 		defer o.Progress.Finish()
 	}
-	open := func(job []results.GPU, caps *results.Capabilities) error {
-		h := o.Header
-		if caps != nil {
-			h.Capabilities = caps
-		}
-		if len(job) > 0 {
-			h.GPUs = job
-			hosts := map[string]bool{}
-			for _, gpu := range job {
-				hosts[gpu.Host] = true
-			}
-			h.Nodes = len(hosts)
-		}
-		var err error
-		w, err = results.Create(o.Out, h)
-		g.w = w
-		return err
+	n, failed, err := g.run(ctx, o.Plan.Items)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return sum, interrupted(sum)
+	case err != nil:
+		return sum, err
+	case failed || n < len(o.Plan.Items):
+		return sum, fmt.Errorf("a point failed the job (see its record); %d point(s) written to %s", sum.Points, o.Out)
 	}
-	pr, pw := io.Pipe()
-	werr := make(chan error, 1)
-	go func() {
-		err := harness.RunWorker(lib, spec, o.Plan, harness.NewEmitter(pw))
-		pw.CloseWithError(err)
-		werr <- err
-	}()
-	lines := make(chan []byte)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			lines <- append([]byte(nil), sc.Bytes()...)
-		}
-		close(lines)
-	}()
-	byIndex := map[int]harness.Item{}
-	for _, it := range o.Plan.Items {
-		byIndex[it.Index] = it
-	}
-	timeout := o.InitTimeout
-	if timeout <= 0 {
-		timeout = 180 * time.Second
-	}
-	waiting := timeoutWords(o, true)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	current := -1
-	for {
-		select {
-		case <-ctx.Done():
-			return sum, interrupted(sum)
-		case <-timer.C:
-			if w == nil {
-				if err := open(nil, nil); err != nil {
-					return sum, err
-				}
-			}
-			if it, ok := byIndex[current]; ok {
-				p := results.Point{ID: it.ID, Params: it.Params, Status: results.StatusError,
-					Reason: fmt.Sprintf("timed out under %s: %s; the job must be restarted", l.By, waiting), Time: time.Now().UTC().Format(time.RFC3339)}
-				g.record(&p)
-			}
-			return sum, fmt.Errorf("a point timed out (%s); %d point(s) written to %s", waiting, sum.Points, o.Out)
-		case line, ok := <-lines:
-			if !ok {
-				if err := <-werr; err != nil {
-					return sum, err
-				}
-				return sum, nil
-			}
-			var m harness.Message
-			if err := json.Unmarshal(line, &m); err != nil {
-				continue
-			}
-			if w == nil && m.Type != "info" {
-				if err := open(nil, nil); err != nil {
-					return sum, err
-				}
-			}
-			switch m.Type {
-			case "info":
-				if w == nil {
-					if err := open(m.Job, m.Caps); err != nil {
-						return sum, err
-					}
-				}
-			case "start":
-				current = m.Index
-				resetTimer(timer, timeout)
-			case "result":
-				it, ok := byIndex[m.Index]
-				if !ok {
-					continue
-				}
-				var errs []string
-				var out *harness.Outcome
-				if m.Error != "" {
-					errs = []string{fmt.Sprintf("PE 0: %s", m.Error)}
-				} else if m.Outcome != nil {
-					job := *m.Outcome
-					job.Checked, job.Errors, job.Bytes = m.Outcome.JobChecked, m.Outcome.JobErrors, m.Outcome.JobBytes
-					out = &job
-				}
-				p := harness.Merge(it, []*harness.Outcome{out}, errs, &o.Plan.Config, g.limits)
-				if err := g.record(&p); err != nil {
-					return sum, err
-				}
-				timeout, waiting = o.Timeout, timeoutWords(o, false)
-			}
-		}
-	}
+	return sum, nil
 }

@@ -116,8 +116,8 @@ func openOut(o Options) (*results.Writer, map[string]bool, error) {
 
 type worker struct {
 	rank int
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
+	cmd  *exec.Cmd     // nil for an in-process worker (it cannot be killed)
+	done chan struct{} // closed when the worker has ended
 }
 
 // event is what a worker's reader goroutines report.
@@ -198,19 +198,39 @@ func interrupted(s *Summary) error {
 	return fmt.Errorf("interrupted: %d point(s) written to %s; run the same command again to resume", s.Points, s.Path)
 }
 
-// group runs one set of worker processes.
+// group runs one set of PEs through the plan: the one controller loop of
+// both modes. Locally it starts one worker process per PE and every PE's
+// result completes a point; under srun / mpirun this process is one PE, its
+// worker runs in-process, and rank 0's result (with the job's verification
+// totals) completes it.
 type group struct {
 	o        Options
-	nranks   int
+	nranks   int // PEs whose results complete a point
 	w        *results.Writer
 	limits   map[string]float64
 	sum      *Summary
 	finished int
 	total    int
 	groups   int // worker groups started so far
+	// spawn starts PE rank's worker (uid: NVSHMEM's unique ID for the
+	// others than rank 0; nil for rank 0) reporting on events; the default
+	// starts a worker process.
+	spawn func(g *group, rank int, uid []byte, events chan<- event) (*worker, error)
+	// open creates the results file when it is not open yet: from rank 0's
+	// info (the job's GPUs and capabilities) under a launcher, or bare.
+	open func(info *harness.Message) error
+	// jobTotals: a PE's outcome carries the job's verification totals
+	// (under a launcher only rank 0 reports).
+	jobTotals bool
+	killed    string // what a timeout does to the PEs, for its message
 }
 
 func (g *group) record(p *results.Point) error {
+	if g.w == nil && g.open != nil {
+		if err := g.open(nil); err != nil {
+			return err
+		}
+	}
 	if err := g.w.WritePoint(*p); err != nil {
 		return err
 	}
@@ -241,78 +261,38 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 	g.groups++
 	plan := o.Plan
 	plan.Items = todo
-	if err := harness.WritePlan(o.PlanPath, plan); err != nil {
-		return 0, false, err
+	if o.PlanPath != "" { // worker processes read it; an in-process worker has it
+		if err := harness.WritePlan(o.PlanPath, plan); err != nil {
+			return 0, false, err
+		}
 	}
 	events := make(chan event, 1024)
 	var workers []*worker
 	killAll := func() {
 		for _, wk := range workers {
-			if wk.cmd.Process != nil {
+			if wk.cmd != nil && wk.cmd.Process != nil {
 				syscall.Kill(-wk.cmd.Process.Pid, syscall.SIGKILL)
 			}
 		}
 		for _, wk := range workers {
-			<-wk.done
+			if wk.cmd != nil {
+				<-wk.done
+			} // an in-process worker that hangs stays: the process exits after the loop
 		}
 		workers = nil
 	}
 	defer killAll()
 
 	start := func(rank int, uid []byte) error {
-		args := append([]string{"__worker", "--plan", o.PlanPath, "--rank", fmt.Sprint(rank), "--nranks", fmt.Sprint(g.nranks),
-			"--device", fmt.Sprint(rank / o.PEsPerGPU)}, o.WorkerArgs...)
-		cmd := exec.Command(o.Exe, args...)
-		env := append([]string{}, o.Env...)
-		env = append(env, fmt.Sprintf("NVSHBENCH_WORKER_GROUP=%d", g.groups))
-		if uid != nil {
-			env = append(env, "NVSHBENCH_UID="+hex.EncodeToString(uid))
+		spawn := g.spawn
+		if spawn == nil {
+			spawn = spawnProcess
 		}
-		cmd.Env = env
-		cmd.SysProcAttr = workerAttr()
-		stdout, err := cmd.StdoutPipe()
+		wk, err := spawn(g, rank, uid, events)
 		if err != nil {
 			return err
 		}
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			return err
-		}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("starting the worker of PE %d: %w", rank, err)
-		}
-		wk := &worker{rank: rank, cmd: cmd, done: make(chan struct{})}
 		workers = append(workers, wk)
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			sc := bufio.NewScanner(stdout)
-			sc.Buffer(make([]byte, 1<<20), 64<<20)
-			for sc.Scan() {
-				line := sc.Text()
-				var m harness.Message
-				if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &m) == nil && m.Type != "" {
-					events <- event{rank: rank, msg: &m}
-				} else {
-					events <- event{rank: rank, line: line}
-				}
-			}
-		}()
-		go func() {
-			defer wg.Done()
-			sc := bufio.NewScanner(stderr)
-			sc.Buffer(make([]byte, 1<<16), 1<<20)
-			for sc.Scan() {
-				fmt.Fprintf(o.Stderr, "[pe %d] %s\n", rank, sc.Text())
-			}
-		}()
-		go func() {
-			wg.Wait()
-			err := cmd.Wait()
-			close(wk.done)
-			events <- event{rank: rank, exited: true, exit: exitErr(err)}
-		}()
 		return nil
 	}
 
@@ -350,7 +330,11 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 			if pos >= len(todo) {
 				return pos, false, nil // every point written; a worker hung in finalize
 			}
-			return fail(fmt.Sprintf("timed out: %s; worker group killed", waiting))
+			killed := g.killed
+			if killed == "" {
+				killed = "worker group killed"
+			}
+			return fail(fmt.Sprintf("timed out: %s; %s", waiting, killed))
 		case ev := <-events:
 			switch {
 			case ev.exited:
@@ -384,6 +368,12 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 					}
 					started = true
 				}
+			case "info":
+				if m.Rank == 0 && g.w == nil && g.open != nil {
+					if err := g.open(m); err != nil {
+						return pos, false, err
+					}
+				}
 			case "done":
 				finishedRank[m.Rank] = true
 				if pos >= len(todo) && exited == len(workers) {
@@ -404,6 +394,11 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 				}
 				if m.Error != "" {
 					pd.errs = append(pd.errs, fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
+				}
+				if out := m.Outcome; out != nil && g.jobTotals {
+					job := *out
+					job.Checked, job.Errors, job.Bytes = out.JobChecked, out.JobErrors, out.JobBytes
+					m.Outcome = &job
 				}
 				pd.outs[m.Rank] = m.Outcome
 				pd.reported++
@@ -432,6 +427,70 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 					return pos, false, nil
 				}
 			}
+		}
+	}
+}
+
+// spawnProcess starts PE rank's worker process (the hidden __worker
+// subcommand) in its own process group, its stdout read as messages.
+func spawnProcess(g *group, rank int, uid []byte, events chan<- event) (*worker, error) {
+	o := g.o
+	args := append([]string{"__worker", "--plan", o.PlanPath, "--rank", fmt.Sprint(rank), "--nranks", fmt.Sprint(g.nranks),
+		"--device", fmt.Sprint(rank / o.PEsPerGPU)}, o.WorkerArgs...)
+	cmd := exec.Command(o.Exe, args...)
+	env := append([]string{}, o.Env...)
+	env = append(env, fmt.Sprintf("NVSHBENCH_WORKER_GROUP=%d", g.groups))
+	if uid != nil {
+		env = append(env, "NVSHBENCH_UID="+hex.EncodeToString(uid))
+	}
+	cmd.Env = env
+	cmd.SysProcAttr = workerAttr()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the worker of PE %d: %w", rank, err)
+	}
+	wk := &worker{rank: rank, cmd: cmd, done: make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		readMessages(stdout, rank, events)
+	}()
+	go func() {
+		defer wg.Done()
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			fmt.Fprintf(o.Stderr, "[pe %d] %s\n", rank, sc.Text())
+		}
+	}()
+	go func() {
+		wg.Wait()
+		err := cmd.Wait()
+		close(wk.done)
+		events <- event{rank: rank, exited: true, exit: exitErr(err)}
+	}()
+	return wk, nil
+}
+
+// readMessages turns a worker's output lines into events.
+func readMessages(r io.Reader, rank int, events chan<- event) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var m harness.Message
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &m) == nil && m.Type != "" {
+			events <- event{rank: rank, msg: &m}
+		} else {
+			events <- event{rank: rank, line: line}
 		}
 	}
 }

@@ -700,3 +700,35 @@ func TestLaunchFlagsThatDoNotApply(t *testing.T) {
 		t.Errorf("list does not show each benchmark's launch:\n%s", out)
 	}
 }
+
+// Under a launcher the same controller loop keeps the watch: a point past
+// --timeout is recorded as an error naming the timeout, and the rank exits
+// non-zero so the launcher ends the job.
+func TestLaunchedTimeout(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "hang.jsonl")
+	t.Setenv("NVSHMEM_BOOTSTRAP", "")
+	t.Setenv("NVSHMEM_BOOTSTRAP_PMI", "")
+	t.Setenv("SLURM_MPI_TYPE", "")
+	t.Setenv("SLURM_PROCID", "0")
+	t.Setenv("SLURM_NTASKS", "2")
+	t.Setenv("SLURM_LOCALID", "0")
+	t.Setenv("SLURM_NNODES", "1")
+	t.Setenv("NVSHBENCH_FAKE_HANG_SIZE", "4096")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "1K,4K", "--samples", "2", "--timeout", "1s", "--out", out, "rma/put/block")
+	if code == 0 {
+		t.Fatalf("a hung point under a launcher exited 0: %s", stderr)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hung *results.Point
+	for i := range f.Points {
+		if f.Points[i].Params.Size == 4096 && f.Points[i].ID == "rma/put/block" {
+			hung = &f.Points[i]
+		}
+	}
+	if hung == nil || hung.Status != results.StatusError || !strings.Contains(hung.Reason, "--timeout 1s") || !strings.Contains(hung.Reason, "the job must be restarted (slurm)") {
+		t.Errorf("hung point: %+v", hung)
+	}
+}
