@@ -250,7 +250,7 @@ type Job struct {
 	Paths [][]int // Paths[i][j]: how PE i reaches PE j (PathLocal, PathP2P, PathRemote)
 }
 
-// Lib is the shim's interface as Go sees it. Init, Job, Agree, Barrier, Run
+// Lib is the shim's interface as Go sees it. Init, Job, Agree, Run
 // and Finalize are collective: every PE calls them, in the same order.
 type Lib interface {
 	DeviceCount() (int, error)
@@ -263,7 +263,6 @@ type Lib interface {
 	Job() (Job, error)
 	// Agree exchanges one value: every PE gets every PE's.
 	Agree(v int64) ([]int64, error)
-	Barrier() error
 	// Setenv sets a variable in the C environment NVSHMEM and NCCL read.
 	Setenv(name, value string) error
 	// ProbeBootstrap loads NVSHMEM's bootstrap plugin of that file name.

@@ -195,14 +195,6 @@ func (f *Fake) ProbeBootstrap(plugin string) error {
 	return nil
 }
 
-func (f *Fake) Barrier() error {
-	if !f.inited {
-		return &Error{Op: "nvshmem_barrier_all", Status: StatusErr, Msg: "not initialised"}
-	}
-	_, err := f.meet("barrier", nil)
-	return err
-}
-
 // argsKey is a point's arguments as the fabric compares them.
 func argsKey(a Args) string {
 	h := fnv.New64a()

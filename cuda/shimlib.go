@@ -19,7 +19,6 @@ type shimLib struct {
 	finalize      func() int32
 	job           func(*Info, int32, *int32) int32
 	agree         func(int64, *int64, int32) int32
-	barrier       func() int32
 	run           func(*Args, *float64, int32, *Result) int32
 	setenv        func(string, string) int32
 	probe         func(string) int32
@@ -60,7 +59,7 @@ func Load(path string) (Lib, error) {
 		{&l.deviceCount, "nb_device_count"}, {&l.deviceInfo, "nb_device_info"},
 		{&l.canAccessPeer, "nb_can_access_peer"}, {&l.getUniqueID, "nb_get_uniqueid"},
 		{&l.initFn, "nb_init"}, {&l.finalize, "nb_finalize"}, {&l.job, "nb_job"},
-		{&l.agree, "nb_agree"}, {&l.barrier, "nb_barrier"}, {&l.run, "nb_run"},
+		{&l.agree, "nb_agree"}, {&l.run, "nb_run"},
 		{&l.setenv, "nb_setenv"}, {&l.probe, "nb_bootstrap_probe"},
 	} {
 		if err := reg(s.f, s.name); err != nil {
@@ -148,8 +147,6 @@ func (l *shimLib) Setenv(name, value string) error {
 func (l *shimLib) ProbeBootstrap(plugin string) error {
 	return l.check("loading "+plugin, l.probe(plugin))
 }
-
-func (l *shimLib) Barrier() error { return l.check("nvshmem_barrier_all", l.barrier()) }
 
 func (l *shimLib) Run(a Args) ([]float64, Result, error) {
 	n := int(a.Samples)

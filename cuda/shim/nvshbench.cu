@@ -369,14 +369,6 @@ static void mpi_finalize(void) {
   }
 }
 
-extern "C" int nb_barrier(void) {
-  if (int rc = on_device()) return rc;
-  cudaError_t e = cudaDeviceSynchronize();
-  nvshmem_barrier_all();
-  if (e != cudaSuccess) return fail(NB_ERR, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
-  return 0;
-}
-
 // ---------------------------------------------------------------------------
 // Verification pattern: byte i of PE pe's source under seed s.
 __host__ __device__ static inline uint8_t pat(int64_t i, int pe, int64_t s) {

@@ -181,8 +181,6 @@ int nb_job(nb_info *all, int max, int32_t *paths);
  * on each point before any PE starts it. */
 int nb_agree(int64_t mine, int64_t *values, int max);
 
-int nb_barrier(void);
-
 /* nb_setenv sets a variable in the C environment that NVSHMEM and NCCL read
  * (the Go side runs without cgo, so its own environment is not theirs);
  * before nb_init for NVSHMEM's bootstrap and transport choices. */
