@@ -168,15 +168,18 @@ struct Verdict {
   int64_t errors;   // verification counts and payload (the last agreement of a point)
   int64_t checked;
   int64_t bytes;
-  char msg[NB_SLOT - 32];
+  int64_t value;    // a value every PE takes from PE 0 (the calibrated iteration count)
+  char msg[NB_SLOT - 40];
 };
+static_assert(sizeof(Verdict) <= NB_SLOT, "a verdict must fit an exchange slot");
 
 // agree is collective: every PE learns every PE's status. It returns the
 // worst (an error before a non-capturable point before an unreachable one)
 // and makes its message this PE's last error, naming the PE it came from.
 // sums gets the verification counts and the payload summed over the job
-// (3 values) when non-null.
-static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_result *res, int64_t *sums) {
+// (3 values) when non-null; value, when non-null, carries this PE's value
+// in and PE 0's out.
+static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_result *res, int64_t *sums, int64_t *value = nullptr) {
   static Verdict all[NB_MAX_PES];
   Verdict v;
   memset(&v, 0, sizeof v);
@@ -185,9 +188,11 @@ static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_resu
   v.errors = errors;
   v.checked = checked;
   v.bytes = bytes;
+  if (value) v.value = *value;
   if (st) snprintf(v.msg, sizeof v.msg, "%s", g_err);
   int rc = exchange(&v, sizeof v, all);
   if (rc) return rc;
+  if (value) *value = all[0].value;
   int worst = 0, who = -1;
   int64_t e = 0, c = 0, b = 0;
   for (int q = 0; q < S.npes; q++) {
@@ -590,7 +595,7 @@ static int read_times(int iters, double *out, int max, int64_t *n_used) {
 // The one measurement loop. Collective calls, in this order on every PE:
 // agreement 1 (arguments valid, buffers prepared), the family's setup and
 // its agreement, the two calibration launches' barriers, agreement 2 (status and
-// PE 0's iteration count), a graph's agreement, one barrier before each
+// PE 0's iteration count, one exchange), a graph's agreement, one barrier before each
 // synchronised launch, a barrier after the launches, agreement 3 (status and
 // verification counts).
 extern "C" int nb_run(const nb_args *a, double *samples_out, int max_samples, nb_result *res) {
@@ -645,13 +650,7 @@ extern "C" int nb_run(const nb_args *a, double *samples_out, int max_samples, nb
     // The in-kernel timer gives one sample per iteration: at least ten.
     if (a->timer == NB_TIMER_GLOBAL && want < 10) want = 10;
   }
-  {
-    static int64_t all[NB_MAX_PES];
-    int rc = exchange(&want, sizeof want, all);
-    if (rc && !st) st = rc;
-    want = all[0];
-  }
-  if ((st = agree(st, 0, 0, 0, res, nullptr))) return st;
+  if ((st = agree(st, 0, 0, 0, res, nullptr, &want))) return st;  // and every PE takes PE 0's count
   int iters = (int)want;
   if (iters < 1) iters = 1;
 
