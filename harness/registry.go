@@ -1,8 +1,12 @@
 // Package harness owns what every benchmark shares: the registry of
-// benchmarks, parameter sweeps, the per-point plan, execution on each PE's
-// worker (warm-up, timed samples, verification) and the merge of the PEs'
-// outcomes into one results record with derived metrics and the in-run
-// limit. A benchmark is a small declarative registration in its suite.
+// benchmarks, parameter sweeps, the per-point plan, the job-wide facts every
+// decision is made from (every PE's GPU, the paths between them, every
+// host's capabilities), the agreement on each point before any PE starts
+// it, and the merge of the outcomes into one results record with derived
+// metrics and the in-run limit. Measuring itself (calibration, warm-up,
+// timed launches, graph capture, verification totals) is the CUDA shim's
+// one loop, nb_run, which every benchmark runs through. A benchmark is a
+// small declarative registration in its suite.
 package harness
 
 import (
