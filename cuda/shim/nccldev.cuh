@@ -209,6 +209,10 @@ __global__ void k_lsa_bulk(ncclWindow_t win, uint8_t *local, int64_t size, int i
     if (GET) group_copy(local + off, remote + off, len, lane, width);
     else group_copy(remote + off, local + off, len, lane, width);
   }
+  // A put ends delivered, as NVSHMEM's _nbi + quiet: without this fence the
+  // posted stores were still draining when the kernel ended (LSA put at 64
+  // KiB read 595 GB/s, above the link).
+  if (!GET) __threadfence_system();
 }
 
 // One-shot AllReduce: CTA b sums slice b of every rank's window.

@@ -119,8 +119,13 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer) {
 }
 
 // Plain loads/stores through a mapped pointer: 16-byte vectors, a tail of
-// bytes. Used for st, ld and the SM-copy limits.
-__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters) {
+// bytes. Used for st, ld and the SM-copy limits. remote_dst: the stores go
+// to the peer, and the launch ends with a system-scope fence, as a put ends
+// with quiet: the time covers the stores' delivery, not just their issue
+// (posted stores to the peer are otherwise still draining when the kernel
+// ends; a small buffer written over and over then reads as faster than the
+// link).
+__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, int remote_dst) {
   int64_t n16 = size / 16;
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
@@ -138,6 +143,7 @@ __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ sr
     for (; i < n16; i += stride) d4[i] = s4[i];
     for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
   }
+  if (remote_dst) __threadfence_system();
 }
 
 // Atomics: thread t owns counter t of the peer's uint64 array; base is the
@@ -298,7 +304,7 @@ static int launch_scalar(Run *r, int iters) {
 static int launch_store(Run *r, int iters) {
   uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
   if (!rd) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
-  k_copy<<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters);
+  k_copy<<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters, 1);
   CKLAUNCH("store copy kernel");
   return 0;
 }
@@ -307,7 +313,7 @@ static int launch_store(Run *r, int iters) {
 static int launch_load(Run *r, int iters) {
   const uint8_t *rs = (const uint8_t *)nvshmem_ptr(S.src, r->target);
   if (!rs) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
-  k_copy<<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters);
+  k_copy<<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters, 0);
   CKLAUNCH("load copy kernel");
   return 0;
 }
