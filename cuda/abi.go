@@ -43,6 +43,8 @@ const (
 	OpLatCSwap     = 32
 	OpLatPutSignal = 33
 	OpLatLaunch    = 34
+	OpLSALatPut    = 35 // NCCL device API: stores through an LSA pointer + system fence
+	OpLSALatGet    = 36 // NCCL device API: pointer chase through an LSA pointer
 
 	OpAllReduce = 41
 	OpBroadcast = 42
@@ -104,6 +106,7 @@ var ABIConstants = map[string]int{
 	"NB_OP_PP_PUT_SIGNAL": OpPPPutSignal, "NB_OP_PP_P": OpPPP, "NB_OP_PP_ATOMIC": OpPPAtomic, "NB_OP_PP_SIGNAL": OpPPSignal,
 	"NB_OP_LAT_FENCE": OpLatFence, "NB_OP_LAT_QUIET": OpLatQuiet, "NB_OP_LAT_FETCH_ADD": OpLatFetchAdd,
 	"NB_OP_LAT_CSWAP": OpLatCSwap, "NB_OP_LAT_PUT_SIGNAL": OpLatPutSignal, "NB_OP_LAT_LAUNCH": OpLatLaunch,
+	"NB_OP_LSA_LAT_PUT": OpLSALatPut, "NB_OP_LSA_LAT_GET": OpLSALatGet,
 	"NB_OP_ALLREDUCE": OpAllReduce, "NB_OP_BROADCAST": OpBroadcast, "NB_OP_ALLTOALL": OpAlltoall, "NB_OP_BARRIER": OpBarrier,
 	"NB_SCOPE_THREAD": ScopeThread, "NB_SCOPE_WARP": ScopeWarp, "NB_SCOPE_BLOCK": ScopeBlock,
 	"NB_IMPL_NVSHMEM_DEVICE": ImplNVSHMEMDevice, "NB_IMPL_NVSHMEM_STREAM": ImplNVSHMEMStream, "NB_IMPL_OUR_ONESHOT": ImplOurOneShot,

@@ -453,8 +453,8 @@ var latencyFamilies = []struct {
 	name, title string
 	prefixes    []string
 }{
-	{"put", "put round trip (put_nbi + quiet)", []string{"latency/put/", "latency/put-signal"}},
-	{"get", "get round trip (pointer chase through the peer's memory)", []string{"latency/get/"}},
+	{"put", "put round trip (put_nbi + quiet; NCCL LSA: stores + fence)", []string{"latency/put/", "latency/put-signal", "latency/nccl-lsa/put/"}},
+	{"get", "get round trip (pointer chase through the peer's memory)", []string{"latency/get/", "latency/nccl-lsa/get/"}},
 	{"scalar", "scalar p / g round trip (p + quiet; g pointer chase)", []string{"latency/p", "latency/g"}},
 	{"pingpong", "ping-pong ROUND TRIP latency (not halved)", []string{"latency/pingpong/"}},
 	{"issue", "ISSUE TIME, not a round trip (blocking put, fence)", []string{"latency/issue/"}},

@@ -20,29 +20,33 @@ type deviceAPIRow struct {
 	nccl    []string
 	host    []string // host-launched NCCL
 	launch  bool     // at the paper's launch (32 CTAs × 256 threads)
+	mode    string   // NVSHMEM points of this mode only ("" any)
 }
 
 var deviceAPIRows = []deviceAPIRow{
-	{"put, block scope", results.MetricBandwidth, "max", 0, []string{"rma/put/block"}, []string{"rma/nccl-lsa/put/block"}, nil, true},
-	{"put, warp scope", results.MetricBandwidth, "max", 0, []string{"rma/put/warp"}, []string{"rma/nccl-lsa/put/warp"}, nil, true},
-	{"put, thread scope", results.MetricBandwidth, "max", 0, []string{"rma/put/thread"}, []string{"rma/nccl-lsa/put/thread"}, nil, true},
-	{"get, block scope", results.MetricBandwidth, "max", 0, []string{"rma/get/block"}, []string{"rma/nccl-lsa/get/block"}, nil, true},
-	{"get, warp scope", results.MetricBandwidth, "max", 0, []string{"rma/get/warp"}, []string{"rma/nccl-lsa/get/warp"}, nil, true},
-	{"get, thread scope", results.MetricBandwidth, "max", 0, []string{"rma/get/thread"}, []string{"rma/nccl-lsa/get/thread"}, nil, true},
-	{"put + signal, block scope", results.MetricBandwidth, "max", 0, []string{"rma/put-signal/block"}, []string{"rma/nccl-gin/put-signal/block"}, nil, true},
+	{"put, block scope", results.MetricBandwidth, "max", 0, []string{"rma/put/block"}, []string{"rma/nccl-lsa/put/block"}, nil, true, ""},
+	{"put, warp scope", results.MetricBandwidth, "max", 0, []string{"rma/put/warp"}, []string{"rma/nccl-lsa/put/warp"}, nil, true, ""},
+	{"put, thread scope", results.MetricBandwidth, "max", 0, []string{"rma/put/thread"}, []string{"rma/nccl-lsa/put/thread"}, nil, true, ""},
+	{"get, block scope", results.MetricBandwidth, "max", 0, []string{"rma/get/block"}, []string{"rma/nccl-lsa/get/block"}, nil, true, ""},
+	{"get, warp scope", results.MetricBandwidth, "max", 0, []string{"rma/get/warp"}, []string{"rma/nccl-lsa/get/warp"}, nil, true, ""},
+	{"get, thread scope", results.MetricBandwidth, "max", 0, []string{"rma/get/thread"}, []string{"rma/nccl-lsa/get/thread"}, nil, true, ""},
+	{"put round trip at 256 B", results.MetricLatency, "min", 256, []string{"latency/put/*"}, []string{"latency/nccl-lsa/put/*"}, nil, false, "nbi"},
+	{"get round trip at 256 B", results.MetricLatency, "min", 256, []string{"latency/get/*"}, []string{"latency/nccl-lsa/get/*"}, nil, false, ""},
+	{"put + signal, block scope", results.MetricBandwidth, "max", 0, []string{"rma/put-signal/block"}, []string{"rma/nccl-gin/put-signal/block"}, nil, true, ""},
 	{"AllReduce, large sizes", results.MetricBusBW, "max", 0, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
-		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false},
+		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false, ""},
 	{"AllReduce at 8 B", results.MetricLatency, "min", 8, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
-		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false},
+		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false, ""},
 	{"AllReduce at 64 KiB", results.MetricLatency, "min", 64 << 10, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
-		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false},
+		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false, ""},
 }
 
 // hasDeviceAPI reports whether the file measured NCCL's device API at all.
 func hasDeviceAPI(f *results.File) bool {
 	for i := range f.Points {
 		id := f.Points[i].ID
-		if strings.HasPrefix(id, "rma/nccl-lsa/") || strings.HasPrefix(id, "rma/nccl-gin/") || strings.HasPrefix(id, "collectives/allreduce/nccl-lsa") {
+		if strings.HasPrefix(id, "rma/nccl-lsa/") || strings.HasPrefix(id, "rma/nccl-gin/") || strings.HasPrefix(id, "collectives/allreduce/nccl-lsa") ||
+			strings.HasPrefix(id, "latency/nccl-lsa/") {
 			return true
 		}
 	}
@@ -85,6 +89,9 @@ func deviceAPITable(f *results.File, tag string) Table {
 				return Pick{}
 			}
 			row := &results.RefRow{IDs: ids, Metric: r.metric, Agg: r.agg, Size: r.size}
+			if strings.HasPrefix(ids[0], "latency/put/") {
+				row.Mode = r.mode // a round trip, never a blocking put's issue time
+			}
 			if r.launch {
 				row.CTAs, row.Threads, row.Path = paperCTAs, paperThreads, "p2p"
 			}
@@ -140,6 +147,7 @@ func deviceAPITable(f *results.File, tag string) Table {
 	}
 	t.Notes = append(t.Notes,
 		"NCCL dev API: NCCL's device API (LSA pointers and barriers; GIN for put + signal); ratio: NCCL dev API / NVSHMEM; host NCCL: ncclAllReduce launched from the host; limit: the in-run copy limit (GB/s)",
+		"round trips: the lowest median over scopes and timers at 256 B (NVSHMEM put: putmem_nbi + quiet; NCCL: the CTA's stores + a system-scope fence; get: pointer chases through the peer's memory)",
 		"put/get: one initiator, at the paper's launch (32 CTAs × 256 threads), the highest median over sizes beyond L2; NVSHMEM = nvshmem[x]_{put,get}mem_nbi[_warp|_block] (+ quiet), NCCL device API = each scope group's 16-byte stores into / loads from the pointer ncclGetLsaPointer gives",
 		"AllReduce (float sum, busbw): NVSHMEM = our multi-CTA kernel over nvshmem_ptr and NVSHMEM signals; NCCL device API = the same kernel structure over LSA pointers and LSA barriers (ncclLsaBarrierSession); ncclAllReduce = host-launched, NCCL's choice or forced Ring, the better",
 		"in-run limit: the copy limit measured in the same run on the same GPUs (puts: the faster of SM copy and copy engine; gets: SM copy read)")

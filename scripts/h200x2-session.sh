@@ -5,7 +5,7 @@
 # run, the GPU tests, and the quick and full reproductions. Every step runs
 # under a deadline; a step that hangs gets cuda-gdb backtraces of its
 # workers before it is killed. Everything lands in $OUT/bundle.tar.gz.
-# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, beforeafter) selects the steps.
+# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter) selects the steps.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-x2}
@@ -63,6 +63,8 @@ for s in $STEPS; do
     done ;;
   puts) guard 120 puts "$B" run --gpus 2 --sizes 8K:256M --samples 5 --timeout 30s --out "$W/puts.jsonl" --label puts \
            rma/put/block rma/st rma/nccl-lsa/put/block rma/get/block rma/nccl-lsa/get/block limit ;;
+  lsalat) guard 120 lsalat "$B" run --gpus 2 --sizes 8:1M --samples 5 --timeout 30s --out "$W/lsalat.jsonl" --label lsa-latency \
+           latency/put latency/get latency/g latency/nccl-lsa ;;
   test) guard 330 gpu-test env NVSHBENCH_BIN="$B" build/gpu.test -test.v -test.timeout 320s ;;
   quick1) guard 120 quick-1gpu "$B" reproduce --quick --gpus 1 --timeout 30s --out "$W/reproduce-quick-1gpu" --label h200-1gpu-quick ;;
   quick) guard 120 quick "$B" reproduce --quick --timeout 30s --out "$W/reproduce-quick" --label h200x2-quick ;;

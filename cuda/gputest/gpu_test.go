@@ -140,7 +140,8 @@ func check(t *testing.T, f *results.File, wantPEs, gpus int) {
 		"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring", "collectives/broadcast/nccl", "collectives/alltoall/nvshmem-block",
 		"collectives/barrier/nvshmem-stream",
 		"rma/nccl-lsa/put/block", "rma/nccl-lsa/put/warp", "rma/nccl-lsa/put/thread", "rma/nccl-lsa/get/block", "rma/nccl-lsa/get/warp",
-		"rma/nccl-lsa/get/thread", "rma/nccl-gin/put-signal/block", "collectives/allreduce/nccl-lsa", "collectives/allreduce/nccl-lsa-twoshot"} {
+		"rma/nccl-lsa/get/thread", "rma/nccl-gin/put-signal/block", "collectives/allreduce/nccl-lsa", "collectives/allreduce/nccl-lsa-twoshot",
+		"latency/nccl-lsa/put/block", "latency/nccl-lsa/put/thread", "latency/nccl-lsa/get/block", "latency/nccl-lsa/get/warp"} {
 		if !ids[id] {
 			t.Errorf("%s was not run", id)
 		}

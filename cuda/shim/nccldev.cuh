@@ -303,6 +303,43 @@ __global__ void k_gin_read(ncclDevComm dc, int n, uint64_t *out) {
   ncclGin gin{dc, 0};
   for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = gin.readSignal((ncclGinSignal_t)i);
 }
+
+// Latency, one CTA (the scope sets its size: 1, 32 or --threads threads).
+// put: the CTA stores the message into the peer's window, then a
+// system-scope fence (what NVSHMEM's quiet is over P2P) per iteration.
+__global__ void k_lsa_lat_put(ncclWindow_t wdst, const uint8_t *src, int64_t size, int iters, int lsa_peer, int64_t *times) {
+  uint8_t *remote = (uint8_t *)ncclGetLsaPointer(wdst, 0, lsa_peer);
+  for (int it = 0; it < iters; it++) {
+    uint64_t t0 = 0;
+    if (threadIdx.x == 0) t0 = gtimer();
+    group_copy(remote, src, size, threadIdx.x, blockDim.x);
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) times[it] = (int64_t)(gtimer() - t0);
+  }
+}
+
+// get: pointer chase through the peer's window: the CTA loads block cur of
+// the chain into dst; the next index is the first word that arrived.
+__global__ void k_lsa_lat_get(ncclWindow_t wsrc, uint8_t *dst, int64_t size, int64_t stride, int64_t n, int64_t *cursor, int iters,
+                              int lsa_peer, int64_t *times) {
+  __shared__ volatile int64_t cur;
+  const uint8_t *remote = (const uint8_t *)ncclGetLsaPointer(wsrc, 0, lsa_peer);
+  if (threadIdx.x == 0) cur = *cursor;
+  __syncthreads();
+  for (int it = 0; it < iters; it++) {
+    uint64_t t0 = 0;
+    if (threadIdx.x == 0) t0 = gtimer();
+    group_copy(dst, remote + cur * stride, size, threadIdx.x, blockDim.x);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      cur = (int64_t)(*(volatile uint64_t *)dst & (uint64_t)(n - 1));
+      times[it] = (int64_t)(gtimer() - t0);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *cursor = cur;
+}
 #endif  // NB_NCCL_DEVICE
 
 // ---------------------------------------------------------------------------
@@ -471,3 +508,92 @@ static int nd_coll_launch(Run *r, int iters) {
   return fail(NB_UNREACHABLE, "built without NCCL's device headers");
 #endif
 }
+
+// --- latency: the latency family's roles, chain and checks, the message
+// (and the chain) copied into this PE's source window at setup.
+
+static int nd_lat_setup(Run *r) {
+#if NB_NCCL_DEVICE
+  const nb_args *a = r->a;
+  int st = nd_ready(a->op);  // collective
+  if (st) return st;
+  int64_t n = a->size;
+  if (r->e->lands == LANDS_CHASED) {
+    Chain c = chain_of(a->size);
+    n = c.n * c.stride;
+  }
+  // lat_prepare wrote the pattern (and the chain) into S.src: the window
+  // gets the same bytes, so the latency family's checks apply.
+  CK(cudaMemcpyAsync(g_nd.src, S.src, n, cudaMemcpyDeviceToDevice, S.stream));
+  if (a->verify) {
+    k_poison<<<1024, 256, 0, S.stream>>>((uint8_t *)g_nd.dst, a->size);
+    CKLAUNCH("window poison");
+  }
+  CK(cudaStreamSynchronize(S.stream));
+  if (r->initiator && nd_lsa_peer(g_nd.dc, r->target) < 0)
+    return fail(NB_UNREACHABLE, "PE %d is not in PE %d's LSA team (no load/store access through NCCL)", r->target, S.me);
+  return 0;
+#else
+  (void)r;
+  return fail(NB_UNREACHABLE, "this shim was built without NCCL's device headers (nccl_device.h): rebuild it where the NCCL 2.28 wheel is installed ('nvshbench build-shim')");
+#endif
+}
+
+static int nd_lat_check(Run *r, nb_result *res) {
+  const nb_args *a = r->a;
+  if (r->e->lands == LANDS_AT_TARGET) {
+#if NB_NCCL_DEVICE
+    if (S.me != a->peer) return 0;
+    return check_bytes((const uint8_t *)g_nd.dst, a->size, 0, 0, a->seed, res);
+#else
+    return 0;
+#endif
+  }
+  return lat_check(r, res);  // the chase lands in this PE's own memory
+}
+
+static int64_t nd_lat_bytes(Run *r) { return r->initiator ? r->a->size : 0; }
+
+static int launch_lsa_lat_put(Run *r, int iters) {
+#if NB_NCCL_DEVICE
+  k_lsa_lat_put<<<1, r->a->threads, 0, S.stream>>>(g_nd.wdst, S.src, r->a->size, iters, nd_lsa_peer(g_nd.dc, r->target), S.times);
+  CKLAUNCH("LSA put latency kernel");
+  return 0;
+#else
+  (void)r, (void)iters;
+  return fail(NB_UNREACHABLE, "built without NCCL's device headers");
+#endif
+}
+
+static int launch_lsa_lat_get(Run *r, int iters) {
+#if NB_NCCL_DEVICE
+  const nb_args *a = r->a;
+  Chain c = chain_of(a->size);
+  k_lsa_lat_get<<<1, a->threads, 0, S.stream>>>(g_nd.wsrc, S.dst, a->size, c.stride, c.n, S.cursor, iters, nd_lsa_peer(g_nd.dc, r->target),
+                                                  S.times);
+  CKLAUNCH("LSA get latency kernel");
+  return 0;
+#else
+  (void)r, (void)iters;
+  return fail(NB_UNREACHABLE, "built without NCCL's device headers");
+#endif
+}
+
+static int nd_lat_validate(Run *r) {
+  int st = lat_validate(r);
+  if (st) return st;
+#if !NB_NCCL_DEVICE
+  return fail(NB_UNREACHABLE, "this shim was built without NCCL's device headers (nccl_device.h): rebuild it where the NCCL 2.28 wheel is installed ('nvshbench build-shim')");
+#else
+  if (g_nd.state < 0) return fail(g_nd.state, "%s", g_nd.why);
+  return 0;
+#endif
+}
+
+static const Family kNDLat = {"nccl-device latency", nd_lat_validate, lat_active, lat_synced, 10, 0, lat_per_op, lat_prepare, nd_lat_setup,
+                              lat_before_launch, nd_lat_check, nd_lat_bytes, lat_work_set};
+
+static const OpEntry kNDLatOps[] = {
+    {NB_OP_LSA_LAT_PUT, "lsa_lat_put", &kNDLat, LANDS_AT_TARGET, launch_lsa_lat_put},
+    {NB_OP_LSA_LAT_GET, "lsa_lat_get", &kNDLat, LANDS_CHASED, launch_lsa_lat_get},
+};

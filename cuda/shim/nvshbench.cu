@@ -556,6 +556,8 @@ static const OpEntry *find_op(int op) {
     if (kCollOps[i].op == op) return &kCollOps[i];
   for (size_t i = 0; i < sizeof kNDOps / sizeof kNDOps[0]; i++)
     if (kNDOps[i].op == op) return &kNDOps[i];
+  for (size_t i = 0; i < sizeof kNDLatOps / sizeof kNDLatOps[0]; i++)
+    if (kNDLatOps[i].op == op) return &kNDLatOps[i];
   return nullptr;
 }
 

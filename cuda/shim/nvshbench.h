@@ -59,6 +59,8 @@ enum {
   NB_OP_LAT_CSWAP = 32,
   NB_OP_LAT_PUT_SIGNAL = 33, /* one-way putmem_signal_nbi_block + quiet */
   NB_OP_LAT_LAUNCH = 34, /* empty kernels launched back to back: the floor of host-issued work */
+  NB_OP_LSA_LAT_PUT = 35, /* NCCL device API: the CTA stores the message through an LSA pointer + system fence */
+  NB_OP_LSA_LAT_GET = 36, /* NCCL device API: pointer chase, the CTA loads block k through an LSA pointer */
 
   /* Collectives: every PE; args.impl says whose. */
   NB_OP_ALLREDUCE = 41,

@@ -44,6 +44,8 @@ type kind struct {
 	sized    bool // sweeps the message size (else one 8-byte message)
 	threads  int  // fixed thread count (0: from the scope / the run)
 	events   bool // events timer only (host launches)
+	nccl     bool // NCCL's device API
+	notDef   bool // not in the default selection
 }
 
 var scopeCode = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}
@@ -58,6 +60,10 @@ func kinds() []kind {
 				desc: fmt.Sprintf("ROUND TRIP: pointer chase with getmem at %s scope (nbi + quiet, and blocking) through a 256 MiB chain in the peer's memory", sc)},
 			kind{id: "latency/issue/put/" + sc, op: cuda.OpLatPut, scope: sc, modes: []string{"blocking"}, sized: true,
 				desc: fmt.Sprintf("ISSUE TIME, not a round trip: blocking putmem at %s scope returns when its source is reusable", sc)},
+			kind{id: "latency/nccl-lsa/put/" + sc, op: cuda.OpLSALatPut, scope: sc, sized: true, nccl: true, notDef: sc != "block",
+				desc: fmt.Sprintf("ROUND TRIP: NCCL device API, the message stored at %s scope through ncclGetLsaPointer + a system-scope fence per iteration (as NVSHMEM's quiet over P2P)", sc)},
+			kind{id: "latency/nccl-lsa/get/" + sc, op: cuda.OpLSALatGet, scope: sc, sized: true, nccl: true, notDef: sc != "block",
+				desc: fmt.Sprintf("ROUND TRIP: NCCL device API, pointer chase at %s scope loading through ncclGetLsaPointer, a 256 MiB chain in the peer's window", sc)},
 		)
 	}
 	ks = append(ks,
@@ -81,7 +87,7 @@ func init() {
 	for _, k := range kinds() {
 		k := k
 		harness.Register(harness.Benchmark{
-			ID: k.id, Suite: "latency", Desc: k.desc, Default: true,
+			ID: k.id, Suite: "latency", Desc: k.desc, Default: !k.notDef,
 			IgnoresCTAs: true, IgnoresThreads: k.scope != "block" || k.threads > 0, OwnLaunch: ownLaunch(k),
 			Metrics:  []string{results.MetricLatency},
 			Points:   points(k),
@@ -156,6 +162,11 @@ func argsOf(k kind) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 			Warmup: int32(e.Config.Warmup), Samples: int32(e.Config.Samples), Peer: int32(j.Peer()), Scope: scopeCode[p.Scope]}
 		if e.Config.Path == "p2p" && j.PeerPath() == cuda.PathRemote {
 			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): measure it with --path proxy or --path ibgda", j.Peer())
+		}
+		if k.nccl {
+			if why := j.NCCLDeviceAPIMissing(); why != "" {
+				return a, why
+			}
 		}
 		if cuda.IsPingPong(k.op) && j.NPEs() > 1 && j.SharedGPU() {
 			return a, "ping-pong between two processes on one GPU: without MPS their kernels time-slice and both spin, so the round trip is not measurable (the 1-PE run measures it as a loopback between two CTAs)"
