@@ -59,10 +59,7 @@ func Paper(ref *results.Reference) *Report {
 			if row.Table != name || row.NoPaper {
 				continue
 			}
-			where := row.Path
-			if row.Scope != "" {
-				where = row.Scope + "-node"
-			}
+			where := rowWhere(row)
 			t.Rows = append(t.Rows, []Cell{Str(row.Label), Str(where), paperCell(row), Str(row.Needs)})
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("source: %s (arXiv %s)", ref.Source.Title, ref.Source.Arxiv))
@@ -246,10 +243,7 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 		if row.Table != name {
 			continue
 		}
-		where := row.Path
-		if row.Scope != "" {
-			where = row.Scope + "-node"
-		}
+		where := rowWhere(row)
 		pick := Select(f, row)
 		cells := []Cell{Str(row.Label), Str(where)}
 		div, _, prec := metricScale(row.Metric)
@@ -464,10 +458,7 @@ func sideBySide(files []*results.File, ref *results.Reference, name string) Tabl
 		if row.Table != name {
 			continue
 		}
-		where := row.Path
-		if row.Scope != "" {
-			where = row.Scope + "-node"
-		}
+		where := rowWhere(row)
 		div, _, prec := metricScale(row.Metric)
 		cells := []Cell{Str(row.Label), Str(where), paperCell(row)}
 		picks := make([]Pick, len(files))
@@ -521,4 +512,13 @@ func allSame(p []Pick) bool {
 		}
 	}
 	return true
+}
+
+// rowWhere is a reference row's path column: the path, or for collectives
+// the intra-/inter-node scope.
+func rowWhere(row *results.RefRow) string {
+	if row.Scope != "" {
+		return row.Scope + "-node"
+	}
+	return row.Path
 }

@@ -23,15 +23,9 @@ func point(size int64, samples ...float64) results.Point {
 	return p
 }
 
-func TestRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "r.jsonl")
-	w, err := results.Create(path, header())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts := []results.Point{point(1024, 1e-6, 2e-6, 3e-6), point(1<<20, 1e-4, 1.1e-4)}
-	waived := results.Point{ID: "rma/put/block", Params: results.Params{Size: 8, Path: "ibgda"}, Status: results.StatusWaived, Reason: "no NIC"}
-	pts = append(pts, waived)
+// writeAndRead writes pts through w, closes it and reads the file back.
+func writeAndRead(t *testing.T, w *results.Writer, path string, pts ...results.Point) *results.File {
+	t.Helper()
 	for _, p := range pts {
 		if err := w.WritePoint(p); err != nil {
 			t.Fatal(err)
@@ -42,6 +36,19 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+func TestRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	w, err := results.Create(path, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := []results.Point{point(1024, 1e-6, 2e-6, 3e-6), point(1<<20, 1e-4, 1.1e-4)}
+	waived := results.Point{ID: "rma/put/block", Params: results.Params{Size: 8, Path: "ibgda"}, Status: results.StatusWaived, Reason: "no NIC"}
+	pts = append(pts, waived)
+	f := writeAndRead(t, w, path, pts...)
 	if f.Header.Schema != results.SchemaVersion || f.Header.Type != results.TypeHeader || !f.Header.Synthetic {
 		t.Errorf("header = %+v", f.Header)
 	}
@@ -240,16 +247,7 @@ func TestReadRederivesFromSamples(t *testing.T) {
 	m := edited.Metrics[results.MetricBandwidth]
 	m.Median *= 10 // "10x faster", typed by hand
 	edited.Metrics[results.MetricBandwidth] = m
-	for _, p := range []results.Point{good, edited} {
-		if err := w.WritePoint(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.Close()
-	f, err := results.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := writeAndRead(t, w, path, good, edited)
 	if len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "disagree with the raw samples") || !strings.Contains(f.Warnings[0], "size=2097152") {
 		t.Fatalf("warnings %q", f.Warnings)
 	}

@@ -403,15 +403,22 @@ func TestNoGPUExitsClearly(t *testing.T) {
 	}
 }
 
-func TestRunUnderALauncher(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "slurm.jsonl")
+// asSlurmRank0 makes this process rank 0 of a two-task srun job on nodes
+// nodes, with no bootstrap chosen by hand.
+func asSlurmRank0(t *testing.T, nodes string) {
+	t.Helper()
 	t.Setenv("NVSHMEM_BOOTSTRAP", "")
 	t.Setenv("NVSHMEM_BOOTSTRAP_PMI", "")
 	t.Setenv("SLURM_MPI_TYPE", "")
 	t.Setenv("SLURM_PROCID", "0")
 	t.Setenv("SLURM_NTASKS", "2")
 	t.Setenv("SLURM_LOCALID", "0")
-	t.Setenv("SLURM_NNODES", "2")
+	t.Setenv("SLURM_NNODES", nodes)
+}
+
+func TestRunUnderALauncher(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "slurm.jsonl")
+	asSlurmRank0(t, "2")
 	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", out, "rma/put/block")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -706,13 +713,7 @@ func TestLaunchFlagsThatDoNotApply(t *testing.T) {
 // non-zero so the launcher ends the job.
 func TestLaunchedTimeout(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "hang.jsonl")
-	t.Setenv("NVSHMEM_BOOTSTRAP", "")
-	t.Setenv("NVSHMEM_BOOTSTRAP_PMI", "")
-	t.Setenv("SLURM_MPI_TYPE", "")
-	t.Setenv("SLURM_PROCID", "0")
-	t.Setenv("SLURM_NTASKS", "2")
-	t.Setenv("SLURM_LOCALID", "0")
-	t.Setenv("SLURM_NNODES", "1")
+	asSlurmRank0(t, "1")
 	t.Setenv("NVSHBENCH_FAKE_HANG_SIZE", "4096")
 	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "1K,4K", "--samples", "2", "--timeout", "1s", "--out", out, "rma/put/block")
 	if code == 0 {

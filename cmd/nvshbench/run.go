@@ -231,12 +231,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		return nil, err
 	}
 	ndev, _ := gpu.lib.DeviceCount()
-	for i := 0; i < ndev; i++ {
-		if info, err := gpu.lib.DeviceInfo(i); err == nil && info.SMs > 0 && (cfg.SMs == 0 || int(info.SMs) < cfg.SMs) {
-			cfg.SMs = int(info.SMs) // full-GPU grids sized by the GPUs, not by an H200's 132
-		}
-	}
-	if err := fitsMemory(gpu, cfg, ndev, o.PEsPerGPU); err != nil {
+	mem, sms := smallestGPU(gpu, ndev)
+	cfg.SMs = sms // full-GPU grids sized by the GPUs, not by an H200's 132
+	if err := fitsMemory(cfg, mem, o.PEsPerGPU); err != nil {
 		return nil, err
 	}
 	if l, ok := launcher.DetectLauncher(); ok {
@@ -300,16 +297,29 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	return sum, finish(stderr, sum, err)
 }
 
+// smallestGPU is the smallest memory and SM count among the visible GPUs
+// (0 where no device says).
+func smallestGPU(gpu *gpuSetup, ndev int) (mem int64, sms int) {
+	for i := 0; i < ndev; i++ {
+		info, err := gpu.lib.DeviceInfo(i)
+		if err != nil {
+			continue
+		}
+		if info.MemBytes > 0 && (mem == 0 || info.MemBytes < mem) {
+			mem = info.MemBytes
+		}
+		if info.SMs > 0 && (sms == 0 || int(info.SMs) < sms) {
+			sms = int(info.SMs)
+		}
+	}
+	return mem, sms
+}
+
 // fitsMemory refuses sizes whose buffers cannot fit the GPUs: every PE
 // holds a source, a destination and a scratch buffer of the largest size
 // in NVSHMEM's symmetric heap, plus its reserves.
-func fitsMemory(gpu *gpuSetup, cfg *harness.Config, ndev, pesPerGPU int) error {
-	var mem int64
-	for i := 0; i < ndev; i++ {
-		if info, err := gpu.lib.DeviceInfo(i); err == nil && (mem == 0 || info.MemBytes < mem) {
-			mem = info.MemBytes
-		}
-	}
+// mem is the smallest GPU memory of the run (0: unknown).
+func fitsMemory(cfg *harness.Config, mem int64, pesPerGPU int) error {
 	if mem <= 0 {
 		return nil
 	}
