@@ -20,6 +20,14 @@
 // failure is remembered on every PE and given as the reason of every later
 // point of the kind.
 
+// The one refusal of a shim built without NCCL's device headers, given at
+// validation (nd_headers) of every operation of the families below.
+static int nd_missing(void) {
+  return fail(NB_UNREACHABLE, "this shim was built without NCCL's device headers (nccl_device.h): rebuild it where the NCCL 2.28 wheel is installed ('nvshbench build-shim')");
+}
+
+static int nd_headers(void) { return NB_NCCL_DEVICE ? 0 : nd_missing(); }
+
 #if NB_NCCL_DEVICE
 // The device ABI of 2.28 differs from 2.29+: the loaded library must match
 // the headers the kernels were compiled against.
@@ -340,40 +348,18 @@ __global__ void k_lsa_lat_get(ncclWindow_t wsrc, uint8_t *dst, int64_t size, int
   }
   if (threadIdx.x == 0) *cursor = cur;
 }
-#endif  // NB_NCCL_DEVICE
 
 // ---------------------------------------------------------------------------
-// The family: the RMA family's roles, prepare, bytes and checks, plus the
-// NCCL objects and the windows' contents (setup, collective).
+// Host side of the families below: the NCCL objects and the windows'
+// contents (setup, collective), the launches and the checks of the window.
 
-static int nd_validate(Run *r) {
-  int st = rma_validate(r);
-  if (st) return st;
-#if !NB_NCCL_DEVICE
-  return fail(NB_UNREACHABLE, "this shim was built without NCCL's device headers (nccl_device.h): rebuild it where the NCCL 2.28 wheel is installed ('nvshbench build-shim')");
-#else
-  const nb_args *a = r->a;
-  if (a->op == NB_OP_GIN_PUT_SIGNAL) {
-    if (a->scope != NB_SCOPE_BLOCK) return fail(NB_ERR, "GIN put + signal runs at block scope (one signal per CTA)");
-    if (a->ctas > NB_MAX_CTAS) return fail(NB_ERR, "GIN put + signal: at most %d CTAs (one signal each)", NB_MAX_CTAS);
-    if (a->bidir) return fail(NB_ERR, "GIN put + signal is measured one way");
-    if (a->peer == 0) return fail(NB_UNREACHABLE, "GIN put + signal needs two ranks");
-  }
-  if (a->op != NB_OP_GIN_PUT_SIGNAL && a->scope == NB_SCOPE_WARP && a->threads % 32) return fail(NB_ERR, "warp scope needs whole warps");
+// nd_state: the remembered failure of the NCCL objects, the same on every PE.
+static int nd_state(void) {
   if (g_nd.state < 0) return fail(g_nd.state, "%s", g_nd.why);
   return 0;
-#endif
 }
-
-static int nd_active(Run *r) {
-  if (r->a->op == NB_OP_GIN_PUT_SIGNAL) return S.me == 0 || S.me == r->a->peer;  // the target waits in every launch
-  return rma_active(r);
-}
-
-static int nd_synced(Run *r) { return r->a->op == NB_OP_GIN_PUT_SIGNAL || rma_synced(r); }
 
 static int nd_setup(Run *r) {
-#if NB_NCCL_DEVICE
   const nb_args *a = r->a;
   int st = nd_ready(a->op);  // collective
   if (st) return st;
@@ -393,10 +379,6 @@ static int nd_setup(Run *r) {
   if (a->op != NB_OP_GIN_PUT_SIGNAL && r->initiator && nd_lsa_peer(g_nd.dc, r->target) < 0)
     return fail(NB_UNREACHABLE, "PE %d is not in PE %d's LSA team (no load/store access through NCCL)", r->target, S.me);
   return 0;
-#else
-  (void)r;
-  return fail(NB_UNREACHABLE, "built without NCCL's device headers");
-#endif
 }
 
 static int nd_check(Run *r, nb_result *res) {
@@ -404,21 +386,16 @@ static int nd_check(Run *r, nb_result *res) {
   int from = rma_landed_from(r);
   if (from < 0) return 0;
   if (r->e->lands == LANDS_INITIATOR) return check_bytes(S.dst, a->size, 0, from, a->seed, res);
-#if NB_NCCL_DEVICE
   int rc = check_bytes((const uint8_t *)g_nd.dst, a->size, 0, from, a->seed, res);
   if (rc || r->e->lands != LANDS_TARGET_SIGNALS) return rc;
   // Every CTA that moved bytes signalled once per operation.
   k_gin_read<<<1, 256, 0, S.stream>>>(g_nd.gdc, (int)rma_active_groups(a), (uint64_t *)S.scratch);
   CKLAUNCH("GIN signal read");
   return check_u64((const uint64_t *)S.scratch, rma_active_groups(a), (uint64_t)r->ops, res);
-#else
-  return 0;
-#endif
 }
 
 template <int GET>
 static int launch_lsa(Run *r, int iters) {
-#if NB_NCCL_DEVICE
   const nb_args *a = r->a;
   int lp = nd_lsa_peer(g_nd.dc, r->target);
   if (lp < 0) return fail(NB_UNREACHABLE, "PE %d is not in the LSA team", r->target);
@@ -428,14 +405,9 @@ static int launch_lsa(Run *r, int iters) {
   with_scope(a->scope, [&](auto sc) { k_lsa_bulk<decltype(sc)::value, GET><<<g, b, 0, S.stream>>>(w, local, a->size, iters, lp); });
   CKLAUNCH("LSA bulk kernel");
   return 0;
-#else
-  (void)r, (void)iters;
-  return fail(NB_UNREACHABLE, "built without NCCL's device headers");
-#endif
 }
 
 static int launch_gin(Run *r, int iters) {
-#if NB_NCCL_DEVICE
   const nb_args *a = r->a;
   static uint64_t launches;
   if (r->ops == 0) launches = 0;  // the first launch of a point
@@ -447,36 +419,9 @@ static int launch_gin(Run *r, int iters) {
                                                          want_ack);
   CKLAUNCH("GIN put + signal kernel");
   return 0;
-#else
-  (void)r, (void)iters;
-  return fail(NB_UNREACHABLE, "built without NCCL's device headers");
-#endif
-}
-
-static const Family kND = {"nccl-device", nd_validate, nd_active, nd_synced, 1, 0, rma_per_op, rma_prepare, nd_setup, nullptr,
-                           nd_check, rma_bytes, rma_work_set};
-
-static const OpEntry kNDOps[] = {
-    {NB_OP_LSA_PUT, "lsa_put", &kND, LANDS_TARGET, launch_lsa<0>},
-    {NB_OP_LSA_GET, "lsa_get", &kND, LANDS_INITIATOR, launch_lsa<1>},
-    {NB_OP_GIN_PUT_SIGNAL, "gin_put_signal", &kND, LANDS_TARGET_SIGNALS, launch_gin},
-};
-
-// --- the AllReduce implementations of the collectives family
-
-static int nd_coll_validate(Run *r) {
-  const nb_args *a = r->a;
-  if (a->op != NB_OP_ALLREDUCE || a->dtype != NB_DT_F32) return fail(NB_ERR, "the NCCL device API AllReduce does float sums only");
-#if !NB_NCCL_DEVICE
-  return fail(NB_UNREACHABLE, "this shim was built without NCCL's device headers (nccl_device.h): rebuild it where the NCCL 2.28 wheel is installed ('nvshbench build-shim')");
-#else
-  if (g_nd.state < 0) return fail(g_nd.state, "%s", g_nd.why);
-  return 0;
-#endif
 }
 
 static int nd_coll_setup(Run *r) {
-#if NB_NCCL_DEVICE
   const nb_args *a = r->a;
   int st = nd_ready(a->op);  // collective
   if (st) return st;
@@ -487,14 +432,9 @@ static int nd_coll_setup(Run *r) {
   CKLAUNCH("window fill");
   CK(cudaStreamSynchronize(S.stream));
   return 0;
-#else
-  (void)r;
-  return fail(NB_UNREACHABLE, "built without NCCL's device headers");
-#endif
 }
 
 static int nd_coll_launch(Run *r, int iters) {
-#if NB_NCCL_DEVICE
   const nb_args *a = r->a;
   int64_t n = a->size / 4;
   if (a->impl == NB_IMPL_LSA_ONESHOT)
@@ -503,17 +443,9 @@ static int nd_coll_launch(Run *r, int iters) {
     k_lsa_twoshot<<<a->ctas, a->threads, 0, S.stream>>>((float *)S.dst, g_nd.wsrc, g_nd.wdst, n, g_nd.dc, iters);
   CKLAUNCH("LSA allreduce");
   return 0;
-#else
-  (void)r, (void)iters;
-  return fail(NB_UNREACHABLE, "built without NCCL's device headers");
-#endif
 }
 
-// --- latency: the latency family's roles, chain and checks, the message
-// (and the chain) copied into this PE's source window at setup.
-
 static int nd_lat_setup(Run *r) {
-#if NB_NCCL_DEVICE
   const nb_args *a = r->a;
   int st = nd_ready(a->op);  // collective
   if (st) return st;
@@ -533,61 +465,102 @@ static int nd_lat_setup(Run *r) {
   if (r->initiator && nd_lsa_peer(g_nd.dc, r->target) < 0)
     return fail(NB_UNREACHABLE, "PE %d is not in PE %d's LSA team (no load/store access through NCCL)", r->target, S.me);
   return 0;
-#else
-  (void)r;
-  return fail(NB_UNREACHABLE, "this shim was built without NCCL's device headers (nccl_device.h): rebuild it where the NCCL 2.28 wheel is installed ('nvshbench build-shim')");
-#endif
 }
 
 static int nd_lat_check(Run *r, nb_result *res) {
   const nb_args *a = r->a;
   if (r->e->lands == LANDS_AT_TARGET) {
-#if NB_NCCL_DEVICE
     if (S.me != a->peer) return 0;
     return check_bytes((const uint8_t *)g_nd.dst, a->size, 0, 0, a->seed, res);
-#else
-    return 0;
-#endif
   }
   return lat_check(r, res);  // the chase lands in this PE's own memory
 }
 
-static int64_t nd_lat_bytes(Run *r) { return r->initiator ? r->a->size : 0; }
-
 static int launch_lsa_lat_put(Run *r, int iters) {
-#if NB_NCCL_DEVICE
   k_lsa_lat_put<<<1, r->a->threads, 0, S.stream>>>(g_nd.wdst, S.src, r->a->size, iters, nd_lsa_peer(g_nd.dc, r->target), S.times);
   CKLAUNCH("LSA put latency kernel");
   return 0;
-#else
-  (void)r, (void)iters;
-  return fail(NB_UNREACHABLE, "built without NCCL's device headers");
-#endif
 }
 
 static int launch_lsa_lat_get(Run *r, int iters) {
-#if NB_NCCL_DEVICE
   const nb_args *a = r->a;
   Chain c = chain_of(a->size);
   k_lsa_lat_get<<<1, a->threads, 0, S.stream>>>(g_nd.wsrc, S.dst, a->size, c.stride, c.n, S.cursor, iters, nd_lsa_peer(g_nd.dc, r->target),
                                                   S.times);
   CKLAUNCH("LSA get latency kernel");
   return 0;
-#else
-  (void)r, (void)iters;
-  return fail(NB_UNREACHABLE, "built without NCCL's device headers");
-#endif
 }
+#else
+// Without NCCL's device headers every point of these operations is refused
+// at validation (nd_headers), on every PE, before any of these could run.
+static int nd_state(void) { return nd_missing(); }
+static int nd_setup(Run *) { return nd_missing(); }
+static int nd_check(Run *, nb_result *) { return nd_missing(); }
+template <int GET>
+static int launch_lsa(Run *, int) { return nd_missing(); }
+static int launch_gin(Run *, int) { return nd_missing(); }
+static int nd_coll_setup(Run *) { return nd_missing(); }
+static int nd_coll_launch(Run *, int) { return nd_missing(); }
+static int nd_lat_setup(Run *) { return nd_missing(); }
+static int nd_lat_check(Run *, nb_result *) { return nd_missing(); }
+static int launch_lsa_lat_put(Run *, int) { return nd_missing(); }
+static int launch_lsa_lat_get(Run *, int) { return nd_missing(); }
+#endif  // NB_NCCL_DEVICE
+
+// ---------------------------------------------------------------------------
+// The family: the RMA family's roles, prepare, bytes and checks, plus the
+// NCCL objects and the windows' contents (setup, collective).
+
+static int nd_validate(Run *r) {
+  int st = rma_validate(r);
+  if (st) return st;
+  if ((st = nd_headers())) return st;
+  const nb_args *a = r->a;
+  if (a->op == NB_OP_GIN_PUT_SIGNAL) {
+    if (a->scope != NB_SCOPE_BLOCK) return fail(NB_ERR, "GIN put + signal runs at block scope (one signal per CTA)");
+    if (a->ctas > NB_MAX_CTAS) return fail(NB_ERR, "GIN put + signal: at most %d CTAs (one signal each)", NB_MAX_CTAS);
+    if (a->bidir) return fail(NB_ERR, "GIN put + signal is measured one way");
+    if (a->peer == 0) return fail(NB_UNREACHABLE, "GIN put + signal needs two ranks");
+  }
+  if (a->op != NB_OP_GIN_PUT_SIGNAL && a->scope == NB_SCOPE_WARP && a->threads % 32) return fail(NB_ERR, "warp scope needs whole warps");
+  return nd_state();
+}
+
+static int nd_active(Run *r) {
+  if (r->a->op == NB_OP_GIN_PUT_SIGNAL) return S.me == 0 || S.me == r->a->peer;  // the target waits in every launch
+  return rma_active(r);
+}
+
+static int nd_synced(Run *r) { return r->a->op == NB_OP_GIN_PUT_SIGNAL || rma_synced(r); }
+
+static const Family kND = {"nccl-device", nd_validate, nd_active, nd_synced, 1, 0, rma_per_op, rma_prepare, nd_setup, nullptr,
+                           nd_check, rma_bytes, rma_work_set};
+
+static const OpEntry kNDOps[] = {
+    {NB_OP_LSA_PUT, "lsa_put", &kND, LANDS_TARGET, launch_lsa<0>},
+    {NB_OP_LSA_GET, "lsa_get", &kND, LANDS_INITIATOR, launch_lsa<1>},
+    {NB_OP_GIN_PUT_SIGNAL, "gin_put_signal", &kND, LANDS_TARGET_SIGNALS, launch_gin},
+};
+
+// --- the AllReduce implementations of the collectives family
+
+static int nd_coll_validate(Run *r) {
+  const nb_args *a = r->a;
+  if (a->op != NB_OP_ALLREDUCE || a->dtype != NB_DT_F32) return fail(NB_ERR, "the NCCL device API AllReduce does float sums only");
+  if (int st = nd_headers()) return st;
+  return nd_state();
+}
+
+// --- latency: the latency family's roles, chain and checks, the message
+// (and the chain) copied into this PE's source window at setup.
+
+static int64_t nd_lat_bytes(Run *r) { return r->initiator ? r->a->size : 0; }
 
 static int nd_lat_validate(Run *r) {
   int st = lat_validate(r);
   if (st) return st;
-#if !NB_NCCL_DEVICE
-  return fail(NB_UNREACHABLE, "this shim was built without NCCL's device headers (nccl_device.h): rebuild it where the NCCL 2.28 wheel is installed ('nvshbench build-shim')");
-#else
-  if (g_nd.state < 0) return fail(g_nd.state, "%s", g_nd.why);
-  return 0;
-#endif
+  if ((st = nd_headers())) return st;
+  return nd_state();
 }
 
 static const Family kNDLat = {"nccl-device latency", nd_lat_validate, lat_active, lat_synced, 10, 0, lat_per_op, lat_prepare, nd_lat_setup,
