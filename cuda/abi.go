@@ -8,50 +8,6 @@ package cuda
 
 import "fmt"
 
-// Operation codes, mirroring NB_OP_* in shim/nvshbench.h (abi_test.go
-// checks every value against the header).
-const (
-	OpPut        = 1
-	OpGet        = 2
-	OpP          = 3
-	OpG          = 4
-	OpST         = 5
-	OpLD         = 6
-	OpFetchAdd   = 7
-	OpAdd        = 8
-	OpCSwap      = 9
-	OpCECopy     = 10
-	OpSMCopy     = 11
-	OpSMCopyRead = 12
-	OpPutSignal  = 13
-	// NCCL's device API (2.28 symmetric windows): the RMA family's roles.
-	OpLSAPut       = 14
-	OpLSAGet       = 15
-	OpGINPutSignal = 16
-
-	OpLatPut       = 21
-	OpLatGet       = 22
-	OpLatP         = 23
-	OpLatG         = 24
-	OpPPPutSignal  = 25
-	OpPPP          = 26
-	OpPPAtomic     = 27
-	OpPPSignal     = 28
-	OpLatFence     = 29
-	OpLatQuiet     = 30
-	OpLatFetchAdd  = 31
-	OpLatCSwap     = 32
-	OpLatPutSignal = 33
-	OpLatLaunch    = 34
-	OpLSALatPut    = 35 // NCCL device API: stores through an LSA pointer + system fence
-	OpLSALatGet    = 36 // NCCL device API: pointer chase through an LSA pointer
-
-	OpAllReduce = 41
-	OpBroadcast = 42
-	OpAlltoall  = 43
-	OpBarrier   = 44
-)
-
 // Scopes, implementations, data types, timers and paths (NB_SCOPE_*,
 // NB_IMPL_*, NB_DT_*, NB_TIMER_*, NB_PATH_*).
 const (
@@ -86,28 +42,17 @@ const (
 	StatusUnreachable   = -2
 	StatusNotCapturable = -4
 	MaxPEs              = 64
-	ABIVersion          = 2
+	ABIVersion          = 3
+	OpNameLen           = 32 // NB_OP_NAME: bytes of nb_args.op, the NUL included
 	maxSamples          = 100000
 	InitUID             = 0 // unique-ID bootstrap: the controller passes the ID
 	InitEnv             = 1 // nvshmem_init with the launcher's bootstrap (srun / mpirun)
-	opPingPongFirst     = OpPPPutSignal
-	opPingPongLast      = OpPPSignal
 )
 
 // ABIConstants names every constant of the header that Go mirrors.
 var ABIConstants = map[string]int{
 	"NB_ABI_VERSION": ABIVersion, "NB_ERR": StatusErr, "NB_UNREACHABLE": StatusUnreachable, "NB_NOT_CAPTURABLE": StatusNotCapturable,
-	"NB_MAX_PES": MaxPEs,
-	"NB_OP_PUT":  OpPut, "NB_OP_GET": OpGet, "NB_OP_P": OpP, "NB_OP_G": OpG, "NB_OP_ST": OpST, "NB_OP_LD": OpLD,
-	"NB_OP_FETCH_ADD": OpFetchAdd, "NB_OP_ADD": OpAdd, "NB_OP_CSWAP": OpCSwap, "NB_OP_CE_COPY": OpCECopy,
-	"NB_OP_SM_COPY": OpSMCopy, "NB_OP_SM_COPY_READ": OpSMCopyRead, "NB_OP_PUT_SIGNAL": OpPutSignal,
-	"NB_OP_LSA_PUT": OpLSAPut, "NB_OP_LSA_GET": OpLSAGet, "NB_OP_GIN_PUT_SIGNAL": OpGINPutSignal,
-	"NB_OP_LAT_PUT": OpLatPut, "NB_OP_LAT_GET": OpLatGet, "NB_OP_LAT_P": OpLatP, "NB_OP_LAT_G": OpLatG,
-	"NB_OP_PP_PUT_SIGNAL": OpPPPutSignal, "NB_OP_PP_P": OpPPP, "NB_OP_PP_ATOMIC": OpPPAtomic, "NB_OP_PP_SIGNAL": OpPPSignal,
-	"NB_OP_LAT_FENCE": OpLatFence, "NB_OP_LAT_QUIET": OpLatQuiet, "NB_OP_LAT_FETCH_ADD": OpLatFetchAdd,
-	"NB_OP_LAT_CSWAP": OpLatCSwap, "NB_OP_LAT_PUT_SIGNAL": OpLatPutSignal, "NB_OP_LAT_LAUNCH": OpLatLaunch,
-	"NB_OP_LSA_LAT_PUT": OpLSALatPut, "NB_OP_LSA_LAT_GET": OpLSALatGet,
-	"NB_OP_ALLREDUCE": OpAllReduce, "NB_OP_BROADCAST": OpBroadcast, "NB_OP_ALLTOALL": OpAlltoall, "NB_OP_BARRIER": OpBarrier,
+	"NB_MAX_PES": MaxPEs, "NB_OP_NAME": OpNameLen,
 	"NB_SCOPE_THREAD": ScopeThread, "NB_SCOPE_WARP": ScopeWarp, "NB_SCOPE_BLOCK": ScopeBlock,
 	"NB_IMPL_NVSHMEM_DEVICE": ImplNVSHMEMDevice, "NB_IMPL_NVSHMEM_STREAM": ImplNVSHMEMStream, "NB_IMPL_OUR_ONESHOT": ImplOurOneShot,
 	"NB_IMPL_OUR_TWOSHOT": ImplOurTwoShot, "NB_IMPL_NCCL": ImplNCCL,
@@ -117,14 +62,10 @@ var ABIConstants = map[string]int{
 	"NB_PATH_LOCAL": PathLocal, "NB_PATH_P2P": PathP2P, "NB_PATH_REMOTE": PathRemote,
 }
 
-// IsPingPong reports whether op is a two-sided ping-pong.
-func IsPingPong(op int32) bool { return op >= opPingPongFirst && op <= opPingPongLast }
-
 // Args mirrors nb_args: the arguments of one point, the same on every PE.
 type Args struct {
 	Size      int64
 	Seed      int64
-	Op        int32
 	Scope     int32
 	Blocking  int32
 	CTAs      int32
@@ -140,9 +81,28 @@ type Args struct {
 	Impl      int32
 	DType     int32
 	Graph     int32
+	Op        [OpNameLen]byte // the operation: a name of the shim's dispatch table (SetOp)
 	NCCLAlgo  [32]byte
 	NCCLProto [32]byte
 }
+
+// NewArgs returns arguments for the operation of that name in the shim's
+// dispatch table ("rma.put", "lat.get", "coll.allreduce"; see Ops).
+func NewArgs(op string) Args {
+	var a Args
+	a.SetOp(op)
+	return a
+}
+
+// SetOp names the operation. Names longer than the ABI's field cannot
+// match a table entry; the shim (and the fake) refuse them as unknown.
+func (a *Args) SetOp(op string) {
+	a.Op = [OpNameLen]byte{}
+	copy(a.Op[:OpNameLen-1], op)
+}
+
+// OpString is the operation's name.
+func (a *Args) OpString() string { return cstr(a.Op[:]) }
 
 // SetNCCL sets the forced NCCL algorithm and protocol ("" = NCCL's choice).
 func (a *Args) SetNCCL(algo, proto string) {

@@ -199,7 +199,7 @@ func (f *Fake) ProbeBootstrap(plugin string) error {
 func argsKey(a Args) string {
 	h := fnv.New64a()
 	h.Write(unsafe.Slice((*byte)(unsafe.Pointer(&a)), unsafe.Sizeof(a)))
-	return fmt.Sprintf("run op=%d size=%d %x", a.Op, a.Size, h.Sum64())
+	return fmt.Sprintf("run op=%s size=%d %x", a.OpString(), a.Size, h.Sum64())
 }
 
 func envInt(k string) int64 {
@@ -210,32 +210,50 @@ func envInt(k string) int64 {
 	return v
 }
 
+// The fake's model is keyed by the shim's operation names; an operation it
+// does not name gets its kind's model (rma: 300 GB/s; lat: a one-way
+// latency; coll: the NVSHMEM collective's), so a new table entry runs here
+// as soon as the shim's sources have it.
+
 // Peak bandwidths of the bulk operations (B/s); every other RMA operation
 // moves at 300 GB/s, atomics run at 1 µs per operation over the grid.
-var fakePeak = map[int32]float64{OpGet: 140e9, OpP: 170e9, OpG: 8e9, OpST: 400e9, OpLD: 300e9,
-	OpCECopy: 420e9, OpSMCopy: 450e9, OpSMCopyRead: 430e9, OpLSAPut: 390e9, OpLSAGet: 290e9}
+var fakePeak = map[string]float64{"rma.get": 140e9, "rma.p": 170e9, "rma.g": 8e9, "rma.st": 400e9, "rma.ld": 300e9,
+	"rma.ce_copy": 420e9, "rma.sm_copy": 450e9, "rma.sm_copy_read": 430e9, "rma.lsa_put": 390e9, "rma.lsa_get": 290e9}
 
-func fakeIsAtomic(op int32) bool { return op == OpFetchAdd || op == OpAdd || op == OpCSwap }
+// fakeIsAtomic: one counter per thread, as the shim's entry says.
+func fakeIsAtomic(op string) bool {
+	o, _ := LookupOp(op)
+	return o.Lands == "LANDS_COUNTERS"
+}
+
+// fakeLoadStore: operations that need a load/store mapping to the peer.
+var fakeLoadStore = map[string]bool{"rma.st": true, "rma.ld": true, "rma.ce_copy": true, "rma.sm_copy": true,
+	"rma.sm_copy_read": true, "rma.lsa_put": true, "rma.lsa_get": true}
 
 // Run models the point, then meets the other PEs to sum the verification
 // counts, as the shim's last agreement does.
 func (f *Fake) Run(a Args) ([]float64, Result, error) {
 	r := Result{FailedPE: -1}
+	name := a.OpString()
 	if !f.inited {
-		return nil, r, &Error{Op: opName(a.Op), Status: StatusErr, Msg: "not initialised"}
+		return nil, r, &Error{Op: name, Status: StatusErr, Msg: "not initialised"}
+	}
+	op, known := LookupOp(name)
+	if !known {
+		return nil, r, &Error{Op: name, Status: StatusErr, Msg: fmt.Sprintf("unknown operation %q: not in this shim's dispatch table", name)}
 	}
 	if a.Samples <= 0 || a.Iters < 0 || a.Size <= 0 || a.Threads <= 0 || a.CTAs <= 0 || a.Peer < 0 || int(a.Peer) >= f.nranks {
-		return nil, r, &Error{Op: opName(a.Op), Status: StatusErr, Msg: "bad arguments"}
+		return nil, r, &Error{Op: name, Status: StatusErr, Msg: "bad arguments"}
 	}
 	if envInt("NVSHBENCH_FAKE_HANG_SIZE") == a.Size {
 		time.Sleep(time.Hour)
 	}
 	var samples []float64
 	var err error
-	switch {
-	case a.Op >= OpAllReduce:
+	switch op.Kind() {
+	case "coll":
 		samples = f.collective(a, &r)
-	case a.Op >= OpLatPut:
+	case "lat":
 		samples = f.latency(a, &r)
 	default:
 		samples, err = f.rma(a, &r)
@@ -261,7 +279,7 @@ func (f *Fake) Run(a Args) ([]float64, Result, error) {
 	}
 	for q, p := range all {
 		if binary.LittleEndian.Uint64(p) != 0 && err == nil {
-			err = &Error{Op: opName(a.Op), Status: StatusUnreachable, Msg: fmt.Sprintf("PE %d: not reachable by load/store", q)}
+			err = &Error{Op: name, Status: StatusUnreachable, Msg: fmt.Sprintf("PE %d: not reachable by load/store", q)}
 		}
 		r.JobErrors += int64(binary.LittleEndian.Uint64(p[8:]))
 		r.JobChecked += int64(binary.LittleEndian.Uint64(p[16:]))
@@ -280,9 +298,9 @@ func (f *Fake) rma(a Args, r *Result) ([]float64, error) {
 	if f.rank != 0 {
 		target = 0
 	}
-	loadStore := a.Op == OpST || a.Op == OpLD || a.Op == OpCECopy || a.Op == OpSMCopy || a.Op == OpSMCopyRead ||
-		a.Op == OpLSAPut || a.Op == OpLSAGet
-	if a.Op == OpGINPutSignal {
+	op := a.OpString()
+	loadStore := fakeLoadStore[op]
+	if op == "rma.gin_put_signal" {
 		// As the shim on a machine without a GIN-capable network: NCCL
 		// refuses the device communicator's GIN resources on every rank.
 		return nil, &Error{Op: "rma", Status: StatusUnreachable, Msg: "ncclDevCommCreate with GIN resources: the fake GPU has no network"}
@@ -306,11 +324,11 @@ func (f *Fake) rma(a Args, r *Result) ([]float64, error) {
 	samples := make([]float64, a.Samples)
 	for i := range samples {
 		var t float64
-		if fakeIsAtomic(a.Op) {
+		if fakeIsAtomic(op) {
 			t = 1e-6 / float64(a.CTAs*a.Threads)
 			r.Bytes = 8
 		} else {
-			peak, ok := fakePeak[a.Op]
+			peak, ok := fakePeak[op]
 			if !ok {
 				peak = 300e9
 			}
@@ -323,12 +341,13 @@ func (f *Fake) rma(a Args, r *Result) ([]float64, error) {
 
 // latency models 1.2 µs plus 0.1 ns per byte (round trips twice that).
 func (f *Fake) latency(a Args, r *Result) []float64 {
+	op := a.OpString()
 	r.Iters = a.Iters
 	if r.Iters == 0 {
 		r.Iters = 100
 	}
 	r.WorkSet = a.Size
-	if a.Op == OpLatGet || a.Op == OpLatG {
+	if op == "lat.get" || op == "lat.g" || op == "lat.lsa_get" {
 		r.WorkSet = 256 << 20 // the pointer chase's chain
 	}
 	if f.rank != 0 {
@@ -336,22 +355,22 @@ func (f *Fake) latency(a Args, r *Result) []float64 {
 	}
 	r.Initiator = 1
 	t := 1.2e-6 + float64(a.Size)*1e-10
-	if IsPingPong(a.Op) {
+	if strings.HasPrefix(op, "lat.pp_") {
 		t *= 2
 	}
 	n := int(a.Samples)
 	if a.Timer == TimerGlobal {
 		n, r.Iters = 100, 1
 	}
-	if a.Op == OpLatLaunch && a.Timer == TimerGlobal {
+	if op == "lat.launch" && a.Timer == TimerGlobal {
 		n = 0
 	}
 	var samples []float64
 	for i := 0; i < n; i++ {
 		samples = append(samples, t*(1+0.01*float64(i%7)))
 	}
-	switch a.Op {
-	case OpLatLaunch, OpLatFence, OpLatQuiet, OpLatFetchAdd, OpLatCSwap, OpPPAtomic, OpPPSignal:
+	switch op {
+	case "lat.launch", "lat.fence", "lat.quiet", "lat.fetch_add", "lat.compare_swap", "lat.pp_atomic", "lat.pp_signal":
 	default:
 		r.Bytes = a.Size
 	}
@@ -369,7 +388,7 @@ func (f *Fake) collective(a Args, r *Result) []float64 {
 		samples[i] = (4e-6 + float64(a.Size)/bw) * (1 + 0.002*float64(i%3))
 	}
 	r.Iters, r.Initiator, r.WorkSet = 10, 1, 2*a.Size
-	if a.Op != OpBarrier {
+	if a.OpString() != "coll.barrier" {
 		r.Bytes = a.Size
 	}
 	return samples

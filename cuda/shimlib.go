@@ -158,20 +158,9 @@ func (l *shimLib) Run(a Args) ([]float64, Result, error) {
 	}
 	samples := make([]float64, n)
 	var r Result
-	err := l.check(opName(a.Op), l.run(&a, &samples[0], int32(n), &r))
+	err := l.check(a.OpString(), l.run(&a, &samples[0], int32(n), &r))
 	if r.NSamples < 0 || int(r.NSamples) > n {
 		r.NSamples = 0
 	}
 	return samples[:r.NSamples], r, err
-}
-
-// opName names an operation in errors.
-func opName(op int32) string {
-	switch {
-	case op >= OpAllReduce:
-		return "collective"
-	case op >= OpLatPut:
-		return "latency"
-	}
-	return "rma"
 }

@@ -105,7 +105,8 @@ func TestAPointThePEsDisagreeOnIsStartedByNone(t *testing.T) {
 	harness.Register(harness.Benchmark{ID: "test/diverge", Suite: "test",
 		Points: func(c *harness.Config) []results.Params { return []results.Params{{Size: 8}} },
 		Args: func(e *harness.Env, p results.Params) (cuda.Args, string) {
-			a := cuda.Args{Size: 8, Op: cuda.OpPut, CTAs: 1, Threads: 32, Samples: 1, Peer: int32(e.Job.Peer())}
+			a := cuda.NewArgs("rma.put")
+			a.Size, a.CTAs, a.Threads, a.Samples, a.Peer = 8, 1, 32, 1, int32(e.Job.Peer())
 			if e.Job.Rank == 1 { // wrong: a PE's own view
 				return a, "PE 1 thinks it cannot"
 			}

@@ -11,6 +11,9 @@
 // declared here and the device-API AllReduce (nccldev.cuh) reports itself
 // unavailable.
 
+// The family's operation codes (private; see rma.cuh).
+enum { NB_OP_ALLREDUCE = 41, NB_OP_BROADCAST = 42, NB_OP_ALLTOALL = 43, NB_OP_BARRIER = 44 };
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <dlfcn.h>
@@ -291,7 +294,7 @@ static CommEntry *comm_find(const char *key) {
   return nullptr;
 }
 
-static void comm_key(const nb_args *a, char *key, size_t n) { snprintf(key, n, "%.31s/%.31s", a->nccl_algo, a->nccl_proto); }
+static void comm_key(const Args *a, char *key, size_t n) { snprintf(key, n, "%.31s/%.31s", a->nccl_algo, a->nccl_proto); }
 
 // What every PE sends when a communicator is made: its status and, from
 // PE 0, the unique ID.
@@ -354,7 +357,7 @@ static int nd_coll_launch(Run *r, int iters);
 
 // iters operations of a collective on S.stream.
 static int coll_launch(Run *r, int iters) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int me = S.me, npes = S.npes;
   int64_t n = a->size / esize(a->dtype);  // elements per PE
   cudaStream_t s = S.stream;
@@ -442,7 +445,7 @@ static int coll_launch(Run *r, int iters) {
 static int coll_kind(int op) { return op == NB_OP_ALLREDUCE ? 0 : (op == NB_OP_BROADCAST ? 1 : 2); }
 
 static int coll_validate(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   r->initiator = 1;  // every PE runs and times (PE 0's samples are reported)
   r->target = -1;
   int es = esize(a->dtype);
@@ -473,7 +476,7 @@ static int coll_synced(Run *) { return 1; }
 static double coll_per_op(Run *) { return 1.0; }
 
 static int coll_prepare(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   if (a->op == NB_OP_BARRIER) return 0;
   int64_t n = a->size / esize(a->dtype);
   int kind = coll_kind(a->op);
@@ -493,7 +496,7 @@ static int coll_setup(Run *r) {
 }
 
 static int coll_check(Run *r, nb_result *res) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   if (a->op == NB_OP_BARRIER) return 0;
   int64_t n = a->size / esize(a->dtype);
   int kind = coll_kind(a->op);
@@ -528,8 +531,8 @@ static const Family kColl = {"collectives", coll_validate, coll_active, coll_syn
                              coll_setup, nullptr, coll_check, coll_bytes, coll_work_set};
 
 static const OpEntry kCollOps[] = {
-    {NB_OP_ALLREDUCE, "allreduce", &kColl, 0, coll_launch},
-    {NB_OP_BROADCAST, "broadcast", &kColl, 0, coll_launch},
-    {NB_OP_ALLTOALL, "alltoall", &kColl, 0, coll_launch},
-    {NB_OP_BARRIER, "barrier", &kColl, 0, coll_launch},
+    {NB_OP_ALLREDUCE, "coll.allreduce", &kColl, 0, coll_launch},
+    {NB_OP_BROADCAST, "coll.broadcast", &kColl, 0, coll_launch},
+    {NB_OP_ALLTOALL, "coll.alltoall", &kColl, 0, coll_launch},
+    {NB_OP_BARRIER, "coll.barrier", &kColl, 0, coll_launch},
 };

@@ -15,6 +15,24 @@
 // Operations that only issue (a blocking put returns when its source is
 // reusable, fence only orders) are the rate rows of the Go side.
 
+// The family's operation codes (private; see rma.cuh).
+enum {
+  NB_OP_LAT_PUT = 21,    // putmem (scope) + quiet per iteration; blocking: the call alone (issue time)
+  NB_OP_LAT_GET = 22,    // pointer chase: getmem of block k, the next k read from what arrived
+  NB_OP_LAT_P = 23,      // the message as uint64 p's over the CTA + quiet
+  NB_OP_LAT_G = 24,      // pointer chase with uint64 g's: the next block from the loaded word
+  NB_OP_PP_PUT_SIGNAL = 25, // ping-pong round trip: putmem_signal_nbi_block, wait on the signal
+  NB_OP_PP_P = 26,       // ping-pong: p's + fence + p of a flag
+  NB_OP_PP_ATOMIC = 27,  // ping-pong: atomic add of a flag
+  NB_OP_PP_SIGNAL = 28,  // ping-pong: signal_op only
+  NB_OP_LAT_FENCE = 29,  // 8-byte p + fence (ordering only: an issue time)
+  NB_OP_LAT_QUIET = 30,  // 8-byte p + quiet (completion)
+  NB_OP_LAT_FETCH_ADD = 31, // fetching atomic; the next address depends on the value returned
+  NB_OP_LAT_CSWAP = 32,
+  NB_OP_LAT_PUT_SIGNAL = 33, // one-way putmem_signal_nbi_block + quiet
+  NB_OP_LAT_LAUNCH = 34, // empty kernels launched back to back: the floor of host-issued work
+};
+
 __device__ static inline uint64_t gtimer() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
@@ -75,22 +93,24 @@ __global__ void k_lat_put(uint8_t *dst, const uint8_t *src, int64_t size, int it
   }
 }
 
-// Pointer chase with bulk get (scope; nbi + quiet or blocking): fetch block
-// cur of the peer's chain into dst, read the next index from dst.
-template <int SCOPE, int BLOCKING>
-__global__ void k_lat_get(uint8_t *dst, const uint8_t *src, int64_t size, int64_t stride, int64_t n, int64_t *cursor,
-                          int iters, int peer, int64_t *times) {
+// chase runs a pointer chase of one CTA: iteration it fetches block cur of
+// the peer's chain with hop(cur), which every thread calls and which ends
+// with the CTA synchronised and returns, on thread 0, the block's first
+// word: the index of the next block. Thread 0 times each hop from its start
+// to that word, so iteration it + 1 cannot begin before it's data arrived.
+// The cursor continues across launches (the chain is never re-walked from
+// its start, where a cache could answer).
+template <typename Hop>
+__device__ static inline void chase(int64_t *cursor, int64_t n, int iters, int64_t *times, Hop hop) {
   __shared__ volatile int64_t cur;
   if (threadIdx.x == 0) cur = *cursor;
   __syncthreads();
   for (int it = 0; it < iters; it++) {
     uint64_t t0 = 0;
     if (threadIdx.x == 0) t0 = gtimer();
-    bulk_op<NB_OP_GET, SCOPE, BLOCKING>(dst, src + cur * stride, size, peer);
-    if (!BLOCKING) nvshmem_quiet();
-    __syncthreads();
+    uint64_t first = hop(cur);
     if (threadIdx.x == 0) {
-      cur = (int64_t)(*(volatile uint64_t *)dst & (uint64_t)(n - 1));  // waits for the data
+      cur = (int64_t)(first & (uint64_t)(n - 1));
       times[it] = (int64_t)(gtimer() - t0);
     }
     __syncthreads();
@@ -98,16 +118,24 @@ __global__ void k_lat_get(uint8_t *dst, const uint8_t *src, int64_t size, int64_
   if (threadIdx.x == 0) *cursor = cur;
 }
 
+// Pointer chase with bulk get (scope; nbi + quiet or blocking): fetch block
+// cur of the peer's chain into dst, read the next index from dst.
+template <int SCOPE, int BLOCKING>
+__global__ void k_lat_get(uint8_t *dst, const uint8_t *src, int64_t size, int64_t stride, int64_t n, int64_t *cursor,
+                          int iters, int peer, int64_t *times) {
+  chase(cursor, n, iters, times, [&](int64_t cur) -> uint64_t {
+    bulk_op<NB_OP_GET, SCOPE, BLOCKING>(dst, src + cur * stride, size, peer);
+    if (!BLOCKING) nvshmem_quiet();
+    __syncthreads();
+    return threadIdx.x == 0 ? *(volatile uint64_t *)dst : 0;  // waits for the data
+  });
+}
+
 // Pointer chase with uint64 g's: the CTA loads block cur word by word, the
 // next index is the first word.
 __global__ void k_lat_g(uint64_t *dst, const uint8_t *src, int64_t words, int64_t stride, int64_t n, int64_t *cursor,
                         int iters, int peer, int64_t *times) {
-  __shared__ volatile int64_t cur;
-  if (threadIdx.x == 0) cur = *cursor;
-  __syncthreads();
-  for (int it = 0; it < iters; it++) {
-    uint64_t t0 = 0;
-    if (threadIdx.x == 0) t0 = gtimer();
+  chase(cursor, n, iters, times, [&](int64_t cur) -> uint64_t {
     const uint64_t *blk = (const uint64_t *)(src + cur * stride);
     uint64_t first = 0;
     for (int64_t i = threadIdx.x; i < words; i += blockDim.x) {
@@ -116,13 +144,8 @@ __global__ void k_lat_g(uint64_t *dst, const uint8_t *src, int64_t words, int64_
       if (i == 0) first = v;
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-      cur = (int64_t)(first & (uint64_t)(n - 1));  // waits for the load
-      times[it] = (int64_t)(gtimer() - t0);
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *cursor = cur;
+    return first;  // thread 0's: waits for the load
+  });
 }
 
 // The message as uint64 p's spread over the block, then quiet.
@@ -241,7 +264,7 @@ static int lat_is_pingpong(int op) {
 }
 
 static int lat_validate(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int pp = lat_is_pingpong(a->op);
   r->initiator = S.me == 0;
   r->target = r->initiator ? a->peer : 0;
@@ -262,7 +285,7 @@ static int lat_synced(Run *r) { return lat_is_pingpong(r->a->op); }
 static double lat_per_op(Run *) { return 1.0; }
 
 static int lat_prepare(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int rc;
   if (r->e->lands == LANDS_CHASED) {
     Chain c = chain_of(a->size);
@@ -287,7 +310,7 @@ static int lat_before_launch(Run *r) {
 }
 
 static int lat_check(Run *r, nb_result *res) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   switch (r->e->lands) {
   case LANDS_AT_TARGET:
     if (S.me != a->peer) return 0;
@@ -342,7 +365,7 @@ static const Family kLatPP = {"ping-pong", lat_validate, lat_active, lat_synced,
 
 // --- launches
 static int launch_lat_put(Run *r, int iters) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   dim3 b(a->threads);
   with_scope(a->scope, [&](auto sc) {
     with_flag(a->blocking, [&](auto bl) {
@@ -354,7 +377,7 @@ static int launch_lat_put(Run *r, int iters) {
 }
 
 static int launch_lat_get(Run *r, int iters) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   Chain c = chain_of(a->size);
   dim3 b(a->threads);
   with_scope(a->scope, [&](auto sc) {
@@ -416,18 +439,18 @@ static int launch_empty(Run *, int iters) {
 }
 
 static const OpEntry kLatOps[] = {
-    {NB_OP_LAT_PUT, "latency put", &kLat, LANDS_AT_TARGET, launch_lat_put},
-    {NB_OP_LAT_GET, "latency get", &kLat, LANDS_CHASED, launch_lat_get},
-    {NB_OP_LAT_P, "latency p", &kLat, LANDS_AT_TARGET, launch_lat_p},
-    {NB_OP_LAT_G, "latency g", &kLat, LANDS_CHASED, launch_lat_g},
-    {NB_OP_PP_PUT_SIGNAL, "ping-pong put+signal", &kLatPP, LANDS_BOTH_WAYS, launch_pingpong<NB_OP_PP_PUT_SIGNAL>},
-    {NB_OP_PP_P, "ping-pong p", &kLatPP, LANDS_BOTH_WAYS, launch_pingpong<NB_OP_PP_P>},
-    {NB_OP_PP_ATOMIC, "ping-pong atomic", &kLatPP, LANDS_NONE, launch_pingpong<NB_OP_PP_ATOMIC>},
-    {NB_OP_PP_SIGNAL, "ping-pong signal", &kLatPP, LANDS_NONE, launch_pingpong<NB_OP_PP_SIGNAL>},
-    {NB_OP_LAT_FENCE, "fence", &kLat, LANDS_NONE, launch_order<NB_OP_LAT_FENCE>},
-    {NB_OP_LAT_QUIET, "quiet", &kLat, LANDS_NONE, launch_order<NB_OP_LAT_QUIET>},
-    {NB_OP_LAT_FETCH_ADD, "latency fetch_add", &kLat, LANDS_NONE, launch_lat_atomic<NB_OP_LAT_FETCH_ADD>},
-    {NB_OP_LAT_CSWAP, "latency compare_swap", &kLat, LANDS_NONE, launch_lat_atomic<NB_OP_LAT_CSWAP>},
-    {NB_OP_LAT_PUT_SIGNAL, "latency put+signal", &kLat, LANDS_AT_TARGET, launch_lat_put_signal},
-    {NB_OP_LAT_LAUNCH, "launch", &kLat, LANDS_NONE, launch_empty},
+    {NB_OP_LAT_PUT, "lat.put", &kLat, LANDS_AT_TARGET, launch_lat_put},
+    {NB_OP_LAT_GET, "lat.get", &kLat, LANDS_CHASED, launch_lat_get},
+    {NB_OP_LAT_P, "lat.p", &kLat, LANDS_AT_TARGET, launch_lat_p},
+    {NB_OP_LAT_G, "lat.g", &kLat, LANDS_CHASED, launch_lat_g},
+    {NB_OP_PP_PUT_SIGNAL, "lat.pp_put_signal", &kLatPP, LANDS_BOTH_WAYS, launch_pingpong<NB_OP_PP_PUT_SIGNAL>},
+    {NB_OP_PP_P, "lat.pp_p", &kLatPP, LANDS_BOTH_WAYS, launch_pingpong<NB_OP_PP_P>},
+    {NB_OP_PP_ATOMIC, "lat.pp_atomic", &kLatPP, LANDS_NONE, launch_pingpong<NB_OP_PP_ATOMIC>},
+    {NB_OP_PP_SIGNAL, "lat.pp_signal", &kLatPP, LANDS_NONE, launch_pingpong<NB_OP_PP_SIGNAL>},
+    {NB_OP_LAT_FENCE, "lat.fence", &kLat, LANDS_NONE, launch_order<NB_OP_LAT_FENCE>},
+    {NB_OP_LAT_QUIET, "lat.quiet", &kLat, LANDS_NONE, launch_order<NB_OP_LAT_QUIET>},
+    {NB_OP_LAT_FETCH_ADD, "lat.fetch_add", &kLat, LANDS_NONE, launch_lat_atomic<NB_OP_LAT_FETCH_ADD>},
+    {NB_OP_LAT_CSWAP, "lat.compare_swap", &kLat, LANDS_NONE, launch_lat_atomic<NB_OP_LAT_CSWAP>},
+    {NB_OP_LAT_PUT_SIGNAL, "lat.put_signal", &kLat, LANDS_AT_TARGET, launch_lat_put_signal},
+    {NB_OP_LAT_LAUNCH, "lat.launch", &kLat, LANDS_NONE, launch_empty},
 };

@@ -3,14 +3,14 @@
 // GIN for the network) beside NVSHMEM, on the same GPUs, launches and
 // verification. Included by nvshbench.cu after collectives.cuh.
 //
-// - bulk put / get (NB_OP_LSA_PUT / NB_OP_LSA_GET): the RMA family's roles,
+// - bulk put / get (rma.lsa_put / rma.lsa_get): the RMA family's roles,
 //   chunks and checks; each scope group copies its chunk with 16-byte
 //   stores into (loads from) the peer's window through ncclGetLsaPointer.
 // - AllReduce (NB_IMPL_LSA_ONESHOT / TWOSHOT): the structure of our
 //   multi-CTA kernels with NCCL's pieces: inputs and the two-shot scratch in
 //   NCCL windows, peers through ncclGetLsaPointer, CTA b of every rank meets
 //   through LSA barrier b (ncclLsaBarrierSession).
-// - GIN put + signal (NB_OP_GIN_PUT_SIGNAL): asks ncclDevCommCreate for GIN
+// - GIN put + signal (rma.gin_put_signal): asks ncclDevCommCreate for GIN
 //   resources; where that fails (no GIN-capable network) the point is
 //   waived with NCCL's own message.
 //
@@ -19,6 +19,15 @@
 // point that needs it, on every PE, each step agreed before the next; a
 // failure is remembered on every PE and given as the reason of every later
 // point of the kind.
+
+// The family's operation codes (private; see rma.cuh).
+enum {
+  NB_OP_LSA_PUT = 14,        // stores through ncclGetLsaPointer into the peer's window, at args.scope
+  NB_OP_LSA_GET = 15,        // loads through ncclGetLsaPointer from the peer's window, at args.scope
+  NB_OP_GIN_PUT_SIGNAL = 16, // ncclGin put + SignalInc per CTA (GPU-initiated networking)
+  NB_OP_LSA_LAT_PUT = 35,    // round trip: the CTA stores the message through an LSA pointer + system fence
+  NB_OP_LSA_LAT_GET = 36,    // round trip: pointer chase, the CTA loads block k through an LSA pointer
+};
 
 // The one refusal of a shim built without NCCL's device headers, given at
 // validation (nd_headers) of every operation of the families below.
@@ -176,24 +185,6 @@ static int nd_lsa_peer(const ncclDevComm &dc, int q) {
 // ---------------------------------------------------------------------------
 // Kernels
 
-// group_copy: the threads lane, lane + width, ... of one scope group copy len
-// bytes (dst and src 16-byte aligned), 16-byte vectors then a byte tail.
-__device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t len, int lane, int width) {
-  int64_t n16 = len / 16;
-  const uint4 *s4 = (const uint4 *)src;
-  uint4 *d4 = (uint4 *)dst;
-  int64_t i = lane;
-  for (; i + 3 * width < n16; i += 4 * width) {
-    uint4 a = s4[i], b = s4[i + width], c = s4[i + 2 * width], d = s4[i + 3 * width];
-    d4[i] = a;
-    d4[i + width] = b;
-    d4[i + 2 * width] = c;
-    d4[i + 3 * width] = d;
-  }
-  for (; i < n16; i += width) d4[i] = s4[i];
-  for (int64_t j = n16 * 16 + lane; j < len; j += width) dst[j] = src[j];
-}
-
 template <int SCOPE>
 __device__ static inline void lane_of(int *lane, int *width) {
   if (SCOPE == NB_SCOPE_BLOCK) *lane = threadIdx.x, *width = blockDim.x;
@@ -331,22 +322,12 @@ __global__ void k_lsa_lat_put(ncclWindow_t wdst, const uint8_t *src, int64_t siz
 // the chain into dst; the next index is the first word that arrived.
 __global__ void k_lsa_lat_get(ncclWindow_t wsrc, uint8_t *dst, int64_t size, int64_t stride, int64_t n, int64_t *cursor, int iters,
                               int lsa_peer, int64_t *times) {
-  __shared__ volatile int64_t cur;
   const uint8_t *remote = (const uint8_t *)ncclGetLsaPointer(wsrc, 0, lsa_peer);
-  if (threadIdx.x == 0) cur = *cursor;
-  __syncthreads();
-  for (int it = 0; it < iters; it++) {
-    uint64_t t0 = 0;
-    if (threadIdx.x == 0) t0 = gtimer();
+  chase(cursor, n, iters, times, [&](int64_t cur) -> uint64_t {
     group_copy(dst, remote + cur * stride, size, threadIdx.x, blockDim.x);
     __syncthreads();
-    if (threadIdx.x == 0) {
-      cur = (int64_t)(*(volatile uint64_t *)dst & (uint64_t)(n - 1));
-      times[it] = (int64_t)(gtimer() - t0);
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *cursor = cur;
+    return threadIdx.x == 0 ? *(volatile uint64_t *)dst : 0;
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -360,7 +341,7 @@ static int nd_state(void) {
 }
 
 static int nd_setup(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int st = nd_ready(a->op);  // collective
   if (st) return st;
   // The windows of this point: this PE's pattern in its source window (what
@@ -382,7 +363,7 @@ static int nd_setup(Run *r) {
 }
 
 static int nd_check(Run *r, nb_result *res) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int from = rma_landed_from(r);
   if (from < 0) return 0;
   if (r->e->lands == LANDS_INITIATOR) return check_bytes(S.dst, a->size, 0, from, a->seed, res);
@@ -396,7 +377,7 @@ static int nd_check(Run *r, nb_result *res) {
 
 template <int GET>
 static int launch_lsa(Run *r, int iters) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int lp = nd_lsa_peer(g_nd.dc, r->target);
   if (lp < 0) return fail(NB_UNREACHABLE, "PE %d is not in the LSA team", r->target);
   ncclWindow_t w = GET ? g_nd.wsrc : g_nd.wdst;
@@ -408,7 +389,7 @@ static int launch_lsa(Run *r, int iters) {
 }
 
 static int launch_gin(Run *r, int iters) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   static uint64_t launches;
   if (r->ops == 0) launches = 0;  // the first launch of a point
   launches++;
@@ -422,7 +403,7 @@ static int launch_gin(Run *r, int iters) {
 }
 
 static int nd_coll_setup(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int st = nd_ready(a->op);  // collective
   if (st) return st;
   if (g_nd.dc.lsaSize != S.npes)
@@ -435,7 +416,7 @@ static int nd_coll_setup(Run *r) {
 }
 
 static int nd_coll_launch(Run *r, int iters) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int64_t n = a->size / 4;
   if (a->impl == NB_IMPL_LSA_ONESHOT)
     k_lsa_oneshot<<<a->ctas, a->threads, 0, S.stream>>>((float *)S.dst, g_nd.wsrc, n, g_nd.dc, iters);
@@ -446,7 +427,7 @@ static int nd_coll_launch(Run *r, int iters) {
 }
 
 static int nd_lat_setup(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int st = nd_ready(a->op);  // collective
   if (st) return st;
   int64_t n = a->size;
@@ -468,7 +449,7 @@ static int nd_lat_setup(Run *r) {
 }
 
 static int nd_lat_check(Run *r, nb_result *res) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   if (r->e->lands == LANDS_AT_TARGET) {
     if (S.me != a->peer) return 0;
     return check_bytes((const uint8_t *)g_nd.dst, a->size, 0, 0, a->seed, res);
@@ -483,7 +464,7 @@ static int launch_lsa_lat_put(Run *r, int iters) {
 }
 
 static int launch_lsa_lat_get(Run *r, int iters) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   Chain c = chain_of(a->size);
   k_lsa_lat_get<<<1, a->threads, 0, S.stream>>>(g_nd.wsrc, S.dst, a->size, c.stride, c.n, S.cursor, iters, nd_lsa_peer(g_nd.dc, r->target),
                                                   S.times);
@@ -515,7 +496,7 @@ static int nd_validate(Run *r) {
   int st = rma_validate(r);
   if (st) return st;
   if ((st = nd_headers())) return st;
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   if (a->op == NB_OP_GIN_PUT_SIGNAL) {
     if (a->scope != NB_SCOPE_BLOCK) return fail(NB_ERR, "GIN put + signal runs at block scope (one signal per CTA)");
     if (a->ctas > NB_MAX_CTAS) return fail(NB_ERR, "GIN put + signal: at most %d CTAs (one signal each)", NB_MAX_CTAS);
@@ -537,15 +518,15 @@ static const Family kND = {"nccl-device", nd_validate, nd_active, nd_synced, 1, 
                            nd_check, rma_bytes, rma_work_set};
 
 static const OpEntry kNDOps[] = {
-    {NB_OP_LSA_PUT, "lsa_put", &kND, LANDS_TARGET, launch_lsa<0>},
-    {NB_OP_LSA_GET, "lsa_get", &kND, LANDS_INITIATOR, launch_lsa<1>},
-    {NB_OP_GIN_PUT_SIGNAL, "gin_put_signal", &kND, LANDS_TARGET_SIGNALS, launch_gin},
+    {NB_OP_LSA_PUT, "rma.lsa_put", &kND, LANDS_TARGET, launch_lsa<0>},
+    {NB_OP_LSA_GET, "rma.lsa_get", &kND, LANDS_INITIATOR, launch_lsa<1>},
+    {NB_OP_GIN_PUT_SIGNAL, "rma.gin_put_signal", &kND, LANDS_TARGET_SIGNALS, launch_gin},
 };
 
 // --- the AllReduce implementations of the collectives family
 
 static int nd_coll_validate(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   if (a->op != NB_OP_ALLREDUCE || a->dtype != NB_DT_F32) return fail(NB_ERR, "the NCCL device API AllReduce does float sums only");
   if (int st = nd_headers()) return st;
   return nd_state();
@@ -567,6 +548,6 @@ static const Family kNDLat = {"nccl-device latency", nd_lat_validate, lat_active
                               lat_before_launch, nd_lat_check, nd_lat_bytes, lat_work_set};
 
 static const OpEntry kNDLatOps[] = {
-    {NB_OP_LSA_LAT_PUT, "lsa_lat_put", &kNDLat, LANDS_AT_TARGET, launch_lsa_lat_put},
-    {NB_OP_LSA_LAT_GET, "lsa_lat_get", &kNDLat, LANDS_CHASED, launch_lsa_lat_get},
+    {NB_OP_LSA_LAT_PUT, "lat.lsa_put", &kNDLat, LANDS_AT_TARGET, launch_lsa_lat_put},
+    {NB_OP_LSA_LAT_GET, "lat.lsa_get", &kNDLat, LANDS_CHASED, launch_lsa_lat_get},
 };

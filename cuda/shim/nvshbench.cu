@@ -499,9 +499,16 @@ static void with_flag(int v, F f) {
   else f(std::integral_constant<int, 0>{});
 }
 
+// Args are a point's arguments as the shim's code sees them: the ABI's, and
+// the operation's code (from its table entry) for the kernels' templates
+// and the families' branches.
+struct Args : nb_args {
+  int op;
+};
+
 // Run is one point in progress: its arguments and what the loop knows.
 struct Run {
-  const nb_args *a;
+  const Args *a;
   const OpEntry *e;
   int initiator;   // this PE issues and times
   int target;      // the PE this PE issues towards (initiators)
@@ -528,8 +535,8 @@ struct Family {
 };
 
 struct OpEntry {
-  int op;
-  const char *name;
+  int op;            // the family's private code (NB_OP_* of its file)
+  const char *name;  // the name the Go side asks for (nb_args.op)
   const Family *family;
   int lands;  // where the result lands (family-specific LANDS_*)
   int (*launch)(Run *r, int iters);
@@ -547,17 +554,19 @@ static void nd_finalize(void) {
 #endif
 }
 
-static const OpEntry *find_op(int op) {
-  for (size_t i = 0; i < sizeof kRMAOps / sizeof kRMAOps[0]; i++)
-    if (kRMAOps[i].op == op) return &kRMAOps[i];
-  for (size_t i = 0; i < sizeof kLatOps / sizeof kLatOps[0]; i++)
-    if (kLatOps[i].op == op) return &kLatOps[i];
-  for (size_t i = 0; i < sizeof kCollOps / sizeof kCollOps[0]; i++)
-    if (kCollOps[i].op == op) return &kCollOps[i];
-  for (size_t i = 0; i < sizeof kNDOps / sizeof kNDOps[0]; i++)
-    if (kNDOps[i].op == op) return &kNDOps[i];
-  for (size_t i = 0; i < sizeof kNDLatOps / sizeof kNDLatOps[0]; i++)
-    if (kNDLatOps[i].op == op) return &kNDLatOps[i];
+// The dispatch table: every family's entries, looked up by name.
+struct OpTable {
+  const OpEntry *entries;
+  size_t n;
+};
+#define NB_TABLE(t) {t, sizeof t / sizeof t[0]}
+static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kCollOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps)};
+#undef NB_TABLE
+
+static const OpEntry *find_op(const char *name) {
+  for (const OpTable &t : kTables)
+    for (size_t i = 0; i < t.n; i++)
+      if (strncmp(t.entries[i].name, name, NB_OP_NAME) == 0) return &t.entries[i];
   return nullptr;
 }
 
@@ -600,17 +609,22 @@ static int read_times(int iters, double *out, int max, int64_t *n_used) {
 // PE 0's iteration count, one exchange), a graph's agreement, one barrier before each
 // synchronised launch, a barrier after the launches, agreement 3 (status and
 // verification counts).
-extern "C" int nb_run(const nb_args *a, double *samples_out, int max_samples, nb_result *res) {
+extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, nb_result *res) {
   memset(res, 0, sizeof *res);
   res->failed_pe = -1;
   if (int rc = on_device()) return rc;
+  Args args;
+  args.op = 0;
+  memcpy(static_cast<nb_args *>(&args), abi, sizeof *abi);
+  args.nb_args::op[NB_OP_NAME - 1] = 0;
   Run run;
   memset(&run, 0, sizeof run);
   Run *r = &run;
-  r->a = a;
-  r->e = find_op(a->op);
+  const Args *a = r->a = &args;
+  r->e = find_op(a->nb_args::op);
   int st = 0;
-  if (!r->e) st = fail(NB_ERR, "unknown operation %d", a->op);
+  if (r->e) args.op = r->e->op;
+  if (!r->e) st = fail(NB_ERR, "unknown operation \"%s\": not in this shim's dispatch table (an older shim? 'nvshbench build-shim --rebuild')", a->nb_args::op);
   else if (a->samples <= 0 || a->warmup < 0 || a->iters < 0 || a->iters > NB_MAX_ITERS)
     st = fail(NB_ERR, "samples must be > 0, warmup >= 0, iters 0..%d", NB_MAX_ITERS);
   else if (a->peer < 0 || a->peer >= S.npes) st = fail(NB_ERR, "peer %d out of range (%d PEs)", a->peer, S.npes);

@@ -5,13 +5,14 @@
  * status, with nb_last_error() describing the failure. Loaded at run time
  * with purego.
  *
- * The enums below are mirrored in cuda/abi.go; cuda/abi_test.go parses this
- * header and fails when the two drift apart. */
+ * The constants below are mirrored in cuda/abi.go; cuda/abi_test.go parses
+ * this header and fails when the two drift apart. Operations cross by name
+ * (nb_args.op), so they are not mirrored. */
 #ifndef NVSHBENCH_H
 #define NVSHBENCH_H
 #include <stdint.h>
 
-#define NB_ABI_VERSION 2
+#define NB_ABI_VERSION 3
 
 /* Status codes (negative returns). */
 #define NB_ERR -1          /* the operation failed */
@@ -24,50 +25,16 @@
 extern "C" {
 #endif
 
-/* Operations: one code space for every benchmark the shim runs (nb_run). */
-enum {
-  /* RMA bandwidth and rate: PE 0 issues towards args.peer (both ways with bidir). */
-  NB_OP_PUT = 1,         /* bulk putmem at args.scope; _nbi + quiet, or blocking */
-  NB_OP_GET = 2,         /* bulk getmem */
-  NB_OP_P = 3,           /* scalar p of args.elem-byte values */
-  NB_OP_G = 4,           /* scalar g */
-  NB_OP_ST = 5,          /* plain 16-byte stores through nvshmem_ptr */
-  NB_OP_LD = 6,          /* plain 16-byte loads through nvshmem_ptr */
-  NB_OP_FETCH_ADD = 7,   /* uint64 atomic fetch_add, one counter per thread */
-  NB_OP_ADD = 8,         /* uint64 atomic add */
-  NB_OP_CSWAP = 9,       /* uint64 atomic compare_swap */
-  NB_OP_CE_COPY = 10,    /* limit: copy engine (cudaMemcpyAsync) into the peer's buffer */
-  NB_OP_SM_COPY = 11,    /* limit: SM copy kernel, local -> peer (writes remote) */
-  NB_OP_SM_COPY_READ = 12, /* limit: SM copy kernel, peer -> local (reads remote) */
-  NB_OP_PUT_SIGNAL = 13, /* bulk putmem_signal_nbi at args.scope (DeepEP's dispatch primitive) */
-  NB_OP_LSA_PUT = 14,    /* NCCL device API: stores through ncclGetLsaPointer into the peer's window, at args.scope */
-  NB_OP_LSA_GET = 15,    /* NCCL device API: loads through ncclGetLsaPointer from the peer's window, at args.scope */
-  NB_OP_GIN_PUT_SIGNAL = 16, /* NCCL device API: ncclGin put + SignalInc per CTA (GPU-initiated networking) */
-
-  /* Latency: one CTA of args.threads; PE 0 towards args.peer. */
-  NB_OP_LAT_PUT = 21,    /* putmem (scope) + quiet per iteration; blocking: the call alone (issue time) */
-  NB_OP_LAT_GET = 22,    /* pointer chase: getmem of block k, the next k read from what arrived */
-  NB_OP_LAT_P = 23,      /* the message as uint64 p's over the CTA + quiet */
-  NB_OP_LAT_G = 24,      /* pointer chase with uint64 g's: the next block from the loaded word */
-  NB_OP_PP_PUT_SIGNAL = 25, /* ping-pong round trip: putmem_signal_nbi_block, wait on the signal */
-  NB_OP_PP_P = 26,       /* ping-pong: p's + fence + p of a flag */
-  NB_OP_PP_ATOMIC = 27,  /* ping-pong: atomic add of a flag */
-  NB_OP_PP_SIGNAL = 28,  /* ping-pong: signal_op only */
-  NB_OP_LAT_FENCE = 29,  /* 8-byte p + fence (ordering only: an issue time) */
-  NB_OP_LAT_QUIET = 30,  /* 8-byte p + quiet (completion) */
-  NB_OP_LAT_FETCH_ADD = 31, /* fetching atomic; the next address depends on the value returned */
-  NB_OP_LAT_CSWAP = 32,
-  NB_OP_LAT_PUT_SIGNAL = 33, /* one-way putmem_signal_nbi_block + quiet */
-  NB_OP_LAT_LAUNCH = 34, /* empty kernels launched back to back: the floor of host-issued work */
-  NB_OP_LSA_LAT_PUT = 35, /* NCCL device API: the CTA stores the message through an LSA pointer + system fence */
-  NB_OP_LSA_LAT_GET = 36, /* NCCL device API: pointer chase, the CTA loads block k through an LSA pointer */
-
-  /* Collectives: every PE; args.impl says whose. */
-  NB_OP_ALLREDUCE = 41,
-  NB_OP_BROADCAST = 42,
-  NB_OP_ALLTOALL = 43,
-  NB_OP_BARRIER = 44
-};
+/* Operations are named, not numbered, across the ABI: nb_args.op is the
+ * name of an entry of the shim's dispatch table ("rma.put", "lat.get",
+ * "coll.allreduce", ...; the tables sit beside their kernels in rma.cuh,
+ * latency.cuh, collectives.cuh and nccldev.cuh). A new operation is a
+ * kernel and a table entry there plus a Go registration that names it; no
+ * code is mirrored by hand. The prefix says how the operation is measured:
+ * rma (PE 0 issues towards args.peer, both ways with bidir), lat (one CTA of
+ * args.threads; lat.pp_* are ping-pongs), coll (every PE; args.impl says
+ * whose). */
+#define NB_OP_NAME 32
 
 enum { NB_SCOPE_THREAD = 0, NB_SCOPE_WARP = 1, NB_SCOPE_BLOCK = 2 };
 
@@ -92,7 +59,6 @@ enum { NB_PATH_LOCAL = 0, NB_PATH_P2P = 1, NB_PATH_REMOTE = 2 };
 typedef struct {
   int64_t size;     /* bytes per operation (collectives: per PE; alltoall: all blocks together) */
   int64_t seed;     /* verification pattern seed */
-  int32_t op;       /* NB_OP_* */
   int32_t scope;    /* NB_SCOPE_* */
   int32_t blocking; /* 1: blocking call, 0: _nbi (+ quiet) */
   int32_t ctas;
@@ -108,6 +74,7 @@ typedef struct {
   int32_t impl;     /* collectives: NB_IMPL_* */
   int32_t dtype;    /* collectives: NB_DT_* */
   int32_t graph;    /* collectives: capture the iterations in a CUDA graph */
+  char op[NB_OP_NAME]; /* the operation: a dispatch-table name, NUL-terminated */
   char nccl_algo[32];  /* "" = NCCL's choice; else forced with NCCL_ALGO at communicator creation */
   char nccl_proto[32];
 } nb_args;

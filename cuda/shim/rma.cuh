@@ -1,12 +1,32 @@
 // rma.cuh: the RMA bandwidth family (bulk put/get, put + signal, scalar
 // p/g, plain load/store, atomics, and the copy limits) and its entries in the
 // dispatch table. Included by nvshbench.cu: one translation unit, one device
-// link. A new RMA operation is one kernel (or device helper) and one entry
-// in kRMAOps.
+// link. A new RMA operation is one kernel (or device helper), a code in the
+// enum below and one entry in kRMAOps, whose name the Go registration asks
+// for (cuda.NewArgs("rma.<name>")).
 //
 // Roles: PE 0 issues towards args.peer; with bidir the peer issues towards
 // PE 0 at the same time (both start each launch together). A PE talking to
 // itself (one PE) is initiator and target.
+
+// The family's operation codes: private to the shim (the Go side names
+// operations, nb_args.op), unique over every family (cuda/ops_test.go),
+// compile-time constants for the kernels' templates.
+enum {
+  NB_OP_PUT = 1,         // bulk putmem at args.scope; _nbi + quiet, or blocking
+  NB_OP_GET = 2,         // bulk getmem
+  NB_OP_P = 3,           // scalar p of args.elem-byte values
+  NB_OP_G = 4,           // scalar g
+  NB_OP_ST = 5,          // plain 16-byte stores through nvshmem_ptr
+  NB_OP_LD = 6,          // plain 16-byte loads through nvshmem_ptr
+  NB_OP_FETCH_ADD = 7,   // uint64 atomic fetch_add, one counter per thread
+  NB_OP_ADD = 8,         // uint64 atomic add
+  NB_OP_CSWAP = 9,       // uint64 atomic compare_swap
+  NB_OP_CE_COPY = 10,    // limit: copy engine (cudaMemcpyAsync) into the peer's buffer
+  NB_OP_SM_COPY = 11,    // limit: SM copy kernel, local -> peer (writes remote)
+  NB_OP_SM_COPY_READ = 12, // limit: SM copy kernel, peer -> local (reads remote)
+  NB_OP_PUT_SIGNAL = 13, // bulk putmem_signal_nbi at args.scope (DeepEP's dispatch primitive)
+};
 
 enum { LANDS_TARGET = 1, LANDS_INITIATOR = 2, LANDS_COUNTERS = 3, LANDS_TARGET_SIGNALS = 4 };
 
@@ -118,31 +138,38 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer) {
   if (OP == NB_OP_P) nvshmem_quiet();
 }
 
-// Plain loads/stores through a mapped pointer: 16-byte vectors, a tail of
-// bytes. Used for st, ld and the SM-copy limits. remote_dst: the stores go
+// group_copy: the threads lane, lane + width, ... of one group (a scope
+// group, or the whole grid) copy len bytes (dst and src 16-byte aligned):
+// four 16-byte loads in flight per thread, then the stores, then a byte
+// tail. Four loads in flight is what reaches NVLink's limit with a full grid
+// (one, as NVSHMEM's P2P copy keeps, gives a third of it for reads).
+__device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t len, int64_t lane,
+                                         int64_t width) {
+  int64_t n16 = len / 16;
+  const uint4 *s4 = (const uint4 *)src;
+  uint4 *d4 = (uint4 *)dst;
+  int64_t i = lane;
+  for (; i + 3 * width < n16; i += 4 * width) {
+    uint4 a = s4[i], b = s4[i + width], c = s4[i + 2 * width], d = s4[i + 3 * width];
+    d4[i] = a;
+    d4[i + width] = b;
+    d4[i + 2 * width] = c;
+    d4[i + 3 * width] = d;
+  }
+  for (; i < n16; i += width) d4[i] = s4[i];
+  for (int64_t j = n16 * 16 + lane; j < len; j += width) dst[j] = src[j];
+}
+
+// Plain loads/stores through a mapped pointer (group_copy over the grid). Used for st, ld and the SM-copy limits. remote_dst: the stores go
 // to the peer, and the launch ends with a system-scope fence, as a put ends
 // with quiet: the time covers the stores' delivery, not just their issue
 // (posted stores to the peer are otherwise still draining when the kernel
 // ends; a small buffer written over and over then reads as faster than the
 // link).
 __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, int remote_dst) {
-  int64_t n16 = size / 16;
-  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  const uint4 *s4 = (const uint4 *)src;
-  uint4 *d4 = (uint4 *)dst;
-  for (int it = 0; it < iters; it++) {
-    int64_t i = t;
-    for (; i + 3 * stride < n16; i += 4 * stride) {
-      uint4 a = s4[i], b = s4[i + stride], c = s4[i + 2 * stride], d = s4[i + 3 * stride];
-      d4[i] = a;
-      d4[i + stride] = b;
-      d4[i + 2 * stride] = c;
-      d4[i + 3 * stride] = d;
-    }
-    for (; i < n16; i += stride) d4[i] = s4[i];
-    for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
-  }
+  int64_t lane = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t width = (int64_t)gridDim.x * blockDim.x;
+  for (int it = 0; it < iters; it++) group_copy(dst, src, size, lane, width);
   if (remote_dst) __threadfence_system();
 }
 
@@ -168,20 +195,20 @@ __global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base) {
 // ---------------------------------------------------------------------------
 static int rma_is_atomic(int op) { return op == NB_OP_FETCH_ADD || op == NB_OP_ADD || op == NB_OP_CSWAP; }
 
-static int64_t rma_groups(const nb_args *a) {
+static int64_t rma_groups(const Args *a) {
   if (a->scope == NB_SCOPE_BLOCK) return a->ctas;
   if (a->scope == NB_SCOPE_WARP) return (int64_t)a->ctas * (a->threads / 32);
   return (int64_t)a->ctas * a->threads;
 }
 
 // Groups that move at least one byte (and so signal once per operation).
-static int64_t rma_active_groups(const nb_args *a) {
+static int64_t rma_active_groups(const Args *a) {
   int64_t c = chunk_bytes(a->size, rma_groups(a));
   return (a->size + c - 1) / c;
 }
 
 static int rma_validate(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int me = S.me;
   r->target = -1;
   if (me == 0) r->target = a->peer;
@@ -208,7 +235,7 @@ static int rma_synced(Run *r) { return r->a->bidir; }
 static double rma_per_op(Run *r) { return rma_is_atomic(r->a->op) ? (double)r->a->ctas * r->a->threads : 1.0; }
 
 static int rma_prepare(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   if (rma_is_atomic(a->op)) {
     k_zero_u64<<<256, 256, 0, S.stream>>>((uint64_t *)S.dst, (int64_t)a->ctas * a->threads);
     CKLAUNCH("counter reset");
@@ -225,7 +252,7 @@ static int rma_prepare(Run *r) {
 
 // The PE whose pattern landed in this PE's destination, or -1 if none did.
 static int rma_landed_from(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   if (r->e->lands == LANDS_INITIATOR) return r->initiator ? r->target : -1;
   if (S.me == a->peer) return 0;
   if (a->bidir && S.me == 0) return a->peer;
@@ -233,7 +260,7 @@ static int rma_landed_from(Run *r) {
 }
 
 static int rma_check(Run *r, nb_result *res) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int from = rma_landed_from(r);
   if (from < 0) return 0;
   switch (r->e->lands) {
@@ -257,7 +284,7 @@ static int64_t rma_bytes(Run *r) {
 }
 
 static int64_t rma_work_set(Run *r) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   int64_t ws = rma_is_atomic(a->op) ? (int64_t)a->ctas * a->threads * 8 : a->size;
   return path_to(a->peer) == NB_PATH_LOCAL ? 2 * ws : ws;  // source and destination on one GPU
 }
@@ -268,7 +295,7 @@ static const Family kRMA = {"rma", rma_validate, rma_active, rma_synced, 1, 0, r
 // --- launches
 template <int OP>
 static int launch_bulk(Run *r, int iters) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   dim3 g(a->ctas), b(a->threads);
   cudaStream_t s = S.stream;
   uint8_t *dst = S.dst, *src = S.src;
@@ -285,7 +312,7 @@ static int launch_bulk(Run *r, int iters) {
 
 template <int OP>
 static int launch_scalar(Run *r, int iters) {
-  const nb_args *a = r->a;
+  const Args *a = r->a;
   dim3 g(a->ctas), b(a->threads);
   int64_t n = a->size / a->elem;
 #define SCALAR(T) k_scalar<T, OP><<<g, b, 0, S.stream>>>((T *)S.dst, (const T *)S.src, n, iters, r->target);
@@ -333,17 +360,17 @@ static int launch_atomic(Run *r, int iters) {
 }
 
 static const OpEntry kRMAOps[] = {
-    {NB_OP_PUT, "put", &kRMA, LANDS_TARGET, launch_bulk<NB_OP_PUT>},
-    {NB_OP_GET, "get", &kRMA, LANDS_INITIATOR, launch_bulk<NB_OP_GET>},
-    {NB_OP_PUT_SIGNAL, "put_signal", &kRMA, LANDS_TARGET_SIGNALS, launch_bulk<NB_OP_PUT_SIGNAL>},
-    {NB_OP_P, "p", &kRMA, LANDS_TARGET, launch_scalar<NB_OP_P>},
-    {NB_OP_G, "g", &kRMA, LANDS_INITIATOR, launch_scalar<NB_OP_G>},
-    {NB_OP_ST, "st", &kRMA, LANDS_TARGET, launch_store},
-    {NB_OP_LD, "ld", &kRMA, LANDS_INITIATOR, launch_load},
-    {NB_OP_FETCH_ADD, "fetch_add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_FETCH_ADD>},
-    {NB_OP_ADD, "add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_ADD>},
-    {NB_OP_CSWAP, "compare_swap", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_CSWAP>},
-    {NB_OP_CE_COPY, "ce_copy", &kRMA, LANDS_TARGET, launch_ce},
-    {NB_OP_SM_COPY, "sm_copy", &kRMA, LANDS_TARGET, launch_store},
-    {NB_OP_SM_COPY_READ, "sm_copy_read", &kRMA, LANDS_INITIATOR, launch_load},
+    {NB_OP_PUT, "rma.put", &kRMA, LANDS_TARGET, launch_bulk<NB_OP_PUT>},
+    {NB_OP_GET, "rma.get", &kRMA, LANDS_INITIATOR, launch_bulk<NB_OP_GET>},
+    {NB_OP_PUT_SIGNAL, "rma.put_signal", &kRMA, LANDS_TARGET_SIGNALS, launch_bulk<NB_OP_PUT_SIGNAL>},
+    {NB_OP_P, "rma.p", &kRMA, LANDS_TARGET, launch_scalar<NB_OP_P>},
+    {NB_OP_G, "rma.g", &kRMA, LANDS_INITIATOR, launch_scalar<NB_OP_G>},
+    {NB_OP_ST, "rma.st", &kRMA, LANDS_TARGET, launch_store},
+    {NB_OP_LD, "rma.ld", &kRMA, LANDS_INITIATOR, launch_load},
+    {NB_OP_FETCH_ADD, "rma.fetch_add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_FETCH_ADD>},
+    {NB_OP_ADD, "rma.add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_ADD>},
+    {NB_OP_CSWAP, "rma.compare_swap", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_CSWAP>},
+    {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, LANDS_TARGET, launch_ce},
+    {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, LANDS_TARGET, launch_store},
+    {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, LANDS_INITIATOR, launch_load},
 };

@@ -59,25 +59,22 @@ const OneShotMax = 256 << 10
 
 func init() {
 	for _, im := range allreduceImpls {
-		register("allreduce", cuda.OpAllReduce, im)
+		register("allreduce", "coll.allreduce", im)
 	}
-	for _, c := range []struct {
-		name string
-		code int32
-	}{{"broadcast", cuda.OpBroadcast}, {"alltoall", cuda.OpAlltoall}, {"barrier", cuda.OpBarrier}} {
+	for _, c := range []struct{ name, op string }{{"broadcast", "coll.broadcast"}, {"alltoall", "coll.alltoall"}, {"barrier", "coll.barrier"}} {
 		for _, im := range otherImpls {
-			register(c.name, c.code, im)
+			register(c.name, c.op, im)
 		}
 	}
 }
 
-func register(coll string, code int32, im impl) {
+func register(coll, code string, im impl) {
 	metrics := []string{results.MetricAlgBW, results.MetricBusBW, results.MetricLatency}
-	if code == cuda.OpBarrier {
+	if code == "coll.barrier" {
 		metrics = []string{results.MetricLatency}
 	}
 	desc := coll + ": " + im.desc
-	if code == cuda.OpAllReduce {
+	if code == "coll.allreduce" {
 		desc = "AllReduce sum: " + im.desc
 	}
 	own := map[bool]string{true: "1 CTA per SM × 512", false: "1 CTA × --threads"}[im.multi]
@@ -99,11 +96,11 @@ func register(coll string, code int32, im impl) {
 	})
 }
 
-func points(coll int32, im impl) func(c *harness.Config) []results.Params {
+func points(coll string, im impl) func(c *harness.Config) []results.Params {
 	return func(c *harness.Config) []results.Params {
-		op := map[int32]string{cuda.OpAllReduce: "sum", cuda.OpBroadcast: "broadcast", cuda.OpAlltoall: "alltoall", cuda.OpBarrier: "barrier"}[coll]
+		op := map[string]string{"coll.allreduce": "sum", "coll.broadcast": "broadcast", "coll.alltoall": "alltoall", "coll.barrier": "barrier"}[coll]
 		dtypes := c.DTypes
-		if coll != cuda.OpAllReduce || im.multi {
+		if coll != "coll.allreduce" || im.multi {
 			dtypes = []string{"float"} // our kernels and the other collectives: float
 		}
 		mode := ""
@@ -118,7 +115,7 @@ func points(coll int32, im impl) func(c *harness.Config) []results.Params {
 			threads = 32
 		}
 		var out []results.Params
-		if coll == cuda.OpBarrier {
+		if coll == "coll.barrier" {
 			return []results.Params{{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Extra: extra(im, "")}}
 		}
 		protos := []string{""}
@@ -159,12 +156,13 @@ var dtypeSize = map[string]int64{"float": 4, "bf16": 2, "half": 2}
 
 // argsOf turns a point into the shim's arguments, or a waiver decided from
 // job-wide facts (the same on every PE).
-func argsOf(coll int32, im impl) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+func argsOf(coll string, im impl) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
 		j := e.Job
-		a := cuda.Args{Size: p.Size, Seed: int64(e.Index%7 + 1), Op: coll, Impl: im.code, DType: dtypeCode[p.DType],
-			CTAs: int32(p.CTAs), Threads: int32(p.Threads), Iters: int32(e.Config.Iters), Warmup: int32(e.Config.Warmup),
-			Samples: int32(e.Config.Samples)}
+		a := cuda.NewArgs(coll)
+		a.Size, a.Seed, a.Impl, a.DType = p.Size, int64(e.Index%7+1), im.code, dtypeCode[p.DType]
+		a.CTAs, a.Threads = int32(p.CTAs), int32(p.Threads)
+		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
 		if a.Size == 0 {
 			a.Size = 4
 		}
@@ -215,17 +213,17 @@ func argsOf(coll int32, im impl) func(e *harness.Env, p results.Params) (cuda.Ar
 		if es == 0 {
 			es = 4
 		}
-		if coll != cuda.OpBarrier && p.Size%es != 0 {
+		if coll != "coll.barrier" && p.Size%es != 0 {
 			return a, fmt.Sprintf("size %d is not a multiple of the %d-byte %s", p.Size, es, p.DType)
 		}
-		if coll == cuda.OpAlltoall && (p.Size/es)%int64(j.NPEs()) != 0 {
+		if coll == "coll.alltoall" && (p.Size/es)%int64(j.NPEs()) != 0 {
 			return a, fmt.Sprintf("alltoall: %d elements do not divide by %d PEs", p.Size/es, j.NPEs())
 		}
 		return a, ""
 	}
 }
 
-func describe(coll int32, im impl) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+func describe(coll string, im impl) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 		o.BusFactor = busFactor(coll, e.Job.NPEs())
 		o.Effective = effective(im, a, e)
@@ -233,13 +231,13 @@ func describe(coll int32, im impl) func(e *harness.Env, p results.Params, a cuda
 }
 
 // busFactor is nccl-tests' algbw → busbw factor.
-func busFactor(coll int32, n int) float64 {
+func busFactor(coll string, n int) float64 {
 	switch coll {
-	case cuda.OpAllReduce:
+	case "coll.allreduce":
 		return 2 * float64(n-1) / float64(n)
-	case cuda.OpBroadcast:
+	case "coll.broadcast":
 		return 1
-	case cuda.OpAlltoall:
+	case "coll.alltoall":
 		return float64(n-1) / float64(n)
 	}
 	return 0

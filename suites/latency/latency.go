@@ -21,6 +21,7 @@ package latency
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
@@ -38,7 +39,7 @@ var timers = []struct {
 
 type kind struct {
 	id, desc string
-	op       int32
+	op       string // a name of the shim's dispatch table
 	scope    string // thread, warp, block, or "" (fixed shape)
 	modes    []string
 	sized    bool // sweeps the message size (else one 8-byte message)
@@ -50,35 +51,38 @@ type kind struct {
 
 var scopeCode = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}
 
+// pingPong: both PEs run a side of the round trip (lat.pp_* in the shim).
+func (k kind) pingPong() bool { return strings.HasPrefix(k.op, "lat.pp_") }
+
 func kinds() []kind {
 	var ks []kind
 	for _, sc := range []string{"thread", "warp", "block"} {
 		ks = append(ks,
-			kind{id: "latency/put/" + sc, op: cuda.OpLatPut, scope: sc, modes: []string{"nbi"}, sized: true,
+			kind{id: "latency/put/" + sc, op: "lat.put", scope: sc, modes: []string{"nbi"}, sized: true,
 				desc: fmt.Sprintf("ROUND TRIP: putmem_nbi at %s scope + quiet per iteration (completion acknowledged by the peer)", sc)},
-			kind{id: "latency/get/" + sc, op: cuda.OpLatGet, scope: sc, modes: []string{"nbi", "blocking"}, sized: true,
+			kind{id: "latency/get/" + sc, op: "lat.get", scope: sc, modes: []string{"nbi", "blocking"}, sized: true,
 				desc: fmt.Sprintf("ROUND TRIP: pointer chase with getmem at %s scope (nbi + quiet, and blocking) through a 256 MiB chain in the peer's memory", sc)},
-			kind{id: "latency/issue/put/" + sc, op: cuda.OpLatPut, scope: sc, modes: []string{"blocking"}, sized: true,
+			kind{id: "latency/issue/put/" + sc, op: "lat.put", scope: sc, modes: []string{"blocking"}, sized: true,
 				desc: fmt.Sprintf("ISSUE TIME, not a round trip: blocking putmem at %s scope returns when its source is reusable", sc)},
-			kind{id: "latency/nccl-lsa/put/" + sc, op: cuda.OpLSALatPut, scope: sc, sized: true, nccl: true, notDef: sc != "block",
+			kind{id: "latency/nccl-lsa/put/" + sc, op: "lat.lsa_put", scope: sc, sized: true, nccl: true, notDef: sc != "block",
 				desc: fmt.Sprintf("ROUND TRIP: NCCL device API, the message stored at %s scope through ncclGetLsaPointer + a system-scope fence per iteration (as NVSHMEM's quiet over P2P)", sc)},
-			kind{id: "latency/nccl-lsa/get/" + sc, op: cuda.OpLSALatGet, scope: sc, sized: true, nccl: true, notDef: sc != "block",
+			kind{id: "latency/nccl-lsa/get/" + sc, op: "lat.lsa_get", scope: sc, sized: true, nccl: true, notDef: sc != "block",
 				desc: fmt.Sprintf("ROUND TRIP: NCCL device API, pointer chase at %s scope loading through ncclGetLsaPointer, a 256 MiB chain in the peer's window", sc)},
 		)
 	}
 	ks = append(ks,
-		kind{id: "latency/p", op: cuda.OpLatP, sized: true, desc: "ROUND TRIP: the message as uint64 nvshmem_p's spread over one CTA, then quiet, per iteration"},
-		kind{id: "latency/g", op: cuda.OpLatG, sized: true, desc: "ROUND TRIP: pointer chase with uint64 nvshmem_g's over one CTA through a 256 MiB chain in the peer's memory"},
-		kind{id: "latency/pingpong/put-signal", op: cuda.OpPPPutSignal, sized: true, desc: "ROUND TRIP: putmem_signal_nbi_block, the peer waits on the signal and replies the same way"},
-		kind{id: "latency/pingpong/p", op: cuda.OpPPP, sized: true, desc: "ROUND TRIP: uint64 p's + fence + p of a flag, the peer waits on the flag and replies"},
-		kind{id: "latency/pingpong/atomic", op: cuda.OpPPAtomic, threads: 1, desc: "ROUND TRIP: atomic add of a flag, the peer waits and replies"},
-		kind{id: "latency/pingpong/signal", op: cuda.OpPPSignal, threads: 1, desc: "ROUND TRIP: nvshmemx_signal_op only (no payload)"},
-		kind{id: "latency/put-signal", op: cuda.OpLatPutSignal, sized: true, desc: "ROUND TRIP: one-way putmem_signal_nbi_block + quiet per iteration (completion acknowledged)"},
-		kind{id: "latency/issue/fence", op: cuda.OpLatFence, threads: 1, desc: "ISSUE TIME, not a round trip: 8-byte p followed by nvshmem_fence (ordering only)"},
-		kind{id: "latency/quiet", op: cuda.OpLatQuiet, threads: 1, desc: "ROUND TRIP: 8-byte p followed by nvshmem_quiet (completion)"},
-		kind{id: "latency/atomic/fetch_add", op: cuda.OpLatFetchAdd, threads: 1, desc: "ROUND TRIP: uint64 atomic fetch_add, one thread, the next address depends on the value returned"},
-		kind{id: "latency/atomic/compare_swap", op: cuda.OpLatCSwap, threads: 1, desc: "ROUND TRIP: uint64 atomic compare_swap, one thread, the next address depends on the value returned"},
-		kind{id: "latency/launch", op: cuda.OpLatLaunch, threads: 1, events: true, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation"},
+		kind{id: "latency/p", op: "lat.p", sized: true, desc: "ROUND TRIP: the message as uint64 nvshmem_p's spread over one CTA, then quiet, per iteration"},
+		kind{id: "latency/g", op: "lat.g", sized: true, desc: "ROUND TRIP: pointer chase with uint64 nvshmem_g's over one CTA through a 256 MiB chain in the peer's memory"},
+		kind{id: "latency/pingpong/put-signal", op: "lat.pp_put_signal", sized: true, desc: "ROUND TRIP: putmem_signal_nbi_block, the peer waits on the signal and replies the same way"},
+		kind{id: "latency/pingpong/p", op: "lat.pp_p", sized: true, desc: "ROUND TRIP: uint64 p's + fence + p of a flag, the peer waits on the flag and replies"},
+		kind{id: "latency/pingpong/atomic", op: "lat.pp_atomic", threads: 1, desc: "ROUND TRIP: atomic add of a flag, the peer waits and replies"},
+		kind{id: "latency/pingpong/signal", op: "lat.pp_signal", threads: 1, desc: "ROUND TRIP: nvshmemx_signal_op only (no payload)"},
+		kind{id: "latency/put-signal", op: "lat.put_signal", sized: true, desc: "ROUND TRIP: one-way putmem_signal_nbi_block + quiet per iteration (completion acknowledged)"},
+		kind{id: "latency/issue/fence", op: "lat.fence", threads: 1, desc: "ISSUE TIME, not a round trip: 8-byte p followed by nvshmem_fence (ordering only)"},
+		kind{id: "latency/quiet", op: "lat.quiet", threads: 1, desc: "ROUND TRIP: 8-byte p followed by nvshmem_quiet (completion)"},
+		kind{id: "latency/atomic/fetch_add", op: "lat.fetch_add", threads: 1, desc: "ROUND TRIP: uint64 atomic fetch_add, one thread, the next address depends on the value returned"},
+		kind{id: "latency/atomic/compare_swap", op: "lat.compare_swap", threads: 1, desc: "ROUND TRIP: uint64 atomic compare_swap, one thread, the next address depends on the value returned"},
+		kind{id: "latency/launch", op: "lat.launch", threads: 1, events: true, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation"},
 	)
 	return ks
 }
@@ -140,7 +144,7 @@ func points(k kind) func(c *harness.Config) []results.Params {
 				for _, s := range sizes {
 					p := results.Params{Size: s, Scope: k.scope, CTAs: 1, Threads: threadsFor(k, c), Path: c.Path, Mode: m,
 						Extra: map[string]string{"timer": t.name}}
-					if k.op == cuda.OpLatLaunch {
+					if k.op == "lat.launch" {
 						p.Size = 0
 					}
 					out = append(out, p)
@@ -158,8 +162,9 @@ func argsOf(k kind) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 		if size == 0 {
 			size = 8
 		}
-		a := cuda.Args{Size: size, Seed: int64(e.Index + 1), Op: k.op, CTAs: 1, Threads: int32(p.Threads), Iters: int32(e.Config.Iters),
-			Warmup: int32(e.Config.Warmup), Samples: int32(e.Config.Samples), Peer: int32(j.Peer()), Scope: scopeCode[p.Scope]}
+		a := cuda.NewArgs(k.op)
+		a.Size, a.Seed, a.CTAs, a.Threads, a.Peer, a.Scope = size, int64(e.Index+1), 1, int32(p.Threads), int32(j.Peer()), scopeCode[p.Scope]
+		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
 		if e.Config.Path == "p2p" && j.PeerPath() == cuda.PathRemote {
 			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): measure it with --path proxy or --path ibgda", j.Peer())
 		}
@@ -168,10 +173,10 @@ func argsOf(k kind) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 				return a, why
 			}
 		}
-		if cuda.IsPingPong(k.op) && j.NPEs() > 1 && j.SharedGPU() {
+		if k.pingPong() && j.NPEs() > 1 && j.SharedGPU() {
 			return a, "ping-pong between two processes on one GPU: without MPS their kernels time-slice and both spin, so the round trip is not measurable (the 1-PE run measures it as a loopback between two CTAs)"
 		}
-		if (k.op == cuda.OpLatP || k.op == cuda.OpLatG || k.op == cuda.OpPPP) && size%8 != 0 {
+		if (k.op == "lat.p" || k.op == "lat.g" || k.op == "lat.pp_p") && size%8 != 0 {
 			return a, fmt.Sprintf("size %d is not a multiple of the 8-byte element", size)
 		}
 		if p.Mode == "blocking" {
@@ -189,7 +194,7 @@ func argsOf(k kind) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 
 func describe(k kind) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-		if cuda.IsPingPong(k.op) && e.Job.NPEs() == 1 {
+		if k.pingPong() && e.Job.NPEs() == 1 {
 			o.Effective = "loopback" // two CTAs of the one PE
 		}
 	}

@@ -18,9 +18,9 @@ func init() {
 	for _, op := range []string{"put", "get"} {
 		for _, sc := range []string{"block", "warp", "thread"} {
 			op, sc := op, sc
-			code, limit, how := int32(cuda.OpLSAPut), writeLimits, "stores into"
+			limit, how := writeLimits, "stores into"
 			if op == "get" {
-				code, limit, how = cuda.OpLSAGet, readLimits, "loads from"
+				limit, how = readLimits, "loads from"
 			}
 			harness.Register(harness.Benchmark{
 				ID: "rma/nccl-lsa/" + op + "/" + sc, Suite: "rma",
@@ -29,7 +29,7 @@ func init() {
 				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit,
 				Default:  sc == "block",
 				Points:   lsaPoints(op, sc),
-				Args:     ncclDevArgs(code),
+				Args:     ncclDevArgs("rma.lsa_" + op),
 				Describe: describe,
 			})
 		}
@@ -45,7 +45,7 @@ func init() {
 			}
 			return out
 		},
-		Args: ncclDevArgs(cuda.OpGINPutSignal), Describe: describe,
+		Args: ncclDevArgs("rma.gin_put_signal"), Describe: describe,
 	})
 }
 
@@ -66,7 +66,7 @@ func lsaPoints(op, sc string) func(c *harness.Config) []results.Params {
 }
 
 // ncclDevArgs is argsOf with the device API's own waivers (job-wide facts).
-func ncclDevArgs(op int32) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+func ncclDevArgs(op string) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 	base := argsOf(op)
 	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
 		a, why := base(e, p)
@@ -78,11 +78,11 @@ func ncclDevArgs(op int32) func(e *harness.Env, p results.Params) (cuda.Args, st
 			return a, why
 		}
 		switch op {
-		case cuda.OpLSAPut, cuda.OpLSAGet:
+		case "rma.lsa_put", "rma.lsa_get":
 			if j.PeerPath() == cuda.PathRemote {
 				return a, fmt.Sprintf("PE %d is not load/store accessible from PE 0: no LSA pointer (NCCL's device API would need GIN)", j.Peer())
 			}
-		case cuda.OpGINPutSignal:
+		case "rma.gin_put_signal":
 			if j.NPEs() < 2 {
 				return a, "GIN put + signal needs 2 PEs"
 			}

@@ -42,7 +42,7 @@ func init() {
 				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit,
 				Default:  sc == "block",
 				Points:   bulkPoints(op, sc),
-				Args:     argsOf(map[string]int32{"put": cuda.OpPut, "get": cuda.OpGet}[op]),
+				Args:     argsOf("rma." + op),
 				Describe: describe,
 			})
 		}
@@ -62,7 +62,7 @@ func init() {
 				}
 				return out
 			},
-			Args: argsOf(cuda.OpPutSignal), Describe: describe,
+			Args: argsOf("rma.put_signal"), Describe: describe,
 		})
 	}
 	for _, op := range []string{"p", "g"} {
@@ -76,23 +76,24 @@ func init() {
 			Desc:    fmt.Sprintf("scalar nvshmem_<T>_%s of 1/2/4/8-byte elements, every thread strided over the buffer", op),
 			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit, Default: true,
 			Points: scalarPoints(op),
-			Args:   argsOf(map[string]int32{"p": cuda.OpP, "g": cuda.OpG}[op]), Describe: describe,
+			Args:   argsOf("rma." + op), Describe: describe,
 		})
 	}
 	harness.Register(harness.Benchmark{ID: "rma/st", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte stores through nvshmem_ptr (load/store path, no NVSHMEM call in the loop)",
 		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: writeLimits,
-		Points: simplePoints("st"), Args: argsOf(cuda.OpST), Describe: describe})
+		Points: simplePoints("st"), Args: argsOf("rma.st"), Describe: describe})
 	harness.Register(harness.Benchmark{ID: "rma/ld", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
 		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: readLimits,
-		Points: simplePoints("ld"), Args: argsOf(cuda.OpLD), Describe: describe})
-	for _, a := range []struct {
-		name string
-		op   int32
-	}{{"fetch_add", cuda.OpFetchAdd}, {"add", cuda.OpAdd}, {"compare_swap", cuda.OpCSwap}} {
+		Points: simplePoints("ld"), Args: argsOf("rma.ld"), Describe: describe})
+	for _, a := range []struct{ name, op, desc string }{
+		{"fetch_add", "rma.fetch_add", "uint64 atomic fetch_add rate, every thread on its own remote counter"},
+		{"add", "rma.add", "uint64 atomic add rate, every thread on its own remote counter"},
+		{"compare_swap", "rma.compare_swap", "uint64 atomic compare_swap rate, every thread on its own remote counter"},
+	} {
 		harness.Register(harness.Benchmark{ID: "rma/atomic/" + a.name, Suite: "rma", Default: true,
-			Desc:    "uint64 atomic " + a.name + " rate, every thread on its own remote counter",
+			Desc:    a.desc,
 			Metrics: []string{results.MetricRate},
 			Points: func(c *harness.Config) []results.Params {
 				return []results.Params{{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: "u64", Size: 8}}
@@ -100,17 +101,16 @@ func init() {
 			Args: argsOf(a.op), Describe: describe})
 	}
 	limits := []struct {
-		id, desc string
-		op       int32
+		id, desc, op string
 	}{
-		{"limit/ce-copy", "copy engine (cudaMemcpyAsync) from local memory into the peer's buffer: the DMA limit of the path", cuda.OpCECopy},
-		{"limit/sm-copy", "SM copy kernel, 16-byte stores into the peer's buffer, full-GPU grid: the load/store write limit of the path", cuda.OpSMCopy},
-		{"limit/sm-copy-read", "SM copy kernel, 16-byte loads from the peer's buffer, full-GPU grid: the load/store read limit of the path", cuda.OpSMCopyRead},
+		{"limit/ce-copy", "copy engine (cudaMemcpyAsync) from local memory into the peer's buffer: the DMA limit of the path", "rma.ce_copy"},
+		{"limit/sm-copy", "SM copy kernel, 16-byte stores into the peer's buffer, full-GPU grid: the load/store write limit of the path", "rma.sm_copy"},
+		{"limit/sm-copy-read", "SM copy kernel, 16-byte loads from the peer's buffer, full-GPU grid: the load/store read limit of the path", "rma.sm_copy_read"},
 	}
 	for _, l := range limits {
 		l := l
 		own := "8 CTAs per SM × 1024"
-		if l.op == cuda.OpCECopy {
+		if l.op == "rma.ce_copy" {
 			own = "copy engine: no kernel"
 		}
 		harness.Register(harness.Benchmark{ID: l.id, Suite: "rma", Desc: l.desc, Default: true,
@@ -127,8 +127,8 @@ func init() {
 // limitGrid is the launch of the SM copy limit: 8 CTAs of 1024 threads per
 // SM of the run's GPUs (a grid that fills the GPU; 132 × 256 reaches only
 // half of an H200's).
-func limitGrid(op int32, c *harness.Config) (int, int) {
-	if op == cuda.OpCECopy {
+func limitGrid(op string, c *harness.Config) (int, int) {
+	if op == "rma.ce_copy" {
 		return 1, 32 // unused by the copy engine
 	}
 	return c.GridSMs() * 8, 1024
@@ -234,22 +234,30 @@ func containsSize(s []int64, v int64) bool {
 
 var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
-func isAtomic(op int32) bool { return op == cuda.OpFetchAdd || op == cuda.OpAdd || op == cuda.OpCSwap }
-
-func needsLoadStore(op int32) bool {
-	return op == cuda.OpST || op == cuda.OpLD || op == cuda.OpCECopy || op == cuda.OpSMCopy || op == cuda.OpSMCopyRead ||
-		op == cuda.OpLSAPut || op == cuda.OpLSAGet
+func isAtomic(op string) bool {
+	return op == "rma.fetch_add" || op == "rma.add" || op == "rma.compare_swap"
 }
 
-// argsOf turns a point of op into the shim's arguments: PE 0 towards the
-// job's peer, or a waiver decided from job-wide facts.
-func argsOf(op int32) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+// needsLoadStore: the operations that run only over a load/store mapping.
+func needsLoadStore(op string) bool {
+	switch op {
+	case "rma.st", "rma.ld", "rma.ce_copy", "rma.sm_copy", "rma.sm_copy_read", "rma.lsa_put", "rma.lsa_get":
+		return true
+	}
+	return false
+}
+
+// argsOf turns a point of op (a name of the shim's dispatch table) into the
+// shim's arguments: PE 0 towards the job's peer, or a waiver decided from
+// job-wide facts.
+func argsOf(op string) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
 		j := e.Job
 		peer, path := j.Peer(), j.PeerPath()
-		a := cuda.Args{Size: p.Size, Seed: int64(e.Index + 1), Op: op, CTAs: int32(p.CTAs), Threads: int32(p.Threads),
-			Iters: int32(e.Config.Iters), Warmup: int32(e.Config.Warmup), Samples: int32(e.Config.Samples),
-			Peer: int32(peer), Elem: 1}
+		a := cuda.NewArgs(op)
+		a.Size, a.Seed, a.CTAs, a.Threads = p.Size, int64(e.Index+1), int32(p.CTAs), int32(p.Threads)
+		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
+		a.Peer, a.Elem = int32(peer), 1
 		switch {
 		case e.Config.Path == "p2p" && path == cuda.PathRemote:
 			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): NVSHMEM would use a remote transport; measure it with --path proxy or --path ibgda", peer)
@@ -282,7 +290,7 @@ func argsOf(op int32) func(e *harness.Env, p results.Params) (cuda.Args, string)
 
 // describe counts atomics per operation, not per launch iteration.
 func describe(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-	if isAtomic(a.Op) {
+	if isAtomic(a.OpString()) {
 		o.Iters *= p.CTAs * p.Threads // atomic operations per sample
 	}
 }

@@ -1,0 +1,77 @@
+package cuda
+
+import (
+	"strings"
+	"testing"
+)
+
+// The shim's sources declare a table the shim can dispatch: unique names of
+// the three kinds, each short enough for the ABI, each with a declared code,
+// no code twice.
+func TestDispatchTableIsConsistent(t *testing.T) {
+	ops := Ops()
+	if len(ops) < 30 {
+		t.Fatalf("read only %d operations from the shim's tables: the pattern is wrong", len(ops))
+	}
+	for _, p := range opsErr {
+		t.Error(p)
+	}
+	for _, want := range []string{"rma.put", "rma.put_signal", "rma.lsa_get", "lat.get", "lat.pp_signal", "lat.lsa_put", "coll.allreduce"} {
+		if _, ok := ops[want]; !ok {
+			t.Errorf("%s is not in the table", want)
+		}
+	}
+	if o := ops["rma.put"]; o.Code != "NB_OP_PUT" || o.Value != 1 || o.Family != "kRMA" || o.File != "rma.cuh" || o.Lands != "LANDS_TARGET" {
+		t.Errorf("rma.put read as %+v", o)
+	}
+	if o := ops["rma.compare_swap"]; o.Lands != "LANDS_COUNTERS" {
+		t.Errorf("rma.compare_swap read as %+v", o)
+	}
+	if o := ops["lat.lsa_get"]; o.Kind() != "lat" || o.File != "nccldev.cuh" {
+		t.Errorf("lat.lsa_get read as %+v", o)
+	}
+}
+
+// The checks find what they are for.
+func TestDispatchTableProblemsAreFound(t *testing.T) {
+	src := `enum { NB_OP_A = 1, NB_OP_B = 1, NB_OP_D = 2 };
+static const OpEntry k[] = {
+    {NB_OP_A, "rma.a", &kRMA, 0, f},
+    {NB_OP_D, "rma.a", &kRMA, 0, f},
+    {NB_OP_C, "rma.c", &kRMA, 0, f},
+    {NB_OP_D, "nope", &kRMA, 0, f},
+    {NB_OP_D, "rma.a_name_longer_than_the_abi_allows", &kRMA, 0, f},
+};`
+	ops, problems := parseOps(map[string]string{"x.cuh": src})
+	want := []string{"code 1 is both NB_OP_A and NB_OP_B", "rma.c: its code NB_OP_C is not declared",
+		"the name rma.a is in the table twice", "nope: a name is rma.*, lat.* or coll.*", "longer than the ABI's 31 bytes"}
+	all := strings.Join(problems, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("not found: %q in\n%s", w, all)
+		}
+	}
+	if len(problems) != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", len(problems), len(want), all)
+	}
+	if o := ops["rma.c"]; o.File != "x.cuh" || o.Family != "kRMA" {
+		t.Errorf("rma.c read as %+v", o)
+	}
+}
+
+// Args carry the name; one too long for the ABI cannot match an entry.
+func TestArgsOpName(t *testing.T) {
+	a := NewArgs("rma.put_signal")
+	if a.OpString() != "rma.put_signal" {
+		t.Errorf("OpString %q", a.OpString())
+	}
+	a.SetOp("lat.get")
+	if a.OpString() != "lat.get" {
+		t.Errorf("SetOp again: %q", a.OpString())
+	}
+	long := strings.Repeat("x", 40)
+	a.SetOp(long)
+	if got := a.OpString(); len(got) != OpNameLen-1 || got == long {
+		t.Errorf("a long name is cut to %d bytes: %q", OpNameLen-1, got)
+	}
+}
