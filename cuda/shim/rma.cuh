@@ -26,6 +26,7 @@ enum {
   NB_OP_SM_COPY = 11,    // limit: SM copy kernel, local -> peer (writes remote)
   NB_OP_SM_COPY_READ = 12, // limit: SM copy kernel, peer -> local (reads remote)
   NB_OP_PUT_SIGNAL = 13, // bulk putmem_signal_nbi at args.scope (DeepEP's dispatch primitive)
+  NB_OP_SIGNAL_ADD = 17, // nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, one signal word per thread
 };
 
 enum { LANDS_TARGET = 1, LANDS_INITIATOR = 2, LANDS_COUNTERS = 3, LANDS_TARGET_SIGNALS = 4 };
@@ -182,6 +183,7 @@ __global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base) {
   for (int it = 0; it < iters; it++) {
     if (OP == NB_OP_FETCH_ADD) sink += nvshmem_uint64_atomic_fetch_add(slots + t, 1, peer);
     else if (OP == NB_OP_ADD) nvshmem_uint64_atomic_add(slots + t, 1, peer);
+    else if (OP == NB_OP_SIGNAL_ADD) nvshmemx_signal_op(slots + t, 1, NVSHMEM_SIGNAL_ADD, peer);
     else {
       uint64_t old = nvshmem_uint64_atomic_compare_swap(slots + t, cur, cur + 1, peer);
       cur = (old == cur) ? cur + 1 : old;
@@ -193,7 +195,7 @@ __global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base) {
 }
 
 // ---------------------------------------------------------------------------
-static int rma_is_atomic(int op) { return op == NB_OP_FETCH_ADD || op == NB_OP_ADD || op == NB_OP_CSWAP; }
+static int rma_is_atomic(int op) { return op == NB_OP_FETCH_ADD || op == NB_OP_ADD || op == NB_OP_CSWAP || op == NB_OP_SIGNAL_ADD; }
 
 static int64_t rma_groups(const Args *a) {
   if (a->scope == NB_SCOPE_BLOCK) return a->ctas;
@@ -370,6 +372,7 @@ static const OpEntry kRMAOps[] = {
     {NB_OP_FETCH_ADD, "rma.fetch_add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_FETCH_ADD>},
     {NB_OP_ADD, "rma.add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_ADD>},
     {NB_OP_CSWAP, "rma.compare_swap", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_CSWAP>},
+    {NB_OP_SIGNAL_ADD, "rma.signal_add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_SIGNAL_ADD>},
     {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, LANDS_TARGET, launch_ce},
     {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, LANDS_TARGET, launch_store},
     {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, LANDS_INITIATOR, launch_load},

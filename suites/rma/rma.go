@@ -91,6 +91,9 @@ func init() {
 		{"fetch_add", "rma.fetch_add", "uint64 atomic fetch_add rate, every thread on its own remote counter"},
 		{"add", "rma.add", "uint64 atomic add rate, every thread on its own remote counter"},
 		{"compare_swap", "rma.compare_swap", "uint64 atomic compare_swap rate, every thread on its own remote counter"},
+		// The counter update of DeepEP-style dispatch/combine kernels, without
+		// a payload: nvshmemx_signal_op, not an AMO of the atomics API.
+		{"signal_add", "rma.signal_add", "nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, every thread on its own remote signal word"},
 	} {
 		harness.Register(harness.Benchmark{ID: "rma/atomic/" + a.name, Suite: "rma", Default: true,
 			Desc:    a.desc,
