@@ -5,7 +5,7 @@
 # run, the GPU tests, and the quick and full reproductions. Every step runs
 # under a deadline; a step that hangs gets cuda-gdb backtraces of its
 # workers before it is killed. Everything lands in $OUT/bundle.tar.gz.
-# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter) selects the steps.
+# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter, ops) selects the steps.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-x2}
@@ -60,6 +60,13 @@ for s in $STEPS; do
     for g in 1 2; do
       guard 100 "old-${g}gpu" build/old/nvshbench reproduce --quick --gpus $g --timeout 30s --shim build/old/libnvshbench.so --out "$W/ba/old-${g}gpu" --label old-${g}gpu
       guard 100 "new-${g}gpu" "$B" reproduce --quick --gpus $g --timeout 30s --shim build/libnvshbench.so --out "$W/ba/new-${g}gpu" --label new-${g}gpu
+    done ;;
+  ops)  # the previous binary and this one on the rows whose kernels changed, and the new signal_add (this one only)
+    for v in old new; do
+      b=$B; sh=build/libnvshbench.so
+      if [ $v = old ]; then b=build/old/nvshbench; sh=build/old/libnvshbench.so; fi
+      guard 150 "ops-$v" "$b" run --gpus 2 --shim "$sh" --sizes 8,256,4K,64K,1M,64M,1G --samples 10 --timeout 30s --out "$W/ops-$v.jsonl" --label "ops-$v" \
+        rma/atomic latency/get/block latency/g latency/nccl-lsa/get limit rma/st rma/ld rma/nccl-lsa/get/block
     done ;;
   puts) guard 120 puts "$B" run --gpus 2 --sizes 8K:256M --samples 5 --timeout 30s --out "$W/puts.jsonl" --label puts \
            rma/put/block rma/st rma/nccl-lsa/put/block rma/get/block rma/nccl-lsa/get/block limit ;;
