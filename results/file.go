@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,9 @@ type Writer struct {
 // Create creates path exclusively (it never overwrites an existing file) and
 // writes the header. The directory is created if needed.
 func Create(path string, h Header) (*Writer, error) {
+	if strings.HasSuffix(path, ".gz") {
+		return nil, fmt.Errorf("%s: a run writes plain JSONL, a record at a time (nothing lost if it is cut short); gzip the file when the run is done, every reader takes .gz", path)
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -119,7 +123,19 @@ func ReadFile(path string) (*File, error) {
 	if err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a results file", path)
 	}
-	return Read(f, path)
+	// A gzip-compressed file (results.jsonl.gz, told by its magic bytes,
+	// not its name) reads the same: finished runs keep their raw samples
+	// at a tenth of the size.
+	br := bufio.NewReaderSize(f, 1<<16)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: gzip-compressed, but not readable: %v", path, err)
+		}
+		defer zr.Close()
+		return Read(zr, path)
+	}
+	return Read(br, path)
 }
 
 // maxLine bounds one record (raw samples of a point included).
@@ -135,6 +151,9 @@ func Read(r io.Reader, name string) (*File, error) {
 	sawHeader := false
 	for {
 		line, err := readLine(br)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s:%d: the compressed data ends early (a damaged or partly copied .gz)", name, lineNo+1)
+		}
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("%s:%d: %v", name, lineNo+1, err)
 		}

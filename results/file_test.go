@@ -1,6 +1,8 @@
 package results_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,5 +263,47 @@ func TestReadRederivesFromSamples(t *testing.T) {
 	}
 	if got := f.Points[0].Metrics[results.MetricBandwidth].Median; got != good.Metrics[results.MetricBandwidth].Median {
 		t.Errorf("an untouched point changed: %v", got)
+	}
+}
+
+// A gzip-compressed results file reads as the plain one; one cut short
+// says so.
+func TestGzippedFileReadsTheSame(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.jsonl")
+	w, err := results.Create(path, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := writeAndRead(t, w, path, point(1024, 1e-6, 2e-6), point(1<<20, 1e-4, 1.1e-4))
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(raw)
+	zw.Close()
+	gz := filepath.Join(dir, "r.jsonl.gz")
+	if err := os.WriteFile(gz, zb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.ReadFile(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Points) != len(plain.Points) || f.Points[1].Metrics[results.MetricBandwidth] != plain.Points[1].Metrics[results.MetricBandwidth] ||
+		f.Header.NVSHMEM != "3.4.5" || len(f.Warnings) != 0 {
+		t.Errorf("gzipped: %d points %+v, warnings %v", len(f.Points), f.Header, f.Warnings)
+	}
+	if _, err := results.Create(filepath.Join(dir, "new.jsonl.gz"), header()); err == nil || !strings.Contains(err.Error(), "gzip the file when the run is done") {
+		t.Errorf("writing a .gz: %v", err)
+	}
+	cut := filepath.Join(dir, "cut.jsonl.gz")
+	if err := os.WriteFile(cut, zb.Bytes()[:zb.Len()/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.ReadFile(cut); err == nil || !strings.Contains(err.Error(), "ends early") {
+		t.Errorf("a cut .gz: %v", err)
 	}
 }

@@ -50,7 +50,7 @@ the hardware limit measured in the same run; rows the machine could not run say 
 }
 
 func jsonlCompletion(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return []string{"jsonl", "json"}, cobra.ShellCompDirectiveFilterFileExt
+	return []string{"jsonl", "json", "gz"}, cobra.ShellCompDirectiveFilterFileExt // gz: a gzipped results file
 }
 
 func runReport(c *cobra.Command, o *reportOptions) error {
