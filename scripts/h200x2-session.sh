@@ -62,7 +62,7 @@ for s in $STEPS; do
       guard 100 "new-${g}gpu" "$B" reproduce --quick --gpus $g --timeout 30s --shim build/libnvshbench.so --out "$W/ba/new-${g}gpu" --label new-${g}gpu
     done ;;
   ops)  # the previous binary and this one on the rows whose kernels changed, and the new signal_add (this one only)
-    for v in old new; do
+    for v in ${OPS_ORDER:-old new}; do  # OPS_ORDER="new old": the other order (is a difference the order's?)
       b=$B; sh=build/libnvshbench.so
       if [ $v = old ]; then b=build/old/nvshbench; sh=build/old/libnvshbench.so; fi
       guard 150 "ops-$v" "$b" run --gpus 2 --shim "$sh" --sizes 8,256,4K,64K,1M,64M,1G --samples 10 --timeout 30s --out "$W/ops-$v.jsonl" --label "ops-$v" \

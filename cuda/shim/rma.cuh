@@ -144,8 +144,10 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer) {
 // four 16-byte loads in flight per thread, then the stores, then a byte
 // tail. Four loads in flight is what reaches NVLink's limit with a full grid
 // (one, as NVSHMEM's P2P copy keeps, gives a third of it for reads).
-__device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t len, int64_t lane,
-                                         int64_t width) {
+// I is the index type of lane and width: int64_t for a whole grid, int
+// within one CTA (the 32-bit arithmetic the LSA kernels were measured with).
+template <typename I>
+__device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t len, I lane, I width) {
   int64_t n16 = len / 16;
   const uint4 *s4 = (const uint4 *)src;
   uint4 *d4 = (uint4 *)dst;
