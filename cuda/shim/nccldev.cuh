@@ -311,7 +311,7 @@ __global__ void k_lsa_lat_put(ncclWindow_t wdst, const uint8_t *src, int64_t siz
   for (int it = 0; it < iters; it++) {
     uint64_t t0 = 0;
     if (threadIdx.x == 0) t0 = gtimer();
-    group_copy(remote, src, size, (int)threadIdx.x, (int)blockDim.x);
+    group_copy(remote, src, size, threadIdx.x, blockDim.x);
     __threadfence_system();
     __syncthreads();
     if (threadIdx.x == 0) times[it] = (int64_t)(gtimer() - t0);
@@ -324,7 +324,7 @@ __global__ void k_lsa_lat_get(ncclWindow_t wsrc, uint8_t *dst, int64_t size, int
                               int lsa_peer, int64_t *times) {
   const uint8_t *remote = (const uint8_t *)ncclGetLsaPointer(wsrc, 0, lsa_peer);
   chase(cursor, n, iters, times, [&](int64_t cur) -> uint64_t {
-    group_copy(dst, remote + cur * stride, size, (int)threadIdx.x, (int)blockDim.x);
+    group_copy(dst, remote + cur * stride, size, threadIdx.x, blockDim.x);
     __syncthreads();
     return threadIdx.x == 0 ? *(volatile uint64_t *)dst : 0;
   });

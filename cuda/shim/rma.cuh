@@ -139,15 +139,12 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer) {
   if (OP == NB_OP_P) nvshmem_quiet();
 }
 
-// group_copy: the threads lane, lane + width, ... of one group (a scope
-// group, or the whole grid) copy len bytes (dst and src 16-byte aligned):
-// four 16-byte loads in flight per thread, then the stores, then a byte
-// tail. Four loads in flight is what reaches NVLink's limit with a full grid
-// (one, as NVSHMEM's P2P copy keeps, gives a third of it for reads).
-// I is the index type of lane and width: int64_t for a whole grid, int
-// within one CTA (the 32-bit arithmetic the LSA kernels were measured with).
-template <typename I>
-__device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t len, I lane, I width) {
+// group_copy: the threads lane, lane + width, ... of one scope group copy
+// len bytes (dst and src 16-byte aligned): four 16-byte loads in flight per
+// thread, then the stores, then a byte tail. Four loads in flight is what
+// reaches NVLink's limit with a full grid (one, as NVSHMEM's P2P copy keeps,
+// gives a third of it for reads). The NCCL device API kernels use it.
+__device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t len, int lane, int width) {
   int64_t n16 = len / 16;
   const uint4 *s4 = (const uint4 *)src;
   uint4 *d4 = (uint4 *)dst;
@@ -163,16 +160,36 @@ __device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_
   for (int64_t j = n16 * 16 + lane; j < len; j += width) dst[j] = src[j];
 }
 
-// Plain loads/stores through a mapped pointer (group_copy over the grid). Used for st, ld and the SM-copy limits. remote_dst: the stores go
+// Plain loads/stores through a mapped pointer: 16-byte vectors, a tail of
+// bytes. Used for st, ld and the SM-copy limits. remote_dst: the stores go
 // to the peer, and the launch ends with a system-scope fence, as a put ends
 // with quiet: the time covers the stores' delivery, not just their issue
 // (posted stores to the peer are otherwise still draining when the kernel
 // ends; a small buffer written over and over then reads as faster than the
 // link).
+//
+// The loop is group_copy's over the grid, written out: k_copy calling
+// group_copy compiled to PTX equal but for one instruction, yet ran 4 % slower
+// per iteration at L2-resident sizes (st/ld 8 B: 156 against 150 ns,
+// alternated twice on two H200s, 2026-11-29); the limits were unchanged.
 __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, int remote_dst) {
-  int64_t lane = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  int64_t width = (int64_t)gridDim.x * blockDim.x;
-  for (int it = 0; it < iters; it++) group_copy(dst, src, size, lane, width);
+  int64_t n16 = size / 16;
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  const uint4 *s4 = (const uint4 *)src;
+  uint4 *d4 = (uint4 *)dst;
+  for (int it = 0; it < iters; it++) {
+    int64_t i = t;
+    for (; i + 3 * stride < n16; i += 4 * stride) {
+      uint4 a = s4[i], b = s4[i + stride], c = s4[i + 2 * stride], d = s4[i + 3 * stride];
+      d4[i] = a;
+      d4[i + stride] = b;
+      d4[i + 2 * stride] = c;
+      d4[i + 3 * stride] = d;
+    }
+    for (; i < n16; i += stride) d4[i] = s4[i];
+    for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
+  }
   if (remote_dst) __threadfence_system();
 }
 
