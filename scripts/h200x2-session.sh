@@ -4,16 +4,19 @@
 # elsewhere with CGO_ENABLED=0 and the pip CUDA toolchain), a 2-GPU smoke
 # run, the GPU tests, and the quick and full reproductions. Every step runs
 # under a deadline; a step that hangs gets cuda-gdb backtraces of its
-# workers before it is killed. Everything lands in $OUT/bundle.tar.gz.
+# workers before it is killed. The logs and results (charts left out: the
+# device returns files of at most 16 MiB) land in $OUT/bundle.tar.xz, the
+# only file under $OUT.
 # STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter, ops) selects the steps.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-x2}
-W=$OUT/w; mkdir -p "$W"
+W=${WORK:-/tmp/nvshbench-x2}/w; mkdir -p "$W"
 B=$PWD/build/nvshbench
 STEPS=${STEPS:-smoke full test quick mpi}
 export NVSHBENCH_CACHE=$PWD/build/cache
-trap 'tar -C "$W" -czf "$OUT/bundle.tar.gz" .' EXIT
+bundle() { tar -C "$W" -cJf "$OUT/bundle.tar.xz" --exclude='*.png' --exclude='*.svg' .; }
+trap bundle EXIT
 
 # guard SECONDS NAME CMD...: run CMD; past SECONDS, dump the workers' stacks and kill everything.
 guard() {
@@ -35,7 +38,7 @@ guard() {
   wait $pid; local rc=$?
   echo "$name rc=$rc $((SECONDS - t0))s" | tee -a "$W/summary.txt"
   tail -3 "$W/$name.log"
-  tar -C "$W" -czf "$OUT/bundle.tar.gz" .  # also after each step: a call cut short keeps what ran
+  bundle  # also after each step: a call cut short keeps what ran
 }
 
 nvidia-smi > "$W/nvidia-smi.txt" 2>&1
