@@ -12,7 +12,7 @@
 // unavailable.
 
 // The family's operation codes (private; see rma.cuh).
-enum { NB_OP_ALLREDUCE = 41, NB_OP_BROADCAST = 42, NB_OP_ALLTOALL = 43, NB_OP_BARRIER = 44 };
+enum { NB_OP_ALLREDUCE = 41, NB_OP_BROADCAST = 42, NB_OP_ALLTOALL = 43, NB_OP_BARRIER = 44, NB_OP_ALLGATHER = 45 };
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -62,7 +62,7 @@ __global__ void k_cfill(T *b, int64_t n, int pe, int64_t seed, int kind, int64_t
 }
 
 // Check the result. kind 0 allreduce: sum over PEs; 1 broadcast: value(root);
-// 2 alltoall: block p came from PE p.
+// 2 alltoall: block p came from PE p; 3 allgather: block p is PE p's source.
 template <typename T>
 __global__ void k_ccheck(const T *b, int64_t n, int me, int npes, int64_t seed, int kind, int64_t block,
                          unsigned long long *bad, unsigned long long *first) {
@@ -72,6 +72,8 @@ __global__ void k_ccheck(const T *b, int64_t n, int me, int npes, int64_t seed, 
       for (int p = 0; p < npes; p++) want += cval(i, p, seed);
     } else if (kind == 1) {
       want = cval(i, 0, seed);
+    } else if (kind == 3) {
+      want = cval(i % block, (int)(i / block), seed);
     } else {
       int64_t from = i / block;
       want = cval(i % block, (int)from * 31 + me * 7, seed);
@@ -117,6 +119,14 @@ __global__ void k_dev_broadcast(float *dst, const float *src, size_t n, int iter
 __global__ void k_dev_alltoall(float *dst, const float *src, size_t n, int iters) {
   for (int it = 0; it < iters; it++) {
     nvshmemx_float_alltoall_block(NVSHMEM_TEAM_WORLD, dst, src, n);
+    __syncthreads();
+  }
+}
+
+// n: elements each PE contributes (its block of the output).
+__global__ void k_dev_allgather(float *dst, const float *src, size_t n, int iters) {
+  for (int it = 0; it < iters; it++) {
+    nvshmemx_float_fcollect_block(NVSHMEM_TEAM_WORLD, dst, src, n);
     __syncthreads();
   }
 }
@@ -234,6 +244,7 @@ struct NcclApi {
   ncclResult_t (*commInitRank)(ncclComm_t *, int, ncclUniqueId, int);
   ncclResult_t (*allReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
   ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+  ncclResult_t (*allGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
   ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclResult_t (*groupStart)();
@@ -260,7 +271,7 @@ static int nccl_version_loaded(void) {
     return 0;                                                                   \
   }
   SYM(getUniqueId, "ncclGetUniqueId") SYM(commInitRank, "ncclCommInitRank") SYM(allReduce, "ncclAllReduce")
-  SYM(broadcast, "ncclBroadcast") SYM(send, "ncclSend") SYM(recv, "ncclRecv") SYM(groupStart, "ncclGroupStart")
+  SYM(broadcast, "ncclBroadcast") SYM(allGather, "ncclAllGather") SYM(send, "ncclSend") SYM(recv, "ncclRecv") SYM(groupStart, "ncclGroupStart")
   SYM(groupEnd, "ncclGroupEnd") SYM(getVersion, "ncclGetVersion") SYM(errorString, "ncclGetErrorString")
 #undef SYM
   int v = 0;
@@ -379,6 +390,7 @@ static int coll_launch(Run *r, int iters) {
       else pick(float{});
     } else if (a->op == NB_OP_BROADCAST) fn = (const void *)k_dev_broadcast;
     else if (a->op == NB_OP_ALLTOALL) { nn = (size_t)(n / npes); fn = (const void *)k_dev_alltoall; }
+    else if (a->op == NB_OP_ALLGATHER) { nn = (size_t)(n / npes); fn = (const void *)k_dev_allgather; }
     else fn = (const void *)k_dev_barrier;
     int rc = nvshmemx_collective_launch(fn, dim3(1), dim3(a->threads), a->op == NB_OP_BARRIER ? bargs : args, 0, s);
     if (rc != 0) return fail(NB_ERR, "nvshmemx_collective_launch: %d", rc);
@@ -394,6 +406,7 @@ static int coll_launch(Run *r, int iters) {
         else rc = nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n, s);
       } else if (a->op == NB_OP_BROADCAST) rc = nvshmemx_float_broadcast_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n, 0, s);
       else if (a->op == NB_OP_ALLTOALL) rc = nvshmemx_float_alltoall_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n / npes, s);
+      else if (a->op == NB_OP_ALLGATHER) rc = nvshmemx_float_fcollect_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n / npes, s);
       else nvshmemx_barrier_all_on_stream(s);
       if (rc != 0) return fail(NB_ERR, "NVSHMEM on-stream collective: %d", rc);
     }
@@ -425,6 +438,7 @@ static int coll_launch(Run *r, int iters) {
     for (int i = 0; i < iters; i++) {
       if (a->op == NB_OP_ALLREDUCE) NCK(g_nccl.allReduce(S.src, S.dst, n, nccl_type(a->dtype), ncclSum, comm, s));
       else if (a->op == NB_OP_BROADCAST) NCK(g_nccl.broadcast(S.src, S.dst, n, ncclFloat32, 0, comm, s));
+      else if (a->op == NB_OP_ALLGATHER) NCK(g_nccl.allGather(S.src, S.dst, n / npes, ncclFloat32, comm, s));
       else if (a->op == NB_OP_ALLTOALL) {
         int64_t blk = n / npes;
         NCK(g_nccl.groupStart());
@@ -442,7 +456,17 @@ static int coll_launch(Run *r, int iters) {
 }
 
 // ---------------------------------------------------------------------------
-static int coll_kind(int op) { return op == NB_OP_ALLREDUCE ? 0 : (op == NB_OP_BROADCAST ? 1 : 2); }
+// The pattern a collective's check expects (k_ccheck's kind); alltoall and
+// allgather move blocks of size / npes (args.size is the whole output).
+static int coll_kind(int op) {
+  switch (op) {
+  case NB_OP_ALLREDUCE: return 0;
+  case NB_OP_BROADCAST: return 1;
+  case NB_OP_ALLGATHER: return 3;
+  }
+  return 2;
+}
+static int coll_blocks(int op) { return op == NB_OP_ALLTOALL || op == NB_OP_ALLGATHER; }
 
 static int coll_validate(Run *r) {
   const Args *a = r->a;
@@ -451,8 +475,8 @@ static int coll_validate(Run *r) {
   int es = esize(a->dtype);
   if (a->op != NB_OP_BARRIER && (a->size <= 0 || a->size > S.buf || a->size % es))
     return fail(NB_ERR, "size %lld: 1..%lld and a multiple of %d", (long long)a->size, (long long)S.buf, es);
-  if (a->op == NB_OP_ALLTOALL && (a->size / es) % S.npes)
-    return fail(NB_UNREACHABLE, "alltoall: %lld elements do not divide by %d PEs", (long long)(a->size / es), S.npes);
+  if (coll_blocks(a->op) && (a->size / es) % S.npes)
+    return fail(NB_UNREACHABLE, "%s: %lld elements do not divide by %d PEs", r->e->name, (long long)(a->size / es), S.npes);
   if (a->threads <= 0 || a->threads > 1024 || a->ctas <= 0 || a->ctas > NB_MAX_CTAS) return fail(NB_ERR, "launch %d x %d invalid", a->ctas, a->threads);
   if (a->impl < NB_IMPL_NVSHMEM_DEVICE || a->impl > NB_IMPL_LSA_TWOSHOT) return fail(NB_ERR, "unknown implementation %d", a->impl);
   if (a->impl == NB_IMPL_LSA_ONESHOT || a->impl == NB_IMPL_LSA_TWOSHOT) return nd_coll_validate(r);
@@ -480,7 +504,7 @@ static int coll_prepare(Run *r) {
   if (a->op == NB_OP_BARRIER) return 0;
   int64_t n = a->size / esize(a->dtype);
   int kind = coll_kind(a->op);
-  int64_t block = kind == 2 ? n / S.npes : n;
+  int64_t block = coll_blocks(a->op) ? n / S.npes : n;
   if (a->dtype == NB_DT_BF16) k_cfill<__nv_bfloat16><<<1024, 256, 0, S.stream>>>((__nv_bfloat16 *)S.src, n, S.me, a->seed, kind == 2, block);
   else if (a->dtype == NB_DT_F16) k_cfill<__half><<<1024, 256, 0, S.stream>>>((__half *)S.src, n, S.me, a->seed, kind == 2, block);
   else k_cfill<float><<<1024, 256, 0, S.stream>>>((float *)S.src, n, S.me, a->seed, kind == 2, block);
@@ -500,7 +524,7 @@ static int coll_check(Run *r, nb_result *res) {
   if (a->op == NB_OP_BARRIER) return 0;
   int64_t n = a->size / esize(a->dtype);
   int kind = coll_kind(a->op);
-  int64_t block = kind == 2 ? n / S.npes : n;
+  int64_t block = coll_blocks(a->op) ? n / S.npes : n;
   int rc = count_reset();
   if (rc) return rc;
   if (a->dtype == NB_DT_BF16) k_ccheck<__nv_bfloat16><<<1024, 256, 0, S.stream>>>((const __nv_bfloat16 *)S.dst, n, S.me, S.npes, a->seed, kind, block, S.count, S.count + 1);
@@ -535,4 +559,5 @@ static const OpEntry kCollOps[] = {
     {NB_OP_BROADCAST, "coll.broadcast", &kColl, 0, coll_launch},
     {NB_OP_ALLTOALL, "coll.alltoall", &kColl, 0, coll_launch},
     {NB_OP_BARRIER, "coll.barrier", &kColl, 0, coll_launch},
+    {NB_OP_ALLGATHER, "coll.allgather", &kColl, 0, coll_launch},
 };

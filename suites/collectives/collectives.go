@@ -61,7 +61,9 @@ func init() {
 	for _, im := range allreduceImpls {
 		register("allreduce", "coll.allreduce", im)
 	}
-	for _, c := range []struct{ name, op string }{{"broadcast", "coll.broadcast"}, {"alltoall", "coll.alltoall"}, {"barrier", "coll.barrier"}} {
+	// allgather: the size is the whole output (size / PEs from each), as in
+	// nccl-tests; NVSHMEM's fcollect.
+	for _, c := range []struct{ name, op string }{{"broadcast", "coll.broadcast"}, {"alltoall", "coll.alltoall"}, {"allgather", "coll.allgather"}, {"barrier", "coll.barrier"}} {
 		for _, im := range otherImpls {
 			register(c.name, c.op, im)
 		}
@@ -98,7 +100,7 @@ func register(coll, code string, im impl) {
 
 func points(coll string, im impl) func(c *harness.Config) []results.Params {
 	return func(c *harness.Config) []results.Params {
-		op := map[string]string{"coll.allreduce": "sum", "coll.broadcast": "broadcast", "coll.alltoall": "alltoall", "coll.barrier": "barrier"}[coll]
+		op := map[string]string{"coll.allreduce": "sum", "coll.broadcast": "broadcast", "coll.alltoall": "alltoall", "coll.allgather": "allgather", "coll.barrier": "barrier"}[coll]
 		dtypes := c.DTypes
 		if coll != "coll.allreduce" || im.multi {
 			dtypes = []string{"float"} // our kernels and the other collectives: float
@@ -216,8 +218,8 @@ func argsOf(coll string, im impl) func(e *harness.Env, p results.Params) (cuda.A
 		if coll != "coll.barrier" && p.Size%es != 0 {
 			return a, fmt.Sprintf("size %d is not a multiple of the %d-byte %s", p.Size, es, p.DType)
 		}
-		if coll == "coll.alltoall" && (p.Size/es)%int64(j.NPEs()) != 0 {
-			return a, fmt.Sprintf("alltoall: %d elements do not divide by %d PEs", p.Size/es, j.NPEs())
+		if (coll == "coll.alltoall" || coll == "coll.allgather") && (p.Size/es)%int64(j.NPEs()) != 0 {
+			return a, fmt.Sprintf("%s: %d elements do not divide by %d PEs", strings.TrimPrefix(coll, "coll."), p.Size/es, j.NPEs())
 		}
 		return a, ""
 	}
@@ -237,7 +239,7 @@ func busFactor(coll string, n int) float64 {
 		return 2 * float64(n-1) / float64(n)
 	case "coll.broadcast":
 		return 1
-	case "coll.alltoall":
+	case "coll.alltoall", "coll.allgather":
 		return float64(n-1) / float64(n)
 	}
 	return 0
