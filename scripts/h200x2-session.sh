@@ -7,7 +7,7 @@
 # workers before it is killed. The logs and results (charts left out: the
 # device returns files of at most 16 MiB) land in $OUT/bundle.tar.xz, the
 # only file under $OUT.
-# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter, ops) selects the steps.
+# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter, ops, gather) selects the steps.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-x2}
@@ -71,6 +71,8 @@ for s in $STEPS; do
       guard 150 "ops-$v" "$b" run --gpus 2 --shim "$sh" --sizes 8,256,4K,64K,1M,64M,1G --samples 10 --timeout 30s --out "$W/ops-$v.jsonl" --label "ops-$v" \
         rma/atomic latency/get/block latency/g latency/nccl-lsa/get limit rma/st rma/ld rma/nccl-lsa/get/block
     done ;;
+  gather) guard 150 gather "$B" run --gpus 2 --sizes 8:1G --samples 10 --timeout 30s --out "$W/allgather.jsonl" --label allgather \
+           collectives/allgather collectives/alltoall ;;
   puts) guard 120 puts "$B" run --gpus 2 --sizes 8K:256M --samples 5 --timeout 30s --out "$W/puts.jsonl" --label puts \
            rma/put/block rma/st rma/nccl-lsa/put/block rma/get/block rma/nccl-lsa/get/block limit ;;
   lsalat) guard 120 lsalat "$B" run --gpus 2 --sizes 8:1M --samples 5 --timeout 30s --out "$W/lsalat.jsonl" --label lsa-latency \
