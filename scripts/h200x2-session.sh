@@ -7,7 +7,7 @@
 # workers before it is killed. The logs and results (charts left out: the
 # device returns files of at most 16 MiB) land in $OUT/bundle.tar.xz, the
 # only file under $OUT.
-# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter, ops, gather) selects the steps.
+# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter, ops, gather, gatherwhy) selects the steps.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-x2}
@@ -73,6 +73,13 @@ for s in $STEPS; do
     done ;;
   gather) guard 150 gather "$B" run --gpus 2 --sizes 8:1G --samples 10 --timeout 30s --out "$W/allgather.jsonl" --label allgather \
            collectives/allgather collectives/alltoall ;;
+  gatherwhy)  # why NCCL's allgather trails its send/recv alltoall: protocols, then more channels, with NCCL's own log
+    guard 120 gather-protos "$B" run --gpus 2 --sizes 64M,1G --samples 10 --timeout 30s --out "$W/allgather-protos.jsonl" --label allgather-protos \
+      --nccl-protos Simple,LL128 collectives/allgather/nccl collectives/alltoall/nccl
+    guard 120 gather-debug env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,P2P "$B" run --gpus 2 --sizes 64M,1G --samples 10 --timeout 30s \
+      --out "$W/allgather-debug.jsonl" --label allgather-debug collectives/allgather/nccl collectives/alltoall/nccl
+    guard 120 gather-ch32 env NCCL_MIN_NCHANNELS=32 "$B" run --gpus 2 --sizes 64M,1G --samples 10 --timeout 30s \
+      --out "$W/allgather-ch32.jsonl" --label allgather-minchannels32 collectives/allgather/nccl collectives/alltoall/nccl ;;
   puts) guard 120 puts "$B" run --gpus 2 --sizes 8K:256M --samples 5 --timeout 30s --out "$W/puts.jsonl" --label puts \
            rma/put/block rma/st rma/nccl-lsa/put/block rma/get/block rma/nccl-lsa/get/block limit ;;
   lsalat) guard 120 lsalat "$B" run --gpus 2 --sizes 8:1M --samples 5 --timeout 30s --out "$W/lsalat.jsonl" --label lsa-latency \
