@@ -269,6 +269,9 @@ func FormatValue(v float64) string {
 	return strconv.FormatFloat(math.Round(v*r)/r, 'f', -1, 64)
 }
 
+// fileName names a file on a chart: its label, else its base name. A legend
+// has no room for the folder; report.FileLabel keeps the path, so that two
+// runs both named results.jsonl stay apart in a table.
 func fileName(f *results.File) string {
 	if f.Header.Label != "" {
 		return f.Header.Label

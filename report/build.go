@@ -425,7 +425,9 @@ func MetricUnit(metric, unit string) string {
 	return metric + " " + unit
 }
 
-// FileLabel names a file in a table: its label, else its name.
+// FileLabel names a file in a table: its label, else its name as given
+// (the path: two runs both named results.jsonl stay apart; charts use the
+// base name, plots.fileName).
 func FileLabel(f *results.File) string {
 	if f.Header.Label != "" {
 		return f.Header.Label
