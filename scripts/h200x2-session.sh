@@ -7,7 +7,7 @@
 # workers before it is killed. The logs and results (charts left out: the
 # device returns files of at most 16 MiB) land in $OUT/bundle.tar.xz, the
 # only file under $OUT.
-# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter, ops, gather, gatherwhy) selects the steps.
+# STEPS (default "smoke full test quick mpi"; also quick1 (one GPU), nccldev, puts, lsalat, beforeafter, ops, gather, gatherwhy, collab) selects the steps.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-x2}
@@ -80,6 +80,15 @@ for s in $STEPS; do
       --out "$W/allgather-debug.jsonl" --label allgather-debug collectives/allgather/nccl collectives/alltoall/nccl
     guard 120 gather-ch32 env NCCL_MIN_NCHANNELS=32 "$B" run --gpus 2 --sizes 64M,1G --samples 10 --timeout 30s \
       --out "$W/allgather-ch32.jsonl" --label allgather-minchannels32 collectives/allgather/nccl collectives/alltoall/nccl ;;
+  collab)  # the collectives by the previous binary (build/old/) and this one, alternated twice
+    for round in 1 2; do for v in old new; do
+      b=$B; sh=build/libnvshbench.so
+      if [ $v = old ]; then b=build/old/nvshbench; sh=build/old/libnvshbench.so; fi
+      guard 120 "coll-$v-$round" "$b" run --gpus 2 --shim "$sh" --sizes 8,64K,16M,256M --samples 10 --timeout 30s \
+        --out "$W/coll-$v-$round.jsonl" --label "coll-$v-$round" collectives/allreduce/nccl collectives/allreduce/multicta \
+        collectives/allreduce/nvshmem-block collectives/allreduce/nvshmem-stream collectives/allreduce/nccl-lsa \
+        collectives/broadcast collectives/alltoall collectives/allgather collectives/barrier
+    done; done ;;
   puts) guard 120 puts "$B" run --gpus 2 --sizes 8K:256M --samples 5 --timeout 30s --out "$W/puts.jsonl" --label puts \
            rma/put/block rma/st rma/nccl-lsa/put/block rma/get/block rma/nccl-lsa/get/block limit ;;
   lsalat) guard 120 lsalat "$B" run --gpus 2 --sizes 8:1M --samples 5 --timeout 30s --out "$W/lsalat.jsonl" --label lsa-latency \

@@ -1,9 +1,10 @@
 // collectives.cuh: the collectives family and its entries in the dispatch
 // table: AllReduce (NVSHMEM device thread/warp/block in one CTA, NVSHMEM
 // on-stream, our multi-CTA one-shot and two-shot over symmetric memory,
-// NCCL), broadcast, alltoall and barrier (NVSHMEM device and on-stream,
-// NCCL). Included by nvshbench.cu. Every PE runs every launch; all start each
-// launch together.
+// NCCL), broadcast, alltoall, allgather and barrier (NVSHMEM device and
+// on-stream, NCCL), each a Coll<OP> (how every library issues it) and a
+// table entry (what its output must hold). Included by nvshbench.cu. Every
+// PE runs every launch; all start each launch together.
 //
 // NCCL is opened with dlopen at first use, so the shim loads without it, and
 // the NCCL used is the one on the library path (its version is reported).
@@ -131,7 +132,8 @@ __global__ void k_dev_allgather(float *dst, const float *src, size_t n, int iter
   }
 }
 
-__global__ void k_dev_barrier(int iters) {
+// The same arguments as the other device collectives (one launch path).
+__global__ void k_dev_barrier(float *, const float *, size_t, int iters) {
   for (int it = 0; it < iters; it++) nvshmemx_barrier_all_block();
 }
 
@@ -366,53 +368,113 @@ static int nd_coll_validate(Run *r);
 static int nd_coll_setup(Run *r);
 static int nd_coll_launch(Run *r, int iters);
 
-// iters operations of a collective on S.stream.
+// What a collective's output must hold (its entry's `lands`, k_ccheck's
+// kind): the sum over PEs, the root's source, block p from PE p (alltoall),
+// block p = PE p's source (allgather), nothing (barrier). With blocks,
+// args.size is the whole output and each PE sends size / npes to each PE.
+enum { COLL_SUM = 0, COLL_ROOT = 1, COLL_BLOCKS = 2, COLL_GATHERED = 3, COLL_NONE = 4 };
+
+static int coll_blocks(const Run *r) { return r->e->lands == COLL_BLOCKS || r->e->lands == COLL_GATHERED; }
+
+// One collective, in the style of nccl-tests' testColl: how each library
+// issues it once. n is the elements of args.size (per PE; with blocks, of
+// the whole output). A new collective is a specialisation here, its
+// one-CTA kernel above, its code in the enum and one table entry below;
+// the family's validate, prepare, check and bytes serve it from the
+// entry's `lands`.
+template <int OP> struct Coll;
+
+template <> struct Coll<NB_OP_ALLREDUCE> {
+  static const void *device(const Args *a) {
+    const void *fn = nullptr;
+    auto pick = [&](auto t) {
+      using T = decltype(t);
+      with_scope(a->scope, [&](auto sc) { fn = (const void *)k_dev_allreduce<T, decltype(sc)::value>; });
+    };
+    if (a->dtype == NB_DT_BF16) pick(__nv_bfloat16{});
+    else if (a->dtype == NB_DT_F16) pick(__half{});
+    else pick(float{});
+    return fn;
+  }
+  static int stream(const Args *a, int64_t n, cudaStream_t s) {
+    if (a->dtype == NB_DT_BF16) return nvshmemx_bfloat16_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (__nv_bfloat16 *)S.dst, (const __nv_bfloat16 *)S.src, n, s);
+    if (a->dtype == NB_DT_F16) return nvshmemx_half_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (__half *)S.dst, (const __half *)S.src, n, s);
+    return nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n, s);
+  }
+  static ncclResult_t nccl(const Args *a, int64_t n, ncclComm_t c, cudaStream_t s) {
+    return g_nccl.allReduce(S.src, S.dst, n, nccl_type(a->dtype), ncclSum, c, s);
+  }
+};
+
+template <> struct Coll<NB_OP_BROADCAST> {
+  static const void *device(const Args *) { return (const void *)k_dev_broadcast; }
+  static int stream(const Args *, int64_t n, cudaStream_t s) {
+    return nvshmemx_float_broadcast_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n, 0, s);
+  }
+  static ncclResult_t nccl(const Args *, int64_t n, ncclComm_t c, cudaStream_t s) { return g_nccl.broadcast(S.src, S.dst, n, ncclFloat32, 0, c, s); }
+};
+
+template <> struct Coll<NB_OP_ALLTOALL> {
+  static const void *device(const Args *) { return (const void *)k_dev_alltoall; }
+  static int stream(const Args *, int64_t n, cudaStream_t s) {
+    return nvshmemx_float_alltoall_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n / S.npes, s);
+  }
+  // NCCL has no alltoall: grouped send/recv, as nccl-tests does.
+  static ncclResult_t nccl(const Args *, int64_t n, ncclComm_t c, cudaStream_t s) {
+    int64_t blk = n / S.npes;
+    ncclResult_t r = g_nccl.groupStart();
+    for (int q = 0; q < S.npes && r == ncclSuccess; q++) {
+      r = g_nccl.send((float *)S.src + q * blk, blk, ncclFloat32, q, c, s);
+      if (r == ncclSuccess) r = g_nccl.recv((float *)S.dst + q * blk, blk, ncclFloat32, q, c, s);
+    }
+    ncclResult_t e = g_nccl.groupEnd();
+    return r != ncclSuccess ? r : e;
+  }
+};
+
+template <> struct Coll<NB_OP_ALLGATHER> {
+  static const void *device(const Args *) { return (const void *)k_dev_allgather; }
+  static int stream(const Args *, int64_t n, cudaStream_t s) {
+    return nvshmemx_float_fcollect_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n / S.npes, s);
+  }
+  static ncclResult_t nccl(const Args *, int64_t n, ncclComm_t c, cudaStream_t s) { return g_nccl.allGather(S.src, S.dst, n / S.npes, ncclFloat32, c, s); }
+};
+
+template <> struct Coll<NB_OP_BARRIER> {
+  static const void *device(const Args *) { return (const void *)k_dev_barrier; }
+  static int stream(const Args *, int64_t, cudaStream_t s) {
+    nvshmemx_barrier_all_on_stream(s);
+    return 0;
+  }
+  // NCCL has no barrier: a 1-element AllReduce.
+  static ncclResult_t nccl(const Args *, int64_t, ncclComm_t c, cudaStream_t s) { return g_nccl.allReduce(S.src, S.dst, 1, ncclFloat32, ncclSum, c, s); }
+};
+
+// iters operations of collective OP on S.stream, by args.impl.
+template <int OP>
 static int coll_launch(Run *r, int iters) {
+  using C = Coll<OP>;
   const Args *a = r->a;
   int me = S.me, npes = S.npes;
-  int64_t n = a->size / esize(a->dtype);  // elements per PE
+  int64_t n = a->size / esize(a->dtype);  // elements (per PE; with blocks, of the whole output)
   cudaStream_t s = S.stream;
   switch (a->impl) {
   case NB_IMPL_NVSHMEM_DEVICE: {
-    size_t nn = (size_t)n;
+    size_t nn = (size_t)(coll_blocks(r) ? n / npes : n);  // NVSHMEM counts per PE
     int it = iters;
     void *dst = S.dst, *src = S.src;
     void *args[] = {&dst, &src, &nn, &it};
-    void *bargs[] = {&it};
-    const void *fn = nullptr;
-    if (a->op == NB_OP_ALLREDUCE) {
-      auto pick = [&](auto t) {
-        using T = decltype(t);
-        with_scope(a->scope, [&](auto sc) { fn = (const void *)k_dev_allreduce<T, decltype(sc)::value>; });
-      };
-      if (a->dtype == NB_DT_BF16) pick(__nv_bfloat16{});
-      else if (a->dtype == NB_DT_F16) pick(__half{});
-      else pick(float{});
-    } else if (a->op == NB_OP_BROADCAST) fn = (const void *)k_dev_broadcast;
-    else if (a->op == NB_OP_ALLTOALL) { nn = (size_t)(n / npes); fn = (const void *)k_dev_alltoall; }
-    else if (a->op == NB_OP_ALLGATHER) { nn = (size_t)(n / npes); fn = (const void *)k_dev_allgather; }
-    else fn = (const void *)k_dev_barrier;
-    int rc = nvshmemx_collective_launch(fn, dim3(1), dim3(a->threads), a->op == NB_OP_BARRIER ? bargs : args, 0, s);
+    int rc = nvshmemx_collective_launch(C::device(a), dim3(1), dim3(a->threads), args, 0, s);
     if (rc != 0) return fail(NB_ERR, "nvshmemx_collective_launch: %d", rc);
     CKLAUNCH("device collective");
     return 0;
   }
   case NB_IMPL_NVSHMEM_STREAM:
-    for (int i = 0; i < iters; i++) {
-      int rc = 0;
-      if (a->op == NB_OP_ALLREDUCE) {
-        if (a->dtype == NB_DT_BF16) rc = nvshmemx_bfloat16_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (__nv_bfloat16 *)S.dst, (const __nv_bfloat16 *)S.src, n, s);
-        else if (a->dtype == NB_DT_F16) rc = nvshmemx_half_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (__half *)S.dst, (const __half *)S.src, n, s);
-        else rc = nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n, s);
-      } else if (a->op == NB_OP_BROADCAST) rc = nvshmemx_float_broadcast_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n, 0, s);
-      else if (a->op == NB_OP_ALLTOALL) rc = nvshmemx_float_alltoall_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n / npes, s);
-      else if (a->op == NB_OP_ALLGATHER) rc = nvshmemx_float_fcollect_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, n / npes, s);
-      else nvshmemx_barrier_all_on_stream(s);
-      if (rc != 0) return fail(NB_ERR, "NVSHMEM on-stream collective: %d", rc);
-    }
+    for (int i = 0; i < iters; i++)
+      if (int rc = C::stream(a, n, s)) return fail(NB_ERR, "NVSHMEM on-stream %s: %d", r->e->name, rc);
     return 0;
   case NB_IMPL_OUR_ONESHOT:
-  case NB_IMPL_OUR_TWOSHOT: {
+  case NB_IMPL_OUR_TWOSHOT: {  // AllReduce only (validated)
     PeerPtrs peers, scr;
     for (int q = 0; q < npes; q++) {
       peers.p[q] = (const float *)nvshmem_ptr(S.src, q);
@@ -427,28 +489,14 @@ static int coll_launch(Run *r, int iters) {
     return 0;
   }
   case NB_IMPL_LSA_ONESHOT:
-  case NB_IMPL_LSA_TWOSHOT:
+  case NB_IMPL_LSA_TWOSHOT:  // AllReduce only (validated)
     return nd_coll_launch(r, iters);
   case NB_IMPL_NCCL: {
     char key[64];
     comm_key(a, key, sizeof key);
     CommEntry *ce = comm_find(key);
     if (!ce || ce->failed[0]) return fail(NB_ERR, "no NCCL communicator %s", key);
-    ncclComm_t comm = ce->comm;
-    for (int i = 0; i < iters; i++) {
-      if (a->op == NB_OP_ALLREDUCE) NCK(g_nccl.allReduce(S.src, S.dst, n, nccl_type(a->dtype), ncclSum, comm, s));
-      else if (a->op == NB_OP_BROADCAST) NCK(g_nccl.broadcast(S.src, S.dst, n, ncclFloat32, 0, comm, s));
-      else if (a->op == NB_OP_ALLGATHER) NCK(g_nccl.allGather(S.src, S.dst, n / npes, ncclFloat32, comm, s));
-      else if (a->op == NB_OP_ALLTOALL) {
-        int64_t blk = n / npes;
-        NCK(g_nccl.groupStart());
-        for (int q = 0; q < npes; q++) {
-          NCK(g_nccl.send((float *)S.src + q * blk, blk, ncclFloat32, q, comm, s));
-          NCK(g_nccl.recv((float *)S.dst + q * blk, blk, ncclFloat32, q, comm, s));
-        }
-        NCK(g_nccl.groupEnd());
-      } else NCK(g_nccl.allReduce(S.src, S.dst, 1, ncclFloat32, ncclSum, comm, s));  // barrier: 1-element allreduce
-    }
+    for (int i = 0; i < iters; i++) NCK(C::nccl(a, n, ce->comm, s));
     return 0;
   }
   }
@@ -456,29 +504,18 @@ static int coll_launch(Run *r, int iters) {
 }
 
 // ---------------------------------------------------------------------------
-// The pattern a collective's check expects (k_ccheck's kind); alltoall and
-// allgather move blocks of size / npes (args.size is the whole output).
-static int coll_kind(int op) {
-  switch (op) {
-  case NB_OP_ALLREDUCE: return 0;
-  case NB_OP_BROADCAST: return 1;
-  case NB_OP_ALLGATHER: return 3;
-  }
-  return 2;
-}
-static int coll_blocks(int op) { return op == NB_OP_ALLTOALL || op == NB_OP_ALLGATHER; }
-
 static int coll_validate(Run *r) {
   const Args *a = r->a;
   r->initiator = 1;  // every PE runs and times (PE 0's samples are reported)
   r->target = -1;
   int es = esize(a->dtype);
-  if (a->op != NB_OP_BARRIER && (a->size <= 0 || a->size > S.buf || a->size % es))
+  if (r->e->lands != COLL_NONE && (a->size <= 0 || a->size > S.buf || a->size % es))
     return fail(NB_ERR, "size %lld: 1..%lld and a multiple of %d", (long long)a->size, (long long)S.buf, es);
-  if (coll_blocks(a->op) && (a->size / es) % S.npes)
+  if (coll_blocks(r) && (a->size / es) % S.npes)
     return fail(NB_UNREACHABLE, "%s: %lld elements do not divide by %d PEs", r->e->name, (long long)(a->size / es), S.npes);
   if (a->threads <= 0 || a->threads > 1024 || a->ctas <= 0 || a->ctas > NB_MAX_CTAS) return fail(NB_ERR, "launch %d x %d invalid", a->ctas, a->threads);
   if (a->impl < NB_IMPL_NVSHMEM_DEVICE || a->impl > NB_IMPL_LSA_TWOSHOT) return fail(NB_ERR, "unknown implementation %d", a->impl);
+  if (a->op != NB_OP_ALLREDUCE && a->dtype != NB_DT_F32) return fail(NB_ERR, "%s: float only", r->e->name);
   if (a->impl == NB_IMPL_LSA_ONESHOT || a->impl == NB_IMPL_LSA_TWOSHOT) return nd_coll_validate(r);
   if (a->impl == NB_IMPL_OUR_ONESHOT || a->impl == NB_IMPL_OUR_TWOSHOT) {
     if (a->op != NB_OP_ALLREDUCE || a->dtype != NB_DT_F32) return fail(NB_ERR, "our multi-CTA kernels do float AllReduce only");
@@ -501,13 +538,13 @@ static double coll_per_op(Run *) { return 1.0; }
 
 static int coll_prepare(Run *r) {
   const Args *a = r->a;
-  if (a->op == NB_OP_BARRIER) return 0;
+  if (r->e->lands == COLL_NONE) return 0;
   int64_t n = a->size / esize(a->dtype);
-  int kind = coll_kind(a->op);
-  int64_t block = coll_blocks(a->op) ? n / S.npes : n;
-  if (a->dtype == NB_DT_BF16) k_cfill<__nv_bfloat16><<<1024, 256, 0, S.stream>>>((__nv_bfloat16 *)S.src, n, S.me, a->seed, kind == 2, block);
-  else if (a->dtype == NB_DT_F16) k_cfill<__half><<<1024, 256, 0, S.stream>>>((__half *)S.src, n, S.me, a->seed, kind == 2, block);
-  else k_cfill<float><<<1024, 256, 0, S.stream>>>((float *)S.src, n, S.me, a->seed, kind == 2, block);
+  int blocks = r->e->lands == COLL_BLOCKS;  // a source block per destination PE
+  int64_t block = coll_blocks(r) ? n / S.npes : n;
+  if (a->dtype == NB_DT_BF16) k_cfill<__nv_bfloat16><<<1024, 256, 0, S.stream>>>((__nv_bfloat16 *)S.src, n, S.me, a->seed, blocks, block);
+  else if (a->dtype == NB_DT_F16) k_cfill<__half><<<1024, 256, 0, S.stream>>>((__half *)S.src, n, S.me, a->seed, blocks, block);
+  else k_cfill<float><<<1024, 256, 0, S.stream>>>((float *)S.src, n, S.me, a->seed, blocks, block);
   CKLAUNCH("collective fill");
   if (a->verify) return poison_dst(a->size);
   return 0;
@@ -521,10 +558,10 @@ static int coll_setup(Run *r) {
 
 static int coll_check(Run *r, nb_result *res) {
   const Args *a = r->a;
-  if (a->op == NB_OP_BARRIER) return 0;
+  if (r->e->lands == COLL_NONE) return 0;
   int64_t n = a->size / esize(a->dtype);
-  int kind = coll_kind(a->op);
-  int64_t block = coll_blocks(a->op) ? n / S.npes : n;
+  int kind = r->e->lands;
+  int64_t block = coll_blocks(r) ? n / S.npes : n;
   int rc = count_reset();
   if (rc) return rc;
   if (a->dtype == NB_DT_BF16) k_ccheck<__nv_bfloat16><<<1024, 256, 0, S.stream>>>((const __nv_bfloat16 *)S.dst, n, S.me, S.npes, a->seed, kind, block, S.count, S.count + 1);
@@ -539,7 +576,7 @@ static int coll_check(Run *r, nb_result *res) {
   return 0;
 }
 
-static int64_t coll_bytes(Run *r) { return r->a->op == NB_OP_BARRIER ? 0 : r->a->size; }
+static int64_t coll_bytes(Run *r) { return r->e->lands == COLL_NONE ? 0 : r->a->size; }
 
 // Source and destination live on every PE's GPU; twice that when PEs share
 // a GPU.
@@ -555,9 +592,9 @@ static const Family kColl = {"collectives", coll_validate, coll_active, coll_syn
                              coll_setup, nullptr, coll_check, coll_bytes, coll_work_set};
 
 static const OpEntry kCollOps[] = {
-    {NB_OP_ALLREDUCE, "coll.allreduce", &kColl, 0, coll_launch},
-    {NB_OP_BROADCAST, "coll.broadcast", &kColl, 0, coll_launch},
-    {NB_OP_ALLTOALL, "coll.alltoall", &kColl, 0, coll_launch},
-    {NB_OP_BARRIER, "coll.barrier", &kColl, 0, coll_launch},
-    {NB_OP_ALLGATHER, "coll.allgather", &kColl, 0, coll_launch},
+    {NB_OP_ALLREDUCE, "coll.allreduce", &kColl, COLL_SUM, coll_launch<NB_OP_ALLREDUCE>},
+    {NB_OP_BROADCAST, "coll.broadcast", &kColl, COLL_ROOT, coll_launch<NB_OP_BROADCAST>},
+    {NB_OP_ALLTOALL, "coll.alltoall", &kColl, COLL_BLOCKS, coll_launch<NB_OP_ALLTOALL>},
+    {NB_OP_ALLGATHER, "coll.allgather", &kColl, COLL_GATHERED, coll_launch<NB_OP_ALLGATHER>},
+    {NB_OP_BARRIER, "coll.barrier", &kColl, COLL_NONE, coll_launch<NB_OP_BARRIER>},
 };
