@@ -41,6 +41,11 @@ guard() {
   bundle  # also after each step: a call cut short keeps what ran
 }
 
+# binary old|new: b and sh name that binary and its shim (old: build/old/, built elsewhere).
+binary() {
+  if [ "$1" = old ]; then b=build/old/nvshbench; sh=build/old/libnvshbench.so; else b=$B; sh=build/libnvshbench.so; fi
+}
+
 nvidia-smi > "$W/nvidia-smi.txt" 2>&1
 nvidia-smi topo -m > "$W/topo.txt" 2>&1
 if timeout 60 "$B" doctor --shim build/libnvshbench.so > "$W/doctor.txt" 2>&1; then
@@ -66,8 +71,7 @@ for s in $STEPS; do
     done ;;
   ops)  # the previous binary and this one on the rows whose kernels changed, and the new signal_add (this one only)
     for v in ${OPS_ORDER:-old new}; do  # OPS_ORDER="new old": the other order (is a difference the order's?)
-      b=$B; sh=build/libnvshbench.so
-      if [ $v = old ]; then b=build/old/nvshbench; sh=build/old/libnvshbench.so; fi
+      binary $v
       guard 150 "ops-$v" "$b" run --gpus 2 --shim "$sh" --sizes 8,256,4K,64K,1M,64M,1G --samples 10 --timeout 30s --out "$W/ops-$v.jsonl" --label "ops-$v" \
         rma/atomic latency/get/block latency/g latency/nccl-lsa/get limit rma/st rma/ld rma/nccl-lsa/get/block
     done ;;
@@ -82,8 +86,7 @@ for s in $STEPS; do
       --out "$W/allgather-ch32.jsonl" --label allgather-minchannels32 collectives/allgather/nccl collectives/alltoall/nccl ;;
   collab)  # the collectives by the previous binary (build/old/) and this one, alternated twice
     for round in 1 2; do for v in old new; do
-      b=$B; sh=build/libnvshbench.so
-      if [ $v = old ]; then b=build/old/nvshbench; sh=build/old/libnvshbench.so; fi
+      binary $v
       guard 120 "coll-$v-$round" "$b" run --gpus 2 --shim "$sh" --sizes 8,64K,16M,256M --samples 10 --timeout 30s \
         --out "$W/coll-$v-$round.jsonl" --label "coll-$v-$round" collectives/allreduce/nccl collectives/allreduce/multicta \
         collectives/allreduce/nvshmem-block collectives/allreduce/nvshmem-stream collectives/allreduce/nccl-lsa \
