@@ -8,8 +8,8 @@ package cuda
 
 import "fmt"
 
-// Scopes, implementations, data types, timers and paths (NB_SCOPE_*,
-// NB_IMPL_*, NB_DT_*, NB_TIMER_*, NB_PATH_*).
+// Scopes, implementations, data types and paths (NB_SCOPE_*, NB_IMPL_*,
+// NB_DT_*, NB_PATH_*).
 const (
 	ScopeThread = 0
 	ScopeWarp   = 1
@@ -27,9 +27,6 @@ const (
 	DTBF16  = 1
 	DTHalf  = 2
 
-	TimerEvents = 0
-	TimerGlobal = 1
-
 	PathLocal  = 0 // the peer's memory is on this GPU (several PEs per GPU)
 	PathP2P    = 1 // load/store mapping to another GPU (NVLink or PCIe P2P)
 	PathRemote = 2 // no mapping: a remote transport (IBGDA or the CPU proxy)
@@ -42,23 +39,23 @@ const (
 	StatusUnreachable   = -2
 	StatusNotCapturable = -4
 	MaxPEs              = 64
-	ABIVersion          = 3
-	OpNameLen           = 32 // NB_OP_NAME: bytes of nb_args.op, the NUL included
-	maxSamples          = 100000
-	InitUID             = 0 // unique-ID bootstrap: the controller passes the ID
-	InitEnv             = 1 // nvshmem_init with the launcher's bootstrap (srun / mpirun)
+	MaxLinks            = 36 // NB_MAX_LINKS: NVLinks a GPU may have
+	ABIVersion          = 4
+	OpNameLen           = 32     // NB_OP_NAME: bytes of nb_args.op, the NUL included
+	maxKernelSamples    = 100000 // in-kernel times kept per point
+	InitUID             = 0      // unique-ID bootstrap: the controller passes the ID
+	InitEnv             = 1      // nvshmem_init with the launcher's bootstrap (srun / mpirun)
 )
 
 // ABIConstants names every constant of the header that Go mirrors.
 var ABIConstants = map[string]int{
 	"NB_ABI_VERSION": ABIVersion, "NB_ERR": StatusErr, "NB_UNREACHABLE": StatusUnreachable, "NB_NOT_CAPTURABLE": StatusNotCapturable,
-	"NB_MAX_PES": MaxPEs, "NB_OP_NAME": OpNameLen,
+	"NB_MAX_PES": MaxPEs, "NB_MAX_LINKS": MaxLinks, "NB_OP_NAME": OpNameLen,
 	"NB_SCOPE_THREAD": ScopeThread, "NB_SCOPE_WARP": ScopeWarp, "NB_SCOPE_BLOCK": ScopeBlock,
 	"NB_IMPL_NVSHMEM_DEVICE": ImplNVSHMEMDevice, "NB_IMPL_NVSHMEM_STREAM": ImplNVSHMEMStream, "NB_IMPL_OUR_ONESHOT": ImplOurOneShot,
 	"NB_IMPL_OUR_TWOSHOT": ImplOurTwoShot, "NB_IMPL_NCCL": ImplNCCL,
 	"NB_IMPL_LSA_ONESHOT": ImplLSAOneShot, "NB_IMPL_LSA_TWOSHOT": ImplLSATwoShot,
 	"NB_DT_F32": DTFloat, "NB_DT_BF16": DTBF16, "NB_DT_F16": DTHalf,
-	"NB_TIMER_EVENTS": TimerEvents, "NB_TIMER_GLOBAL": TimerGlobal,
 	"NB_PATH_LOCAL": PathLocal, "NB_PATH_P2P": PathP2P, "NB_PATH_REMOTE": PathRemote,
 }
 
@@ -66,6 +63,7 @@ var ABIConstants = map[string]int{
 type Args struct {
 	Size      int64
 	Seed      int64
+	Extent    int64 // chases: the chain's bytes (0: memory-served, at least 4 × L2)
 	Scope     int32
 	Blocking  int32
 	CTAs      int32
@@ -77,10 +75,11 @@ type Args struct {
 	Peer      int32
 	Bidir     int32
 	Verify    int32
-	Timer     int32
+	PerOp     int32 // device collectives: one launch per operation (else fused in one kernel)
 	Impl      int32
 	DType     int32
 	Graph     int32
+	pad       int32
 	Op        [OpNameLen]byte // the operation: a name of the shim's dispatch table (SetOp)
 	NCCLAlgo  [32]byte
 	NCCLProto [32]byte
@@ -123,12 +122,21 @@ type Result struct {
 	JobChecked int64
 	JobBytes   int64 // payload per operation summed over the job
 	NSamples   int64
-	WorkSet    int64 // bytes the point touches on the busiest GPU
+	NKernel    int64 // in-kernel per-iteration times returned
+	WorkSet    int64 // bytes of the largest buffer one GPU serves for the point
 	Initiator  int32
-	Iters      int32 // operations per timed launch, agreed by every PE
+	Iters      int32 // loop iterations per timed launch, agreed by every PE
+	OpsPerIter int32 // operations per iteration (atomics: one per thread)
 	FailedPE   int32 // on error: the PE that failed first
-	pad        int32
 	Detail     [256]byte
+}
+
+// OpsPerSample is the operations one sample (one timed launch) covers.
+func (r *Result) OpsPerSample() int {
+	if r.OpsPerIter <= 0 {
+		return int(r.Iters)
+	}
+	return int(r.Iters) * int(r.OpsPerIter)
 }
 
 // DetailString is the first mismatch, if any.
@@ -206,6 +214,26 @@ func cstr(b []byte) string {
 	return string(b)
 }
 
+// Links mirrors nb_links: a GPU's NVLinks, PCIe link and memory, the
+// physical ceilings of its paths.
+type Links struct {
+	LinkBps   float64 // one active NVLink, bytes/s per direction (NVML); 0: no NVLink
+	PCIeBps   float64 // PCIe at its maximum generation and width, bytes/s per direction
+	HBMBps    float64 // device memory: bus width × clock × 2, bytes/s
+	Links     int32   // active NVLinks
+	PCIeGen   int32
+	PCIeWidth int32
+	NVML      int32 // 1: NVML answered
+	Remote    [MaxLinks][32]byte
+	Detail    [128]byte
+}
+
+// RemoteOf is the PCI bus id at the far end of link l ("" when inactive).
+func (l *Links) RemoteOf(i int) string { return cstr(l.Remote[i][:]) }
+
+// DetailString says why NVML did not answer, if it did not.
+func (l *Links) DetailString() string { return cstr(l.Detail[:]) }
+
 // Job is what every PE of a job knows about all of them, the same on each
 // (collected by one collective call): their GPUs and the paths between them.
 type Job struct {
@@ -219,6 +247,8 @@ type Lib interface {
 	DeviceCount() (int, error)
 	DeviceInfo(dev int) (Info, error)
 	CanAccessPeer(dev, peer int) (bool, error)
+	// LinkInfo is the device's NVLinks, PCIe link and memory rate.
+	LinkInfo(dev int) (Links, error)
 	UniqueID() ([]byte, error)
 	Init(mode, rank, nranks int, uid []byte, device int, heap int64) error
 	Finalize() error
@@ -230,9 +260,16 @@ type Lib interface {
 	Setenv(name, value string) error
 	// ProbeBootstrap loads NVSHMEM's bootstrap plugin of that file name.
 	ProbeBootstrap(plugin string) error
-	// Run runs one point; samples are seconds per operation on the PEs that
-	// timed it.
-	Run(a Args) (samples []float64, res Result, err error)
+	// Run runs one point: on the PEs that timed it, seconds per operation
+	// (one per timed launch, the events timer) and the in-kernel
+	// per-iteration seconds where the kernels keep them.
+	Run(a Args) (Timing, Result, error)
+}
+
+// Timing is what one PE timed of a point.
+type Timing struct {
+	Samples []float64 // seconds per operation, one per timed launch (device events): the figure
+	Kernel  []float64 // seconds per iteration read in the kernel (%globaltimer), every timed launch: the spread
 }
 
 // Error is a failed shim call: the operation and the shim's message.

@@ -54,7 +54,8 @@ func cName(goName string) string {
 		"CUDADriver": "cuda_driver", "NVSHMEMMajor": "nvshmem_major", "NVSHMEMMinor": "nvshmem_minor", "NVSHMEMPatch": "nvshmem_patch",
 		"NCCLVersion": "nccl_version", "UUID": "uuid", "PCIBusID": "pci_bus_id", "NCCLAlgo": "nccl_algo", "NCCLProto": "nccl_proto",
 		"DType": "dtype", "MemBytes": "mem_bytes", "L2Bytes": "l2_bytes", "JobErrors": "job_errors", "JobChecked": "job_checked", "JobBytes": "job_bytes",
-		"WorkSet": "work_set"}
+		"WorkSet": "work_set", "NKernel": "n_kernel", "OpsPerIter": "ops_per_iter", "PerOp": "per_op", "LinkBps": "link_bps",
+		"PCIeBps": "pcie_bps", "HBMBps": "hbm_bps", "PCIeGen": "pcie_gen", "PCIeWidth": "pcie_width", "NVML": "nvml"}
 	if s, ok := special[goName]; ok {
 		return s
 	}
@@ -78,7 +79,7 @@ func TestStructLayoutsMatchTheHeader(t *testing.T) {
 	structs := []struct {
 		c string
 		v any
-	}{{"nb_args", Args{}}, {"nb_result", Result{}}, {"nb_info", Info{}}}
+	}{{"nb_args", Args{}}, {"nb_result", Result{}}, {"nb_info", Info{}}, {"nb_links", Links{}}}
 	var prog strings.Builder
 	prog.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include \"nvshbench.h\"\nint main(void) {\n")
 	var want []string

@@ -210,53 +210,51 @@ func envInt(k string) int64 {
 	return v
 }
 
-// The fake's model is keyed by the shim's operation names; an operation it
-// does not name gets its kind's model (rma: 300 GB/s; lat: a one-way
-// latency; coll: the NVSHMEM collective's), so a new table entry runs here
-// as soon as the shim's sources have it.
-
-// Peak bandwidths of the bulk operations (B/s); every other RMA operation
-// moves at 300 GB/s, atomics run at 1 µs per operation over the grid.
+// The fake models an operation from its entry in the shim's table (its
+// kind, traits and lands), so a new table entry runs here as soon as the
+// shim's sources have it; the peak bandwidths below are the model's
+// figures for some bulk operations (every other RMA operation moves at 300
+// GB/s, counters run at 1 µs per operation over the grid).
 var fakePeak = map[string]float64{"rma.get": 140e9, "rma.p": 170e9, "rma.g": 8e9, "rma.st": 400e9, "rma.ld": 300e9,
 	"rma.ce_copy": 420e9, "rma.sm_copy": 450e9, "rma.sm_copy_read": 430e9, "rma.lsa_put": 390e9, "rma.lsa_get": 290e9}
 
-// fakeIsAtomic: one counter per thread, as the shim's entry says.
-func fakeIsAtomic(op string) bool {
-	o, _ := LookupOp(op)
-	return o.Lands == "LANDS_COUNTERS"
+// LinkInfo: an H200-like device alone on its node (no NVLink), PCIe gen 5
+// x16 and 4.8 TB/s of memory.
+func (f *Fake) LinkInfo(dev int) (Links, error) {
+	if dev != 0 {
+		return Links{}, &Error{Op: "link info", Status: StatusErr, Msg: fmt.Sprintf("invalid device ordinal %d", dev)}
+	}
+	return Links{PCIeBps: 16 * 32e9 * 128 / 130 / 8, HBMBps: 4.8e12, PCIeGen: 5, PCIeWidth: 16, NVML: 1}, nil
 }
-
-// fakeLoadStore: operations that need a load/store mapping to the peer.
-var fakeLoadStore = map[string]bool{"rma.st": true, "rma.ld": true, "rma.ce_copy": true, "rma.sm_copy": true,
-	"rma.sm_copy_read": true, "rma.lsa_put": true, "rma.lsa_get": true}
 
 // Run models the point, then meets the other PEs to sum the verification
 // counts, as the shim's last agreement does.
-func (f *Fake) Run(a Args) ([]float64, Result, error) {
+func (f *Fake) Run(a Args) (Timing, Result, error) {
 	r := Result{FailedPE: -1}
 	name := a.OpString()
 	if !f.inited {
-		return nil, r, &Error{Op: name, Status: StatusErr, Msg: "not initialised"}
+		return Timing{}, r, &Error{Op: name, Status: StatusErr, Msg: "not initialised"}
 	}
 	op, known := LookupOp(name)
 	if !known {
-		return nil, r, &Error{Op: name, Status: StatusErr, Msg: fmt.Sprintf("unknown operation %q: not in this shim's dispatch table", name)}
+		return Timing{}, r, &Error{Op: name, Status: StatusErr, Msg: fmt.Sprintf("unknown operation %q: not in this shim's dispatch table", name)}
 	}
 	if a.Samples <= 0 || a.Iters < 0 || a.Size <= 0 || a.Threads <= 0 || a.CTAs <= 0 || a.Peer < 0 || int(a.Peer) >= f.nranks {
-		return nil, r, &Error{Op: name, Status: StatusErr, Msg: "bad arguments"}
+		return Timing{}, r, &Error{Op: name, Status: StatusErr, Msg: "bad arguments"}
 	}
 	if envInt("NVSHBENCH_FAKE_HANG_SIZE") == a.Size {
 		time.Sleep(time.Hour)
 	}
-	var samples []float64
+	var t Timing
 	var err error
+	r.OpsPerIter = 1
 	switch op.Kind() {
 	case "coll":
-		samples = f.collective(a, &r)
+		t = f.collective(a, op, &r)
 	case "lat":
-		samples = f.latency(a, &r)
+		t, err = f.latency(a, op, &r)
 	default:
-		samples, err = f.rma(a, &r)
+		t, err = f.rma(a, op, &r)
 	}
 	if a.Verify != 0 && r.Bytes > 0 {
 		r.Checked = a.Size
@@ -275,7 +273,7 @@ func (f *Fake) Run(a Args) ([]float64, Result, error) {
 	}
 	all, merr := f.meet(argsKey(a), pl)
 	if merr != nil {
-		return nil, Result{FailedPE: -1}, merr
+		return Timing{}, Result{FailedPE: -1}, merr
 	}
 	for q, p := range all {
 		if binary.LittleEndian.Uint64(p) != 0 && err == nil {
@@ -286,49 +284,61 @@ func (f *Fake) Run(a Args) ([]float64, Result, error) {
 		r.JobBytes += int64(binary.LittleEndian.Uint64(p[24:]))
 	}
 	if err != nil {
-		return nil, Result{FailedPE: -1}, err
+		return Timing{}, Result{FailedPE: -1}, err
 	}
-	r.NSamples = int64(len(samples))
-	return samples, r, nil
+	r.NSamples, r.NKernel = int64(len(t.Samples)), int64(len(t.Kernel))
+	return t, r, nil
 }
 
-func (f *Fake) rma(a Args, r *Result) ([]float64, error) {
+// reachable refuses, as the shim does, an operation that needs a load/store
+// mapping towards a PE this one reaches only remotely, or a network this
+// machine lacks.
+func (f *Fake) reachable(op Op, target int) error {
+	if op.Has(TraitNetwork) {
+		// As the shim on a machine without a GIN-capable network: NCCL
+		// refuses the device communicator's GIN resources on every rank.
+		return &Error{Op: op.Name, Status: StatusUnreachable, Msg: "ncclDevCommCreate with GIN resources: the fake GPU has no network"}
+	}
+	if op.Has(TraitLoadStore) && f.pathTo(target) == PathRemote {
+		return &Error{Op: op.Name, Status: StatusUnreachable, Msg: fmt.Sprintf("PE %d is not reachable by load/store (no P2P mapping)", target)}
+	}
+	return nil
+}
+
+func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 	initiator := f.rank == 0 || (a.Bidir != 0 && f.rank == int(a.Peer))
 	target := int(a.Peer)
 	if f.rank != 0 {
 		target = 0
 	}
-	op := a.OpString()
-	loadStore := fakeLoadStore[op]
-	if op == "rma.gin_put_signal" {
-		// As the shim on a machine without a GIN-capable network: NCCL
-		// refuses the device communicator's GIN resources on every rank.
-		return nil, &Error{Op: "rma", Status: StatusUnreachable, Msg: "ncclDevCommCreate with GIN resources: the fake GPU has no network"}
-	}
-	if initiator && loadStore && f.pathTo(target) == PathRemote {
-		return nil, &Error{Op: "rma", Status: StatusUnreachable, Msg: fmt.Sprintf("PE %d is not reachable by load/store (no P2P mapping)", target)}
+	if err := f.reachable(op, target); err != nil && (initiator || op.Has(TraitNetwork)) {
+		return Timing{}, err
 	}
 	r.WorkSet = a.Size
-	if f.pathTo(int(a.Peer)) == PathLocal {
-		r.WorkSet *= 2
-	}
 	r.Iters = a.Iters
 	if r.Iters == 0 {
 		r.Iters = 10
 	}
+	counters := op.Has(TraitCounters)
+	if counters {
+		r.OpsPerIter = a.CTAs * a.Threads
+		r.WorkSet = int64(r.OpsPerIter) * 8
+	}
 	if !initiator {
-		return nil, nil
+		return Timing{}, nil
 	}
 	r.Initiator = 1
-	r.Bytes = a.Size
+	r.Bytes = 8
+	if op.Has(TraitPayload) {
+		r.Bytes = a.Size
+	}
 	samples := make([]float64, a.Samples)
 	for i := range samples {
 		var t float64
-		if fakeIsAtomic(op) {
+		if counters {
 			t = 1e-6 / float64(a.CTAs*a.Threads)
-			r.Bytes = 8
 		} else {
-			peak, ok := fakePeak[op]
+			peak, ok := fakePeak[op.Name]
 			if !ok {
 				peak = 300e9
 			}
@@ -336,60 +346,74 @@ func (f *Fake) rma(a Args, r *Result) ([]float64, error) {
 		}
 		samples[i] = t * (1 + 0.001*float64(i%5))
 	}
-	return samples, nil
+	return Timing{Samples: samples}, nil
 }
 
-// latency models 1.2 µs plus 0.1 ns per byte (round trips twice that).
-func (f *Fake) latency(a Args, r *Result) []float64 {
-	op := a.OpString()
+// latency models round trips of 1.2 µs plus 0.1 ns per byte (ping-pongs
+// twice that), floors of 0.6 µs (memory-served) and 0.25 µs (cache-served);
+// the in-kernel timer agrees with the events within 2 %.
+func (f *Fake) latency(a Args, op Op, r *Result) (Timing, error) {
+	if err := f.reachable(op, int(a.Peer)); err != nil && f.rank == 0 {
+		return Timing{}, err
+	}
 	r.Iters = a.Iters
 	if r.Iters == 0 {
 		r.Iters = 100
 	}
 	r.WorkSet = a.Size
-	if op == "lat.get" || op == "lat.g" || op == "lat.lsa_get" {
-		r.WorkSet = 256 << 20 // the pointer chase's chain
+	chases := op.Lands == "LANDS_CHASED" || op.Lands == "LANDS_CURSOR"
+	if chases {
+		r.WorkSet = 256 << 20 // the chain
+		if a.Extent > 0 {
+			r.WorkSet = a.Extent
+		}
 	}
 	if f.rank != 0 {
-		return nil
+		return Timing{}, nil
 	}
 	r.Initiator = 1
 	t := 1.2e-6 + float64(a.Size)*1e-10
-	if strings.HasPrefix(op, "lat.pp_") {
+	switch {
+	case op.Has(TraitFloor) && a.Extent > 0:
+		t = 0.25e-6
+	case op.Has(TraitFloor):
+		t = 0.6e-6
+	case strings.HasPrefix(op.Name, "lat.pp_"):
 		t *= 2
 	}
-	n := int(a.Samples)
-	if a.Timer == TimerGlobal {
-		n, r.Iters = 100, 1
+	var tm Timing
+	for i := 0; i < int(a.Samples); i++ {
+		tm.Samples = append(tm.Samples, t*(1+0.01*float64(i%7)))
 	}
-	if op == "lat.launch" && a.Timer == TimerGlobal {
-		n = 0
+	if op.Name != "lat.launch" { // the empty kernel keeps no in-kernel time
+		for i := 0; i < int(a.Samples)*int(r.Iters) && i < maxKernelSamples; i++ {
+			tm.Kernel = append(tm.Kernel, t*(0.98+0.001*float64(i%11)))
+		}
 	}
-	var samples []float64
-	for i := 0; i < n; i++ {
-		samples = append(samples, t*(1+0.01*float64(i%7)))
-	}
-	switch op {
-	case "lat.launch", "lat.fence", "lat.quiet", "lat.fetch_add", "lat.compare_swap", "lat.pp_atomic", "lat.pp_signal":
-	default:
+	if op.Has(TraitPayload) {
 		r.Bytes = a.Size
 	}
-	return samples
+	return tm, nil
 }
 
-// collective models 4 µs plus size at 25 GB/s (NCCL and ours at 200 GB/s).
-func (f *Fake) collective(a Args, r *Result) []float64 {
+// collective models 4 µs plus size at 25 GB/s (NCCL and ours at 200 GB/s);
+// a fused device collective saves its 3 µs launch per operation.
+func (f *Fake) collective(a Args, op Op, r *Result) Timing {
 	bw := 25e9
 	if a.Impl == ImplNCCL || a.Impl == ImplOurOneShot || a.Impl == ImplOurTwoShot || a.Impl == ImplLSAOneShot || a.Impl == ImplLSATwoShot {
 		bw = 200e9
 	}
+	base := 4e-6
+	if a.PerOp == 0 {
+		base = 1e-6
+	}
 	samples := make([]float64, a.Samples)
 	for i := range samples {
-		samples[i] = (4e-6 + float64(a.Size)/bw) * (1 + 0.002*float64(i%3))
+		samples[i] = (base + float64(a.Size)/bw) * (1 + 0.002*float64(i%3))
 	}
-	r.Iters, r.Initiator, r.WorkSet = 10, 1, 2*a.Size
-	if a.OpString() != "coll.barrier" {
+	r.Iters, r.Initiator, r.WorkSet = 10, 1, a.Size
+	if op.Has(TraitPayload) {
 		r.Bytes = a.Size
 	}
-	return samples
+	return Timing{Samples: samples}
 }

@@ -3,6 +3,7 @@ package cuda
 import (
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,13 +13,30 @@ import (
 // Op is one entry of the shim's dispatch table, as its sources (embedded
 // in this package, the same ones build-shim compiles) declare it.
 type Op struct {
-	Name   string // what Args.Op names: "rma.put", "lat.get", "coll.allreduce"
-	Code   string // the family's private code (NB_OP_PUT), for messages
-	Value  int    // its value
-	Family string // the C family it belongs to (kRMA, kLat, ...)
-	Lands  string // where its result lands (LANDS_COUNTERS: one counter per thread, an atomic rate)
-	File   string // the shim file that holds the entry
+	Name   string   // what Args.Op names: "rma.put", "lat.get", "coll.allreduce"
+	Code   string   // the family's private code (NB_OP_PUT), for messages
+	Value  int      // its value
+	Family string   // the C family it belongs to (kRMA, kLat, ...)
+	Lands  string   // where its result lands (the family's LANDS_*)
+	Traits []string // its traits (T_PAYLOAD, T_LOADSTORE, ...), as the entry states them
+	Launch string   // the entry's launch function, as written (launch_bulk<NB_OP_PUT>)
+	File   string   // the shim file that holds the entry
 }
+
+// The traits an entry may state (common.cuh): what the Go side derives an
+// operation's waivers, byte counts and floors from, stated once in the
+// shim's table.
+const (
+	TraitPayload   = "T_PAYLOAD"   // moves args.size bytes per operation
+	TraitLoadStore = "T_LOADSTORE" // only over a load/store mapping to the peer
+	TraitCounters  = "T_COUNTERS"  // one counter per thread: a rate of CTAs × threads operations per iteration
+	TraitRoundTrip = "T_ROUNDTRIP" // a round trip (compared with the in-run floor)
+	TraitFloor     = "T_FLOOR"     // an in-run floor (a dependent-load chase)
+	TraitNetwork   = "T_NETWORK"   // needs a network (GIN): an InfiniBand/RoCE NIC
+)
+
+// Has reports whether the entry states the trait.
+func (o Op) Has(trait string) bool { return slices.Contains(o.Traits, trait) }
 
 // Kind is how the operation is measured, the prefix of its name: "rma"
 // (PE 0 issues towards the peer), "lat" (one CTA, round trips) or "coll"
@@ -32,7 +50,7 @@ var (
 )
 
 var (
-	reEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"\s*,\s*&(\w+)\s*,\s*(\w+)\s*,`)
+	reEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"\s*,\s*&(\w+)\s*,\s*(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*([\w<>]+)\s*\}`)
 	reCode  = regexp.MustCompile(`\b(NB_OP_[A-Z0-9_]+)\s*=\s*(\d+)`)
 )
 
@@ -40,7 +58,10 @@ var (
 // embedded shim sources. problems lists what the shim would get wrong at
 // run time: a name twice, a code twice (the families share helpers that
 // branch on codes), an entry whose code is not declared, a malformed or
-// too long name.
+// too long name, a trait that is not one, and an entry whose launch is a
+// template of its code while no branch of the shim compares with that code
+// (the kernel would run another operation's branch: the templates also
+// refuse to compile an unhandled code).
 func readOps() (map[string]Op, []string) {
 	files := map[string]string{}
 	names, _ := fs.Glob(shimSources, "shim/*")
@@ -73,7 +94,16 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 	}
 	for _, n := range names {
 		for _, m := range reEntry.FindAllStringSubmatch(files[n], -1) {
-			o := Op{Name: m[2], Code: m[1], Family: m[3], Lands: m[4], File: n}
+			o := Op{Name: m[2], Code: m[1], Family: m[3], Lands: m[4], Launch: m[6], File: n}
+			for _, t := range strings.Split(m[5], "|") {
+				switch t = strings.TrimSpace(t); {
+				case t == "0":
+				case strings.HasPrefix(t, "T_"):
+					o.Traits = append(o.Traits, t)
+				default:
+					problems = append(problems, o.Name+": trait "+t+" is not a T_* name")
+				}
+			}
 			v, ok := values[o.Code]
 			if !ok {
 				problems = append(problems, o.Name+": its code "+o.Code+" is not declared")
@@ -88,10 +118,25 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			if len(o.Name) >= OpNameLen {
 				problems = append(problems, o.Name+": longer than the ABI's "+strconv.Itoa(OpNameLen-1)+" bytes")
 			}
+			if strings.Contains(o.Launch, "<"+o.Code+">") && !branched(files, o.Code) {
+				problems = append(problems, o.Name+": its launch "+o.Launch+" is a template of "+o.Code+", which no kernel branch names (== "+o.Code+")")
+			}
 			ops[o.Name] = o
 		}
 	}
 	return ops, problems
+}
+
+// branched reports whether some shim file names code as a case: a kernel's
+// `OP == NB_OP_X` branch, or a specialisation `struct Coll<NB_OP_X>`.
+func branched(files map[string]string, code string) bool {
+	re := regexp.MustCompile(`(==\s*` + code + `\b)|(struct\s+\w+<` + code + `>)`)
+	for _, text := range files {
+		if re.MatchString(text) {
+			return true
+		}
+	}
+	return false
 }
 
 // Ops is the shim's dispatch table by name.

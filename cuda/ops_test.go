@@ -21,11 +21,18 @@ func TestDispatchTableIsConsistent(t *testing.T) {
 			t.Errorf("%s is not in the table", want)
 		}
 	}
-	if o := ops["rma.put"]; o.Code != "NB_OP_PUT" || o.Value != 1 || o.Family != "kRMA" || o.File != "rma.cuh" || o.Lands != "LANDS_TARGET" {
+	if o := ops["rma.put"]; o.Code != "NB_OP_PUT" || o.Value != 1 || o.Family != "kRMA" || o.File != "rma.cuh" || o.Lands != "LANDS_TARGET" ||
+		!o.Has(TraitPayload) || o.Has(TraitLoadStore) || o.Launch != "launch_bulk<NB_OP_PUT>" {
 		t.Errorf("rma.put read as %+v", o)
 	}
-	if o := ops["rma.compare_swap"]; o.Lands != "LANDS_COUNTERS" {
+	if o := ops["rma.compare_swap"]; o.Lands != "LANDS_COUNTERS" || !o.Has(TraitCounters) || o.Has(TraitPayload) {
 		t.Errorf("rma.compare_swap read as %+v", o)
+	}
+	if o := ops["rma.st"]; !o.Has(TraitLoadStore) || !o.Has(TraitPayload) || len(o.Traits) != 2 {
+		t.Errorf("rma.st read as %+v", o)
+	}
+	if o := ops["lat.launch"]; len(o.Traits) != 0 {
+		t.Errorf("lat.launch has no traits, read as %+v", o)
 	}
 	if o := ops["lat.lsa_get"]; o.Kind() != "lat" || o.File != "nccldev.cuh" {
 		t.Errorf("lat.lsa_get read as %+v", o)
@@ -34,17 +41,22 @@ func TestDispatchTableIsConsistent(t *testing.T) {
 
 // The checks find what they are for.
 func TestDispatchTableProblemsAreFound(t *testing.T) {
-	src := `enum { NB_OP_A = 1, NB_OP_B = 1, NB_OP_D = 2 };
+	src := `enum { NB_OP_A = 1, NB_OP_B = 1, NB_OP_D = 2, NB_OP_E = 3, NB_OP_F = 4 };
+template <int OP> __global__ void k(int *x) { if constexpr (OP == NB_OP_E) *x = 1; }
 static const OpEntry k[] = {
-    {NB_OP_A, "rma.a", &kRMA, 0, f},
-    {NB_OP_D, "rma.a", &kRMA, 0, f},
-    {NB_OP_C, "rma.c", &kRMA, 0, f},
-    {NB_OP_D, "nope", &kRMA, 0, f},
-    {NB_OP_D, "rma.a_name_longer_than_the_abi_allows", &kRMA, 0, f},
+    {NB_OP_A, "rma.a", &kRMA, 0, T_PAYLOAD, f},
+    {NB_OP_D, "rma.a", &kRMA, 0, 0, f},
+    {NB_OP_C, "rma.c", &kRMA, 0, T_PAYLOAD | T_LOADSTORE, f},
+    {NB_OP_D, "nope", &kRMA, 0, 0, f},
+    {NB_OP_D, "rma.a_name_longer_than_the_abi_allows", &kRMA, 0, 0, f},
+    {NB_OP_E, "rma.e", &kRMA, 0, T_COUNTERS, launch<NB_OP_E>},
+    {NB_OP_F, "rma.f", &kRMA, 0, T_COUNTERS, launch<NB_OP_F>},
+    {NB_OP_D, "rma.g", &kRMA, 0, PAYLOAD, f},
 };`
 	ops, problems := parseOps(map[string]string{"x.cuh": src})
 	want := []string{"code 1 is both NB_OP_A and NB_OP_B", "rma.c: its code NB_OP_C is not declared",
-		"the name rma.a is in the table twice", "nope: a name is rma.*, lat.* or coll.*", "longer than the ABI's 31 bytes"}
+		"the name rma.a is in the table twice", "nope: a name is rma.*, lat.* or coll.*", "longer than the ABI's 31 bytes",
+		"rma.f: its launch launch<NB_OP_F> is a template of NB_OP_F, which no kernel branch names", "rma.g: trait PAYLOAD is not a T_* name"}
 	all := strings.Join(problems, "\n")
 	for _, w := range want {
 		if !strings.Contains(all, w) {
@@ -54,7 +66,7 @@ static const OpEntry k[] = {
 	if len(problems) != len(want) {
 		t.Errorf("%d problems, want %d:\n%s", len(problems), len(want), all)
 	}
-	if o := ops["rma.c"]; o.File != "x.cuh" || o.Family != "kRMA" {
+	if o := ops["rma.c"]; o.File != "x.cuh" || o.Family != "kRMA" || !o.Has(TraitLoadStore) || !o.Has(TraitPayload) {
 		t.Errorf("rma.c read as %+v", o)
 	}
 }
@@ -78,7 +90,7 @@ func TestArgsOpName(t *testing.T) {
 
 // The fake answers by the shim's table: an unknown name fails as the shim's
 // nb_run does, and an operation the fake has no figure for runs with its
-// kind's model (signal_add: an atomic rate, from its entry's lands).
+// kind's model (signal_add: an atomic rate, from its entry's traits).
 func TestFakeKnowsTheShimsOperations(t *testing.T) {
 	f := NewFake()
 	if err := f.Init(InitUID, 0, 1, FakeUID, 0, 1<<20); err != nil {
@@ -92,11 +104,11 @@ func TestFakeKnowsTheShimsOperations(t *testing.T) {
 	}
 	a.SetOp("rma.signal_add")
 	a.CTAs, a.Threads = 2, 64
-	samples, r, err := f.Run(a)
-	if err != nil || len(samples) != 3 || r.Bytes != 8 {
-		t.Fatalf("signal_add: %v, %d samples, %d bytes", err, len(samples), r.Bytes)
+	tm, r, err := f.Run(a)
+	if err != nil || len(tm.Samples) != 3 || r.Bytes != 8 || r.OpsPerIter != 128 {
+		t.Fatalf("signal_add: %v, %d samples, %d bytes, %d operations per iteration", err, len(tm.Samples), r.Bytes, r.OpsPerIter)
 	}
-	if want := 1e-6 / 128; samples[0] != want {
-		t.Errorf("signal_add modelled at %g s per operation, want the atomics' %g", samples[0], want)
+	if want := 1e-6 / 128; tm.Samples[0] != want {
+		t.Errorf("signal_add modelled at %g s per operation, want the atomics' %g", tm.Samples[0], want)
 	}
 }

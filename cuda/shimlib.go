@@ -19,7 +19,8 @@ type shimLib struct {
 	finalize      func() int32
 	job           func(*Info, int32, *int32) int32
 	agree         func(int64, *int64, int32) int32
-	run           func(*Args, *float64, int32, *Result) int32
+	run           func(*Args, *float64, int32, *float64, int32, *Result) int32
+	linkInfo      func(int32, *Links) int32
 	setenv        func(string, string) int32
 	probe         func(string) int32
 }
@@ -57,7 +58,7 @@ func Load(path string) (Lib, error) {
 	}{
 		{&l.lastError, "nb_last_error"},
 		{&l.deviceCount, "nb_device_count"}, {&l.deviceInfo, "nb_device_info"},
-		{&l.canAccessPeer, "nb_can_access_peer"}, {&l.getUniqueID, "nb_get_uniqueid"},
+		{&l.canAccessPeer, "nb_can_access_peer"}, {&l.getUniqueID, "nb_get_uniqueid"}, {&l.linkInfo, "nb_link_info"},
 		{&l.initFn, "nb_init"}, {&l.finalize, "nb_finalize"}, {&l.job, "nb_job"},
 		{&l.agree, "nb_agree"}, {&l.run, "nb_run"},
 		{&l.setenv, "nb_setenv"}, {&l.probe, "nb_bootstrap_probe"},
@@ -92,6 +93,12 @@ func (l *shimLib) CanAccessPeer(dev, peer int) (bool, error) {
 	var c int32
 	err := l.check("cudaDeviceCanAccessPeer", l.canAccessPeer(int32(dev), int32(peer), &c))
 	return c != 0, err
+}
+
+func (l *shimLib) LinkInfo(dev int) (Links, error) {
+	var k Links
+	err := l.check("link info", l.linkInfo(int32(dev), &k))
+	return k, err
 }
 
 func (l *shimLib) UniqueID() ([]byte, error) {
@@ -148,19 +155,24 @@ func (l *shimLib) ProbeBootstrap(plugin string) error {
 	return l.check("loading "+plugin, l.probe(plugin))
 }
 
-func (l *shimLib) Run(a Args) ([]float64, Result, error) {
+func (l *shimLib) Run(a Args) (Timing, Result, error) {
 	n := int(a.Samples)
-	if a.Timer == TimerGlobal {
-		n = maxSamples
-	}
 	if n <= 0 {
-		return nil, Result{}, fmt.Errorf("run: samples must be > 0")
+		return Timing{}, Result{}, fmt.Errorf("run: samples must be > 0")
 	}
 	samples := make([]float64, n)
+	kernel := make([]float64, maxKernelSamples)
 	var r Result
-	err := l.check(a.OpString(), l.run(&a, &samples[0], int32(n), &r))
+	err := l.check(a.OpString(), l.run(&a, &samples[0], int32(n), &kernel[0], int32(len(kernel)), &r))
 	if r.NSamples < 0 || int(r.NSamples) > n {
 		r.NSamples = 0
 	}
-	return samples[:r.NSamples], r, err
+	if r.NKernel < 0 || int(r.NKernel) > len(kernel) {
+		r.NKernel = 0
+	}
+	t := Timing{Samples: samples[:r.NSamples]}
+	if r.NKernel > 0 {
+		t.Kernel = kernel[:r.NKernel]
+	}
+	return t, r, err
 }

@@ -32,9 +32,15 @@ func decision(index int, id, waiver string, a cuda.Args) uint64 {
 // one PE would skip is never started by another; a disagreement is
 // reported by every PE as an error and nobody starts the point.
 func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p results.Params) (Outcome, error) {
-	o := Outcome{L2Bytes: e.Job.L2Bytes(), Timer: p.Extra["timer"]}
+	o := Outcome{L2Bytes: e.Job.L2Bytes()}
 	o.Effective = PathName(e.Job.PeerPath(), e.Config)
 	a, waiver := b.Args(e, p)
+	if op, ok := cuda.LookupOp(a.OpString()); ok && op.Has(cuda.TraitRoundTrip) {
+		o.Floor = ServedCache // a round trip served where its result lands
+		if op.Lands == "LANDS_CHASED" {
+			o.Floor = ServedMemory // a chase's hops come from memory (its chain is flushed from the caches)
+		}
+	}
 	mine := decision(e.Index, b.ID, waiver, a)
 	all, err := lib.Agree(int64(mine))
 	if err != nil {
@@ -53,8 +59,8 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p results.Params) (Outcome, er
 		o.Waived = waiver
 		return o, nil
 	}
-	samples, r, err := lib.Run(a)
-	if err := o.Absorb(samples, r, err); err != nil || o.Waived != "" {
+	t, r, err := lib.Run(a)
+	if err := o.Absorb(t, r, err); err != nil || o.Waived != "" {
 		return o, err
 	}
 	if b.Describe != nil {

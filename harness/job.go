@@ -139,9 +139,10 @@ type Env struct {
 
 // Outcome is one PE's result for one point.
 type Outcome struct {
-	Samples []float64 `json:"samples,omitempty"` // seconds per operation (the timing PE)
-	Iters   int       `json:"iters,omitempty"`
-	Bytes   int64     `json:"bytes,omitempty"` // payload this PE moved per operation
+	Samples []float64 `json:"samples,omitempty"` // seconds per operation (the timing PE): the events timer
+	Kernel  []float64 `json:"kernel,omitempty"`  // seconds per iteration, in-kernel (the timing PE): the spread
+	Iters   int       `json:"iters,omitempty"`   // operations per sample
+	Bytes   int64     `json:"bytes,omitempty"`   // payload this PE moved per operation
 	Checked int64     `json:"checked,omitempty"`
 	Errors  int64     `json:"errors,omitempty"`
 	// JobChecked and JobErrors are the totals over every PE, known to every
@@ -153,15 +154,25 @@ type Outcome struct {
 	Effective  string  `json:"effective,omitempty"`
 	Waived     string  `json:"waived,omitempty"`
 	WorkSet    int64   `json:"work_set,omitempty"`   // bytes resident on the busiest GPU
-	Timer      string  `json:"timer,omitempty"`      // events (default) or globaltimer
 	BusFactor  float64 `json:"bus_factor,omitempty"` // collectives: algbw → busbw (nccl-tests factors)
 	L2Bytes    int64   `json:"l2_bytes,omitempty"`
+	// Floor names the in-run floor a round trip is compared with: the chase
+	// of its path served by memory (a chase) or by the cache (any other
+	// round trip); "" for what is not a round trip.
+	Floor string `json:"floor,omitempty"`
 }
 
-// Absorb copies a shim call's result into o: its samples and counts, or,
+// The floors (limit/chase-* points, params.extra.served): a chain longer
+// than the caches, or one read into the L2 first.
+const (
+	ServedMemory = "memory"
+	ServedCache  = "cache"
+)
+
+// Absorb copies a shim call's result into o: its timing and counts, or,
 // when the call says this job cannot run the point (no load/store path, no
 // NCCL, not capturable), the reason as a waiver. Other errors are returned.
-func (o *Outcome) Absorb(samples []float64, r cuda.Result, err error) error {
+func (o *Outcome) Absorb(t cuda.Timing, r cuda.Result, err error) error {
 	if err != nil {
 		if ce, ok := err.(*cuda.Error); ok && (ce.Unreachable() || ce.NotCapturable()) {
 			o.Waived = ce.Msg
@@ -169,7 +180,7 @@ func (o *Outcome) Absorb(samples []float64, r cuda.Result, err error) error {
 		}
 		return err
 	}
-	o.Samples, o.Iters, o.Bytes = samples, int(r.Iters), r.Bytes
+	o.Samples, o.Kernel, o.Iters, o.Bytes = t.Samples, t.Kernel, r.OpsPerSample(), r.Bytes
 	o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
 	o.JobChecked, o.JobErrors, o.JobBytes = r.JobChecked, r.JobErrors, r.JobBytes
 	o.WorkSet = r.WorkSet

@@ -1,11 +1,13 @@
 package harness_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/results"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
@@ -62,5 +64,88 @@ func TestEveryBenchmarkNamesAnOperationOfTheShim(t *testing.T) {
 	}
 	if len(used) < 30 || !strings.HasPrefix(cuda.Ops()["rma.put"].Name, "rma.") {
 		t.Fatalf("only %d operations in use", len(used))
+	}
+}
+
+// What a benchmark declares agrees with what its operation's entry in the
+// shim's table states, trait by trait: forgetting either side of a new
+// operation fails here, on a machine without a GPU.
+func TestBenchmarksAgreeWithTheirEntriesTraits(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	cfg.Blocking, cfg.Bidir, cfg.LaunchSweep, cfg.Graph = true, true, true, true
+	job := twoPEJob(t)
+	remote := twoPEJob(t)
+	remote.Paths = [][]int{{cuda.PathLocal, cuda.PathRemote}, {cuda.PathRemote, cuda.PathLocal}}
+	remoteCfg := cfg
+	remoteCfg.Path = "proxy"
+	has := func(metrics []string, m string) bool { return slices.Contains(metrics, m) }
+	for _, b := range harness.All() {
+		if b.Suite == "test" {
+			continue
+		}
+		pts := b.Points(&cfg)
+		if len(pts) == 0 {
+			continue
+		}
+		a, _ := b.Args(&harness.Env{Job: job, Config: &cfg}, pts[0])
+		op, ok := cuda.LookupOp(a.OpString())
+		if !ok {
+			continue // TestEveryBenchmarkNamesAnOperationOfTheShim says so
+		}
+		bw := has(b.Metrics, results.MetricBandwidth) || has(b.Metrics, results.MetricAlgBW)
+		if bw != op.Has(cuda.TraitPayload) && op.Kind() != "lat" {
+			t.Errorf("%s: reports a bandwidth %v, its entry %s moves a payload %v", b.ID, bw, op.Name, op.Has(cuda.TraitPayload))
+		}
+		if has(b.Metrics, results.MetricRate) != op.Has(cuda.TraitCounters) {
+			t.Errorf("%s: reports a rate %v, its entry %s counts per thread %v", b.ID, has(b.Metrics, results.MetricRate), op.Name, op.Has(cuda.TraitCounters))
+		}
+		roundTrip := strings.HasPrefix(b.ID, "latency/") && !strings.HasPrefix(b.ID, "latency/issue/") && b.ID != "latency/launch"
+		if roundTrip != op.Has(cuda.TraitRoundTrip) {
+			t.Errorf("%s: a round trip by its name %v, by its entry %s %v", b.ID, roundTrip, op.Name, op.Has(cuda.TraitRoundTrip))
+		}
+		if (len(b.Floors) > 0) != op.Has(cuda.TraitRoundTrip) && strings.HasPrefix(b.ID, "latency/") {
+			t.Errorf("%s: floors %v, its entry %s a round trip %v", b.ID, b.Floors, op.Name, op.Has(cuda.TraitRoundTrip))
+		}
+		if strings.HasPrefix(b.ID, "limit/chase-") != op.Has(cuda.TraitFloor) {
+			t.Errorf("%s: its entry %s a floor %v", b.ID, op.Name, op.Has(cuda.TraitFloor))
+		}
+		if (b.Unverifiable != "") != (op.Lands == "LANDS_NONE") {
+			t.Errorf("%s: unverifiable %q, its entry %s lands %s", b.ID, b.Unverifiable, op.Name, op.Lands)
+		}
+		// A load/store-only operation is waived where the peer has no mapping.
+		if op.Kind() == "rma" && !op.Has(cuda.TraitNetwork) {
+			rp := b.Points(&remoteCfg)
+			if len(rp) > 0 {
+				_, why := b.Args(&harness.Env{Job: remote, Config: &remoteCfg}, rp[0])
+				if waived := strings.Contains(why, "load/store"); waived != op.Has(cuda.TraitLoadStore) {
+					t.Errorf("%s: without a load/store mapping waived %v (%q), its entry %s load/store only %v", b.ID, waived, why, op.Name, op.Has(cuda.TraitLoadStore))
+				}
+			}
+		}
+	}
+}
+
+// Every collective is measured one launch per operation; a device
+// implementation also fused in one kernel, a host API never.
+func TestEveryCollectiveHasPerOpRows(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	n := 0
+	for _, b := range harness.All() {
+		if !strings.HasPrefix(b.ID, "collectives/") {
+			continue
+		}
+		n++
+		modes := map[string]bool{}
+		for _, p := range b.Points(&cfg) {
+			modes[p.Launch] = true
+		}
+		a, _ := b.Args(&harness.Env{Job: twoPEJob(t), Config: &cfg}, b.Points(&cfg)[0])
+		host := a.Impl == cuda.ImplNCCL || a.Impl == cuda.ImplNVSHMEMStream
+		if !modes[results.LaunchPerOp] || modes[results.LaunchFused] == host || len(modes) != map[bool]int{true: 1, false: 2}[host] {
+			t.Errorf("%s: launch modes %v (host API %v)", b.ID, modes, host)
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d collectives", n)
 	}
 }

@@ -34,7 +34,7 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 		sel = append(sel, b)
 	}
 	for _, b := range benches {
-		for _, id := range b.Limits {
+		for _, id := range append(append([]string{}, b.Limits...), b.Floors...) {
 			if !need[id] {
 				if lb, ok := Lookup(id); ok {
 					need[id] = true
@@ -87,7 +87,7 @@ func ReadPlan(path string) (Plan, error) {
 // outs[r] is rank r's outcome (nil when the rank reported none); errs holds
 // failures. limits maps limit IDs to the bandwidth measured in this run.
 func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[string]float64) results.Point {
-	p := results.Point{Type: results.TypePoint, ID: it.ID, Params: it.Params, Timer: "events",
+	p := results.Point{Type: results.TypePoint, ID: it.ID, Params: it.Params, Timer: "events", // the one timer
 		Time: time.Now().UTC().Format(time.RFC3339)}
 	b, _ := Lookup(it.ID)
 	for _, o := range outs {
@@ -109,12 +109,18 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 		}
 		if len(o.Samples) > 0 && len(p.Samples) == 0 {
 			p.Samples, p.Iters, p.Effective = o.Samples, o.Iters, o.Effective
-			if o.Timer != "" {
-				p.Timer = o.Timer
-			}
 			p.BusFactor = o.BusFactor
 			p.WorkingSetBytes = o.WorkSet
-			p.L2Resident = o.L2Bytes > 0 && o.WorkSet <= o.L2Bytes
+			// A bandwidth served by a cache measures the cache; a round trip is
+			// a round trip wherever its result lands.
+			p.L2Resident = results.CacheServed(o.WorkSet, o.L2Bytes) && b != nil && movesBytes(b)
+			if len(o.Kernel) > 0 {
+				k := results.Summarize(o.Kernel, results.UnitSeconds)
+				p.KernelTimer = &k
+			}
+			if v, ok := limits[FloorKey(o.Floor)]; ok && o.Floor != "" && v > 0 {
+				p.Floor = &results.Limit{ID: FloorKey(o.Floor), Value: v}
+			}
 		}
 		p.Bytes += o.Bytes
 		checked += o.Checked
@@ -128,8 +134,11 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 		return p
 	}
 	p.Verify = results.Verification{Checked: cfg.Verify && checked > 0, OK: bad == 0, Errors: bad, Detail: detail}
-	if !cfg.Verify {
+	switch {
+	case !cfg.Verify:
 		p.Verify = results.Verification{Checked: false, Detail: "verification disabled (--no-verify)"}
+	case b != nil && b.Unverifiable != "" && checked == 0:
+		p.Verify = results.Verification{Unverifiable: b.Unverifiable}
 	}
 	p.Status = results.StatusOK
 	if bad > 0 {
@@ -162,13 +171,38 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 	return p
 }
 
+// movesBytes: the benchmark reports a bandwidth (its figures can be answered
+// by a cache).
+func movesBytes(b *Benchmark) bool {
+	for _, m := range b.Metrics {
+		if m == results.MetricBandwidth || m == results.MetricAlgBW || m == results.MetricBusBW {
+			return true
+		}
+	}
+	return false
+}
+
+// FloorKey names the in-run floor of round trips served by memory or by
+// the cache: the chase through the peer's memory (the path every round
+// trip of the job takes), limits' key and the floor's ID in a record.
+func FloorKey(served string) string { return "limit/chase-peer " + served }
+
 // RecordLimit updates limits with a finished limit point: the highest median
-// bandwidth of each limit benchmark.
+// bandwidth of each copy reference (the best launch shape), the lowest
+// median of each chase (the floor).
 func RecordLimit(limits map[string]float64, p *results.Point) {
 	if !strings.HasPrefix(p.ID, "limit/") || p.Status != results.StatusOK {
 		return
 	}
 	if m, ok := p.Metric(results.MetricBandwidth); ok && m.Median > limits[p.ID] {
 		limits[p.ID] = m.Median
+	}
+	if p.ID == "limit/chase-peer" {
+		if m, ok := p.Metric(results.MetricLatency); ok {
+			k := FloorKey(p.Params.Extra["served"])
+			if v, seen := limits[k]; !seen || m.Median < v {
+				limits[k] = m.Median
+			}
+		}
 	}
 }

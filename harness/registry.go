@@ -29,6 +29,9 @@ type Benchmark struct {
 	// is a fraction of; the highest measured in the run is the limit (the
 	// copy engine beats the SM copy between two H200s by 7 %).
 	Limits []string
+	// Floors name the in-run chases its round trips are compared with
+	// (measured first, like the limits).
+	Floors []string
 	// Default: part of a plain 'nvshbench run' / reproduce selection.
 	Default bool
 	// IgnoresCTAs / IgnoresThreads: the benchmark fixes that part of its
@@ -46,8 +49,11 @@ type Benchmark struct {
 	// harness checks that they did before any PE starts the point.
 	Args func(e *Env, p results.Params) (cuda.Args, string)
 	// Describe completes a measured point's outcome (effective path, bus
-	// factor, operations per sample); optional.
+	// factor); optional.
 	Describe func(e *Env, p results.Params, a cuda.Args, r cuda.Result, o *Outcome)
+	// Unverifiable says why the benchmark's points have nothing to check
+	// (an empty kernel moves no data); every other ok point is verified.
+	Unverifiable string
 }
 
 var registry = map[string]*Benchmark{}

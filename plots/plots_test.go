@@ -39,8 +39,9 @@ func TestGoldenSpec(t *testing.T) {
 		t.Errorf("put chart: %d marks %+v, first series %q", len(bw.Marks), bw.Marks, bw.Series[0].Label)
 	}
 	for _, s := range specs[:3] {
-		// The in-run limit of the points is drawn, once, labelled.
-		if len(s.Limits) != 1 || s.Limits[0].Y != 450 || !strings.Contains(s.Limits[0].Label, "in-run limit: sm-copy 450 GB/s") {
+		// The copy reference and the physical link of the points are drawn, once each, labelled.
+		if len(s.Limits) != 2 || s.Limits[0].Y != 450 || !strings.Contains(s.Limits[0].Label, "copy reference: sm-copy 450 GB/s") ||
+			!strings.Contains(s.Limits[1].Label, "physical link: nvlink 478 GB/s") || len(s.Limits[1].Dash) != 0 {
 			t.Errorf("%s: limits %+v", s.Name, s.Limits)
 		}
 		// The fixture's L2-resident sizes (working set ≤ 60 MiB) are shaded.
@@ -146,7 +147,7 @@ func TestSeriesStylesNeverRepeat(t *testing.T) {
 	for i := 0; i < 25; i++ {
 		for _, size := range []int64{1 << 20, 1 << 30} {
 			p := results.Point{Type: results.TypePoint, ID: fmt.Sprintf("collectives/allreduce/variant-%02d", i), Status: results.StatusOK,
-				Params: results.Params{Size: size, Op: "sum", DType: "float"}, Bytes: size, BusFactor: 1, Samples: []float64{1e-3, 1.1e-3}}
+				Params: results.Params{Size: size, Op: "sum", DType: "float", Launch: results.LaunchPerOp}, Bytes: size, BusFactor: 1, Samples: []float64{1e-3, 1.1e-3}}
 			if err := results.Derive(&p, results.MetricAlgBW, results.MetricBusBW); err != nil {
 				t.Fatal(err)
 			}
@@ -225,6 +226,9 @@ func TestGoldenEveryChart(t *testing.T) {
 			p := results.Point{Type: results.TypePoint, ID: id, Status: results.StatusOK, Effective: "p2p",
 				Params: results.Params{Size: size, CTAs: 32, Threads: 256}, Bytes: size, BusFactor: 1, Samples: []float64{float64(size)/1e11 + 2e-6},
 				L2Resident: size < 60<<20}
+			if strings.HasPrefix(id, "collectives/") {
+				p.Params.Launch = results.LaunchPerOp
+			}
 			if strings.HasPrefix(id, "rma/") {
 				p.Limit = &results.Limit{ID: "limit/sm-copy", Value: 370e9}
 			}
@@ -245,12 +249,20 @@ func TestGoldenEveryChart(t *testing.T) {
 	for _, id := range []string{"collectives/allreduce/multicta", "collectives/allreduce/nccl-lsa", "collectives/allreduce/nccl-tree", "collectives/broadcast/nccl"} {
 		add(id, coll...)
 	}
+	add("collectives/allreduce/nvshmem-block", coll...) // fused: its own chart
+	for i := len(f.Points) - 2; i < len(f.Points); i++ {
+		f.Points[i].Params.Launch = results.LaunchFused
+	}
+	add("collectives/alltoall/nccl", coll...) // an older file's row: its own chart
+	for i := len(f.Points) - 2; i < len(f.Points); i++ {
+		f.Points[i].Params.Launch = ""
+	}
 	specs := plots.Build([]*results.File{f}, results.Paper())
 	var names []string
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	want := "bandwidth-put bandwidth-get bandwidth-scalar bandwidth-other latency-put latency-get latency-scalar latency-pingpong latency-issue latency-other allreduce allreduce-variants collectives-other device-api"
+	want := "bandwidth-put bandwidth-get bandwidth-scalar bandwidth-other latency-put latency-get latency-scalar latency-pingpong latency-issue latency-other allreduce allreduce-variants allreduce-fused collectives-other collectives-mode-unknown device-api"
 	if strings.Join(names, " ") != want {
 		t.Fatalf("charts\n %s\nwant\n %s", strings.Join(names, " "), want)
 	}

@@ -37,7 +37,8 @@ type Series struct {
 }
 
 // Mark is a horizontal reference line: a published value (drawn in its
-// series' colour, dashed) or an in-run limit (black, dotted).
+// series' colour, dashed), an in-run copy reference (black, dotted) or the
+// path's physical link (black, solid).
 type Mark struct {
 	Label  string    `json:"label"`
 	Y      float64   `json:"y"`
@@ -88,8 +89,9 @@ type chartKind struct {
 	// the legend labels.
 	prefixes []string
 	trim     string
-	limits   bool   // draw the in-run limits of its points
+	limits   bool   // draw the copy references and the physical links of its points
 	needs    string // drawn only if a series' ID starts with this ("" always)
+	launch   string // only points of this launch mode ("" any): a chart never sets fused beside per-op
 }
 
 // The charts, in order. A series goes on the first chart of its metric
@@ -105,17 +107,34 @@ var kinds = []chartKind{
 	{name: "bandwidth-other", title: "Bandwidth vs message size: other operations", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9, refTable: "rma",
 		prefixes: []string{""}, limits: true},
 	{name: "latency", title: "Latency vs message size", ylabel: "µs", metric: results.MetricLatency, div: 1e-6, logY: true, refTable: "latency", prefixes: []string{""}},
-	{name: "allreduce", title: "Fig. 5: AllReduce algorithm bandwidth vs message size, NVSHMEM against NCCL", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, refTable: "allreduce",
+	{name: "allreduce", title: "Fig. 5: AllReduce algorithm bandwidth vs message size, NVSHMEM against NCCL, one launch per operation", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, refTable: "allreduce",
 		prefixes: []string{"=collectives/allreduce/nvshmem-block", "=collectives/allreduce/nvshmem-stream", "=collectives/allreduce/multicta",
 			"=collectives/allreduce/nccl-lsa", "=collectives/allreduce/nccl", "=collectives/allreduce/nccl-ring", "=collectives/allreduce/nccl-nvls"},
-		trim: "collectives/allreduce/"},
-	{name: "allreduce-variants", title: "AllReduce algorithm bandwidth vs message size: the other variants", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, refTable: "allreduce",
-		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/"},
-	{name: "collectives-other", title: "Other collectives: algorithm bandwidth vs message size", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, prefixes: []string{""}, trim: "collectives/"},
+		trim: "collectives/allreduce/", launch: results.LaunchPerOp},
+	{name: "allreduce-variants", title: "AllReduce algorithm bandwidth vs message size: the other variants, one launch per operation", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, refTable: "allreduce",
+		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: results.LaunchPerOp},
+	{name: "allreduce-fused", title: "AllReduce algorithm bandwidth vs message size: device kernels with the iterations fused in one launch", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9,
+		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: results.LaunchFused},
+	{name: "collectives-other", title: "Other collectives: algorithm bandwidth vs message size, one launch per operation", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, prefixes: []string{""}, trim: "collectives/", launch: results.LaunchPerOp},
+	{name: "collectives-other-fused", title: "Other collectives: algorithm bandwidth vs message size, fused in one launch", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, prefixes: []string{""}, trim: "collectives/", launch: results.LaunchFused},
+	// An older file's collectives: their launch mode is unknown, so they are
+	// drawn apart from every chart of a known mode.
+	{name: "collectives-mode-unknown", title: "Collectives of an older file (launch mode unknown): algorithm bandwidth vs message size", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, prefixes: []string{"collectives/"}, trim: "collectives/", launch: launchUnknown},
 	// Beyond the paper: NVSHMEM against NCCL's device API, block scope.
 	{name: "device-api", title: "Device-initiated put / get: NVSHMEM vs NCCL device API (LSA), block scope", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9,
 		prefixes: []string{"=rma/put/block", "=rma/nccl-lsa/put/block", "=rma/get/block", "=rma/nccl-lsa/get/block"}, trim: "rma/", limits: true,
 		needs: "rma/nccl-lsa/"},
+}
+
+// launchUnknown selects the points that record no launch mode.
+const launchUnknown = "?"
+
+// launchOf is the point's launch mode as the charts select it.
+func launchOf(p *results.Point) string {
+	if p.Params.Launch == "" {
+		return launchUnknown
+	}
+	return p.Params.Launch
 }
 
 // takes reports whether the chart's prefixes select id. "=x" selects x
@@ -212,7 +231,8 @@ func anyID(ss []Series, prefix string) bool {
 	return false
 }
 
-// limitMarks draws each in-run limit once, black and dotted.
+// limitMarks draws each in-run copy reference once, black and dotted, and
+// each physical link (IDs link/*) black and solid.
 func limitMarks(limits map[string]float64, div float64) []Mark {
 	ids := make([]string, 0, len(limits))
 	for id := range limits {
@@ -222,7 +242,11 @@ func limitMarks(limits map[string]float64, div float64) []Mark {
 	var out []Mark
 	for i, id := range ids {
 		v := limits[id] / div
-		out = append(out, Mark{Label: fmt.Sprintf("in-run limit: %s %s GB/s", strings.TrimPrefix(id, "limit/"), FormatValue(v)), Y: v, Series: -1,
+		if strings.HasPrefix(id, "link/") {
+			out = append(out, Mark{Label: fmt.Sprintf("physical link: %s %s GB/s", strings.TrimPrefix(id, "link/"), FormatValue(v)), Y: v, Series: -1, Color: "#000000"})
+			continue
+		}
+		out = append(out, Mark{Label: fmt.Sprintf("copy reference: %s %s GB/s", strings.TrimPrefix(id, "limit/"), FormatValue(v)), Y: v, Series: -1,
 			Color: "#000000", Dash: [][]float64{{1, 2}, {4, 2, 1, 2}}[i%2]})
 	}
 	return out
@@ -311,8 +335,8 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 	edge := 0.0
 	for i := range f.Points {
 		p := &f.Points[i]
-		if p.Status != results.StatusOK || p.Params.Size <= 0 || !belongs(p, k) || !k.takes(p.ID) {
-			continue
+		if !p.Drawn() || p.Params.Size <= 0 || !belongs(p, k) || !k.takes(p.ID) || (k.launch != "" && launchOf(p) != k.launch) {
+			continue // a point above its link or an older file's second timer is never drawn
 		}
 		m := p.Metrics[k.metric]
 		if m.Median <= 0 || m.Min <= 0 {
@@ -336,6 +360,9 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 		lo, hi := m.Min, m.Max
 		if k.metric == results.MetricLatency {
 			lo, hi = m.P10, m.P90
+			if kt := p.KernelTimer; kt != nil && kt.N > 0 {
+				lo, hi = kt.P10, kt.P90 // the in-kernel spread of the same launches
+			}
 		}
 		g.Points = append(g.Points, Point{X: float64(p.Params.Size), Y: m.Median / k.div, Lo: lo / k.div, Hi: hi / k.div})
 	}
@@ -364,6 +391,9 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 		if p.Limit != nil && p.Limit.Value > 0 {
 			limits[p.Limit.ID] = p.Limit.Value
 		}
+		if p.Ceiling != nil && p.Ceiling.Value > 0 {
+			limits[p.Ceiling.ID] = p.Ceiling.Value
+		}
 		if p.L2Resident {
 			edge = max(edge, float64(p.Params.Size))
 		}
@@ -385,8 +415,8 @@ func seriesSuffix(p *results.Point) string {
 			parts = append(parts, v)
 		}
 	}
-	if p.Timer == "globaltimer" {
-		parts = append(parts, "in-kernel timer")
+	if p.Params.Launch != "" {
+		parts = append(parts, p.Params.Launch)
 	}
 	if len(parts) == 0 {
 		return ""

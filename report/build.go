@@ -22,12 +22,13 @@ const (
 )
 
 var tableTitles = map[string]string{
-	"rma":       "Fig. 4: RMA peak bandwidth (GB/s) by operation and path",
-	"latency":   "RMA latency at 256 B (µs) by operation and path",
-	"allreduce": "Fig. 5: AllReduce peak algorithm bandwidth (GB/s), float sum",
+	"rma":               "Fig. 4: RMA peak bandwidth (GB/s) by operation and path",
+	"latency":           "RMA latency at 256 B (µs) by operation and path",
+	"allreduce":         "Fig. 5: AllReduce peak algbw (GB/s), float sum, one launch per operation",
+	"allreduce-latency": "AllReduce latency, small messages (µs), float sum, one launch per operation",
 }
 
-var tableOrder = []string{"rma", "latency", "allreduce"}
+var tableOrder = []string{"rma", "latency", "allreduce", "allreduce-latency"}
 
 // metricScale returns the display divisor, unit label and precision of a metric.
 func metricScale(metric string) (float64, string, int) {
@@ -43,6 +44,9 @@ func metricScale(metric string) (float64, string, int) {
 func paperValue(r *results.RefRow) string {
 	div, _, prec := metricScale(r.Metric)
 	s := fmt.Sprintf("%.*f", prec, r.Value/div)
+	if r.Agg == "range" {
+		s = fmt.Sprintf("%.1f–%.1f", r.Value/div, r.Hi/div)
+	}
 	if r.Bound == "lt" {
 		s = "< " + s
 	}
@@ -63,13 +67,8 @@ func Paper(ref *results.Reference) *Report {
 			t.Rows = append(t.Rows, []Cell{Str(row.Label), Str(where), paperCell(row), Str(row.Needs)})
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("source: %s (arXiv %s)", ref.Source.Title, ref.Source.Arxiv))
-		if name == "rma" || name == "allreduce" {
+		if name != "latency" {
 			t.Notes = append(t.Notes, "platform: "+ref.Platform)
-		}
-		if name == "allreduce" {
-			for _, s := range ref.SmallMessageLatency {
-				t.Notes = append(t.Notes, fmt.Sprintf("%s: %.1f–%.1f µs", s.Label, s.Lo/us, s.Hi/us))
-			}
 		}
 		rep.Tables = append(rep.Tables, t)
 	}
@@ -140,12 +139,15 @@ func fileTag(f *results.File, many bool) string {
 
 // Pick is the outcome of selecting measured points for a reference row.
 type Pick struct {
-	Best   *results.Point // the point whose median is the row's value
+	Best   *results.Point // the point whose median is the row's value (a range's: its low end)
 	Value  float64        // its median, base units
+	Hi     float64        // a range's high end (agg "range")
 	Status string         // "ok", or why there is no value
 }
 
-// Select applies a reference row's rule to a file.
+// Select applies a reference row's rule to a file. Only figures count: a
+// point served by the cache, above its link, from an older file's second
+// timer or of an unknown launch mode is never a row's value.
 func Select(f *results.File, row *results.RefRow) Pick {
 	nodes := f.Header.Nodes
 	if row.Scope == "inter" && nodes < 2 {
@@ -157,9 +159,9 @@ func Select(f *results.File, row *results.RefRow) Pick {
 	if strings.Contains(row.Needs, "NVLS") && multicastDisabled(&f.Header) {
 		return Pick{Status: "waived: needs NVLink multicast, disabled in this run (NVSHMEM_DISABLE_NVLS=1 / NCCL_NVLS_ENABLE=0)"}
 	}
-	var best *results.Point
-	bestVal := math.NaN()
-	var waived, failed, resident *results.Point
+	var best, hiPt *results.Point
+	bestVal, hiVal := math.NaN(), math.NaN()
+	var waived, failed, resident, above, unknown *results.Point
 	for i := range f.Points {
 		p := &f.Points[i]
 		if !row.MatchesID(p.ID) || (row.Size != 0 && p.Params.Size != row.Size) || (row.Mode != "" && p.Params.Mode != row.Mode) {
@@ -168,7 +170,19 @@ func Select(f *results.File, row *results.RefRow) Pick {
 		if (row.CTAs != 0 && p.Params.CTAs != row.CTAs) || (row.Threads != 0 && p.Params.Threads != row.Threads) {
 			continue
 		}
+		if row.Agg == "range" && (p.Params.Size > row.MaxSize || p.Params.Size <= 0) {
+			continue
+		}
 		if row.Path != "" && !pathMatches(row.Path, p) {
+			continue
+		}
+		if p.Has(results.FlagSecondTimer) {
+			continue // the one timer makes the figure
+		}
+		if row.Launch != "" && p.Params.Launch != row.Launch {
+			if p.Has(results.FlagModeUnknown) {
+				unknown = p
+			}
 			continue
 		}
 		switch p.Status {
@@ -183,30 +197,60 @@ func Select(f *results.File, row *results.RefRow) Pick {
 		if !ok {
 			continue
 		}
+		if p.Has(results.FlagAboveLink) {
+			above = p // a bug until explained: never a figure
+			continue
+		}
 		if p.L2Resident && row.Metric != results.MetricLatency {
-			// L2-resident figures do not measure the link: never the peak.
+			// Cache-served figures do not measure the link: never the peak.
 			if resident == nil {
 				resident = p
 			}
 			continue
 		}
-		if best == nil || (row.Agg == "max" && m.Median > bestVal) || (row.Agg == "min" && m.Median < bestVal) {
+		lower := row.Agg == "min" || row.Agg == "range"
+		if best == nil || (!lower && m.Median > bestVal) || (lower && m.Median < bestVal) {
 			best, bestVal = p, m.Median
+		}
+		if row.Agg == "range" && (hiPt == nil || m.Median > hiVal) {
+			hiPt, hiVal = p, m.Median
 		}
 	}
 	switch {
 	case best != nil:
-		return Pick{Best: best, Value: bestVal, Status: "ok"}
+		return Pick{Best: best, Value: bestVal, Hi: hiVal, Status: "ok"}
 	case waived != nil:
 		return Pick{Status: "waived: " + waived.Reason}
 	case failed != nil:
 		return Pick{Status: string(failed.Status) + ": " + failed.Reason}
+	case above != nil:
+		return Pick{Status: "only points above the physical link (a bug until explained: report --points)"}
 	case resident != nil:
-		return Pick{Status: "only L2-resident sizes measured"}
+		return Pick{Status: "only cache-served sizes measured"}
+	case unknown != nil:
+		return Pick{Status: "only rows of an unknown launch mode (an older file): not compared"}
 	case row.Needs != "":
 		return Pick{Status: "not run: needs " + row.Needs}
 	}
 	return Pick{Status: "not run"}
+}
+
+// Comparable says why a measured value may not be set beside the paper's
+// ("" when it may): the paper's setup had what this run lacks (NVLink
+// multicast), another GPU count, or the run measured one GPU's memory where
+// the paper crossed NVLink.
+func Comparable(f *results.File, row *results.RefRow, p *results.Point) string {
+	switch {
+	case row.NoPaper:
+		return ""
+	case row.PaperNeeds != "" && strings.Contains(row.PaperNeeds, "NVLS") && multicastDisabled(&f.Header):
+		return "not comparable: the paper's figure used " + row.PaperNeeds + ", off in this run"
+	case row.PaperPEs > 0 && f.Header.PEs != row.PaperPEs:
+		return fmt.Sprintf("not comparable: the paper measured %d GPUs, this run %d PE(s)", row.PaperPEs, f.Header.PEs)
+	case p != nil && p.Effective == "local" && row.Path == "p2p":
+		return "not comparable: same GPU, not NVLink"
+	}
+	return ""
 }
 
 // multicastDisabled reports whether the run forbade NVLink multicast.
@@ -231,21 +275,29 @@ func pathMatches(want string, p *results.Point) bool {
 func measuredTable(f *results.File, ref *results.Reference, name, tag string) Table {
 	t := Table{Title: tableTitles[name] + tag}
 	launched := name == "rma" // rows at the paper's launch, with the sweep's best beside them
-	t.Columns = []string{"operation", "path", "measured", "ran as", "at", "paper", "paper bound", "ratio", "in-run limit", "of limit", "best launch", "status"}
-	if !launched {
-		t.Columns = append(t.Columns[:10:10], "status")
+	latency := name == "latency"
+	t.Columns = []string{"operation", "path", "measured", "ran as", "at", "paper", "paper bound", "ratio", "copy reference", "of reference"}
+	switch {
+	case launched:
+		t.Columns = append(t.Columns, "best launch")
+	case latency:
+		t.Columns = append(t.Columns[:8:8], "in-kernel p50", "in-kernel p99", "floor", "of floor")
+	case name == "allreduce-latency":
+		t.Columns = append(t.Columns[:8:8], "launch")
+	default:
+		t.Columns = append(t.Columns, "launch")
 	}
-	t.Right = columnFlags(t.Columns, "measured", "paper", "ratio", "in-run limit", "of limit")
-	t.Wide = columnFlags(t.Columns, "ran as", "at", "paper bound", "best launch")
+	t.Columns = append(t.Columns, "status")
+	t.Right = columnFlags(t.Columns, "measured", "paper", "ratio", "copy reference", "of reference", "in-kernel p50", "in-kernel p99", "floor", "of floor")
+	t.Wide = columnFlags(t.Columns, "ran as", "at", "paper bound", "best launch", "in-kernel p50")
 	t.Long = columnFlags(t.Columns, "status")
 	for i := range ref.Rows {
 		row := &ref.Rows[i]
 		if row.Table != name {
 			continue
 		}
-		where := rowWhere(row)
 		pick := Select(f, row)
-		cells := []Cell{Str(row.Label), Str(where)}
+		cells := []Cell{Str(row.Label), Str(rowWhere(row))}
 		div, _, prec := metricScale(row.Metric)
 		best := ""
 		if launched {
@@ -254,7 +306,7 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 			if b := Select(f, &any); b.Best != nil && (pick.Best == nil || b.Value > pick.Value) {
 				best = fmt.Sprintf("%.*f at %s", prec, b.Value/div, describe(b.Best))
 				if l := b.Best.Limit; l != nil && l.Value > 0 {
-					best += fmt.Sprintf(" (%.2f of limit)", b.Value/l.Value)
+					best += fmt.Sprintf(" (%.2f of the reference)", b.Value/l.Value)
 				}
 			}
 		}
@@ -263,48 +315,82 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 			bound = Str("upper")
 		}
 		if pick.Best == nil {
-			cells = append(cells, Str(""), Str(""), Str(""), paperCell(row), bound, Str(""), Str(""), Str(""))
+			cells = append(cells, Str(""), Str(""), Str(""), paperCell(row), bound, Str(""))
+			for len(cells) < len(t.Columns)-1 {
+				cells = append(cells, Str(""))
+			}
 			if launched {
-				cells = append(cells, Str(best))
+				cells[len(cells)-1] = Str(best)
 			}
 			t.Rows = append(t.Rows, append(cells, Str(pick.Status)))
 			continue
 		}
 		p := pick.Best
-		cells = append(cells, Num(pick.Value/div, prec), Str(p.Effective), Str(describe(p)), paperCell(row), bound)
-		if row.NoPaper {
+		measured := Num(pick.Value/div, prec)
+		if row.Agg == "range" {
+			v := pick.Value / div
+			measured = Cell{Text: fmt.Sprintf("%.*f–%.*f", prec, pick.Value/div, prec, pick.Hi/div), Num: &v}
+		}
+		cells = append(cells, measured, Str(p.Effective), Str(describe(p)), paperCell(row), bound)
+		why := Comparable(f, row, p)
+		switch {
+		case row.NoPaper || why != "":
 			cells = append(cells, Str(""))
-		} else {
+		case row.Agg == "range":
+			cells = append(cells, Str(fmt.Sprintf("%.2f–%.2f", pick.Value/row.Value, pick.Hi/row.Hi)))
+		default:
 			cells = append(cells, Num(pick.Value/row.Value, 2))
 		}
-		if p.Limit != nil && p.Limit.Value > 0 && row.Metric != results.MetricLatency {
-			cells = append(cells, Num(p.Limit.Value/gb, 1), Num(pick.Value/p.Limit.Value, 2))
-		} else {
-			cells = append(cells, Str(""), Str(""))
+		if !latency && row.Agg != "range" {
+			if p.Limit != nil && p.Limit.Value > 0 && row.Metric != results.MetricLatency {
+				cells = append(cells, Num(p.Limit.Value/gb, 1), Num(pick.Value/p.Limit.Value, 2))
+			} else {
+				cells = append(cells, Str(""), Str(""))
+			}
+		}
+		switch {
+		case launched:
+			cells = append(cells, Str(best))
+		case latency:
+			if k := p.KernelTimer; k != nil {
+				cells = append(cells, Sig(k.Median/us, 3), Sig(k.P99/us, 3))
+			} else {
+				cells = append(cells, Str(""), Str(""))
+			}
+			if fl := p.Floor; fl != nil && fl.Value > 0 {
+				cells = append(cells, Sig(fl.Value/us, 3), Num(pick.Value/fl.Value, 2))
+			} else {
+				cells = append(cells, Str(""), Str(""))
+			}
+		default:
+			cells = append(cells, Str(p.Params.Launch))
 		}
 		status := "ok"
-		if p.Effective == "local" {
-			status = "ok (same GPU, not NVLink)"
+		if why != "" {
+			status = why
+		} else if name == "allreduce" && f.Header.PEs == 1 {
+			status = "ok; 1 PE: a local reduction, no link crossed"
 		}
-		if name == "allreduce" && f.Header.PEs == 1 {
-			status = "ok (1 PE: a local reduction, no link crossed)"
+		for _, fl := range []string{results.FlagTimersDisagree, results.FlagBelowFloor} {
+			if p.Has(fl) {
+				status += "; " + fl
+			}
 		}
 		if row.Bound == "lt" {
 			status += "; paper: upper bound"
-		}
-		if launched {
-			cells = append(cells, Str(best))
 		}
 		cells = append(cells, Str(status))
 		t.Rows = append(t.Rows, cells)
 	}
 	switch name {
 	case "rma":
-		t.Notes = append(t.Notes, "measured: at the paper's launch (32 CTAs × 256 threads), the highest median over sizes whose working set exceeds L2; ratio = measured / paper; of limit = measured / the faster copy limit (SM copy or copy engine) measured in the same run on the same GPUs; best launch: the highest median of the CTAs × threads sweep, where it is higher")
+		t.Notes = append(t.Notes, "measured: at the paper's launch (32 CTAs × 256 threads), the highest median over sizes whose buffers exceed twice the L2 and stay within the physical link; ratio = measured / paper; of reference = measured / the best copy reference (SM copy over a sweep of grids, or the copy engine) measured in the same run on the same GPUs; best launch: the highest median of the CTAs × threads sweep, where it is higher")
 	case "latency":
-		t.Notes = append(t.Notes, "measured: the lowest median round trip over scopes and timers at 256 B (put: put_nbi + quiet, as the paper; get and g: pointer chases through the peer's memory, each transfer waiting for the last; issue-time rows such as a blocking put are never taken)")
+		t.Notes = append(t.Notes, "measured: the events timer (the mean per operation over a launch that loops it), the lowest median over scopes at 256 B; in-kernel p50/p99: %globaltimer around every iteration of the same launches (the spread; it must agree with the events within 10 %); floor: the in-run chase of the same path (memory-served for chases, cache-served for the others) and the round trip's ratio to it (put: put_nbi + quiet, as the paper; get and g: pointer chases through the peer's memory; issue-time rows such as a blocking put are never taken)")
 	case "allreduce":
-		t.Notes = append(t.Notes, "measured: the highest median algbw over sizes whose working set exceeds L2")
+		t.Notes = append(t.Notes, "measured: the highest median algbw over sizes whose buffers exceed twice the L2, one launch per operation (the paper's mode); a fused kernel pays no launch per operation and is never set beside these (report --points lists both)")
+	case "allreduce-latency":
+		t.Notes = append(t.Notes, "measured: the lowest and highest median from 4 B to 256 KiB, one launch per operation (the timed launches captured in a CUDA graph where the run asked for --graph, as reproduce does)")
 	}
 	return t
 }
@@ -324,8 +410,8 @@ func describe(p *results.Point) string {
 	if p.Params.Mode != "" {
 		parts = append(parts, p.Params.Mode)
 	}
-	if t := p.Params.Extra["timer"]; t != "" {
-		parts = append(parts, t)
+	if p.Params.Launch != "" {
+		parts = append(parts, p.Params.Launch)
 	}
 	return strings.Join(parts, " ")
 }
@@ -345,10 +431,10 @@ func FormatBytes(n int64) string {
 // metric's median and spread, the effective path and verification.
 func PointsTable(f *results.File, tag string) Table {
 	t := Table{Title: "All points" + tag,
-		Columns: []string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max", "ran as", "verified"},
+		Columns: []string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max", "ran as", "verified; flags"},
 		Right:   []bool{false, true, false, false, false, true, true, true, true, false, false}}
 	t.Trunc = columnFlags(t.Columns, "params")
-	t.Long = columnFlags(t.Columns, "status")
+	t.Long = columnFlags(t.Columns, "status", "verified; flags")
 	t.Wide = columnFlags(t.Columns, "min", "p99", "max", "ran as")
 	pts := append([]results.Point(nil), f.Points...)
 	sort.SliceStable(pts, func(i, j int) bool {
@@ -369,7 +455,12 @@ func PointsTable(f *results.File, tag string) Table {
 		}
 		params := p.Params
 		params.Size = 0
-		row := []Cell{Str(p.ID), Str(size), Str(params.Key()), Str(statusText(p))}
+		ptext := params.Key()
+		if p.Params.Launch != "" { // two rows of one collective differ first by it: it leads, so a cut column keeps it
+			params.Launch = ""
+			ptext = strings.TrimSpace(p.Params.Launch + " " + params.Key())
+		}
+		row := []Cell{Str(p.ID), Str(size), Str(ptext), Str(statusText(p))}
 		m := results.PrimaryMetric(p)
 		if s, ok := p.Metric(m); ok {
 			div, unit, _ := metricScale(m)
@@ -377,26 +468,32 @@ func PointsTable(f *results.File, tag string) Table {
 		} else {
 			row = append(row, Str(""), Str(""), Str(""), Str(""), Str(""))
 		}
-		v := "no"
-		switch {
-		case p.Verify.Checked && p.Verify.OK:
-			v = "yes"
-		case p.Verify.Checked:
-			v = fmt.Sprintf("FAILED (%d wrong)", p.Verify.Errors)
-		case p.Status != results.StatusOK:
-			v = ""
-		}
-		row = append(row, Str(p.Effective), Str(v))
+		row = append(row, Str(p.Effective), Str(strings.Join(append([]string{VerifiedText(p)}, p.Flags...), "; ")))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
+// VerifiedText says how a point was verified: yes, FAILED, why it has
+// nothing to check, or that it was not (--no-verify, or a bug).
+func VerifiedText(p *results.Point) string {
+	switch {
+	case p.Verify.Checked && p.Verify.OK:
+		return "yes"
+	case p.Verify.Checked:
+		return fmt.Sprintf("FAILED (%d wrong)", p.Verify.Errors)
+	case p.Status != results.StatusOK:
+		return ""
+	case p.Verify.Unverifiable != "":
+		return "unverifiable: " + p.Verify.Unverifiable
+	case p.Verify.Detail != "":
+		return "no: " + p.Verify.Detail
+	}
+	return "NOT VERIFIED"
+}
+
 func statusText(p *results.Point) string {
 	if p.Status == results.StatusOK {
-		if p.L2Resident {
-			return "ok (L2-resident)"
-		}
 		return "ok"
 	}
 	return string(p.Status) + ": " + p.Reason

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/nvshbench/nvshbench/results"
@@ -72,16 +71,6 @@ func deviceAPITable(f *results.File, tag string) Table {
 	t.Right = columnFlags(t.Columns, "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "limit")
 	t.Long = columnFlags(t.Columns, "status")
 	uni := oneWay(f)
-	var notes []string
-	footnote := func(s string) string {
-		for i, n := range notes {
-			if n == s {
-				return fmt.Sprintf("[%d]", i+1)
-			}
-		}
-		notes = append(notes, s)
-		return fmt.Sprintf("[%d]", len(notes))
-	}
 	for _, r := range deviceAPIRows {
 		div, unit, prec := metricScale(r.metric)
 		pick := func(ids []string) Pick {
@@ -91,6 +80,9 @@ func deviceAPITable(f *results.File, tag string) Table {
 			row := &results.RefRow{IDs: ids, Metric: r.metric, Agg: r.agg, Size: r.size}
 			if strings.HasPrefix(ids[0], "latency/put/") {
 				row.Mode = r.mode // a round trip, never a blocking put's issue time
+			}
+			if strings.HasPrefix(ids[0], "collectives/") {
+				row.Launch = results.LaunchPerOp // one launch per operation on every side: the host API has no other
 			}
 			if r.launch {
 				row.CTAs, row.Threads, row.Path = paperCTAs, paperThreads, "p2p"
@@ -136,23 +128,20 @@ func deviceAPITable(f *results.File, tag string) Table {
 			p   Pick
 		}{{"NVSHMEM", nv}, {"NCCL", nc}, {"host NCCL", host}} {
 			if s.p.Best == nil && s.p.Status != "" {
-				status = append(status, s.who+" "+footnote(s.p.Status))
+				status = append(status, s.who+": "+s.p.Status) // a long one becomes a footnote of the text output
 			}
 		}
 		if len(status) == 0 {
 			status = []string{"ok"}
 		}
-		cells = append(cells, Str(strings.Join(status, ", ")))
+		cells = append(cells, Str(strings.Join(status, "; ")))
 		t.Rows = append(t.Rows, cells)
 	}
 	t.Notes = append(t.Notes,
-		"NCCL dev API: NCCL's device API (LSA pointers and barriers; GIN for put + signal); ratio: NCCL dev API / NVSHMEM; host NCCL: ncclAllReduce launched from the host; limit: the in-run copy limit (GB/s)",
-		"round trips: the lowest median over scopes and timers at 256 B (NVSHMEM put: putmem_nbi + quiet; NCCL: the CTA's stores + a system-scope fence; get: pointer chases through the peer's memory)",
+		"NCCL dev API: NCCL's device API (LSA pointers and barriers; GIN for put + signal); ratio: NCCL dev API / NVSHMEM; host NCCL: ncclAllReduce launched from the host; limit: the in-run copy reference (GB/s)",
+		"round trips: the lowest median (events timer) over scopes at 256 B (NVSHMEM put: putmem_nbi + quiet; NCCL: the CTA's stores + a system-scope fence; get: pointer chases through the peer's memory)",
 		"put/get: one initiator, at the paper's launch (32 CTAs × 256 threads), the highest median over sizes beyond L2; NVSHMEM = nvshmem[x]_{put,get}mem_nbi[_warp|_block] (+ quiet), NCCL device API = each scope group's 16-byte stores into / loads from the pointer ncclGetLsaPointer gives",
-		"AllReduce (float sum, busbw): NVSHMEM = our multi-CTA kernel over nvshmem_ptr and NVSHMEM signals; NCCL device API = the same kernel structure over LSA pointers and LSA barriers (ncclLsaBarrierSession); ncclAllReduce = host-launched, NCCL's choice or forced Ring, the better",
-		"in-run limit: the copy limit measured in the same run on the same GPUs (puts: the faster of SM copy and copy engine; gets: SM copy read)")
-	for i, n := range notes {
-		t.Notes = append(t.Notes, fmt.Sprintf("[%d] %s", i+1, n))
-	}
+		"AllReduce (float sum, busbw), one launch per operation on every side: NVSHMEM = our multi-CTA kernel over nvshmem_ptr and NVSHMEM signals; NCCL device API = the same kernel structure over LSA pointers and LSA barriers (ncclLsaBarrierSession); ncclAllReduce = host-launched, NCCL's choice or forced Ring, the better",
+		"limit: the best copy reference measured in the same run on the same GPUs (puts: the faster of SM copy and copy engine; gets: SM copy read)")
 	return t
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/golden"
+	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/report"
 	"github.com/nvshbench/nvshbench/results"
 )
@@ -44,7 +45,7 @@ func TestMachineFormatsParse(t *testing.T) {
 	if err := json.Unmarshal(render(t, rep, "json"), &js); err != nil {
 		t.Fatal(err)
 	}
-	if len(js.Tables) != 3 || !strings.Contains(js.Tables[0].Title, "SYNTHETIC") {
+	if len(js.Tables) != 4 || !strings.Contains(js.Tables[0].Title, "SYNTHETIC") {
 		t.Fatalf("json tables: %d, first title %q", len(js.Tables), js.Tables[0].Title)
 	}
 	put := js.Tables[0].Rows[0]
@@ -91,7 +92,7 @@ func TestSelectRules(t *testing.T) {
 	if lat.Status != "ok" || lat.Best.Params.Size != 256 {
 		t.Errorf("latency pick = %+v", lat)
 	}
-	// Only L2-resident bandwidth points: no peak claimed.
+	// Only cache-served bandwidth points: no peak claimed.
 	small := *f
 	small.Points = nil
 	for _, p := range f.Points {
@@ -99,7 +100,7 @@ func TestSelectRules(t *testing.T) {
 			small.Points = append(small.Points, p)
 		}
 	}
-	if got := report.Select(&small, row("rma", "put/p2p")); got.Best != nil || got.Status != "only L2-resident sizes measured" {
+	if got := report.Select(&small, row("rma", "put/p2p")); got.Best != nil || got.Status != "only cache-served sizes measured" {
 		t.Errorf("L2-only pick = %+v", got)
 	}
 }
@@ -244,4 +245,68 @@ func TestCSVNumbersAndBounds(t *testing.T) {
 			t.Errorf("g row: paper %q bound %q", r[idx["paper"]], r[idx["paper bound"]])
 		}
 	}
+}
+
+// Only figures make a row: a point above its physical link is never the
+// peak, and an older file's second timer is never the latency (even where
+// it reads lower).
+func TestRowsTakeOnlyFigures(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	row := func(table, key string) *results.RefRow {
+		for i, r := range results.Paper().Rows {
+			if r.Table == table && r.Key == key {
+				return &results.Paper().Rows[i]
+			}
+		}
+		t.Fatalf("no row %s/%s", table, key)
+		return nil
+	}
+	for i := range f.Points {
+		p := &f.Points[i]
+		if p.ID == "rma/put/block" && p.Params.Size == 128<<20 {
+			q := *p
+			q.Params.Size, q.Bytes = 512<<20, 512<<20
+			q.Samples = []float64{float64(q.Bytes) / 600e9, float64(q.Bytes) / 600e9}
+			q.Metrics = nil
+			if err := results.Derive(&q, results.MetricBandwidth); err != nil {
+				t.Fatal(err)
+			}
+			results.Annotate(&f.Header, &q)
+			if !q.Has(results.FlagAboveLink) {
+				t.Fatalf("600 GB/s over the fixture's 478 GB/s NVLink: flags %v", q.Flags)
+			}
+			f.Points = append(f.Points, q)
+			break
+		}
+	}
+	if last := f.Points[len(f.Points)-1]; last.Params.Size != 512<<20 {
+		t.Fatal("the point above the link was not added")
+	}
+	put := report.Select(f, row("rma", "put/p2p"))
+	if put.Best == nil || put.Value > 478e9 || put.Best.Params.Size != 128<<20 {
+		t.Errorf("put peak %+v: the point above the link was taken", put)
+	}
+	for _, s := range plots.Build([]*results.File{f}, nil) {
+		for _, ser := range s.Series {
+			for _, pt := range ser.Points {
+				if pt.X == 512<<20 && strings.HasPrefix(ser.ID, "rma/put/") {
+					t.Errorf("%s: %s draws the point above the link", s.Name, ser.Label)
+				}
+			}
+		}
+	}
+	old, err := results.ReadFile("../results/testdata/schema1.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat := report.Select(old, row("latency", "put/p2p"))
+	if lat.Best == nil || lat.Best.Timer != "events" {
+		t.Fatalf("latency pick %+v", lat)
+	}
+	for _, p := range old.Points {
+		if p.ID == "latency/put/block" && p.Timer == "globaltimer" && p.Metrics[results.MetricLatency].Median < lat.Value {
+			return // the lower reading exists, and was not chosen
+		}
+	}
+	t.Error("the fixture has no lower second-timer reading: the test proves nothing")
 }

@@ -33,8 +33,13 @@ func Summarize(values []float64, unit string) Summary {
 	if len(s) == 0 {
 		return Summary{Unit: unit}
 	}
+	sum := 0.0
+	for _, v := range s {
+		sum += v
+	}
 	return Summary{
 		Unit:   unit,
+		Mean:   sum / float64(len(s)),
 		Median: Quantile(s, 0.5),
 		Min:    s[0],
 		Max:    s[len(s)-1],

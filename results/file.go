@@ -25,6 +25,7 @@ type File struct {
 type Writer struct {
 	f    *os.File
 	name string
+	h    Header // the file's header: what each point's flags are derived from
 }
 
 // Create creates path exclusively (it never overwrites an existing file) and
@@ -45,11 +46,11 @@ func Create(path string, h Header) (*Writer, error) {
 		}
 		return nil, err
 	}
-	w := &Writer{f: f, name: path}
 	h.Type = TypeHeader
 	if h.Schema == 0 {
 		h.Schema = SchemaVersion
 	}
+	w := &Writer{f: f, name: path, h: h}
 	if err := w.write(h); err != nil {
 		f.Close()
 		return nil, err
@@ -79,15 +80,17 @@ func Append(path string) (*Writer, *File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Writer{f: f, name: path}, rf, nil
+	return &Writer{f: f, name: path, h: rf.Header}, rf, nil
 }
 
 // Name is the path being written.
 func (w *Writer) Name() string { return w.name }
 
-// WritePoint validates and appends one point, then syncs it to disk.
+// WritePoint validates and appends one point, its flags derived from the
+// file's header, then syncs it to disk.
 func (w *Writer) WritePoint(p Point) error {
 	p.Type = TypePoint
+	Annotate(&w.h, &p)
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("refusing to write an invalid point: %w", err)
 	}
@@ -245,6 +248,7 @@ func parseLine(out *File, line []byte, sawHeader *bool) error {
 		if w := p.Rederive(); w != "" {
 			out.Warnings = append(out.Warnings, w)
 		}
+		Annotate(&out.Header, &p)
 		out.Points = append(out.Points, p)
 		return nil
 	case TypeHeader:

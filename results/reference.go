@@ -16,31 +16,27 @@ type Reference struct {
 		Date    string `json:"date"`
 		Note    string `json:"note"`
 	} `json:"source"`
-	Platform            string             `json:"platform"`
-	Limits              map[string]float64 `json:"limits"`
-	Rows                []RefRow           `json:"rows"`
-	SmallMessageLatency []struct {
-		Label string  `json:"label"`
-		Lo    float64 `json:"lo"`
-		Hi    float64 `json:"hi"`
-	} `json:"small_message_latency"`
+	Platform string             `json:"platform"`
+	Limits   map[string]float64 `json:"limits"`
+	Rows     []RefRow           `json:"rows"`
 }
 
 // RefRow is one published number and the rule that selects the measured
 // points it is compared with.
 type RefRow struct {
-	Table  string   `json:"table"` // rma, latency, allreduce
+	Table  string   `json:"table"` // rma, latency, allreduce, allreduce-latency
 	Key    string   `json:"key"`
 	Label  string   `json:"label"`
 	Op     string   `json:"op,omitempty"`
 	Path   string   `json:"path,omitempty"`  // p2p, ibgda, proxy
 	Scope  string   `json:"scope,omitempty"` // intra, inter (collectives)
 	Metric string   `json:"metric"`
-	Value  float64  `json:"value"`           // base units
+	Value  float64  `json:"value"`           // base units (a range's low end)
+	Hi     float64  `json:"hi,omitempty"`    // a range's high end (agg "range")
 	Bound  string   `json:"bound,omitempty"` // "lt": the paper gives an upper bound
 	Size   int64    `json:"size,omitempty"`  // only points of this size (0: any)
 	IDs    []string `json:"ids"`             // path.Match patterns of benchmark IDs
-	Agg    string   `json:"agg"`             // max or min of the medians
+	Agg    string   `json:"agg"`             // max or min of the medians, or their range over sizes up to MaxSize
 	Needs  string   `json:"needs,omitempty"` // hardware the row needs
 	// NoPaper marks a measured-only row (no published number; Value is 0).
 	NoPaper bool `json:"nopaper,omitempty"`
@@ -49,9 +45,19 @@ type RefRow struct {
 	Mode string `json:"mode,omitempty"`
 	// CTAs and Threads restrict the row to the paper's launch shape (0:
 	// any); the report shows the best launch of the sweep beside it.
-	CTAs    int    `json:"ctas,omitempty"`
-	Threads int    `json:"threads,omitempty"`
-	Note    string `json:"note,omitempty"`
+	CTAs    int `json:"ctas,omitempty"`
+	Threads int `json:"threads,omitempty"`
+	// Launch restricts the row to points of that launch mode (collectives:
+	// per-op, as the paper's, one launch per operation in a CUDA graph).
+	Launch string `json:"launch,omitempty"`
+	// MaxSize bounds a range row's sizes (the small-message regime).
+	MaxSize int64 `json:"max_size,omitempty"`
+	// PaperPEs is the GPU count behind the published number (0: any), and
+	// PaperNeeds what its setup had that a run may lack: a run that differs
+	// shows its value, not comparable, never a ratio.
+	PaperPEs   int    `json:"paper_pes,omitempty"`
+	PaperNeeds string `json:"paper_needs,omitempty"`
+	Note       string `json:"note,omitempty"`
 }
 
 // MatchesID reports whether a benchmark ID is selected by the row.
@@ -92,8 +98,10 @@ func ParseReference(b []byte) (*Reference, error) {
 			return nil, fmt.Errorf("row %s: value must be positive", k)
 		case len(row.IDs) == 0:
 			return nil, fmt.Errorf("row %s: no ids", k)
-		case row.Agg != "max" && row.Agg != "min":
-			return nil, fmt.Errorf("row %s: agg must be max or min", k)
+		case row.Agg != "max" && row.Agg != "min" && row.Agg != "range":
+			return nil, fmt.Errorf("row %s: agg must be max, min or range", k)
+		case row.Agg == "range" && (row.MaxSize <= 0 || (!row.NoPaper && row.Hi < row.Value)):
+			return nil, fmt.Errorf("row %s: a range needs max_size and hi ≥ value", k)
 		}
 		for _, p := range row.IDs {
 			if _, err := path.Match(p, ""); err != nil {

@@ -9,8 +9,13 @@ import (
 )
 
 // SchemaVersion is the version of the format this tool writes. Readers refuse
-// files whose header carries a newer version.
-const SchemaVersion = 1
+// files whose header carries a newer version. Version 2: the one timer rule
+// (events; the in-kernel timer as kernel_timer), collectives' launch mode
+// (params.launch), the links' ceilings (header.links), floors, flags and
+// unverifiable points. Version 1 files still read (their in-kernel timer
+// rows and their collectives without a launch mode are flagged, never
+// figures).
+const SchemaVersion = 2
 
 // Record types, the "type" field of every line.
 const (
@@ -45,7 +50,85 @@ type Header struct {
 	Run *RunSetup `json:"run,omitempty"`
 	// Capabilities is what the job could do, as the waivers saw it.
 	Capabilities *Capabilities `json:"capabilities,omitempty"`
+	// Links are the physical ceilings of the paths between (and within) the
+	// job's GPUs: every bandwidth is checked against its path's.
+	Links []Link `json:"links,omitempty"`
 }
+
+// Link is one physical path's ceiling: between two GPUs (NVLink, PCIe) or
+// within one (its memory, for copies that stay on the GPU). GPUs are named
+// by host and PCI bus id, as Header.GPUs names them.
+type Link struct {
+	Host       string  `json:"host,omitempty"`
+	From       string  `json:"from"`                   // PCI bus id
+	To         string  `json:"to"`                     // PCI bus id (From for a GPU's own memory)
+	Kind       string  `json:"kind"`                   // nvlink, nvswitch, pcie, memory
+	Count      int     `json:"count,omitempty"`        // NVLinks
+	PerLinkBps float64 `json:"per_link_bps,omitempty"` // one link, bytes/s per direction
+	Bps        float64 `json:"bps"`                    // the ceiling, bytes/s of payload per direction
+	Source     string  `json:"source"`                 // how it was found, in words
+}
+
+// Link kinds.
+const (
+	LinkNVLink   = "nvlink"   // direct NVLinks between two GPUs
+	LinkNVSwitch = "nvswitch" // NVLinks to switches: the fewer of the two GPUs' links
+	LinkPCIe     = "pcie"
+	LinkMemory   = "memory" // within one GPU: a copy reads and writes each byte, so half the memory's rate
+)
+
+// GPUOfPE is the header's GPU that PE pe ran on (nil if the header does
+// not say): the entry naming the PE, or the PEs spread evenly over the
+// listed GPUs in order (one controller, PEs per GPU).
+func (h *Header) GPUOfPE(pe int) *GPU {
+	for i := range h.GPUs {
+		if pe > 0 && h.GPUs[i].PE == pe { // a launcher's header lists every PE's GPU
+			return &h.GPUs[i]
+		}
+	}
+	if len(h.GPUs) == 0 || h.PEs <= 0 || h.PEs%len(h.GPUs) != 0 {
+		return nil
+	}
+	i := pe / (h.PEs / len(h.GPUs))
+	if i < 0 || i >= len(h.GPUs) {
+		return nil
+	}
+	return &h.GPUs[i]
+}
+
+// LinkBetween is the ceiling of the path from GPU a to GPU b (the same GPU:
+// its memory), or nil when the header records none.
+func (h *Header) LinkBetween(a, b *GPU) *Link {
+	if a == nil || b == nil {
+		return nil
+	}
+	same := samePCI(a.PCIBusID, b.PCIBusID) && a.Host == b.Host
+	for i := range h.Links {
+		l := &h.Links[i]
+		if l.Host != "" && a.Host != "" && l.Host != a.Host {
+			continue
+		}
+		if same && l.Kind == LinkMemory && samePCI(l.From, a.PCIBusID) {
+			return l
+		}
+		if !same && l.Kind != LinkMemory && ((samePCI(l.From, a.PCIBusID) && samePCI(l.To, b.PCIBusID)) || (samePCI(l.From, b.PCIBusID) && samePCI(l.To, a.PCIBusID))) {
+			return l
+		}
+	}
+	return nil
+}
+
+// NormalPCI writes a PCI bus id one way ("00000000:1B:00.0" and
+// "0000:1b:00.0" are the same device): lower case, a 4-digit domain.
+func NormalPCI(id string) string {
+	var dom, bus, dev, fn uint64
+	if n, _ := fmt.Sscanf(strings.ToLower(strings.TrimSpace(id)), "%x:%x:%x.%x", &dom, &bus, &dev, &fn); n != 4 {
+		return strings.ToLower(strings.TrimSpace(id))
+	}
+	return fmt.Sprintf("%04x:%02x:%02x.%x", dom, bus, dev, fn)
+}
+
+func samePCI(a, b string) bool { return a != "" && NormalPCI(a) == NormalPCI(b) }
 
 // Capabilities is the job's capability probe: what decided which points ran
 // and which were waived (every PE's GPU is in GPUs, the paths in Topology).
@@ -197,8 +280,15 @@ type Params struct {
 	Dir     string            `json:"dir,omitempty"`     // uni, bidir
 	DType   string            `json:"dtype,omitempty"`   // float, bf16, u8, u64, ...
 	Mode    string            `json:"mode,omitempty"`    // blocking, nbi, graph, stream, ...
+	Launch  string            `json:"launch,omitempty"`  // collectives: per-op (one launch per operation) or fused (in one kernel)
 	Extra   map[string]string `json:"extra,omitempty"`   // anything else a suite varies
 }
+
+// Launch modes of collectives: only rows of one mode are compared.
+const (
+	LaunchPerOp = "per-op" // one launch per operation (host APIs; device kernels launched once per operation)
+	LaunchFused = "fused"  // the iterations looped inside one kernel (device implementations only)
+)
 
 // Key is a canonical, comparable string of the params (ordered key=value).
 func (p Params) Key() string { return p.key(true) }
@@ -230,6 +320,7 @@ func (p Params) key(withSize bool) string {
 	add("dir", p.Dir)
 	add("dtype", p.DType)
 	add("mode", p.Mode)
+	add("launch", p.Launch)
 	keys := make([]string, 0, len(p.Extra))
 	for k := range p.Extra {
 		keys = append(keys, k)
@@ -263,6 +354,7 @@ func HigherIsBetter(unit string) bool { return unit != UnitSeconds }
 // Summary summarises the per-sample values of one metric.
 type Summary struct {
 	Unit   string  `json:"unit"`
+	Mean   float64 `json:"mean,omitempty"`
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
@@ -274,10 +366,13 @@ type Summary struct {
 
 // Verification is the outcome of the data check of a point.
 type Verification struct {
-	Checked bool   `json:"checked"`          // false only with --no-verify or for points that move no data
+	Checked bool   `json:"checked"`          // false only with --no-verify or for points that cannot be checked
 	OK      bool   `json:"ok"`               // every checked element matched
 	Errors  int64  `json:"errors,omitempty"` // elements that did not match
 	Detail  string `json:"detail,omitempty"` // first mismatch, pattern used
+	// Unverifiable says why an ok point has nothing to check (an empty
+	// kernel moves no data); every other ok point was checked.
+	Unverifiable string `json:"unverifiable,omitempty"`
 }
 
 // Limit is the hardware limit measured in the same run that a figure is
@@ -313,8 +408,20 @@ type Point struct {
 	Samples []float64 `json:"samples_s,omitempty"`
 	// Metrics derived from Samples, in base units.
 	Metrics map[string]Summary `json:"metrics,omitempty"`
-	Limit   *Limit             `json:"limit,omitempty"`
-	Verify  Verification       `json:"verify"`
+	// KernelTimer is the in-kernel per-iteration time (%globaltimer, seconds)
+	// of the timed launches: the spread (p50, p99) behind the events figure,
+	// which it must agree with (else the point is flagged).
+	KernelTimer *Summary `json:"kernel_timer,omitempty"`
+	// Limit is the best copy reference of the same path measured in the same
+	// run; Ceiling the path's physical limit (Header.Links); Floor, for a
+	// round trip, the in-run dependent-load chase of its path.
+	Limit   *Limit       `json:"limit,omitempty"`
+	Ceiling *Limit       `json:"ceiling,omitempty"`
+	Floor   *Limit       `json:"floor,omitempty"`
+	Verify  Verification `json:"verify"`
+	// Flags are what the checks of the numbers found (Flag*): derived from
+	// the point and its header when written and again when read.
+	Flags []string `json:"flags,omitempty"`
 	// WorkingSetBytes and L2Resident tell whether the data fit in L2, where
 	// figures do not measure the link.
 	WorkingSetBytes int64  `json:"working_set_bytes,omitempty"`

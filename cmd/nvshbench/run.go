@@ -362,7 +362,8 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 	}
 	header := buildHeader(gpu, 1, 1, extra)
 	header.PEs, header.Nodes, header.Label = l.Size, l.Nodes, o.Label
-	header.GPUs = nil // every rank's GPU, from the job's facts once NVSHMEM is up
+	header.GPUs = nil                                               // every rank's GPU, from the job's facts once NVSHMEM is up
+	header.Links, header.Notes = hostLinks(gpu, ndev, header.Notes) // rank 0's node: the links its GPUs can see
 	header.Notes = append(header.Notes, fmt.Sprintf("started by %s: %d PEs on %d node(s); %s; verification totals summed over every PE", l.By, l.Size, l.Nodes, boot.Why))
 	lo := launcher.Options{GPUs: 1, PEsPerGPU: 1, Plan: plan, Out: out, Header: header, Timeout: o.Timeout,
 		InitTimeout: o.Timeout + 60*time.Second, Stderr: stderr}
@@ -431,6 +432,7 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) resu
 		h.Notes = append(h.Notes, "measured with the fake GPU layer (--shim fake): invented numbers for testing")
 	}
 	h.Topology = topology(g, gpus)
+	h.Links, h.Notes = hostLinks(g, gpus, h.Notes)
 	sms, l2 := 0, int64(0)
 	for _, gp := range h.GPUs {
 		if sms == 0 || gp.SMs < sms {
@@ -455,6 +457,29 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) resu
 		h.Notes = append(h.Notes, fmt.Sprintf("%d PEs share each GPU: transfers stay in one GPU's memory (functional coverage, not a link measurement)", pesPerGPU))
 	}
 	return h
+}
+
+// hostLinks are the physical ceilings of this host's first n GPUs (the
+// header's links); a GPU NVML did not describe is noted.
+func hostLinks(g *gpuSetup, n int, notes []string) ([]results.Link, []string) {
+	host, _ := os.Hostname()
+	var devs []harness.DeviceLinks
+	for i := 0; i < n; i++ {
+		info, err := g.lib.DeviceInfo(i)
+		if err != nil {
+			continue
+		}
+		l, err := g.lib.LinkInfo(i)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("GPU %d: no link facts (%v): its paths have no physical ceiling", i, err))
+			continue
+		}
+		if l.NVML == 0 {
+			notes = append(notes, fmt.Sprintf("GPU %d: %s: NVLink and PCIe ceilings unknown", i, l.DetailString()))
+		}
+		devs = append(devs, harness.DeviceLinks{PCI: info.PCIString(), Links: l})
+	}
+	return harness.BuildLinks(host, devs), notes
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")

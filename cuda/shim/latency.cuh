@@ -1,23 +1,27 @@
 // latency.cuh: the latency family and its entries in the dispatch table
-// (included by nvshbench.cu).
+// (included by nvshbench.cu), and the in-run floors every round trip is
+// compared with (limit/chase-*).
 //
-// Every kernel runs `iters` operations in one launch of one CTA. Thread 0
-// reads %globaltimer around each operation (after its completion is
-// observed) and stores the per-iteration nanoseconds, so one launch gives
-// both the event-timed mean and the per-iteration distribution.
+// Every kernel runs `iters` operations in one launch of one CTA. The figure
+// is the events timer around the launch (the mean per operation); thread 0
+// also reads %globaltimer around each operation (after its completion is
+// observed) into S.times, the per-iteration distribution of the same
+// launch, which must agree with the events.
 //
 // A latency is a round trip: iteration i+1 cannot start before i's result
 // is back. put and p complete with quiet (the remote acknowledgement);
-// get and g chase pointers: the peer's source holds a chain of blocks
-// spread over NB_CHAIN_BYTES (several times the L2), each block's first
-// word naming the next, and the next transfer's address is read from what
-// the last one delivered, so neither overlap nor a cache can answer.
-// Operations that only issue (a blocking put returns when its source is
-// reusable, fence only orders) are the rate rows of the Go side.
+// get and g chase pointers through a chain of blocks in the peer's source
+// (chain.cuh: memory-served, at least 4 x L2, the L2 flushed), the next
+// transfer's address read from what the last one delivered, so neither
+// overlap nor a cache can answer. Operations that only issue (a blocking
+// put returns when its source is reusable, fence only orders) carry no
+// T_ROUNDTRIP and are the issue rows of the Go side. The floors are one
+// thread's dependent 8-byte loads through a chain, one line a hop, the L1
+// bypassed: memory-served or cache-served (args.extent).
 
 // The family's operation codes (private; see rma.cuh).
 enum {
-  NB_OP_LAT_PUT = 21,    // putmem (scope) + quiet per iteration; blocking: the call alone (issue time)
+  NB_OP_LAT_PUT = 21,    // putmem_nbi (scope) + quiet per iteration
   NB_OP_LAT_GET = 22,    // pointer chase: getmem of block k, the next k read from what arrived
   NB_OP_LAT_P = 23,      // the message as uint64 p's over the CTA + quiet
   NB_OP_LAT_G = 24,      // pointer chase with uint64 g's: the next block from the loaded word
@@ -31,53 +35,14 @@ enum {
   NB_OP_LAT_CSWAP = 32,
   NB_OP_LAT_PUT_SIGNAL = 33, // one-way putmem_signal_nbi_block + quiet
   NB_OP_LAT_LAUNCH = 34, // empty kernels launched back to back: the floor of host-issued work
+  NB_OP_LAT_PUT_ISSUE = 37, // blocking putmem (scope): the call alone, an issue time
+  NB_OP_LAT_CHASE = 38,  // the floor: one thread's dependent 8-byte loads through a chain (limit/chase-*)
 };
 
 __device__ static inline uint64_t gtimer() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
   return t;
-}
-
-// The chain: n blocks of stride bytes (n a power of two); block k's first
-// word is the index of the next block, a full-period linear congruential
-// step, so consecutive hops land far apart and the walk visits every block
-// before it repeats.
-__host__ __device__ static inline uint64_t chain_next(uint64_t k, uint64_t n) {
-  return (k * 6364136223846793005ull + 1442695040888963407ull) & (n - 1);
-}
-
-struct Chain {
-  int64_t stride, n;
-};
-
-static Chain chain_of(int64_t size) {
-  Chain c;
-  int64_t s = size < 128 ? 128 : size;
-  c.stride = (s + 127) & ~127ll;
-  int64_t bytes = S.buf < NB_CHAIN_BYTES ? S.buf : NB_CHAIN_BYTES;
-  int64_t n = 1;
-  while (2 * n * c.stride <= bytes) n *= 2;
-  c.n = n;
-  return c;
-}
-
-__global__ void k_chain_words(uint8_t *b, int64_t stride, int64_t n) {
-  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x)
-    *(uint64_t *)(b + k * stride) = chain_next((uint64_t)k, (uint64_t)n);
-}
-
-// Checks a delivered block: its first word is next, the rest is src_pe's
-// pattern at the block's offset base.
-__global__ void k_check_block(const uint8_t *b, int64_t size, int64_t base, uint64_t next, int pe, int64_t seed,
-                              unsigned long long *cnt) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < size; i += (int64_t)gridDim.x * blockDim.x) {
-    uint8_t want = i < 8 ? (uint8_t)(next >> (8 * i)) : pat(base + i, pe, seed);
-    if (b[i] != want) {
-      atomicAdd(cnt, 1ull);
-      atomicMin(cnt + 1, (unsigned long long)i);
-    }
-  }
 }
 
 // put (scope) + quiet per iteration (round trip); blocking: the call alone.
@@ -110,12 +75,18 @@ __device__ static inline void chase(int64_t *cursor, int64_t n, int iters, int64
     if (threadIdx.x == 0) t0 = gtimer();
     uint64_t first = hop(cur);
     if (threadIdx.x == 0) {
-      cur = (int64_t)(first & (uint64_t)(n - 1));
+      cur = first < (uint64_t)n ? (int64_t)first : 0;  // a damaged word stays inside the chain (the check sees it)
       times[it] = (int64_t)(gtimer() - t0);
     }
     __syncthreads();
   }
   if (threadIdx.x == 0) *cursor = cur;
+}
+
+// The floor: thread 0 loads the first word of block cur (L2, not L1: a
+// repeated line is never an L1 hit), which names the next block.
+__global__ void k_lat_chase(const uint8_t *chain, int64_t stride, int64_t n, int64_t *cursor, int iters, int64_t *times) {
+  chase(cursor, n, iters, times, [&](int64_t cur) -> uint64_t { return __ldcg((const unsigned long long *)(chain + cur * stride)); });
 }
 
 // Pointer chase with bulk get (scope; nbi + quiet or blocking): fetch block
@@ -187,18 +158,18 @@ __global__ void k_pingpong(uint8_t *dst, const uint8_t *src, int64_t size, uint6
       if (threadIdx.x == 0) nvshmem_signal_wait_until(mine, NVSHMEM_CMP_GE, v);
       __syncthreads();
     }
-    if (KIND == NB_OP_PP_PUT_SIGNAL) {
+    if constexpr (KIND == NB_OP_PP_PUT_SIGNAL) {
       nvshmemx_putmem_signal_nbi_block(to, src, size, theirs, v, NVSHMEM_SIGNAL_SET, peer);
-    } else if (KIND == NB_OP_PP_P) {
+    } else if constexpr (KIND == NB_OP_PP_P) {
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) nvshmem_uint64_p(d64 + i, s64[i], peer);
       nvshmem_fence();
       __syncthreads();
       if (threadIdx.x == 0) nvshmem_uint64_p(theirs, v, peer);
-    } else if (KIND == NB_OP_PP_ATOMIC) {
+    } else if constexpr (KIND == NB_OP_PP_ATOMIC) {
       if (threadIdx.x == 0) nvshmem_uint64_atomic_add(theirs, 1, peer);
-    } else {
+    } else if constexpr (KIND == NB_OP_PP_SIGNAL) {
       if (threadIdx.x == 0) nvshmemx_signal_op(theirs, v, NVSHMEM_SIGNAL_SET, peer);
-    }
+    } else static_assert(unhandled<KIND>, "a ping-pong without a branch");
     if (initiator) {
       if (threadIdx.x == 0) nvshmem_signal_wait_until(mine, NVSHMEM_CMP_GE, v);
       __syncthreads();
@@ -214,8 +185,9 @@ __global__ void k_lat_order(uint64_t *dst, int iters, int peer, int64_t *times) 
   for (int it = 0; it < iters; it++) {
     uint64_t t0 = gtimer();
     nvshmem_uint64_p(dst, (uint64_t)it, peer);
-    if (KIND == NB_OP_LAT_FENCE) nvshmem_fence();
-    else nvshmem_quiet();
+    if constexpr (KIND == NB_OP_LAT_FENCE) nvshmem_fence();
+    else if constexpr (KIND == NB_OP_LAT_QUIET) nvshmem_quiet();
+    else static_assert(unhandled<KIND>, "an ordering operation without a branch");
     times[it] = (int64_t)(gtimer() - t0);
   }
   nvshmem_quiet();
@@ -223,19 +195,21 @@ __global__ void k_lat_order(uint64_t *dst, int iters, int peer, int64_t *times) 
 
 // Fetching atomics: the next operation's address depends on the value the
 // last one returned (masked with zero, a kernel argument the compiler
-// cannot see through), so they run one after the other.
+// cannot see through), so they run one after the other. base is the
+// counter's value before this launch (every operation succeeds: the counter
+// ends at the operations issued).
 template <int KIND>
-__global__ void k_lat_atomic(uint64_t *slot, int iters, int peer, int64_t *times, uint64_t zero) {
+__global__ void k_lat_atomic(uint64_t *slot, int iters, int peer, int64_t *times, uint64_t zero, uint64_t base) {
   __shared__ volatile uint64_t dep;
-  uint64_t cur = 0, d = 0;
+  uint64_t cur = base, d = 0;
   for (int it = 0; it < iters; it++) {
     uint64_t t0 = gtimer();
     uint64_t old;
-    if (KIND == NB_OP_LAT_FETCH_ADD) old = nvshmem_uint64_atomic_fetch_add(slot + d, 1, peer);
-    else {
+    if constexpr (KIND == NB_OP_LAT_FETCH_ADD) old = nvshmem_uint64_atomic_fetch_add(slot + d, 1, peer);
+    else if constexpr (KIND == NB_OP_LAT_CSWAP) {
       old = nvshmem_uint64_atomic_compare_swap(slot + d, cur, cur + 1, peer);
       cur = (old == cur) ? cur + 1 : old;
-    }
+    } else static_assert(unhandled<KIND>, "a fetching atomic without a branch");
     d = old & zero;
     dep = d;  // waits for the value
     times[it] = (int64_t)(gtimer() - t0);
@@ -257,15 +231,30 @@ __global__ void k_lat_put_signal(uint8_t *dst, const uint8_t *src, int64_t size,
 __global__ void k_empty() {}
 
 // ---------------------------------------------------------------------------
-enum { LANDS_NONE = 0, LANDS_AT_TARGET = 1, LANDS_CHASED = 2, LANDS_BOTH_WAYS = 3 };
+// What lands where, and what the check compares it with:
+//  AT_TARGET: the message at the peer (the initiator's pattern);
+//  CHASED: the last block the chase delivered (its chain's next word, the
+//    peer's pattern);
+//  BOTH_WAYS: each side's payload at the other (ping-pongs);
+//  FLAGS: each side's flag at the value of the last launch's last iteration
+//    (ping-pongs without payload);
+//  COUNTER: the peer's counter at the operations issued (fetching atomics);
+//  LAST: the peer's word at the last iteration's value (p + quiet / fence);
+//  CURSOR: the chase's cursor where the chain says (the floors);
+//  NONE: nothing (the empty kernel; the Go side records why).
+enum { LANDS_NONE = 0, LANDS_AT_TARGET = 1, LANDS_CHASED = 2, LANDS_BOTH_WAYS = 3, LANDS_FLAGS = 4, LANDS_COUNTER = 5, LANDS_LAST = 6, LANDS_CURSOR = 7 };
 
-static int lat_is_pingpong(int op) {
-  return op == NB_OP_PP_PUT_SIGNAL || op == NB_OP_PP_P || op == NB_OP_PP_ATOMIC || op == NB_OP_PP_SIGNAL;
-}
+static int lat_is_pingpong(const Run *r) { return r->e->lands == LANDS_BOTH_WAYS || r->e->lands == LANDS_FLAGS; }
+
+static int lat_chases(const Run *r) { return r->e->lands == LANDS_CHASED || r->e->lands == LANDS_CURSOR; }
+
+// The chain of a chasing point: size-byte blocks (the floors: 8-byte hops,
+// one line each) over args.extent bytes (0: memory-served).
+static Chain lat_chain(const Run *r) { return chain_of(r->e->lands == LANDS_CURSOR ? 8 : r->a->size, r->a->extent); }
 
 static int lat_validate(Run *r) {
   const Args *a = r->a;
-  int pp = lat_is_pingpong(a->op);
+  int pp = lat_is_pingpong(r);
   r->initiator = S.me == 0;
   r->target = r->initiator ? a->peer : 0;
   if (a->size <= 0 || a->size > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)S.buf);
@@ -273,29 +262,32 @@ static int lat_validate(Run *r) {
   if ((a->op == NB_OP_LAT_P || a->op == NB_OP_LAT_G || a->op == NB_OP_PP_P) && a->size % 8)
     return fail(NB_ERR, "size %lld is not a multiple of 8", (long long)a->size);
   if (pp && a->peer == S.me && 2 * a->size > S.buf) return fail(NB_ERR, "loopback ping-pong needs 2 x size of buffer");
-  if (r->e->lands == LANDS_CHASED && chain_of(a->size).n < 2)
+  if (lat_chases(r) && lat_chain(r).n < 2)
     return fail(NB_ERR, "a pointer chase of %lld-byte blocks needs a larger buffer", (long long)a->size);
+  if (a->extent < 0 || a->extent > S.buf) return fail(NB_ERR, "chain extent %lld outside 0..%lld", (long long)a->extent, (long long)S.buf);
+  if (r->initiator && has(r, T_LOADSTORE) && nvshmem_ptr(S.src, r->target) == nullptr)
+    return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store from PE %d (no P2P mapping)", r->target, S.me);
   return 0;
 }
 
 static int lat_active(Run *r) {
-  return r->initiator || (lat_is_pingpong(r->a->op) && S.me == r->a->peer);
+  return r->initiator || (lat_is_pingpong(r) && S.me == r->a->peer);
 }
-static int lat_synced(Run *r) { return lat_is_pingpong(r->a->op); }
-static double lat_per_op(Run *) { return 1.0; }
+static int lat_synced(Run *r) { return lat_is_pingpong(r); }
 
 static int lat_prepare(Run *r) {
   const Args *a = r->a;
   int rc;
-  if (r->e->lands == LANDS_CHASED) {
-    Chain c = chain_of(a->size);
-    if ((rc = fill_src(c.n * c.stride, a->seed))) return rc;
-    k_chain_words<<<1024, 256, 0, S.stream>>>(S.src, c.stride, c.n);
-    CKLAUNCH("chain kernel");
+  if (lat_chases(r)) {
+    if ((rc = chain_prepare(lat_chain(r), a->seed))) return rc;
   } else if ((rc = fill_src(a->size, a->seed))) {
     return rc;
   }
-  if (a->verify && (rc = poison_dst(lat_is_pingpong(a->op) ? 2 * a->size : a->size))) return rc;
+  if (r->e->lands == LANDS_COUNTER) {
+    CK(cudaMemsetAsync(S.dst, 0, sizeof(uint64_t), S.stream));  // the counter starts at zero
+  } else if (a->verify && r->e->lands != LANDS_CURSOR && (rc = poison_dst(lat_is_pingpong(r) ? 2 * a->size : a->size))) {
+    return rc;
+  }
   CK(cudaMemsetAsync(S.flag, 0, 2 * sizeof(uint64_t), S.stream));
   CK(cudaMemsetAsync(S.cursor, 0, sizeof(int64_t), S.stream));
   return 0;
@@ -303,7 +295,7 @@ static int lat_prepare(Run *r) {
 
 // A ping-pong restarts its signal values from 1 at every launch.
 static int lat_before_launch(Run *r) {
-  if (!lat_is_pingpong(r->a->op)) return 0;
+  if (!lat_is_pingpong(r)) return 0;
   CK(cudaMemsetAsync(S.flag, 0, 2 * sizeof(uint64_t), S.stream));
   CK(cudaStreamSynchronize(S.stream));
   return 0;
@@ -318,59 +310,50 @@ static int lat_check(Run *r, nb_result *res) {
   case LANDS_BOTH_WAYS:  // each side received the other's payload (loopback: the initiator's half)
     if (!lat_active(r)) return 0;
     return check_bytes(S.dst, a->size, 0, r->initiator ? a->peer : 0, a->seed, res);
-  case LANDS_CHASED: {
-    if (!r->initiator || r->ops <= 0) return 0;
-    // r->ops hops from block 0: dst holds the block of the last hop.
-    Chain c = chain_of(a->size);
-    uint64_t last = 0;
-    for (int64_t i = 1; i < r->ops; i++) last = chain_next(last, (uint64_t)c.n);
-    int rc = count_reset();
-    if (rc) return rc;
-    int64_t base = (int64_t)last * c.stride;
-    k_check_block<<<256, 256, 0, S.stream>>>(S.dst, a->size, base, chain_next(last, (uint64_t)c.n), a->peer, a->seed, S.count);
-    CKLAUNCH("chase check kernel");
-    unsigned long long h[2];
-    if ((rc = count_read(h))) return rc;
-    res->checked += a->size;
-    res->errors += (int64_t)h[0];
-    if (h[0] && !res->detail[0])
-      snprintf(res->detail, sizeof res->detail, "byte %llu of chain block %llu (hop %lld) wrong", h[1],
-               (unsigned long long)last, (long long)r->ops);
-    return 0;
+  case LANDS_FLAGS: {  // each side's flag reached the last launch's last value (loopback: both flags)
+    if (!lat_active(r)) return 0;
+    return check_u64(S.flag, a->peer == S.me ? 2 : 1, (uint64_t)r->last, res);
   }
+  case LANDS_COUNTER:  // every fetching atomic of every launch reached the peer's counter
+    if (S.me != a->peer) return 0;
+    return check_u64((const uint64_t *)S.dst, 1, (uint64_t)r->ops, res);
+  case LANDS_LAST:  // the last p of the last launch was delivered
+    if (S.me != a->peer || r->last <= 0) return 0;
+    return check_u64((const uint64_t *)S.dst, 1, (uint64_t)(r->last - 1), res);
+  case LANDS_CHASED:  // r->ops hops from block 0: dst holds the block of the last hop
+    if (!r->initiator) return 0;
+    return chain_check_block(lat_chain(r), S.dst, a->size, r->ops, a->peer, a->seed, res);
+  case LANDS_CURSOR:
+    if (!r->initiator) return 0;
+    return chain_check_cursor(lat_chain(r), r->ops, res);
   }
   return 0;
 }
 
-static int lat_has_payload(int op) {
-  return op == NB_OP_LAT_PUT || op == NB_OP_LAT_GET || op == NB_OP_LAT_P || op == NB_OP_LAT_G || op == NB_OP_LAT_PUT_SIGNAL ||
-         op == NB_OP_PP_PUT_SIGNAL || op == NB_OP_PP_P;
-}
+static int64_t lat_bytes(Run *r) { return r->initiator && has(r, T_PAYLOAD) ? r->a->size : 0; }
 
-static int64_t lat_bytes(Run *r) { return r->initiator && lat_has_payload(r->a->op) ? r->a->size : 0; }
-
+// The largest buffer one GPU serves: the chain of a chase, else the message.
 static int64_t lat_work_set(Run *r) {
-  if (r->e->lands == LANDS_CHASED) {
-    Chain c = chain_of(r->a->size);
+  if (lat_chases(r)) {
+    Chain c = lat_chain(r);
     return c.n * c.stride;
   }
-  return path_to(r->a->peer) == NB_PATH_LOCAL ? 2 * r->a->size : r->a->size;
+  return r->a->size;
 }
 
-static const Family kLat = {"latency", lat_validate, lat_active, lat_synced, 10, 0, lat_per_op, lat_prepare, nullptr,
+static const Family kLat = {"latency", lat_validate, lat_active, lat_synced, 10, 0, 1, lat_prepare, nullptr,
                             lat_before_launch, lat_check, lat_bytes, lat_work_set};
 // Ping-pongs are not calibrated: both sides run the same fixed count.
-static const Family kLatPP = {"ping-pong", lat_validate, lat_active, lat_synced, 0, 1000, lat_per_op, lat_prepare, nullptr,
+static const Family kLatPP = {"ping-pong", lat_validate, lat_active, lat_synced, 0, 1000, 1, lat_prepare, nullptr,
                               lat_before_launch, lat_check, lat_bytes, lat_work_set};
 
 // --- launches
+template <int BLOCKING>
 static int launch_lat_put(Run *r, int iters) {
   const Args *a = r->a;
   dim3 b(a->threads);
   with_scope(a->scope, [&](auto sc) {
-    with_flag(a->blocking, [&](auto bl) {
-      k_lat_put<decltype(sc)::value, decltype(bl)::value><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, iters, r->target, S.times);
-    });
+    k_lat_put<decltype(sc)::value, BLOCKING><<<1, b, 0, S.stream>>>(S.dst, S.src, a->size, iters, r->target, S.times);
   });
   CKLAUNCH("put latency kernel");
   return 0;
@@ -378,7 +361,7 @@ static int launch_lat_put(Run *r, int iters) {
 
 static int launch_lat_get(Run *r, int iters) {
   const Args *a = r->a;
-  Chain c = chain_of(a->size);
+  Chain c = lat_chain(r);
   dim3 b(a->threads);
   with_scope(a->scope, [&](auto sc) {
     with_flag(a->blocking, [&](auto bl) {
@@ -391,7 +374,7 @@ static int launch_lat_get(Run *r, int iters) {
 }
 
 static int launch_lat_g(Run *r, int iters) {
-  Chain c = chain_of(r->a->size);
+  Chain c = lat_chain(r);
   k_lat_g<<<1, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, S.src, r->a->size / 8, c.stride, c.n, S.cursor, iters, r->target, S.times);
   CKLAUNCH("g latency kernel");
   return 0;
@@ -421,7 +404,7 @@ static int launch_order(Run *r, int iters) {
 
 template <int KIND>
 static int launch_lat_atomic(Run *r, int iters) {
-  k_lat_atomic<KIND><<<1, 1, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, S.times, 0);
+  k_lat_atomic<KIND><<<1, 1, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, S.times, 0, (uint64_t)r->ops);
   CKLAUNCH("atomic latency kernel");
   return 0;
 }
@@ -432,6 +415,16 @@ static int launch_lat_put_signal(Run *r, int iters) {
   return 0;
 }
 
+// The floor: through this PE's own chain (chase-local) or the peer's.
+static int launch_chase(Run *r, int iters) {
+  Chain c = lat_chain(r);
+  const uint8_t *chain = (const uint8_t *)nvshmem_ptr(S.src, r->target);
+  if (!chain) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
+  k_lat_chase<<<1, 1, 0, S.stream>>>(chain, c.stride, c.n, S.cursor, iters, S.times);
+  CKLAUNCH("chase kernel");
+  return 0;
+}
+
 static int launch_empty(Run *, int iters) {
   for (int i = 0; i < iters; i++) k_empty<<<1, 1, 0, S.stream>>>();
   CKLAUNCH("empty kernel");
@@ -439,18 +432,20 @@ static int launch_empty(Run *, int iters) {
 }
 
 static const OpEntry kLatOps[] = {
-    {NB_OP_LAT_PUT, "lat.put", &kLat, LANDS_AT_TARGET, launch_lat_put},
-    {NB_OP_LAT_GET, "lat.get", &kLat, LANDS_CHASED, launch_lat_get},
-    {NB_OP_LAT_P, "lat.p", &kLat, LANDS_AT_TARGET, launch_lat_p},
-    {NB_OP_LAT_G, "lat.g", &kLat, LANDS_CHASED, launch_lat_g},
-    {NB_OP_PP_PUT_SIGNAL, "lat.pp_put_signal", &kLatPP, LANDS_BOTH_WAYS, launch_pingpong<NB_OP_PP_PUT_SIGNAL>},
-    {NB_OP_PP_P, "lat.pp_p", &kLatPP, LANDS_BOTH_WAYS, launch_pingpong<NB_OP_PP_P>},
-    {NB_OP_PP_ATOMIC, "lat.pp_atomic", &kLatPP, LANDS_NONE, launch_pingpong<NB_OP_PP_ATOMIC>},
-    {NB_OP_PP_SIGNAL, "lat.pp_signal", &kLatPP, LANDS_NONE, launch_pingpong<NB_OP_PP_SIGNAL>},
-    {NB_OP_LAT_FENCE, "lat.fence", &kLat, LANDS_NONE, launch_order<NB_OP_LAT_FENCE>},
-    {NB_OP_LAT_QUIET, "lat.quiet", &kLat, LANDS_NONE, launch_order<NB_OP_LAT_QUIET>},
-    {NB_OP_LAT_FETCH_ADD, "lat.fetch_add", &kLat, LANDS_NONE, launch_lat_atomic<NB_OP_LAT_FETCH_ADD>},
-    {NB_OP_LAT_CSWAP, "lat.compare_swap", &kLat, LANDS_NONE, launch_lat_atomic<NB_OP_LAT_CSWAP>},
-    {NB_OP_LAT_PUT_SIGNAL, "lat.put_signal", &kLat, LANDS_AT_TARGET, launch_lat_put_signal},
-    {NB_OP_LAT_LAUNCH, "lat.launch", &kLat, LANDS_NONE, launch_empty},
+    {NB_OP_LAT_PUT, "lat.put", &kLat, LANDS_AT_TARGET, T_PAYLOAD | T_ROUNDTRIP, launch_lat_put<0>},
+    {NB_OP_LAT_PUT_ISSUE, "lat.put_issue", &kLat, LANDS_AT_TARGET, T_PAYLOAD, launch_lat_put<1>},
+    {NB_OP_LAT_GET, "lat.get", &kLat, LANDS_CHASED, T_PAYLOAD | T_ROUNDTRIP, launch_lat_get},
+    {NB_OP_LAT_P, "lat.p", &kLat, LANDS_AT_TARGET, T_PAYLOAD | T_ROUNDTRIP, launch_lat_p},
+    {NB_OP_LAT_G, "lat.g", &kLat, LANDS_CHASED, T_PAYLOAD | T_ROUNDTRIP, launch_lat_g},
+    {NB_OP_PP_PUT_SIGNAL, "lat.pp_put_signal", &kLatPP, LANDS_BOTH_WAYS, T_PAYLOAD | T_ROUNDTRIP, launch_pingpong<NB_OP_PP_PUT_SIGNAL>},
+    {NB_OP_PP_P, "lat.pp_p", &kLatPP, LANDS_BOTH_WAYS, T_PAYLOAD | T_ROUNDTRIP, launch_pingpong<NB_OP_PP_P>},
+    {NB_OP_PP_ATOMIC, "lat.pp_atomic", &kLatPP, LANDS_FLAGS, T_ROUNDTRIP, launch_pingpong<NB_OP_PP_ATOMIC>},
+    {NB_OP_PP_SIGNAL, "lat.pp_signal", &kLatPP, LANDS_FLAGS, T_ROUNDTRIP, launch_pingpong<NB_OP_PP_SIGNAL>},
+    {NB_OP_LAT_FENCE, "lat.fence", &kLat, LANDS_LAST, 0, launch_order<NB_OP_LAT_FENCE>},
+    {NB_OP_LAT_QUIET, "lat.quiet", &kLat, LANDS_LAST, T_ROUNDTRIP, launch_order<NB_OP_LAT_QUIET>},
+    {NB_OP_LAT_FETCH_ADD, "lat.fetch_add", &kLat, LANDS_COUNTER, T_ROUNDTRIP, launch_lat_atomic<NB_OP_LAT_FETCH_ADD>},
+    {NB_OP_LAT_CSWAP, "lat.compare_swap", &kLat, LANDS_COUNTER, T_ROUNDTRIP, launch_lat_atomic<NB_OP_LAT_CSWAP>},
+    {NB_OP_LAT_PUT_SIGNAL, "lat.put_signal", &kLat, LANDS_AT_TARGET, T_PAYLOAD | T_ROUNDTRIP, launch_lat_put_signal},
+    {NB_OP_LAT_LAUNCH, "lat.launch", &kLat, LANDS_NONE, 0, launch_empty},
+    {NB_OP_LAT_CHASE, "lat.chase", &kLat, LANDS_CURSOR, T_FLOOR | T_LOADSTORE, launch_chase},
 };

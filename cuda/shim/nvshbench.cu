@@ -1,9 +1,19 @@
-// nvshbench.cu: the C ABI of libnvshbench.so (see nvshbench.h), the state
-// every point shares, and the one measurement loop (nb_run) that every
-// benchmark runs through. The operations themselves are entries of one
-// dispatch table, defined beside their kernels in rma.cuh, latency.cuh and
-// collectives.cuh. Every NVSHMEM / CUDA / NCCL call of the tool lives in
-// this library.
+// nvshbench.cu: the C ABI of libnvshbench.so (see nvshbench.h) and the one
+// measurement loop (nb_run) that every benchmark runs through. The shim is
+// one translation unit (one device link) made of one idea per file, included
+// in this order:
+//   common.cuh       the state nb_init makes, errors, the dispatch table's types and traits
+//   exchange.cuh     exchange and agree: the host-side collective steps
+//   check.cuh        the verification patterns, fills and the one check helper
+//   nvml.cuh         the physical links and memory of a GPU (the ceilings)
+//   chain.cuh        the pointer chains every chase walks (and the L2 flush)
+//   nccl.cuh         NCCL: its loader, communicators and device-API objects
+//   rma.cuh          the RMA family (bulk, scalar, load/store, atomics, copy references)
+//   latency.cuh      the latency family (round trips) and the in-run floors
+//   allreduce.cuh    our multi-CTA AllReduce, one template for NVSHMEM and NCCL's LSA
+//   nccldev.cuh      NCCL's device API beside NVSHMEM (LSA put/get, GIN, LSA round trips)
+//   collectives.cuh  the collectives family (NVSHMEM device/on-stream, ours, NCCL)
+// Every NVSHMEM / CUDA / NCCL / NVML call of the tool lives in this library.
 //
 // The multi-PE rule: every host call that all PEs must make together
 // (symmetric allocation, barriers, exchanges, NCCL communicator creation)
@@ -11,76 +21,17 @@
 // every PE whatever the operation, size or outcome. A PE that fails keeps
 // making those calls and reports its failure at the next agreement, where
 // every PE learns it; no PE returns early between two collective calls.
-#include <cuda_runtime.h>
-#include <nvshmem.h>
-#include <nvshmemx.h>
-
-#include <dlfcn.h>
-#include <stdarg.h>
-#include <type_traits>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "nvshbench.h"
-
-static char g_err[1024];
-
-static int fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_err, sizeof g_err, fmt, ap);
-  va_end(ap);
-  return code;
-}
-
-#define CK(call)                                                                                  \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess)                                                                        \
-      return fail(NB_ERR, "%s: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__);  \
-  } while (0)
-
-#define CKLAUNCH(what)                                                                            \
-  do {                                                                                            \
-    cudaError_t e_ = cudaGetLastError();                                                          \
-    if (e_ != cudaSuccess) return fail(NB_ERR, "launch of %s: %s", what, cudaGetErrorString(e_)); \
-  } while (0)
-
-#define NB_MAX_CTAS 1024
-#define NB_SLOT 512             // bytes per PE in one exchange
-#define NB_MAX_ITERS 100000     // per launch
-#define NB_CHAIN_BYTES (256LL << 20)  // pointer chases walk this much of the peer's memory
-
-// Everything nb_init makes, once, in the same order on every PE.
-struct State {
-  int inited;
-  int me, npes, device;
-  int64_t buf;                // bytes of each of src, dst, scratch
-  uint8_t *src, *dst, *scratch;  // symmetric
-  uint64_t *flag;             // symmetric: 2 signal words (ping-pong)
-  uint64_t *cflags;           // symmetric: NB_MAX_PES x NB_MAX_CTAS barrier words (our AllReduce)
-  uint8_t *xchg;              // symmetric: 2 halves x NB_MAX_PES x NB_SLOT (exchanges)
-  int xhalf;
-  uint8_t *stage;             // device: NB_SLOT bytes staged for an exchange
-  unsigned long long *count;  // device: [0] mismatches, [1] first mismatch
-  int64_t *times;             // device: per-iteration ns of the last launch (NB_MAX_ITERS)
-  int64_t *cursor;            // device: pointer-chase cursor, continued across launches
-  uint64_t *epochs;           // device: per-CTA barrier epochs of our AllReduce
-  cudaStream_t stream;
-  cudaEvent_t ev0, ev1;
-};
-static State S;
-
-// on_device makes this PE's device current on the calling thread. The CUDA
-// runtime keeps the current device per thread, and a Go program may call in
-// from any of its threads: every entry point after nb_init starts here.
-static int on_device(void) {
-  if (!S.inited) return fail(NB_ERR, "not initialised");
-  CK(cudaSetDevice(S.device));
-  return 0;
-}
+#include "common.cuh"
+#include "exchange.cuh"
+#include "check.cuh"
+#include "nvml.cuh"
+#include "chain.cuh"
+#include "nccl.cuh"
+#include "rma.cuh"
+#include "latency.cuh"
+#include "allreduce.cuh"
+#include "nccldev.cuh"
+#include "collectives.cuh"
 
 extern "C" int nb_abi_version(void) { return NB_ABI_VERSION; }
 extern "C" const char *nb_last_error(void) { return g_err; }
@@ -89,8 +40,6 @@ extern "C" int nb_device_count(int *count) {
   CK(cudaGetDeviceCount(count));
   return 0;
 }
-
-static int nccl_version_loaded(void);
 
 extern "C" int nb_device_info(int dev, nb_info *o) {
   memset(o, 0, sizeof *o);
@@ -132,87 +81,25 @@ extern "C" int nb_get_uniqueid(uint8_t *uid, int len) {
   return (int)sizeof id;
 }
 
-// ---------------------------------------------------------------------------
-// Exchanges: every PE puts its NB_SLOT-byte slot into every PE's copy of the
-// exchange area, then all meet in a barrier. Two halves alternate, so a PE
-// that runs ahead into the next exchange never overwrites a slot another PE
-// is still reading (it cannot pass that PE's next barrier).
-__global__ void k_xput(uint8_t *half, const uint8_t *mine, int len, int me, int npes) {
-  for (int q = 0; q < npes; q++) nvshmem_putmem(half + (size_t)me * NB_SLOT, mine, len, q);
-  nvshmem_quiet();
-}
-
-// exchange is collective: out[pe * len ...] gets every PE's len bytes. It
-// makes its barrier even when this PE's part failed, and says so after.
-static int exchange(const void *mine, int len, void *out) {
-  uint8_t *half = S.xchg + (size_t)S.xhalf * NB_MAX_PES * NB_SLOT;
-  S.xhalf ^= 1;
-  int rc = 0;
-  cudaError_t e = cudaMemcpy(S.stage, mine, len, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess) {
-    k_xput<<<1, 1, 0, S.stream>>>(half, S.stage, len, S.me, S.npes);
-    e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaStreamSynchronize(S.stream);
+// mpi_finalize ends MPI where NVSHMEM's MPI bootstrap started it and left it
+// running: Open MPI's mpirun counts a rank that exits without MPI_Finalize
+// as an abnormal termination, so a clean run would fail the job.
+static void mpi_finalize(void) {
+  const char *libs[] = {"libmpi.so.40", "libmpi.so.12", "libmpi.so"};
+  for (const char *l : libs) {
+    void *h = dlopen(l, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) continue;
+    int (*initialized)(int *) = (int (*)(int *))dlsym(h, "MPI_Initialized");
+    int (*finalized)(int *) = (int (*)(int *))dlsym(h, "MPI_Finalized");
+    int (*finalize)(void) = (int (*)(void))dlsym(h, "MPI_Finalize");
+    int i = 0, f = 0;
+    if (initialized && finalized && finalize && initialized(&i) == 0 && i && finalized(&f) == 0 && !f) finalize();
+    dlclose(h);
+    return;
   }
-  if (e != cudaSuccess) rc = fail(NB_ERR, "exchange: %s", cudaGetErrorString(e));
-  nvshmem_barrier_all();
-  if (rc) return rc;
-  for (int q = 0; q < S.npes; q++) CK(cudaMemcpy((uint8_t *)out + (size_t)q * len, half + (size_t)q * NB_SLOT, len, cudaMemcpyDeviceToHost));
-  return 0;
 }
 
-// A PE's status at an agreement: its code and message.
-struct Verdict {
-  int32_t status;
-  int32_t pe;
-  int64_t errors;   // verification counts and payload (the last agreement of a point)
-  int64_t checked;
-  int64_t bytes;
-  int64_t value;    // a value every PE takes from PE 0 (the calibrated iteration count)
-  char msg[NB_SLOT - 40];
-};
-static_assert(sizeof(Verdict) <= NB_SLOT, "a verdict must fit an exchange slot");
 
-// agree is collective: every PE learns every PE's status. It returns the
-// worst (an error before a non-capturable point before an unreachable one)
-// and makes its message this PE's last error, naming the PE it came from.
-// sums gets the verification counts and the payload summed over the job
-// (3 values) when non-null; value, when non-null, carries this PE's value
-// in and PE 0's out.
-static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_result *res, int64_t *sums, int64_t *value = nullptr) {
-  static Verdict all[NB_MAX_PES];
-  Verdict v;
-  memset(&v, 0, sizeof v);
-  v.status = st;
-  v.pe = S.me;
-  v.errors = errors;
-  v.checked = checked;
-  v.bytes = bytes;
-  if (value) v.value = *value;
-  if (st) snprintf(v.msg, sizeof v.msg, "%s", g_err);
-  int rc = exchange(&v, sizeof v, all);
-  if (rc) return rc;
-  if (value) *value = all[0].value;
-  int worst = 0, who = -1;
-  int64_t e = 0, c = 0, b = 0;
-  for (int q = 0; q < S.npes; q++) {
-    e += all[q].errors;
-    c += all[q].checked;
-    b += all[q].bytes;
-    int s = all[q].status;
-    if (!s) continue;
-    int rank = s == NB_ERR ? 3 : (s == NB_NOT_CAPTURABLE ? 2 : 1);
-    int wrank = worst == 0 ? 0 : (worst == NB_ERR ? 3 : (worst == NB_NOT_CAPTURABLE ? 2 : 1));
-    if (rank > wrank) worst = s, who = q;
-  }
-  if (sums) sums[0] = e, sums[1] = c, sums[2] = b;
-  if (!worst) return 0;
-  if (res) res->failed_pe = who;
-  if (who != S.me) fail(worst, "PE %d: %s", who, all[who].msg);
-  return worst;
-}
-
-// ---------------------------------------------------------------------------
 extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int uidlen, int device, int64_t heap) {
   if (S.inited) return fail(NB_ERR, "already initialised");
   if (heap <= 0) return fail(NB_ERR, "heap %lld: must be positive", (long long)heap);
@@ -241,6 +128,11 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
   S.npes = nvshmem_n_pes();
   S.device = device;
   S.buf = heap;
+  {
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+    S.l2 = l2;
+  }
   if (S.npes > NB_MAX_PES) return fail(NB_ERR, "%d PEs: at most %d", S.npes, NB_MAX_PES);
   // Every symmetric allocation of the tool, here and in this order.
   S.src = (uint8_t *)nvshmem_malloc(heap);
@@ -268,15 +160,12 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
   return 0;
 }
 
-static void mpi_finalize(void);
-static void nd_finalize(void);
-
 extern "C" int nb_finalize(void) {
   if (!S.inited) return 0;
   cudaSetDevice(S.device);
   cudaDeviceSynchronize();
   nvshmem_barrier_all();
-  nd_finalize();
+  nd_release();
   nvshmem_free(S.xchg);
   nvshmem_free(S.cflags);
   nvshmem_free(S.flag);
@@ -296,21 +185,6 @@ extern "C" int nb_finalize(void) {
   S.inited = 0;
   return 0;
 }
-
-// path_to says how this PE reaches PE q: its own GPU, a load/store mapping
-// to another GPU, or only a remote transport.
-static int path_to(int q) {
-  void *p = nvshmem_ptr(S.dst, q);
-  if (p == nullptr) return NB_PATH_REMOTE;
-  if (q == S.me) return NB_PATH_LOCAL;
-  cudaPointerAttributes at;
-  if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
-    cudaGetLastError();
-    return NB_PATH_P2P;
-  }
-  return at.device == S.device ? NB_PATH_LOCAL : NB_PATH_P2P;
-}
-
 static int info_fill(nb_info *o) {
   int rc = nb_device_info(S.device, o);
   if (rc) return rc;
@@ -355,212 +229,14 @@ extern "C" int nb_bootstrap_probe(const char *plugin) {
   dlclose(h);
   return 0;
 }
-
-// mpi_finalize ends MPI where NVSHMEM's MPI bootstrap started it and left it
-// running: Open MPI's mpirun counts a rank that exits without MPI_Finalize
-// as an abnormal termination, so a clean run would fail the job.
-static void mpi_finalize(void) {
-  const char *libs[] = {"libmpi.so.40", "libmpi.so.12", "libmpi.so"};
-  for (const char *l : libs) {
-    void *h = dlopen(l, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) continue;
-    int (*initialized)(int *) = (int (*)(int *))dlsym(h, "MPI_Initialized");
-    int (*finalized)(int *) = (int (*)(int *))dlsym(h, "MPI_Finalized");
-    int (*finalize)(void) = (int (*)(void))dlsym(h, "MPI_Finalize");
-    int i = 0, f = 0;
-    if (initialized && finalized && finalize && initialized(&i) == 0 && i && finalized(&f) == 0 && !f) finalize();
-    dlclose(h);
-    return;
-  }
-}
-
 // ---------------------------------------------------------------------------
-// Verification pattern: byte i of PE pe's source under seed s.
-__host__ __device__ static inline uint8_t pat(int64_t i, int pe, int64_t s) {
-  uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ ((uint64_t)s << 17) ^ ((uint64_t)(pe + 1) * 0xBF58476D1CE4E5B9ull);
-  x ^= x >> 29;
-  return (uint8_t)(x ^ (x >> 8));
-}
-
-__global__ void k_fill(uint8_t *b, int64_t n, int pe, int64_t seed) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-    b[i] = pat(i, pe, seed);
-}
-
-__global__ void k_poison(uint8_t *b, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-    b[i] = (uint8_t)(0xA5 ^ (i * 13));
-}
-
-// base: the offset in the source that b[0] came from.
-__global__ void k_check(const uint8_t *b, int64_t n, int64_t base, int pe, int64_t seed, unsigned long long *cnt) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    if (b[i] != pat(base + i, pe, seed)) {
-      atomicAdd(cnt, 1ull);
-      atomicMin(cnt + 1, (unsigned long long)i);
-    }
-  }
-}
-
-__global__ void k_zero_u64(uint64_t *b, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) b[i] = 0;
-}
-
-__global__ void k_check_u64(const uint64_t *b, int64_t n, uint64_t want, unsigned long long *cnt) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    if (b[i] != want) {
-      atomicAdd(cnt, 1ull);
-      atomicMin(cnt + 1, (unsigned long long)i);
-    }
-  }
-}
-
-static int count_reset(void) {
-  unsigned long long h[2] = {0, ~0ull};
-  CK(cudaMemcpy(S.count, h, sizeof h, cudaMemcpyHostToDevice));
-  return 0;
-}
-
-static int count_read(unsigned long long h[2]) {
-  CK(cudaStreamSynchronize(S.stream));
-  CK(cudaMemcpy(h, S.count, 2 * sizeof h[0], cudaMemcpyDeviceToHost));
-  return 0;
-}
-
-// check_bytes checks n bytes of buf against src_pe's pattern from offset base.
-static int check_bytes(const uint8_t *buf, int64_t n, int64_t base, int src_pe, int64_t seed, nb_result *r) {
-  int rc = count_reset();
-  if (rc) return rc;
-  k_check<<<1024, 256, 0, S.stream>>>(buf, n, base, src_pe, seed, S.count);
-  CKLAUNCH("check kernel");
-  unsigned long long h[2];
-  if ((rc = count_read(h))) return rc;
-  r->checked += n;
-  r->errors += (int64_t)h[0];
-  if (h[0] && !r->detail[0]) {
-    uint8_t got = 0;
-    cudaMemcpy(&got, buf + h[1], 1, cudaMemcpyDeviceToHost);
-    snprintf(r->detail, sizeof r->detail, "byte %llu: got 0x%02x, want 0x%02x (pattern of PE %d, seed %lld)", h[1], got,
-             pat(base + (int64_t)h[1], src_pe, seed), src_pe, (long long)seed);
-  }
-  return 0;
-}
-
-// check_u64 checks n counters of buf against want.
-static int check_u64(const uint64_t *buf, int64_t n, uint64_t want, nb_result *r) {
-  int rc = count_reset();
-  if (rc) return rc;
-  k_check_u64<<<256, 256, 0, S.stream>>>(buf, n, want, S.count);
-  CKLAUNCH("counter check kernel");
-  unsigned long long h[2];
-  if ((rc = count_read(h))) return rc;
-  r->checked += n;
-  r->errors += (int64_t)h[0];
-  if (h[0] && !r->detail[0]) {
-    uint64_t got = 0;
-    cudaMemcpy(&got, buf + h[1], 8, cudaMemcpyDeviceToHost);
-    snprintf(r->detail, sizeof r->detail, "counter %llu: got %llu, want %llu", h[1], (unsigned long long)got,
-             (unsigned long long)want);
-  }
-  return 0;
-}
-
-static int fill_src(int64_t n, int64_t seed) {
-  k_fill<<<1024, 256, 0, S.stream>>>(S.src, n, S.me, seed);
-  CKLAUNCH("fill kernel");
-  return 0;
-}
-
-static int poison_dst(int64_t n) {
-  k_poison<<<1024, 256, 0, S.stream>>>(S.dst, n);
-  CKLAUNCH("poison kernel");
-  return 0;
-}
-
-// ---------------------------------------------------------------------------
-// The dispatch table. A family holds what its operations share (who runs,
-// how they are prepared and checked); an entry is one operation's launch.
-
-struct OpEntry;
-
-// with_scope calls f with args.scope as a compile-time constant
-// (std::integral_constant), with_flag with a 0/1 flag as one: the one way a
-// launch picks its kernel instantiation.
-template <typename F>
-static void with_scope(int scope, F f) {
-  if (scope == NB_SCOPE_BLOCK) f(std::integral_constant<int, NB_SCOPE_BLOCK>{});
-  else if (scope == NB_SCOPE_WARP) f(std::integral_constant<int, NB_SCOPE_WARP>{});
-  else f(std::integral_constant<int, NB_SCOPE_THREAD>{});
-}
-
-template <typename F>
-static void with_flag(int v, F f) {
-  if (v) f(std::integral_constant<int, 1>{});
-  else f(std::integral_constant<int, 0>{});
-}
-
-// Args are a point's arguments as the shim's code sees them: the ABI's, and
-// the operation's code (from its table entry) for the kernels' templates
-// and the families' branches.
-struct Args : nb_args {
-  int op;
-};
-
-// Run is one point in progress: its arguments and what the loop knows.
-struct Run {
-  const Args *a;
-  const OpEntry *e;
-  int initiator;   // this PE issues and times
-  int target;      // the PE this PE issues towards (initiators)
-  int64_t ops;     // operations each active PE launched so far (agreed counts)
-  void *comm;      // collectives: the NCCL communicator
-};
-
-struct Family {
-  const char *name;
-  // validate checks the arguments on this PE (no collective calls).
-  int (*validate)(Run *r);
-  // active: this PE launches (and, if initiator, times).
-  int (*active)(Run *r);
-  int (*synced)(Run *r);  // all PEs start every launch together (a barrier before each)
-  int cal_iters;       // operations in the calibration launch (0: none)
-  int default_iters;   // iterations per launch when not calibrated and not given
-  double (*per_op)(Run *r);  // operations per iteration (atomics: one per thread)
-  int (*prepare)(Run *r);    // local: fill, poison, reset
-  int (*setup)(Run *r);      // collective on every PE after the first agreement (may be null)
-  int (*before_launch)(Run *r);  // local, before the barrier of a synchronised launch (may be null)
-  int (*check)(Run *r, nb_result *res);  // local, after every launch
-  int64_t (*bytes)(Run *r);        // payload this PE moved per operation
-  int64_t (*work_set)(Run *r);     // bytes the point touches on the busiest GPU
-};
-
-struct OpEntry {
-  int op;            // the family's private code (NB_OP_* of its file)
-  const char *name;  // the name the Go side asks for (nb_args.op)
-  const Family *family;
-  int lands;  // where the result lands (family-specific LANDS_*)
-  int (*launch)(Run *r, int iters);
-};
-
-#include "rma.cuh"
-#include "latency.cuh"
-#include "collectives.cuh"
-#include "nccldev.cuh"
-
-// nd_finalize releases the NCCL device API's objects (every PE made them).
-static void nd_finalize(void) {
-#if NB_NCCL_DEVICE
-  nd_release();
-#endif
-}
-
 // The dispatch table: every family's entries, looked up by name.
 struct OpTable {
   const OpEntry *entries;
   size_t n;
 };
 #define NB_TABLE(t) {t, sizeof t / sizeof t[0]}
-static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kCollOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps)};
+static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps)};
 #undef NB_TABLE
 
 static const OpEntry *find_op(const char *name) {
@@ -570,31 +246,47 @@ static const OpEntry *find_op(const char *name) {
   return nullptr;
 }
 
-// timed_launch times one launch of iters operations. gate: the PEs start it
-// together on the device (an on-stream barrier before the first event), so
-// a PE whose host thread is late to enqueue (a busy core under mpirun's
-// binding) delays only the untimed barrier, not the other PE's timed work.
+// launch makes one launch of iters iterations (or replays its graph) and
+// counts it.
+static int launch(Run *r, int iters, cudaGraphExec_t gexec) {
+  int rc = 0;
+  if (gexec) {
+    cudaError_t e = cudaGraphLaunch(gexec, S.stream);
+    if (e != cudaSuccess) rc = fail(NB_ERR, "cudaGraphLaunch: %s", cudaGetErrorString(e));
+  } else {
+    rc = r->e->launch(r, iters);
+  }
+  r->launches++;
+  r->last = iters;
+  return rc;
+}
+
+// timed_launch times one launch of iters operations with device events: the
+// one timer of every figure. gate: the PEs start it together on the device
+// (an on-stream barrier before the first event), so a PE whose host thread
+// is late to enqueue (a busy core under mpirun's binding) delays only the
+// untimed barrier, not the other PE's timed work.
 static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, float *ms) {
   if (gate) {
     nvshmemx_barrier_all_on_stream(S.stream);
     CKLAUNCH("start gate (on-stream barrier)");
   }
   CK(cudaEventRecord(S.ev0, S.stream));
-  if (gexec) CK(cudaGraphLaunch(gexec, S.stream));
-  else {
-    int rc = r->e->launch(r, iters);
-    if (rc) return rc;
-  }
+  if (int rc = launch(r, iters, gexec)) return rc;
   CK(cudaEventRecord(S.ev1, S.stream));
   CK(cudaEventSynchronize(S.ev1));
   CK(cudaEventElapsedTime(ms, S.ev0, S.ev1));
   return 0;
 }
 
-// read_times appends the per-iteration in-kernel times of the last launch.
+// read_times appends the per-iteration in-kernel times of the last launch
+// (seconds) to out, up to max.
 static int read_times(int iters, double *out, int max, int64_t *n_used) {
-  int n = iters < max ? iters : max;
+  int n = iters;
+  if (n > max - *n_used) n = (int)(max - *n_used);
+  if (n <= 0) return 0;
   int64_t *h = (int64_t *)malloc(n * sizeof(int64_t));
+  if (!h) return fail(NB_ERR, "no host memory for %d in-kernel times", n);
   cudaError_t e = cudaMemcpy(h, S.times, n * sizeof(int64_t), cudaMemcpyDeviceToHost);
   if (e == cudaSuccess)
     for (int i = 0; i < n; i++) out[(*n_used)++] = (double)(h[i] > 0 ? h[i] : 1) * 1e-9;
@@ -605,11 +297,12 @@ static int read_times(int iters, double *out, int max, int64_t *n_used) {
 
 // The one measurement loop. Collective calls, in this order on every PE:
 // agreement 1 (arguments valid, buffers prepared), the family's setup and
-// its agreement, the two calibration launches' barriers, agreement 2 (status and
-// PE 0's iteration count, one exchange), a graph's agreement, one barrier before each
-// synchronised launch, a barrier after the launches, agreement 3 (status and
+// its agreement, the two calibration launches' barriers, agreement 2 (status
+// and PE 0's iteration count, one exchange), a graph's agreement, one
+// barrier before each synchronised launch, a barrier after the launches,
+// the check (collective where the family's is), agreement 3 (status and
 // verification counts).
-extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, nb_result *res) {
+extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, double *kernel_out, int max_kernel, nb_result *res) {
   memset(res, 0, sizeof *res);
   res->failed_pe = -1;
   if (int rc = on_device()) return rc;
@@ -641,6 +334,8 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     if ((st = agree(st, 0, 0, 0, res, nullptr))) return st;
   }
   int active = f->active(r);
+  int synced = f->synced(r);
+  int per_iter = ops_per_iter(r);
 
   // Calibration: PE 0 times one launch; every PE uses PE 0's count. A
   // first launch before it is not timed: the first launch of a kernel
@@ -653,23 +348,25 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     float ms = 0;
     for (int pass = 0; pass < 2; pass++) {
       int n = pass ? f->cal_iters : 1;
-      if (f->synced(r)) {
+      if (synced) {
         if (f->before_launch && !st) st = f->before_launch(r);
         nvshmem_barrier_all();
       }
-      if (active && !st) st = timed_launch(r, n, nullptr, f->synced(r), &ms);
+      if (active && !st) st = timed_launch(r, n, nullptr, synced, &ms);
       r->ops += n;
     }
     double per = ms / f->cal_iters;
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
     want = n < 1 ? 1 : (n > 1000 ? 1000 : (int64_t)n);
-    // The in-kernel timer gives one sample per iteration: at least ten.
-    if (a->timer == NB_TIMER_GLOBAL && want < 10) want = 10;
+    // The in-kernel timer's distribution needs iterations: at least ten.
+    if (f->kernel_timer && want < 10) want = 10;
   }
   if ((st = agree(st, 0, 0, 0, res, nullptr, &want))) return st;  // and every PE takes PE 0's count
   int iters = (int)want;
   if (iters < 1) iters = 1;
 
+  // A graph captures one timed launch (one kernel, or one per operation)
+  // and replays it.
   cudaGraphExec_t gexec = nullptr;
   if (a->graph) {
     if (active) {
@@ -695,10 +392,8 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     }
   }
 
-  int timed = a->timer == NB_TIMER_GLOBAL ? 1 : a->samples;
-  int synced = f->synced(r);
-  int64_t n_used = 0;
-  for (int s = -a->warmup; s < timed; s++) {
+  int64_t n_used = 0, n_kernel = 0;
+  for (int s = -a->warmup; s < a->samples; s++) {
     if (synced) {
       if (!st && f->before_launch) st = f->before_launch(r);
       nvshmem_barrier_all();
@@ -707,11 +402,8 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       float ms = 0;
       st = timed_launch(r, iters, gexec, synced, &ms);
       if (!st && s >= 0 && r->initiator) {
-        if (a->timer == NB_TIMER_EVENTS) {
-          if (n_used < max_samples) samples_out[n_used++] = (double)ms * 1e-3 / iters / f->per_op(r);
-        } else {
-          st = read_times(iters, samples_out, max_samples, &n_used);
-        }
+        if (n_used < max_samples) samples_out[n_used++] = (double)ms * 1e-3 / iters / per_iter;
+        if (f->kernel_timer && kernel_out) st = read_times(iters, kernel_out, max_kernel, &n_kernel);
       }
     }
     r->ops += iters;  // every PE counts what the active ones launched
@@ -723,11 +415,18 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
   }
   nvshmem_barrier_all();
   res->initiator = r->initiator;
-  res->iters = a->timer == NB_TIMER_GLOBAL ? 1 : iters;  // per sample
+  res->iters = iters;
+  res->ops_per_iter = per_iter;
   res->n_samples = n_used;
+  res->n_kernel = n_kernel;
   res->bytes = f->bytes(r);
   res->work_set = f->work_set(r);
-  if (!st && a->verify) st = f->check(r, res);
+  // Every PE checks, also after an error (a family's check may be
+  // collective: the barrier's makes barriers of its own).
+  if (a->verify) {
+    int rc = f->check(r, res);
+    if (!st) st = rc;
+  }
   int64_t sums[3] = {0, 0, 0};
   if ((st = agree(st, res->errors, res->checked, res->bytes, res, sums))) return st;
   res->job_errors = sums[0];

@@ -1,18 +1,19 @@
 /* nvshbench.h: the flat C ABI of libnvshbench.so, the only boundary between
- * the Go tool and CUDA / NVSHMEM / NCCL. Plain ints, fixed-layout structs
- * (64-bit fields first, then 32-bit ones, then bytes, so Go mirrors them
- * exactly) and pointers; every function returns 0 on success or a negative
- * status, with nb_last_error() describing the failure. Loaded at run time
- * with purego.
+ * the Go tool and CUDA / NVSHMEM / NCCL / NVML. Plain ints, fixed-layout
+ * structs (64-bit fields first, then 32-bit ones, then bytes, so Go mirrors
+ * them exactly) and pointers; every function returns 0 on success or a
+ * negative status, with nb_last_error() describing the failure. Loaded at
+ * run time with purego.
  *
  * The constants below are mirrored in cuda/abi.go; cuda/abi_test.go parses
  * this header and fails when the two drift apart. Operations cross by name
- * (nb_args.op), so they are not mirrored. */
+ * (nb_args.op), so they are not mirrored: the Go side reads the dispatch
+ * tables (and each entry's traits) from the shim's sources. */
 #ifndef NVSHBENCH_H
 #define NVSHBENCH_H
 #include <stdint.h>
 
-#define NB_ABI_VERSION 3
+#define NB_ABI_VERSION 4
 
 /* Status codes (negative returns). */
 #define NB_ERR -1          /* the operation failed */
@@ -20,6 +21,7 @@
 #define NB_NOT_CAPTURABLE -4 /* a CUDA graph cannot capture it */
 
 #define NB_MAX_PES 64
+#define NB_MAX_LINKS 36
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,12 +30,11 @@ extern "C" {
 /* Operations are named, not numbered, across the ABI: nb_args.op is the
  * name of an entry of the shim's dispatch table ("rma.put", "lat.get",
  * "coll.allreduce", ...; the tables sit beside their kernels in rma.cuh,
- * latency.cuh, collectives.cuh and nccldev.cuh). A new operation is a
- * kernel and a table entry there plus a Go registration that names it; no
- * code is mirrored by hand. The prefix says how the operation is measured:
- * rma (PE 0 issues towards args.peer, both ways with bidir), lat (one CTA of
- * args.threads; lat.pp_* are ping-pongs), coll (every PE; args.impl says
- * whose). */
+ * latency.cuh, collectives.cuh, nccldev.cuh and moe.cuh). A new operation
+ * is a kernel branch and a table entry there plus a Go registration that
+ * names it. The prefix says how the operation is measured: rma (PE 0 issues
+ * towards args.peer, both ways with bidir), lat (one CTA; round trips),
+ * coll (every PE; args.impl says whose), moe (every PE: dispatch/combine). */
 #define NB_OP_NAME 32
 
 enum { NB_SCOPE_THREAD = 0, NB_SCOPE_WARP = 1, NB_SCOPE_BLOCK = 2 };
@@ -50,8 +51,6 @@ enum {
 
 enum { NB_DT_F32 = 0, NB_DT_BF16 = 1, NB_DT_F16 = 2 };
 
-enum { NB_TIMER_EVENTS = 0, NB_TIMER_GLOBAL = 1 };
-
 /* Paths between PEs (nb_job's matrix). */
 enum { NB_PATH_LOCAL = 0, NB_PATH_P2P = 1, NB_PATH_REMOTE = 2 };
 
@@ -59,6 +58,7 @@ enum { NB_PATH_LOCAL = 0, NB_PATH_P2P = 1, NB_PATH_REMOTE = 2 };
 typedef struct {
   int64_t size;     /* bytes per operation (collectives: per PE; alltoall: all blocks together) */
   int64_t seed;     /* verification pattern seed */
+  int64_t extent;   /* chases: bytes of the chain (0: at least 4 x L2, the caches flushed; else warmed in L2) */
   int32_t scope;    /* NB_SCOPE_* */
   int32_t blocking; /* 1: blocking call, 0: _nbi (+ quiet) */
   int32_t ctas;
@@ -70,10 +70,11 @@ typedef struct {
   int32_t peer;     /* the PE that PE 0 talks to */
   int32_t bidir;    /* both PEs issue at once */
   int32_t verify;
-  int32_t timer;    /* NB_TIMER_*: events around each launch, or %globaltimer per iteration of one launch */
+  int32_t per_op;   /* device collectives: 1 = one kernel launch per operation, 0 = the iterations fused in one kernel */
   int32_t impl;     /* collectives: NB_IMPL_* */
   int32_t dtype;    /* collectives: NB_DT_* */
-  int32_t graph;    /* collectives: capture the iterations in a CUDA graph */
+  int32_t graph;    /* capture the timed launch in a CUDA graph */
+  int32_t pad;
   char op[NB_OP_NAME]; /* the operation: a dispatch-table name, NUL-terminated */
   char nccl_algo[32];  /* "" = NCCL's choice; else forced with NCCL_ALGO at communicator creation */
   char nccl_proto[32];
@@ -87,12 +88,13 @@ typedef struct {
   int64_t job_errors;  /* every PE: mismatches summed over the job */
   int64_t job_checked; /* every PE: elements checked over the job */
   int64_t job_bytes;   /* every PE: payload per operation summed over the job */
-  int64_t n_samples;   /* samples written to samples_out */
-  int64_t work_set;    /* bytes the point touches on the busiest GPU (chains: the chain) */
+  int64_t n_samples;   /* samples written to samples_out (events timer: one per timed launch) */
+  int64_t n_kernel;    /* in-kernel per-iteration times written to kernel_out (0: the kernels keep none) */
+  int64_t work_set;    /* bytes of the largest buffer one GPU serves for the point (chains: the chain) */
   int32_t initiator;   /* this PE issued operations and timed them */
-  int32_t iters;       /* operations per timed launch (agreed by every PE) */
+  int32_t iters;       /* loop iterations per timed launch (agreed by every PE) */
+  int32_t ops_per_iter; /* operations per loop iteration (atomics: one per thread); samples are per operation */
   int32_t failed_pe;   /* on error: the PE that failed first, else -1 */
-  int32_t pad;
   char detail[256];    /* first mismatch on this PE, or the error */
 } nb_result;
 
@@ -120,6 +122,20 @@ typedef struct {
   char host[64];
 } nb_info;
 
+/* A GPU's links as NVML and CUDA describe them (nb_links): the physical
+ * ceilings every bandwidth is checked against. */
+typedef struct {
+  double link_bps;   /* NVML's rate of one active NVLink, bytes/s per direction (0: no NVLink) */
+  double pcie_bps;   /* the PCIe link at its maximum generation and width, bytes/s per direction (0: unknown) */
+  double hbm_bps;    /* device memory: bus width x memory clock x 2, bytes/s (0: unknown) */
+  int32_t links;     /* active NVLinks */
+  int32_t pcie_gen;
+  int32_t pcie_width;
+  int32_t nvml;      /* 1: NVML answered; 0: it did not (detail says why) */
+  char remote[NB_MAX_LINKS][32]; /* the PCI bus id at the far end of each link ("" when inactive) */
+  char detail[128];
+} nb_links;
+
 int nb_abi_version(void);
 const char *nb_last_error(void);
 
@@ -127,6 +143,10 @@ const char *nb_last_error(void);
 int nb_device_count(int *count);
 int nb_device_info(int device, nb_info *out);
 int nb_can_access_peer(int dev, int peer, int *can);
+/* nb_link_info: the device's NVLinks (through NVML, dlopened), its PCIe link
+ * and its memory's peak rate. A machine without NVML gets nvml = 0 and the
+ * CUDA-side figures. */
+int nb_link_info(int device, nb_links *out);
 
 /* The NVSHMEM unique ID (128 bytes) for the UID bootstrap; rank 0 calls it
  * before nb_init. */
@@ -163,9 +183,13 @@ int nb_bootstrap_probe(const char *plugin);
 /* nb_run runs one point; every PE of the job calls it with the same args.
  * All collective calls happen here, in one order on every PE, whatever the
  * operation or the outcome: a PE that fails makes every PE return the
- * failure (res->failed_pe names it). samples_out (max_samples) gets seconds
- * per operation on the PEs that timed; res->n_samples says how many. */
-int nb_run(const nb_args *a, double *samples_out, int max_samples, nb_result *res);
+ * failure (res->failed_pe names it). The one timer: device events around
+ * each timed launch of res->iters iterations; samples_out gets seconds per
+ * operation, one per timed launch, on the PEs that timed (res->n_samples).
+ * Where the kernels also read %globaltimer around every iteration,
+ * kernel_out gets those per-iteration seconds over every timed launch
+ * (res->n_kernel, at most max_kernel): the spread, never the figure. */
+int nb_run(const nb_args *a, double *samples_out, int max_samples, double *kernel_out, int max_kernel, nb_result *res);
 
 #ifdef __cplusplus
 }

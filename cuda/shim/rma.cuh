@@ -1,13 +1,21 @@
 // rma.cuh: the RMA bandwidth family (bulk put/get, put + signal, scalar
-// p/g, plain load/store, atomics, and the copy limits) and its entries in the
-// dispatch table. Included by nvshbench.cu: one translation unit, one device
-// link. A new RMA operation is one kernel (or device helper), a code in the
-// enum below and one entry in kRMAOps, whose name the Go registration asks
-// for (cuda.NewArgs("rma.<name>")).
+// p/g, plain load/store, atomics, and the copy references) and its entries
+// in the dispatch table. Included by nvshbench.cu: one translation unit, one
+// device link. A new RMA operation is a code in the enum below, its branch
+// in a kernel (every dispatch on a code names its cases; an unhandled code
+// does not compile) and one entry in kRMAOps with its traits, whose name the
+// Go registration asks for (cuda.NewArgs("rma.<name>")).
 //
 // Roles: PE 0 issues towards args.peer; with bidir the peer issues towards
 // PE 0 at the same time (both start each launch together). A PE talking to
 // itself (one PE) is initiator and target.
+//
+// Stores end delivered: every iteration of a store operation (put, put +
+// signal, p, st, the SM copy into the peer) ends with quiet or a
+// system-scope fence, so an operation's time covers its delivery and
+// repeated stores to the same addresses cannot merge on the way and pass
+// for bandwidth (seen: stores at 64 KiB reading 517-595 GB/s between two
+// H200s, above NVLink, when only the launch's last operation waited).
 
 // The family's operation codes: private to the shim (the Go side names
 // operations, nb_args.op), unique over every family (cuda/ops_test.go),
@@ -27,6 +35,7 @@ enum {
   NB_OP_SM_COPY_READ = 12, // limit: SM copy kernel, peer -> local (reads remote)
   NB_OP_PUT_SIGNAL = 13, // bulk putmem_signal_nbi at args.scope (DeepEP's dispatch primitive)
   NB_OP_SIGNAL_ADD = 17, // nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, one signal word per thread
+  NB_OP_SWAP = 18,       // uint64 atomic swap
 };
 
 enum { LANDS_TARGET = 1, LANDS_INITIATOR = 2, LANDS_COUNTERS = 3, LANDS_TARGET_SIGNALS = 4 };
@@ -107,11 +116,14 @@ __global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters
   group_of(SCOPE, &groups, &g);
   chunk_of(size, groups, g, &off, &len);
   for (int it = 0; it < iters; it++) {
-    if (len <= 0) continue;
-    if (OP == NB_OP_PUT_SIGNAL) put_signal_op<SCOPE>(dst + off, src + off, len, sig + g, peer);
-    else bulk_op<OP, SCOPE, BLOCKING>(dst + off, src + off, len, peer);
+    if (len > 0) {
+      if constexpr (OP == NB_OP_PUT_SIGNAL) put_signal_op<SCOPE>(dst + off, src + off, len, sig + g, peer);
+      else if constexpr (OP == NB_OP_PUT || OP == NB_OP_GET) bulk_op<OP, SCOPE, BLOCKING>(dst + off, src + off, len, peer);
+      else static_assert(unhandled<OP>, "a bulk operation without a branch");
+    }
+    if (OP != NB_OP_GET && !BLOCKING) nvshmem_quiet();  // a put ends delivered
   }
-  if (!BLOCKING) nvshmem_quiet();
+  if (OP == NB_OP_GET && !BLOCKING) nvshmem_quiet();  // gets pipeline; every byte has landed at the end
 }
 
 // Scalar p / g: thread t handles elements t, t+T, ... (coalesced).
@@ -132,11 +144,12 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer) {
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int it = 0; it < iters; it++) {
     for (int64_t i = t0; i < n; i += stride) {
-      if (OP == NB_OP_P) p1<T>(dst + i, src[i], peer);
-      else dst[i] = g1<T>(src + i, peer);
+      if constexpr (OP == NB_OP_P) p1<T>(dst + i, src[i], peer);
+      else if constexpr (OP == NB_OP_G) dst[i] = g1<T>(src + i, peer);
+      else static_assert(unhandled<OP>, "a scalar operation without a branch");
     }
+    if (OP == NB_OP_P) nvshmem_quiet();  // the stores end delivered
   }
-  if (OP == NB_OP_P) nvshmem_quiet();
 }
 
 // group_copy: the threads lane, lane + width, ... of one scope group copy
@@ -161,12 +174,10 @@ __device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_
 }
 
 // Plain loads/stores through a mapped pointer: 16-byte vectors, a tail of
-// bytes. Used for st, ld and the SM-copy limits. remote_dst: the stores go
-// to the peer, and the launch ends with a system-scope fence, as a put ends
-// with quiet: the time covers the stores' delivery, not just their issue
-// (posted stores to the peer are otherwise still draining when the kernel
-// ends; a small buffer written over and over then reads as faster than the
-// link).
+// bytes. Used for st, ld and the SM copy references. remote_dst: the stores
+// go to the peer, and every iteration ends with a system-scope fence, as a
+// put ends with quiet: the time covers the stores' delivery, not just their
+// issue.
 //
 // The loop is group_copy's over the grid, written out: k_copy calling
 // group_copy compiled to PTX equal but for one instruction, yet ran 4 % slower
@@ -189,8 +200,8 @@ __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ sr
     }
     for (; i < n16; i += stride) d4[i] = s4[i];
     for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
+    if (remote_dst) __threadfence_system();
   }
-  if (remote_dst) __threadfence_system();
 }
 
 // Atomics: thread t owns counter t of the peer's uint64 array; base is the
@@ -200,22 +211,21 @@ __global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   uint64_t cur = base, sink = 0;
   for (int it = 0; it < iters; it++) {
-    if (OP == NB_OP_FETCH_ADD) sink += nvshmem_uint64_atomic_fetch_add(slots + t, 1, peer);
-    else if (OP == NB_OP_ADD) nvshmem_uint64_atomic_add(slots + t, 1, peer);
-    else if (OP == NB_OP_SIGNAL_ADD) nvshmemx_signal_op(slots + t, 1, NVSHMEM_SIGNAL_ADD, peer);
-    else {
+    if constexpr (OP == NB_OP_FETCH_ADD) sink += nvshmem_uint64_atomic_fetch_add(slots + t, 1, peer);
+    else if constexpr (OP == NB_OP_ADD) nvshmem_uint64_atomic_add(slots + t, 1, peer);
+    else if constexpr (OP == NB_OP_SIGNAL_ADD) nvshmemx_signal_op(slots + t, 1, NVSHMEM_SIGNAL_ADD, peer);
+    else if constexpr (OP == NB_OP_SWAP) sink += nvshmem_uint64_atomic_swap(slots + t, base + it + 1, peer);  // the counter ends at the operations issued
+    else if constexpr (OP == NB_OP_CSWAP) {
       uint64_t old = nvshmem_uint64_atomic_compare_swap(slots + t, cur, cur + 1, peer);
       cur = (old == cur) ? cur + 1 : old;
       sink += old;
-    }
+    } else static_assert(unhandled<OP>, "an atomic operation without a branch");
   }
   nvshmem_quiet();
   if (sink == 0xFFFFFFFFFFFFFFFFull) slots[0] = sink;  // keep the fetches alive
 }
 
 // ---------------------------------------------------------------------------
-static int rma_is_atomic(int op) { return op == NB_OP_FETCH_ADD || op == NB_OP_ADD || op == NB_OP_CSWAP || op == NB_OP_SIGNAL_ADD; }
-
 static int64_t rma_groups(const Args *a) {
   if (a->scope == NB_SCOPE_BLOCK) return a->ctas;
   if (a->scope == NB_SCOPE_WARP) return (int64_t)a->ctas * (a->threads / 32);
@@ -242,22 +252,20 @@ static int rma_validate(Run *r) {
     if (a->elem != 1 && a->elem != 2 && a->elem != 4 && a->elem != 8) return fail(NB_ERR, "element size %d: want 1, 2, 4 or 8", a->elem);
     if (a->size % a->elem) return fail(NB_ERR, "size %lld is not a multiple of the element size %d", (long long)a->size, a->elem);
   }
-  if (rma_is_atomic(a->op) && (int64_t)a->ctas * a->threads * 8 > S.buf) return fail(NB_ERR, "too many threads for the atomic counters");
+  if (has(r, T_COUNTERS) && (int64_t)a->ctas * a->threads * 8 > S.buf) return fail(NB_ERR, "too many threads for the atomic counters");
   if (a->op == NB_OP_PUT_SIGNAL && a->scope == NB_SCOPE_WARP && a->threads % 32) return fail(NB_ERR, "warp scope needs whole warps");
   if (a->op == NB_OP_PUT_SIGNAL && rma_groups(a) * 8 > S.buf) return fail(NB_ERR, "too many groups for the signal words");
-  if (r->initiator && (a->op == NB_OP_ST || a->op == NB_OP_LD || a->op == NB_OP_CE_COPY || a->op == NB_OP_SM_COPY ||
-                       a->op == NB_OP_SM_COPY_READ) && nvshmem_ptr(S.dst, r->target) == nullptr)
+  if (r->initiator && has(r, T_LOADSTORE) && nvshmem_ptr(S.dst, r->target) == nullptr)
     return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store from PE %d (no P2P mapping)", r->target, me);
   return 0;
 }
 
 static int rma_active(Run *r) { return r->initiator; }
 static int rma_synced(Run *r) { return r->a->bidir; }
-static double rma_per_op(Run *r) { return rma_is_atomic(r->a->op) ? (double)r->a->ctas * r->a->threads : 1.0; }
 
 static int rma_prepare(Run *r) {
   const Args *a = r->a;
-  if (rma_is_atomic(a->op)) {
+  if (has(r, T_COUNTERS)) {
     k_zero_u64<<<256, 256, 0, S.stream>>>((uint64_t *)S.dst, (int64_t)a->ctas * a->threads);
     CKLAUNCH("counter reset");
     return 0;
@@ -299,18 +307,20 @@ static int rma_check(Run *r, nb_result *res) {
   }
 }
 
+// Per operation: the payload, or the 8-byte word of a counter operation.
 static int64_t rma_bytes(Run *r) {
   if (!r->initiator) return 0;
-  return rma_is_atomic(r->a->op) ? 8 : r->a->size;
+  return has(r, T_PAYLOAD) ? r->a->size : 8;
 }
 
+// The largest buffer one GPU serves: the target's destination of a store,
+// the peer's source of a load, each of a size (the counters of atomics).
 static int64_t rma_work_set(Run *r) {
   const Args *a = r->a;
-  int64_t ws = rma_is_atomic(a->op) ? (int64_t)a->ctas * a->threads * 8 : a->size;
-  return path_to(a->peer) == NB_PATH_LOCAL ? 2 * ws : ws;  // source and destination on one GPU
+  return has(r, T_COUNTERS) ? (int64_t)a->ctas * a->threads * 8 : a->size;
 }
 
-static const Family kRMA = {"rma", rma_validate, rma_active, rma_synced, 1, 0, rma_per_op, rma_prepare, nullptr, nullptr,
+static const Family kRMA = {"rma", rma_validate, rma_active, rma_synced, 1, 0, 0, rma_prepare, nullptr, nullptr,
                             rma_check, rma_bytes, rma_work_set};
 
 // --- launches
@@ -381,18 +391,19 @@ static int launch_atomic(Run *r, int iters) {
 }
 
 static const OpEntry kRMAOps[] = {
-    {NB_OP_PUT, "rma.put", &kRMA, LANDS_TARGET, launch_bulk<NB_OP_PUT>},
-    {NB_OP_GET, "rma.get", &kRMA, LANDS_INITIATOR, launch_bulk<NB_OP_GET>},
-    {NB_OP_PUT_SIGNAL, "rma.put_signal", &kRMA, LANDS_TARGET_SIGNALS, launch_bulk<NB_OP_PUT_SIGNAL>},
-    {NB_OP_P, "rma.p", &kRMA, LANDS_TARGET, launch_scalar<NB_OP_P>},
-    {NB_OP_G, "rma.g", &kRMA, LANDS_INITIATOR, launch_scalar<NB_OP_G>},
-    {NB_OP_ST, "rma.st", &kRMA, LANDS_TARGET, launch_store},
-    {NB_OP_LD, "rma.ld", &kRMA, LANDS_INITIATOR, launch_load},
-    {NB_OP_FETCH_ADD, "rma.fetch_add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_FETCH_ADD>},
-    {NB_OP_ADD, "rma.add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_ADD>},
-    {NB_OP_CSWAP, "rma.compare_swap", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_CSWAP>},
-    {NB_OP_SIGNAL_ADD, "rma.signal_add", &kRMA, LANDS_COUNTERS, launch_atomic<NB_OP_SIGNAL_ADD>},
-    {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, LANDS_TARGET, launch_ce},
-    {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, LANDS_TARGET, launch_store},
-    {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, LANDS_INITIATOR, launch_load},
+    {NB_OP_PUT, "rma.put", &kRMA, LANDS_TARGET, T_PAYLOAD, launch_bulk<NB_OP_PUT>},
+    {NB_OP_GET, "rma.get", &kRMA, LANDS_INITIATOR, T_PAYLOAD, launch_bulk<NB_OP_GET>},
+    {NB_OP_PUT_SIGNAL, "rma.put_signal", &kRMA, LANDS_TARGET_SIGNALS, T_PAYLOAD, launch_bulk<NB_OP_PUT_SIGNAL>},
+    {NB_OP_P, "rma.p", &kRMA, LANDS_TARGET, T_PAYLOAD, launch_scalar<NB_OP_P>},
+    {NB_OP_G, "rma.g", &kRMA, LANDS_INITIATOR, T_PAYLOAD, launch_scalar<NB_OP_G>},
+    {NB_OP_ST, "rma.st", &kRMA, LANDS_TARGET, T_PAYLOAD | T_LOADSTORE, launch_store},
+    {NB_OP_LD, "rma.ld", &kRMA, LANDS_INITIATOR, T_PAYLOAD | T_LOADSTORE, launch_load},
+    {NB_OP_FETCH_ADD, "rma.fetch_add", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_FETCH_ADD>},
+    {NB_OP_ADD, "rma.add", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_ADD>},
+    {NB_OP_CSWAP, "rma.compare_swap", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_CSWAP>},
+    {NB_OP_SWAP, "rma.swap", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_SWAP>},
+    {NB_OP_SIGNAL_ADD, "rma.signal_add", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_SIGNAL_ADD>},
+    {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, LANDS_TARGET, T_PAYLOAD | T_LOADSTORE, launch_ce},
+    {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, LANDS_TARGET, T_PAYLOAD | T_LOADSTORE, launch_store},
+    {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, LANDS_INITIATOR, T_PAYLOAD | T_LOADSTORE, launch_load},
 };

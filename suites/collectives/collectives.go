@@ -1,9 +1,16 @@
 // Package collectives registers AllReduce (NVSHMEM device-side in one CTA at
 // thread, warp and block scope; NVSHMEM on-stream; our multi-CTA one-shot and
-// two-shot over symmetric memory; NCCL with its algorithm left to it or
-// forced), broadcast, alltoall and barrier (NVSHMEM device and on-stream,
-// NCCL). Every point is checked against exact small-integer sums; algbw and
+// two-shot over symmetric memory; NCCL's device API; NCCL with its algorithm
+// left to it or forced), broadcast, alltoall, allgather and barrier (NVSHMEM
+// device and on-stream, NCCL). Every point is checked (exact small-integer
+// sums; the barrier by rounds of words written between barriers); algbw and
 // busbw use the nccl-tests factors.
+//
+// Launch modes (params.launch): every implementation is measured one launch
+// per operation ("per-op": the host APIs always, the device kernels launched
+// once per operation), and the device implementations also with the
+// iterations fused in one kernel ("fused"). Only rows of one mode are ever
+// compared: a fused kernel pays no launch per operation.
 package collectives
 
 import (
@@ -47,6 +54,32 @@ var allreduceImpls = []impl{
 	{name: "nccl-nvlstree", code: cuda.ImplNCCL, algo: "NVLSTree", nvls: true, def: true, desc: "ncclAllReduce with NCCL_ALGO=NVLSTree (NVLink multicast, multi-node)"},
 }
 
+// collective is what the suite knows of one collective, in one place: its
+// shim operation, the params' op, nccl-tests' bus factor, whether the size
+// is the whole output divided into one block per PE, and whether it moves
+// data (a barrier does not).
+type collective struct {
+	name, op, paramOp string
+	busFactor         func(n int) float64
+	blocks            bool // the size divides into a block per PE
+	data              bool // moves data (algbw, busbw); else only a latency
+	impls             []impl
+}
+
+var collectivesTable = []collective{
+	{name: "allreduce", op: "coll.allreduce", paramOp: "sum", data: true, impls: allreduceImpls,
+		busFactor: func(n int) float64 { return 2 * float64(n-1) / float64(n) }},
+	{name: "broadcast", op: "coll.broadcast", paramOp: "broadcast", data: true, impls: otherImpls,
+		busFactor: func(int) float64 { return 1 }},
+	{name: "alltoall", op: "coll.alltoall", paramOp: "alltoall", data: true, blocks: true, impls: otherImpls,
+		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
+	// allgather: the size is the whole output (size / PEs from each), as in
+	// nccl-tests; NVSHMEM's fcollect.
+	{name: "allgather", op: "coll.allgather", paramOp: "allgather", data: true, blocks: true, impls: otherImpls,
+		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
+	{name: "barrier", op: "coll.barrier", paramOp: "barrier", impls: otherImpls, busFactor: func(int) float64 { return 0 }},
+}
+
 var otherImpls = []impl{
 	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "device-side, one CTA (collective launch)"},
 	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "on-stream"},
@@ -58,26 +91,28 @@ var otherImpls = []impl{
 const OneShotMax = 256 << 10
 
 func init() {
-	for _, im := range allreduceImpls {
-		register("allreduce", "coll.allreduce", im)
-	}
-	// allgather: the size is the whole output (size / PEs from each), as in
-	// nccl-tests; NVSHMEM's fcollect.
-	for _, c := range []struct{ name, op string }{{"broadcast", "coll.broadcast"}, {"alltoall", "coll.alltoall"}, {"allgather", "coll.allgather"}, {"barrier", "coll.barrier"}} {
-		for _, im := range otherImpls {
-			register(c.name, c.op, im)
+	for _, c := range collectivesTable {
+		for _, im := range c.impls {
+			register(c, im)
 		}
 	}
 }
 
-func register(coll, code string, im impl) {
+// device: the implementation is a kernel of ours or NVSHMEM's (it has a
+// fused form); the host APIs make one launch per operation.
+func (im impl) device() bool { return im.code != cuda.ImplNVSHMEMStream && im.code != cuda.ImplNCCL }
+
+func register(c collective, im impl) {
 	metrics := []string{results.MetricAlgBW, results.MetricBusBW, results.MetricLatency}
-	if code == "coll.barrier" {
+	if !c.data {
 		metrics = []string{results.MetricLatency}
 	}
-	desc := coll + ": " + im.desc
-	if code == "coll.allreduce" {
+	desc := c.name + ": " + im.desc
+	if c.name == "allreduce" {
 		desc = "AllReduce sum: " + im.desc
+	}
+	if im.device() {
+		desc += "; measured one launch per operation and fused (the iterations in one kernel)"
 	}
 	own := map[bool]string{true: "1 CTA per SM × 512", false: "1 CTA × --threads"}[im.multi]
 	ignoresThreads := im.multi
@@ -89,20 +124,28 @@ func register(coll, code string, im impl) {
 		own, ignoresThreads = "1 CTA × 32", true
 	}
 	harness.Register(harness.Benchmark{
-		ID: "collectives/" + coll + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def,
+		ID: "collectives/" + c.name + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def,
 		IgnoresCTAs: true, IgnoresThreads: ignoresThreads, OwnLaunch: own,
 		Metrics:  metrics,
-		Points:   points(code, im),
-		Args:     argsOf(code, im),
-		Describe: describe(code, im),
+		Points:   points(c, im),
+		Args:     argsOf(c, im),
+		Describe: describe(c, im),
 	})
 }
 
-func points(coll string, im impl) func(c *harness.Config) []results.Params {
+// launches are the launch modes of an implementation's points.
+func launches(im impl) []string {
+	if im.device() {
+		return []string{results.LaunchPerOp, results.LaunchFused}
+	}
+	return []string{results.LaunchPerOp}
+}
+
+func points(coll collective, im impl) func(c *harness.Config) []results.Params {
 	return func(c *harness.Config) []results.Params {
-		op := map[string]string{"coll.allreduce": "sum", "coll.broadcast": "broadcast", "coll.alltoall": "alltoall", "coll.allgather": "allgather", "coll.barrier": "barrier"}[coll]
+		op := coll.paramOp
 		dtypes := c.DTypes
-		if coll != "coll.allreduce" || im.multi {
+		if coll.name != "allreduce" || im.multi {
 			dtypes = []string{"float"} // our kernels and the other collectives: float
 		}
 		mode := ""
@@ -117,21 +160,24 @@ func points(coll string, im impl) func(c *harness.Config) []results.Params {
 			threads = 32
 		}
 		var out []results.Params
-		if coll == "coll.barrier" {
-			return []results.Params{{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Extra: extra(im, "")}}
-		}
-		protos := []string{""}
-		if im.code == cuda.ImplNCCL && len(c.NCCLProtos) > 0 {
-			protos = c.NCCLProtos
-		}
-		for _, pr := range protos {
-			for _, dt := range dtypes {
-				for _, s := range c.Sizes {
-					if im.maxSize > 0 && s > im.maxSize {
-						continue
+		for _, l := range launches(im) {
+			if !coll.data {
+				out = append(out, results.Params{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Launch: l, Extra: extra(im, "")})
+				continue
+			}
+			protos := []string{""}
+			if im.code == cuda.ImplNCCL && len(c.NCCLProtos) > 0 {
+				protos = c.NCCLProtos
+			}
+			for _, pr := range protos {
+				for _, dt := range dtypes {
+					for _, s := range c.Sizes {
+						if im.maxSize > 0 && s > im.maxSize {
+							continue
+						}
+						out = append(out, results.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
+							Path: c.Path, Mode: mode, Launch: l, Extra: extra(im, pr)})
 					}
-					out = append(out, results.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
-						Path: c.Path, Mode: mode, Extra: extra(im, pr)})
 				}
 			}
 		}
@@ -158,10 +204,10 @@ var dtypeSize = map[string]int64{"float": 4, "bf16": 2, "half": 2}
 
 // argsOf turns a point into the shim's arguments, or a waiver decided from
 // job-wide facts (the same on every PE).
-func argsOf(coll string, im impl) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+func argsOf(coll collective, im impl) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
 		j := e.Job
-		a := cuda.NewArgs(coll)
+		a := cuda.NewArgs(coll.op)
 		a.Size, a.Seed, a.Impl, a.DType = p.Size, int64(e.Index%7+1), im.code, dtypeCode[p.DType]
 		a.CTAs, a.Threads = int32(p.CTAs), int32(p.Threads)
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
@@ -174,6 +220,9 @@ func argsOf(coll string, im impl) func(e *harness.Env, p results.Params) (cuda.A
 		a.Scope = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}[p.Scope]
 		if p.Mode == "graph" {
 			a.Graph = 1
+		}
+		if p.Launch != results.LaunchFused {
+			a.PerOp = 1
 		}
 		if e.Config.Verify {
 			a.Verify = 1
@@ -215,34 +264,21 @@ func argsOf(coll string, im impl) func(e *harness.Env, p results.Params) (cuda.A
 		if es == 0 {
 			es = 4
 		}
-		if coll != "coll.barrier" && p.Size%es != 0 {
+		if coll.data && p.Size%es != 0 {
 			return a, fmt.Sprintf("size %d is not a multiple of the %d-byte %s", p.Size, es, p.DType)
 		}
-		if (coll == "coll.alltoall" || coll == "coll.allgather") && (p.Size/es)%int64(j.NPEs()) != 0 {
-			return a, fmt.Sprintf("%s: %d elements do not divide by %d PEs", strings.TrimPrefix(coll, "coll."), p.Size/es, j.NPEs())
+		if coll.blocks && (p.Size/es)%int64(j.NPEs()) != 0 {
+			return a, fmt.Sprintf("%s: %d elements do not divide by %d PEs", coll.name, p.Size/es, j.NPEs())
 		}
 		return a, ""
 	}
 }
 
-func describe(coll string, im impl) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+func describe(coll collective, im impl) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-		o.BusFactor = busFactor(coll, e.Job.NPEs())
+		o.BusFactor = coll.busFactor(e.Job.NPEs())
 		o.Effective = effective(im, a, e)
 	}
-}
-
-// busFactor is nccl-tests' algbw → busbw factor.
-func busFactor(coll string, n int) float64 {
-	switch coll {
-	case "coll.allreduce":
-		return 2 * float64(n-1) / float64(n)
-	case "coll.broadcast":
-		return 1
-	case "coll.alltoall", "coll.allgather":
-		return float64(n-1) / float64(n)
-	}
-	return 0
 }
 
 // effective names what ran: nvshmem, nccl-<version>[-algo], our kernel and

@@ -10,13 +10,23 @@
 // fence only orders) is registered under latency/issue/ and never enters
 // the paper's latency table.
 //
-// Every point runs twice, once per timer: "events" (device events around
-// one launch that loops the operation: the mean per operation, one sample
-// per launch, as NVSHMEM's perftest measures) and "globaltimer"
-// (%globaltimer read by thread 0 around each iteration of one launch: one
-// sample per operation, so p50/p90/p99/max). Round trips are never halved.
+// One timer makes the figure: device events around a launch that loops the
+// operation (the mean per operation, one sample per launch, as NVSHMEM's
+// perftest measures). The same launches read %globaltimer around every
+// iteration in the kernel: that distribution (p50, p99) is the point's
+// kernel_timer, which must agree with the events within 10 % (else the
+// point is flagged); it is never the figure. Round trips are never halved.
 // With one PE a ping-pong runs as a loopback between two CTAs through the
 // PE's own symmetric memory (recorded as effective path "loopback").
+//
+// Every round trip is compared with the in-run floor of its path, measured
+// first: limit/chase-peer (one thread's dependent 8-byte loads through a
+// random cycle of lines in the peer's memory, the L1 bypassed), served by
+// memory (a chain of at least 4 × L2, the L2 flushed: the floor of the
+// chases) and by the cache (a chain read into the L2 first: the floor of
+// round trips whose result lands in the target's L2, such as a store's
+// acknowledgement or an atomic). limit/chase-local is the same through
+// this PE's own memory, the local reference.
 package latency
 
 import (
@@ -32,11 +42,6 @@ import (
 // are for the bandwidth suites).
 const MaxSize = 1 << 20
 
-var timers = []struct {
-	name string
-	code int32
-}{{"events", cuda.TimerEvents}, {"globaltimer", cuda.TimerGlobal}}
-
 type kind struct {
 	id, desc string
 	op       string // a name of the shim's dispatch table
@@ -44,9 +49,10 @@ type kind struct {
 	modes    []string
 	sized    bool // sweeps the message size (else one 8-byte message)
 	threads  int  // fixed thread count (0: from the scope / the run)
-	events   bool // events timer only (host launches)
 	nccl     bool // NCCL's device API
 	notDef   bool // not in the default selection
+	// unverifiable: why its points have nothing to check ("" for none)
+	unverifiable string
 }
 
 var scopeCode = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}
@@ -62,7 +68,7 @@ func kinds() []kind {
 				desc: fmt.Sprintf("ROUND TRIP: putmem_nbi at %s scope + quiet per iteration (completion acknowledged by the peer)", sc)},
 			kind{id: "latency/get/" + sc, op: "lat.get", scope: sc, modes: []string{"nbi", "blocking"}, sized: true,
 				desc: fmt.Sprintf("ROUND TRIP: pointer chase with getmem at %s scope (nbi + quiet, and blocking) through a 256 MiB chain in the peer's memory", sc)},
-			kind{id: "latency/issue/put/" + sc, op: "lat.put", scope: sc, modes: []string{"blocking"}, sized: true,
+			kind{id: "latency/issue/put/" + sc, op: "lat.put_issue", scope: sc, modes: []string{"blocking"}, sized: true,
 				desc: fmt.Sprintf("ISSUE TIME, not a round trip: blocking putmem at %s scope returns when its source is reusable", sc)},
 			kind{id: "latency/nccl-lsa/put/" + sc, op: "lat.lsa_put", scope: sc, sized: true, nccl: true, notDef: sc != "block",
 				desc: fmt.Sprintf("ROUND TRIP: NCCL device API, the message stored at %s scope through ncclGetLsaPointer + a system-scope fence per iteration (as NVSHMEM's quiet over P2P)", sc)},
@@ -82,30 +88,101 @@ func kinds() []kind {
 		kind{id: "latency/quiet", op: "lat.quiet", threads: 1, desc: "ROUND TRIP: 8-byte p followed by nvshmem_quiet (completion)"},
 		kind{id: "latency/atomic/fetch_add", op: "lat.fetch_add", threads: 1, desc: "ROUND TRIP: uint64 atomic fetch_add, one thread, the next address depends on the value returned"},
 		kind{id: "latency/atomic/compare_swap", op: "lat.compare_swap", threads: 1, desc: "ROUND TRIP: uint64 atomic compare_swap, one thread, the next address depends on the value returned"},
-		kind{id: "latency/launch", op: "lat.launch", threads: 1, events: true, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation"},
+		kind{id: "latency/launch", op: "lat.launch", threads: 1, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation",
+			unverifiable: "an empty kernel moves no data: nothing to check"},
 	)
 	return ks
 }
 
 func init() {
 	for _, k := range kinds() {
-		k := k
 		harness.Register(harness.Benchmark{
 			ID: k.id, Suite: "latency", Desc: k.desc, Default: !k.notDef,
-			IgnoresCTAs: true, IgnoresThreads: k.scope != "block" || k.threads > 0, OwnLaunch: ownLaunch(k),
-			Metrics:  []string{results.MetricLatency},
-			Points:   points(k),
-			Args:     argsOf(k),
-			Describe: describe(k),
+			IgnoresCTAs: true, IgnoresThreads: fixedThreads(k), OwnLaunch: ownLaunch(k),
+			Metrics:      []string{results.MetricLatency},
+			Floors:       floors(k.op),
+			Points:       points(k),
+			Args:         argsOf(k),
+			Describe:     describe(k),
+			Unverifiable: k.unverifiable,
+		})
+	}
+	for _, f := range []struct{ id, desc string }{
+		{"limit/chase-peer", "FLOOR: one thread's dependent 8-byte loads through a random cycle of 128-byte lines in the peer's memory (the L1 bypassed), served by memory (at least 4 × L2, the L2 flushed) and by the L2 (a chain read into it first): no round trip to the peer can be faster"},
+		{"limit/chase-local", "FLOOR: the same chase through this PE's own memory, served by memory and by the L2: the local reference"},
+	} {
+		harness.Register(harness.Benchmark{
+			ID: f.id, Suite: "latency", Desc: f.desc, Default: true,
+			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "1 CTA × 1",
+			Metrics: []string{results.MetricLatency},
+			Points: func(c *harness.Config) []results.Params {
+				var out []results.Params
+				for _, served := range []string{harness.ServedMemory, harness.ServedCache} {
+					out = append(out, results.Params{Size: 8, CTAs: 1, Threads: 1, Path: c.Path, Extra: map[string]string{"served": served}})
+				}
+				return out
+			},
+			Args:     chaseArgs(f.id == "limit/chase-local"),
+			Describe: chaseDescribe(f.id == "limit/chase-local"),
 		})
 	}
 }
 
+// floors: a round trip (its entry's T_ROUNDTRIP) is compared with the
+// chase through the peer's memory, measured first.
+func floors(op string) []string {
+	if o, _ := cuda.LookupOp(op); o.Has(cuda.TraitRoundTrip) {
+		return []string{"limit/chase-peer"}
+	}
+	return nil
+}
+
+// fixedThreads: the kind launches a thread count of its own (a fixed count,
+// or the scope's: 1 thread, one warp); the others take --threads.
+func fixedThreads(k kind) bool { return k.threads > 0 || k.scope == "thread" || k.scope == "warp" }
+
 func ownLaunch(k kind) string {
-	if k.threads > 0 || k.scope != "block" {
+	if fixedThreads(k) {
 		return fmt.Sprintf("1 CTA × %d", threadsFor(k, &harness.Config{}))
 	}
 	return "1 CTA × --threads"
+}
+
+// chaseDescribe: the local chase stays on this PE's GPU, whatever the
+// path to the peer.
+func chaseDescribe(local bool) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+		if local {
+			o.Effective = "local"
+		}
+	}
+}
+
+// chaseArgs: a floor through the peer's memory, or this PE's own (local);
+// served by the cache: a chain of an eighth of the L2, read into it first.
+func chaseArgs(local bool) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+		j := e.Job
+		a := cuda.NewArgs("lat.chase")
+		a.Size, a.Seed, a.CTAs, a.Threads = 8, int64(e.Index+1), 1, 1
+		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
+		if !local {
+			a.Peer = int32(j.Peer())
+		}
+		if p.Extra["served"] == harness.ServedCache {
+			a.Extent = j.L2Bytes() / 8
+			if a.Extent <= 0 {
+				a.Extent = 4 << 20
+			}
+		}
+		if e.Config.Verify {
+			a.Verify = 1
+		}
+		if !local && j.PeerPath() == cuda.PathRemote {
+			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0: a chase through its memory needs one", j.Peer())
+		}
+		return a, ""
+	}
 }
 
 func threadsFor(k kind, c *harness.Config) int {
@@ -136,19 +213,13 @@ func points(k kind) func(c *harness.Config) []results.Params {
 			modes = []string{""}
 		}
 		var out []results.Params
-		for _, t := range timers {
-			if k.events && t.code != cuda.TimerEvents {
-				continue
-			}
-			for _, m := range modes {
-				for _, s := range sizes {
-					p := results.Params{Size: s, Scope: k.scope, CTAs: 1, Threads: threadsFor(k, c), Path: c.Path, Mode: m,
-						Extra: map[string]string{"timer": t.name}}
-					if k.op == "lat.launch" {
-						p.Size = 0
-					}
-					out = append(out, p)
+		for _, m := range modes {
+			for _, s := range sizes {
+				p := results.Params{Size: s, Scope: k.scope, CTAs: 1, Threads: threadsFor(k, c), Path: c.Path, Mode: m}
+				if k.op == "lat.launch" {
+					p.Size = 0
 				}
+				out = append(out, p)
 			}
 		}
 		return out
@@ -181,9 +252,6 @@ func argsOf(k kind) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 		}
 		if p.Mode == "blocking" {
 			a.Blocking = 1
-		}
-		if p.Extra["timer"] == "globaltimer" {
-			a.Timer = cuda.TimerGlobal
 		}
 		if e.Config.Verify {
 			a.Verify = 1

@@ -17,7 +17,6 @@ import (
 func init() {
 	for _, op := range []string{"put", "get"} {
 		for _, sc := range []string{"block", "warp", "thread"} {
-			op, sc := op, sc
 			limit, how := writeLimits, "stores into"
 			if op == "get" {
 				limit, how = readLimits, "loads from"
@@ -27,10 +26,9 @@ func init() {
 				Desc: fmt.Sprintf("NCCL device API: bulk %s at %s scope, 16-byte %s the peer's symmetric window through ncclGetLsaPointer (NCCL 2.28+)",
 					op, sc, how),
 				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit,
-				Default:  sc == "block",
-				Points:   lsaPoints(op, sc),
-				Args:     ncclDevArgs("rma.lsa_" + op),
-				Describe: describe,
+				Default: sc == "block",
+				Points:  lsaPoints(op, sc),
+				Args:    ncclDevArgs("rma.lsa_" + op),
 			})
 		}
 	}
@@ -45,7 +43,7 @@ func init() {
 			}
 			return out
 		},
-		Args: ncclDevArgs("rma.gin_put_signal"), Describe: describe,
+		Args: ncclDevArgs("rma.gin_put_signal"),
 	})
 }
 

@@ -1,12 +1,16 @@
 // Package rma registers the device-initiated RMA benchmarks: bulk put and
 // get (thread, warp and block scope, _nbi and blocking, uni- and
 // bidirectional), scalar p and g for 1/2/4/8-byte elements, plain load/store
-// through nvshmem_ptr, the atomic rate, and the limits they are measured
-// against in the same run: a copy-engine peer copy and an SM copy kernel.
+// through nvshmem_ptr, the atomic rate, and the copy references they are
+// measured against in the same run: a copy-engine peer copy and an SM copy
+// kernel over a sweep of launch shapes (the best is the reference). What an
+// operation is (payload, load/store only, counters) is its entry's traits
+// in the shim's table: nothing here restates it.
 package rma
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
@@ -31,26 +35,27 @@ var (
 func init() {
 	for _, op := range []string{"put", "get"} {
 		for _, sc := range []string{"block", "warp", "thread"} {
-			op, sc := op, sc
 			limit := writeLimits
 			if op == "get" {
 				limit = readLimits
 			}
+			end := "the launch ends with quiet (gets pipeline)"
+			if op == "put" {
+				end = "every put ends delivered (quiet per iteration)"
+			}
 			harness.Register(harness.Benchmark{
 				ID: "rma/" + op + "/" + sc, Suite: "rma",
-				Desc:    fmt.Sprintf("bulk %smem at %s scope (nvshmem%s_%smem_nbi%s), 8 B to 1 GiB", op, sc, xIf(sc), op, scopeSuffix(sc)),
+				Desc:    fmt.Sprintf("bulk %smem at %s scope (nvshmem%s_%smem_nbi%s), 8 B to 1 GiB; %s", op, sc, xIf(sc), op, scopeSuffix(sc), end),
 				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit,
-				Default:  sc == "block",
-				Points:   bulkPoints(op, sc),
-				Args:     argsOf("rma." + op),
-				Describe: describe,
+				Default: sc == "block",
+				Points:  bulkPoints(op, sc),
+				Args:    argsOf("rma." + op),
 			})
 		}
 	}
 	// put + signal: DeepEP's dispatch primitive (one signal word per scope
 	// group, added to once per operation, checked with the payload).
 	for _, sc := range []string{"block", "warp", "thread"} {
-		sc := sc
 		harness.Register(harness.Benchmark{
 			ID: "rma/put-signal/" + sc, Suite: "rma",
 			Desc:    fmt.Sprintf("bulk nvshmem%s_putmem_signal_nbi%s (signal add) at %s scope, 8 B to 1 GiB", xIf(sc), scopeSuffix(sc), sc),
@@ -62,11 +67,10 @@ func init() {
 				}
 				return out
 			},
-			Args: argsOf("rma.put_signal"), Describe: describe,
+			Args: argsOf("rma.put_signal"),
 		})
 	}
 	for _, op := range []string{"p", "g"} {
-		op := op
 		limit := writeLimits
 		if op == "g" {
 			limit = readLimits
@@ -76,21 +80,22 @@ func init() {
 			Desc:    fmt.Sprintf("scalar nvshmem_<T>_%s of 1/2/4/8-byte elements, every thread strided over the buffer", op),
 			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit, Default: true,
 			Points: scalarPoints(op),
-			Args:   argsOf("rma." + op), Describe: describe,
+			Args:   argsOf("rma." + op),
 		})
 	}
 	harness.Register(harness.Benchmark{ID: "rma/st", Suite: "rma", Default: true,
-		Desc:    "plain 16-byte stores through nvshmem_ptr (load/store path, no NVSHMEM call in the loop)",
+		Desc:    "plain 16-byte stores through nvshmem_ptr (load/store path, no NVSHMEM call in the loop), a system-scope fence per iteration",
 		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: writeLimits,
-		Points: simplePoints("st"), Args: argsOf("rma.st"), Describe: describe})
+		Points: simplePoints("st"), Args: argsOf("rma.st")})
 	harness.Register(harness.Benchmark{ID: "rma/ld", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
 		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: readLimits,
-		Points: simplePoints("ld"), Args: argsOf("rma.ld"), Describe: describe})
+		Points: simplePoints("ld"), Args: argsOf("rma.ld")})
 	for _, a := range []struct{ name, op, desc string }{
 		{"fetch_add", "rma.fetch_add", "uint64 atomic fetch_add rate, every thread on its own remote counter"},
 		{"add", "rma.add", "uint64 atomic add rate, every thread on its own remote counter"},
 		{"compare_swap", "rma.compare_swap", "uint64 atomic compare_swap rate, every thread on its own remote counter"},
+		{"swap", "rma.swap", "uint64 atomic swap rate, every thread on its own remote counter"},
 		// The counter update of DeepEP-style dispatch/combine kernels, without
 		// a payload: nvshmemx_signal_op, not an AMO of the atomics API.
 		{"signal_add", "rma.signal_add", "nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, every thread on its own remote signal word"},
@@ -101,18 +106,17 @@ func init() {
 			Points: func(c *harness.Config) []results.Params {
 				return []results.Params{{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: "u64", Size: 8}}
 			},
-			Args: argsOf(a.op), Describe: describe})
+			Args: argsOf(a.op)})
 	}
-	limits := []struct {
+	references := []struct {
 		id, desc, op string
 	}{
-		{"limit/ce-copy", "copy engine (cudaMemcpyAsync) from local memory into the peer's buffer: the DMA limit of the path", "rma.ce_copy"},
-		{"limit/sm-copy", "SM copy kernel, 16-byte stores into the peer's buffer, full-GPU grid: the load/store write limit of the path", "rma.sm_copy"},
-		{"limit/sm-copy-read", "SM copy kernel, 16-byte loads from the peer's buffer, full-GPU grid: the load/store read limit of the path", "rma.sm_copy_read"},
+		{"limit/ce-copy", "copy reference: copy engine (cudaMemcpyAsync) from local memory into the peer's buffer", "rma.ce_copy"},
+		{"limit/sm-copy", "copy reference: SM copy kernel, 16-byte stores into the peer's buffer (a fence per iteration), over a sweep of full-GPU grids", "rma.sm_copy"},
+		{"limit/sm-copy-read", "copy reference: SM copy kernel, 16-byte loads from the peer's buffer, over a sweep of full-GPU grids", "rma.sm_copy_read"},
 	}
-	for _, l := range limits {
-		l := l
-		own := "8 CTAs per SM × 1024"
+	for _, l := range references {
+		own := "a sweep of full-GPU grids"
 		if l.op == "rma.ce_copy" {
 			own = "copy engine: no kernel"
 		}
@@ -120,21 +124,38 @@ func init() {
 			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: own,
 			Metrics: []string{results.MetricBandwidth},
 			Points: func(c *harness.Config) []results.Params {
-				ctas, threads := limitGrid(l.op, c)
-				return []results.Params{{Size: c.LimitSize, Op: "copy", CTAs: ctas, Threads: threads, Path: c.Path, Dir: "uni"}}
+				var out []results.Params
+				for _, g := range referenceGrids(l.op, c) {
+					out = append(out, results.Params{Size: c.LimitSize, Op: "copy", CTAs: g[0], Threads: g[1], Path: c.Path, Dir: "uni"})
+				}
+				return out
 			},
-			Args: argsOf(l.op), Describe: describe})
+			Args: argsOf(l.op)})
 	}
 }
 
-// limitGrid is the launch of the SM copy limit: 8 CTAs of 1024 threads per
-// SM of the run's GPUs (a grid that fills the GPU; 132 × 256 reaches only
-// half of an H200's).
-func limitGrid(op string, c *harness.Config) (int, int) {
+// referenceGrids are the launch shapes of a copy reference: CTAs per SM of
+// the run's GPUs × threads per CTA, every one measured; the best is the
+// reference (one 8 × 1024 grid reached the SM copy's best on an H200;
+// 132 × 256 only half of it). A quick run tries three.
+func referenceGrids(op string, c *harness.Config) [][2]int {
 	if op == "rma.ce_copy" {
-		return 1, 32 // unused by the copy engine
+		return [][2]int{{1, 32}} // unused by the copy engine
 	}
-	return c.GridSMs() * 8, 1024
+	perSM, threads := []int{1, 2, 4, 8}, []int{256, 512, 1024}
+	if c.Quick {
+		perSM, threads = []int{2, 8}, []int{1024}
+	}
+	var out [][2]int
+	for _, k := range perSM {
+		for _, t := range threads {
+			out = append(out, [2]int{c.GridSMs() * k, t})
+		}
+	}
+	if c.Quick {
+		out = append(out, [2]int{c.GridSMs() * 4, 512})
+	}
+	return out
 }
 
 func xIf(sc string) string {
@@ -215,7 +236,7 @@ func launchSweep(c *harness.Config, base results.Params) []results.Params {
 	var out []results.Params
 	for _, ctas := range sweepCTAs {
 		for _, th := range sweepThreads {
-			if ctas == c.CTAs && th == c.Threads && containsSize(c.Sizes, c.SweepSize) {
+			if ctas == c.CTAs && th == c.Threads && slices.Contains(c.Sizes, c.SweepSize) {
 				continue // already in the size sweep
 			}
 			p := base
@@ -226,29 +247,7 @@ func launchSweep(c *harness.Config, base results.Params) []results.Params {
 	return out
 }
 
-func containsSize(s []int64, v int64) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
-
-func isAtomic(op string) bool {
-	return op == "rma.fetch_add" || op == "rma.add" || op == "rma.compare_swap"
-}
-
-// needsLoadStore: the operations that run only over a load/store mapping.
-func needsLoadStore(op string) bool {
-	switch op {
-	case "rma.st", "rma.ld", "rma.ce_copy", "rma.sm_copy", "rma.sm_copy_read", "rma.lsa_put", "rma.lsa_get":
-		return true
-	}
-	return false
-}
 
 // argsOf turns a point of op (a name of the shim's dispatch table) into the
 // shim's arguments: PE 0 towards the job's peer, or a waiver decided from
@@ -264,7 +263,7 @@ func argsOf(op string) func(e *harness.Env, p results.Params) (cuda.Args, string
 		switch {
 		case e.Config.Path == "p2p" && path == cuda.PathRemote:
 			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): NVSHMEM would use a remote transport; measure it with --path proxy or --path ibgda", peer)
-		case needsLoadStore(op) && path == cuda.PathRemote:
+		case loadStoreOnly(op) && path == cuda.PathRemote:
 			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE 0 (no P2P mapping)", peer)
 		case p.Dir == "bidir" && j.NPEs() < 2:
 			return a, "bidirectional transfers need 2 PEs"
@@ -291,9 +290,9 @@ func argsOf(op string) func(e *harness.Env, p results.Params) (cuda.Args, string
 	}
 }
 
-// describe counts atomics per operation, not per launch iteration.
-func describe(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-	if isAtomic(a.OpString()) {
-		o.Iters *= p.CTAs * p.Threads // atomic operations per sample
-	}
+// loadStoreOnly: the shim's entry says the operation runs only over a
+// load/store mapping to the peer.
+func loadStoreOnly(op string) bool {
+	o, _ := cuda.LookupOp(op)
+	return o.Has(cuda.TraitLoadStore)
 }

@@ -1,0 +1,146 @@
+// check.cuh: the verification pattern and the checks every family uses:
+// fill a source with a PE's pattern, poison a destination, and count the
+// elements that differ from what should have landed (one helper, counted,
+// runs any check kernel and reports the first mismatch).
+
+// Verification pattern: byte i of PE pe's source under seed s.
+__host__ __device__ static inline uint8_t pat(int64_t i, int pe, int64_t s) {
+  uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ ((uint64_t)s << 17) ^ ((uint64_t)(pe + 1) * 0xBF58476D1CE4E5B9ull);
+  x ^= x >> 29;
+  return (uint8_t)(x ^ (x >> 8));
+}
+
+__global__ void k_fill(uint8_t *b, int64_t n, int pe, int64_t seed) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    b[i] = pat(i, pe, seed);
+}
+
+__global__ void k_poison(uint8_t *b, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    b[i] = (uint8_t)(0xA5 ^ (i * 13));
+}
+
+__global__ void k_zero_u64(uint64_t *b, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) b[i] = 0;
+}
+
+// mismatch records element i as wrong: cnt[0] counts, cnt[1] keeps the first.
+__device__ static inline void mismatch(unsigned long long *cnt, int64_t i) {
+  atomicAdd(cnt, 1ull);
+  atomicMin(cnt + 1, (unsigned long long)i);
+}
+
+// base: the offset in the source that b[0] came from.
+__global__ void k_check(const uint8_t *b, int64_t n, int64_t base, int pe, int64_t seed, unsigned long long *cnt) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    if (b[i] != pat(base + i, pe, seed)) mismatch(cnt, i);
+}
+
+__global__ void k_check_u64(const uint64_t *b, int64_t n, uint64_t want, unsigned long long *cnt) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    if (b[i] != want) mismatch(cnt, i);
+}
+
+// counted runs a check: launch(cnt) starts a kernel that calls mismatch for
+// every wrong element of n; the outcome is added to res, the first mismatch
+// described by describe(first, wrong) into res->detail (when it is still
+// empty). It returns a CUDA failure, never a mismatch.
+template <typename Launch, typename Describe>
+static int counted(int64_t n, nb_result *res, Launch launch, Describe describe) {
+  unsigned long long h[2] = {0, ~0ull};
+  CK(cudaMemcpy(S.count, h, sizeof h, cudaMemcpyHostToDevice));
+  launch(S.count);
+  CKLAUNCH("check kernel");
+  CK(cudaStreamSynchronize(S.stream));
+  CK(cudaMemcpy(h, S.count, sizeof h, cudaMemcpyDeviceToHost));
+  res->checked += n;
+  res->errors += (int64_t)h[0];
+  if (h[0] && !res->detail[0]) describe(h[1], h[0]);
+  return 0;
+}
+
+// check_bytes checks n bytes of buf against src_pe's pattern from offset base.
+static int check_bytes(const uint8_t *buf, int64_t n, int64_t base, int src_pe, int64_t seed, nb_result *r) {
+  return counted(
+      n, r, [&](unsigned long long *cnt) { k_check<<<1024, 256, 0, S.stream>>>(buf, n, base, src_pe, seed, cnt); },
+      [&](unsigned long long first, unsigned long long) {
+        uint8_t got = 0;
+        cudaMemcpy(&got, buf + first, 1, cudaMemcpyDeviceToHost);
+        snprintf(r->detail, sizeof r->detail, "byte %llu: got 0x%02x, want 0x%02x (pattern of PE %d, seed %lld)", first, got,
+                 pat(base + (int64_t)first, src_pe, seed), src_pe, (long long)seed);
+      });
+}
+
+// check_u64 checks n counters of buf against want.
+static int check_u64(const uint64_t *buf, int64_t n, uint64_t want, nb_result *r) {
+  return counted(
+      n, r, [&](unsigned long long *cnt) { k_check_u64<<<256, 256, 0, S.stream>>>(buf, n, want, cnt); },
+      [&](unsigned long long first, unsigned long long) {
+        uint64_t got = 0;
+        cudaMemcpy(&got, buf + first, 8, cudaMemcpyDeviceToHost);
+        snprintf(r->detail, sizeof r->detail, "counter %llu: got %llu, want %llu", first, (unsigned long long)got,
+                 (unsigned long long)want);
+      });
+}
+
+static int fill_src(int64_t n, int64_t seed) {
+  k_fill<<<1024, 256, 0, S.stream>>>(S.src, n, S.me, seed);
+  CKLAUNCH("fill kernel");
+  return 0;
+}
+
+static int poison_dst(int64_t n) {
+  k_poison<<<1024, 256, 0, S.stream>>>(S.dst, n);
+  CKLAUNCH("poison kernel");
+  return 0;
+}
+
+// --- collectives: small integers, so every sum is exact in float, half and bf16
+
+// What a collective's output must hold (its entry's `lands`, k_ccheck's
+// kind): the sum over PEs, the root's source, block p from PE p (alltoall),
+// block p = PE p's source (allgather), nothing (barrier: its own check).
+// With blocks, args.size is the whole output and each PE sends size / npes
+// to each PE.
+enum { COLL_SUM = 0, COLL_ROOT = 1, COLL_BLOCKS = 2, COLL_GATHERED = 3, COLL_BARRIER = 4 };
+
+__host__ __device__ static inline float cval(int64_t i, int pe, int64_t seed) {
+  return (float)((i * 7 + pe * 13 + seed) & 7);
+}
+
+template <typename T> __device__ static inline T from_f(float v);
+template <> __device__ inline float from_f<float>(float v) { return v; }
+template <> __device__ inline __half from_f<__half>(float v) { return __float2half(v); }
+template <> __device__ inline __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+template <typename T> __device__ static inline float to_f(T v);
+template <> __device__ inline float to_f<float>(float v) { return v; }
+template <> __device__ inline float to_f<__half>(__half v) { return __half2float(v); }
+template <> __device__ inline float to_f<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+// Fill the source for a collective. blocks 0: value(pe, i); blocks 1: block
+// j (destined to PE j) holds value(pe*31 + j*7, i).
+template <typename T>
+__global__ void k_cfill(T *b, int64_t n, int pe, int64_t seed, int blocks, int64_t block) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    if (!blocks) b[i] = from_f<T>(cval(i, pe, seed));
+    else b[i] = from_f<T>(cval(i % block, pe * 31 + (int)(i / block) * 7, seed));
+  }
+}
+
+// Check a collective's output against what its kind (COLL_*) says.
+template <typename T>
+__global__ void k_ccheck(const T *b, int64_t n, int me, int npes, int64_t seed, int kind, int64_t block, unsigned long long *cnt) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    float want = 0;
+    if (kind == COLL_SUM) {
+      for (int p = 0; p < npes; p++) want += cval(i, p, seed);
+    } else if (kind == COLL_ROOT) {
+      want = cval(i, 0, seed);
+    } else if (kind == COLL_GATHERED) {
+      want = cval(i % block, (int)(i / block), seed);
+    } else {
+      want = cval(i % block, (int)(i / block) * 31 + me * 7, seed);
+    }
+    if (to_f<T>(b[i]) != want) mismatch(cnt, i);
+  }
+}

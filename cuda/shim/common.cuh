@@ -1,0 +1,194 @@
+// common.cuh: what every file of the shim shares: the state nb_init makes,
+// errors, the types of the dispatch table (Args, Run, Family, OpEntry and an
+// entry's traits) and the helpers that pick a kernel instantiation.
+// Included first by nvshbench.cu: one translation unit, one device link.
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <type_traits>
+#include <unistd.h>
+
+#include "nvshbench.h"
+
+static char g_err[1024];
+
+static int fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_err, sizeof g_err, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+#define CK(call)                                                                                  \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess)                                                                        \
+      return fail(NB_ERR, "%s: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__);  \
+  } while (0)
+
+#define CKLAUNCH(what)                                                                            \
+  do {                                                                                            \
+    cudaError_t e_ = cudaGetLastError();                                                          \
+    if (e_ != cudaSuccess) return fail(NB_ERR, "launch of %s: %s", what, cudaGetErrorString(e_)); \
+  } while (0)
+
+#define NB_MAX_CTAS 1024
+#define NB_SLOT 512             // bytes per PE in one exchange
+#define NB_MAX_ITERS 100000     // per launch
+#define NB_CHAIN_BYTES (256LL << 20)  // pointer chases walk at least this much memory (and at least 4 x L2)
+
+// Everything nb_init makes, once, in the same order on every PE.
+struct State {
+  int inited;
+  int me, npes, device;
+  int64_t buf;                // bytes of each of src, dst, scratch
+  int64_t l2;                 // this GPU's L2 in bytes
+  uint8_t *src, *dst, *scratch;  // symmetric
+  uint64_t *flag;             // symmetric: 2 signal words (ping-pong)
+  uint64_t *cflags;           // symmetric: NB_MAX_PES x NB_MAX_CTAS barrier words (our AllReduce)
+  uint8_t *xchg;              // symmetric: 2 halves x NB_MAX_PES x NB_SLOT (exchanges)
+  int xhalf;
+  uint8_t *stage;             // device: NB_SLOT bytes staged for an exchange
+  unsigned long long *count;  // device: [0] mismatches, [1] first mismatch
+  int64_t *times;             // device: per-iteration ns of the last launch (NB_MAX_ITERS)
+  int64_t *cursor;            // device: pointer-chase cursor, continued across launches
+  uint64_t *epochs;           // device: per-CTA barrier epochs of our AllReduce
+  cudaStream_t stream;
+  cudaEvent_t ev0, ev1;
+};
+static State S;
+
+// on_device makes this PE's device current on the calling thread. The CUDA
+// runtime keeps the current device per thread, and a Go program may call in
+// from any of its threads: every entry point after nb_init starts here.
+static int on_device(void) {
+  if (!S.inited) return fail(NB_ERR, "not initialised");
+  CK(cudaSetDevice(S.device));
+  return 0;
+}
+
+// path_to says how this PE reaches PE q: its own GPU, a load/store mapping
+// to another GPU, or only a remote transport.
+static int path_to(int q) {
+  void *p = nvshmem_ptr(S.dst, q);
+  if (p == nullptr) return NB_PATH_REMOTE;
+  if (q == S.me) return NB_PATH_LOCAL;
+  cudaPointerAttributes at;
+  if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+    cudaGetLastError();
+    return NB_PATH_P2P;
+  }
+  return at.device == S.device ? NB_PATH_LOCAL : NB_PATH_P2P;
+}
+
+// with_scope calls f with args.scope as a compile-time constant
+// (std::integral_constant), with_flag with a 0/1 flag as one, with_dtype
+// with a value of the element type of args.dtype: the one way a launch
+// picks its kernel instantiation.
+template <typename F>
+static void with_scope(int scope, F f) {
+  if (scope == NB_SCOPE_BLOCK) f(std::integral_constant<int, NB_SCOPE_BLOCK>{});
+  else if (scope == NB_SCOPE_WARP) f(std::integral_constant<int, NB_SCOPE_WARP>{});
+  else f(std::integral_constant<int, NB_SCOPE_THREAD>{});
+}
+
+template <typename F>
+static void with_flag(int v, F f) {
+  if (v) f(std::integral_constant<int, 1>{});
+  else f(std::integral_constant<int, 0>{});
+}
+
+template <typename F>
+static void with_dtype(int dtype, F f) {
+  if (dtype == NB_DT_BF16) f(__nv_bfloat16{});
+  else if (dtype == NB_DT_F16) f(__half{});
+  else f(float{});
+}
+
+static int esize(int dtype) { return dtype == NB_DT_F32 ? 4 : 2; }
+
+// A template's `static_assert(unhandled<OP>, ...)` in the last branch of a
+// dispatch on an operation code: an entry whose code reaches no kernel
+// branch does not compile (no catch-all branch runs another operation).
+template <int OP> constexpr bool unhandled = false;
+
+// ---------------------------------------------------------------------------
+// The dispatch table. A family holds what its operations share (who runs,
+// how they are prepared and checked); an entry is one operation: its name,
+// what lands where, its traits and its launch. The Go side reads the
+// entries (name, lands, traits) from these sources: the traits are stated
+// here once and nowhere else.
+
+// An entry's traits (or-ed).
+enum {
+  T_PAYLOAD = 1,    // moves args.size bytes of payload per operation (counted, verified)
+  T_LOADSTORE = 2,  // runs only over a load/store mapping to the peer (no remote transport)
+  T_COUNTERS = 4,   // one counter per thread: an iteration is CTAs x threads operations (a rate)
+  T_ROUNDTRIP = 8,  // a round trip: iteration i+1 starts when i's result is back (a latency)
+  T_FLOOR = 16,     // the in-run floor of round trips: a dependent-load chase (limit/chase-*)
+  T_NETWORK = 32,   // needs a network (NCCL's GIN): an InfiniBand/RoCE NIC
+};
+
+struct OpEntry;
+
+// Args are a point's arguments as the shim's code sees them: the ABI's, and
+// the operation's code (from its table entry) for the kernels' templates
+// and the families' branches.
+struct Args : nb_args {
+  int op;
+};
+
+// Run is one point in progress: its arguments and what the loop knows.
+struct Run {
+  const Args *a;
+  const OpEntry *e;
+  int initiator;   // this PE issues and times
+  int target;      // the PE this PE issues towards (initiators)
+  int64_t ops;     // loop iterations each active PE launched so far (agreed counts)
+  int64_t launches;  // launches of this point so far (before the one being made)
+  int last;        // iterations of the last launch
+  void *comm;      // collectives: the NCCL communicator
+};
+
+struct Family {
+  const char *name;
+  // validate checks the arguments on this PE (no collective calls).
+  int (*validate)(Run *r);
+  // active: this PE launches (and, if initiator, times).
+  int (*active)(Run *r);
+  int (*synced)(Run *r);  // all PEs start every launch together (a barrier before each)
+  int cal_iters;       // iterations in the calibration launch (0: none)
+  int default_iters;   // iterations per launch when not calibrated and not given
+  int kernel_timer;    // the kernels read %globaltimer around every iteration into S.times
+  int (*prepare)(Run *r);    // local: fill, poison, reset
+  int (*setup)(Run *r);      // collective on every PE after the first agreement (may be null)
+  int (*before_launch)(Run *r);  // local, before the barrier of a synchronised launch (may be null)
+  // check runs after the timed launches on every PE; it is collective only
+  // where the family says so (every PE then calls it, whatever it finds).
+  int (*check)(Run *r, nb_result *res);
+  int64_t (*bytes)(Run *r);        // payload this PE moved per operation
+  int64_t (*work_set)(Run *r);     // bytes of the largest buffer one GPU serves
+};
+
+struct OpEntry {
+  int op;            // the family's private code (NB_OP_* of its file)
+  const char *name;  // the name the Go side asks for (nb_args.op)
+  const Family *family;
+  int lands;   // where the result lands (family-specific LANDS_*)
+  int traits;  // T_*
+  int (*launch)(Run *r, int iters);
+};
+
+static int has(const Run *r, int trait) { return (r->e->traits & trait) != 0; }
+
+// Operations per loop iteration: one, or one per thread for counters.
+static int ops_per_iter(const Run *r) { return has(r, T_COUNTERS) ? r->a->ctas * r->a->threads : 1; }

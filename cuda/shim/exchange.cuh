@@ -1,0 +1,83 @@
+// exchange.cuh: the shim's two host-side collective primitives: exchange
+// (every PE's bytes to every PE) and agree (every PE's status, verification
+// counts and one value, on top of exchange). Every multi-PE step of nb_run
+// and of the families' setups is made of these and NVSHMEM barriers.
+
+// Exchanges: every PE puts its NB_SLOT-byte slot into every PE's copy of the
+// exchange area, then all meet in a barrier. Two halves alternate, so a PE
+// that runs ahead into the next exchange never overwrites a slot another PE
+// is still reading (it cannot pass that PE's next barrier).
+__global__ void k_xput(uint8_t *half, const uint8_t *mine, int len, int me, int npes) {
+  for (int q = 0; q < npes; q++) nvshmem_putmem(half + (size_t)me * NB_SLOT, mine, len, q);
+  nvshmem_quiet();
+}
+
+// exchange is collective: out[pe * len ...] gets every PE's len bytes. It
+// makes its barrier even when this PE's part failed, and says so after.
+static int exchange(const void *mine, int len, void *out) {
+  uint8_t *half = S.xchg + (size_t)S.xhalf * NB_MAX_PES * NB_SLOT;
+  S.xhalf ^= 1;
+  int rc = 0;
+  cudaError_t e = cudaMemcpy(S.stage, mine, len, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) {
+    k_xput<<<1, 1, 0, S.stream>>>(half, S.stage, len, S.me, S.npes);
+    e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaStreamSynchronize(S.stream);
+  }
+  if (e != cudaSuccess) rc = fail(NB_ERR, "exchange: %s", cudaGetErrorString(e));
+  nvshmem_barrier_all();
+  if (rc) return rc;
+  for (int q = 0; q < S.npes; q++) CK(cudaMemcpy((uint8_t *)out + (size_t)q * len, half + (size_t)q * NB_SLOT, len, cudaMemcpyDeviceToHost));
+  return 0;
+}
+
+// A PE's status at an agreement: its code and message.
+struct Verdict {
+  int32_t status;
+  int32_t pe;
+  int64_t errors;   // verification counts and payload (the last agreement of a point)
+  int64_t checked;
+  int64_t bytes;
+  int64_t value;    // a value every PE takes from PE 0 (the calibrated iteration count)
+  char msg[NB_SLOT - 40];
+};
+static_assert(sizeof(Verdict) <= NB_SLOT, "a verdict must fit an exchange slot");
+
+// agree is collective: every PE learns every PE's status. It returns the
+// worst (an error before a non-capturable point before an unreachable one)
+// and makes its message this PE's last error, naming the PE it came from.
+// sums gets the verification counts and the payload summed over the job
+// (3 values) when non-null; value, when non-null, carries this PE's value
+// in and PE 0's out.
+static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_result *res, int64_t *sums, int64_t *value = nullptr) {
+  static Verdict all[NB_MAX_PES];
+  Verdict v;
+  memset(&v, 0, sizeof v);
+  v.status = st;
+  v.pe = S.me;
+  v.errors = errors;
+  v.checked = checked;
+  v.bytes = bytes;
+  if (value) v.value = *value;
+  if (st) snprintf(v.msg, sizeof v.msg, "%s", g_err);
+  int rc = exchange(&v, sizeof v, all);
+  if (rc) return rc;
+  if (value) *value = all[0].value;
+  int worst = 0, who = -1;
+  int64_t e = 0, c = 0, b = 0;
+  for (int q = 0; q < S.npes; q++) {
+    e += all[q].errors;
+    c += all[q].checked;
+    b += all[q].bytes;
+    int s = all[q].status;
+    if (!s) continue;
+    int rank = s == NB_ERR ? 3 : (s == NB_NOT_CAPTURABLE ? 2 : 1);
+    int wrank = worst == 0 ? 0 : (worst == NB_ERR ? 3 : (worst == NB_NOT_CAPTURABLE ? 2 : 1));
+    if (rank > wrank) worst = s, who = q;
+  }
+  if (sums) sums[0] = e, sums[1] = c, sums[2] = b;
+  if (!worst) return 0;
+  if (res) res->failed_pe = who;
+  if (who != S.me) fail(worst, "PE %d: %s", who, all[who].msg);
+  return worst;
+}
