@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/ebitengine/purego"
 )
@@ -25,8 +27,38 @@ type shimLib struct {
 	probe         func(string) int32
 }
 
+// Preload opens the NVSHMEM host library and NCCL that t found, by their
+// full paths, so that a shim linked against them loads in this process
+// without LD_LIBRARY_PATH: the loader takes an already open library of the
+// soname a shim needs (the cluster case: a shim built on a login node,
+// NVSHMEM elsewhere on the compute nodes). A library it cannot open is
+// left to the loader's search (the error names it).
+func Preload(t *Toolchain) error {
+	if t == nil || runtime.GOOS != "linux" {
+		return nil
+	}
+	var errs []string
+	for _, lib := range []struct{ home, name string }{{t.NVSHMEMHome, "libnvshmem_host.so.3"}, {t.NCCLHome, "libnccl.so.2"}} {
+		if lib.home == "" {
+			continue
+		}
+		p := filepath.Join(lib.home, "lib", lib.name)
+		if !fileExists(p) {
+			continue
+		}
+		if _, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", p, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("preloading: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
 // Load opens the shim at path. The NVSHMEM and NCCL libraries it links must
-// be on the loader path (LD_LIBRARY_PATH): the launcher sets it.
+// be open already (Preload) or on the loader path (LD_LIBRARY_PATH: the
+// controller sets it for its workers).
 func Load(path string) (Lib, error) {
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("the CUDA shim runs on Linux only")

@@ -98,10 +98,13 @@ func Annotate(h *Header, p *Point) {
 	if l := h.ceilingOf(p); l != nil {
 		p.Ceiling = &Limit{ID: "link/" + l.Kind, Value: l.Bps}
 	}
+	// A point served by the L2 of its own GPU never reaches the memory: the
+	// memory's rate is no ceiling of it (a link is: its bytes cross it).
+	memoryOnly := p.Ceiling != nil && p.Ceiling.ID == "link/"+LinkMemory && p.L2Resident
 	if m := p.BandwidthMetric(); m != "" {
 		v := p.Metrics[m].Median
 		switch {
-		case p.Ceiling != nil && v > p.Ceiling.Value:
+		case p.Ceiling != nil && v > p.Ceiling.Value && !memoryOnly:
 			p.Flags = append(p.Flags, FlagAboveLink)
 		case p.Limit != nil && p.Limit.Value > 0 && v > p.Limit.Value && !strings.HasPrefix(p.ID, "limit/"):
 			p.Flags = append(p.Flags, FlagAboveReference)

@@ -56,6 +56,21 @@ func TestAboveTheLinkIsFlagged(t *testing.T) {
 	if local.Ceiling == nil || local.Ceiling.ID != "link/memory" || !local.Has(results.FlagAboveLink) {
 		t.Errorf("local: ceiling %+v flags %v", local.Ceiling, local.Flags)
 	}
+	// ... unless the L2 serves it: then the memory is not its path.
+	small := bwPoint(t, "rma/put/block", 1<<20, 3.2e12)
+	small.Effective, small.L2Resident = "local", true
+	results.Annotate(&h, &small)
+	if small.Has(results.FlagAboveLink) || !small.Has(results.FlagCacheServed) {
+		t.Errorf("a cache-served local point: flags %v", small.Flags)
+	}
+	// Over NVLink every byte crosses the link, cache-served or not.
+	h = twoGPUs()
+	remote := bwPoint(t, "rma/put/block", 1<<20, 595e9)
+	remote.L2Resident = true
+	results.Annotate(&h, &remote)
+	if !remote.Has(results.FlagAboveLink) {
+		t.Errorf("595 GB/s over NVLink at 1 MiB: flags %v", remote.Flags)
+	}
 }
 
 // The events timer is the figure; an in-kernel mean more than 10 % away is

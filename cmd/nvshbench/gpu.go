@@ -48,6 +48,11 @@ func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
 		}
 		shim = p
 	}
+	// What was found of NVSHMEM and NCCL (also without an nvcc, as on a
+	// compute node running a shim built elsewhere) is opened first.
+	if err := cuda.Preload(tc); err != nil {
+		fmt.Fprintf(log, "nvshbench: %v\n", err)
+	}
 	lib, err := cuda.Load(shim)
 	if err != nil {
 		return nil, fmt.Errorf("%v (rebuild it with 'nvshbench build-shim', or see 'nvshbench doctor')", err)

@@ -59,7 +59,7 @@ struct State {
   int xhalf;
   uint8_t *stage;             // device: NB_SLOT bytes staged for an exchange
   unsigned long long *count;  // device: [0] mismatches, [1] first mismatch
-  int64_t *times;             // device: per-iteration ns of the last launch (NB_MAX_ITERS)
+  int64_t *times;             // device: %globaltimer stamps of the last launch (NB_MAX_ITERS + 1)
   int64_t *cursor;            // device: pointer-chase cursor, continued across launches
   uint64_t *epochs;           // device: per-CTA barrier epochs of our AllReduce
   cudaStream_t stream;
@@ -168,7 +168,7 @@ struct Family {
   int (*synced)(Run *r);  // all PEs start every launch together (a barrier before each)
   int cal_iters;       // iterations in the calibration launch (0: none)
   int default_iters;   // iterations per launch when not calibrated and not given
-  int kernel_timer;    // the kernels read %globaltimer around every iteration into S.times
+  int kernel_timer;    // the kernels stamp %globaltimer at every iteration into S.times
   int (*prepare)(Run *r);    // local: fill, poison, reset
   int (*setup)(Run *r);      // collective on every PE after the first agreement (may be null)
   int (*before_launch)(Run *r);  // local, before the barrier of a synchronised launch (may be null)

@@ -129,13 +129,12 @@ __global__ void k_gin_read(ncclDevComm dc, int n, uint64_t *out) {
 __global__ void k_lsa_lat_put(ncclWindow_t wdst, const uint8_t *src, int64_t size, int iters, int lsa_peer, int64_t *times) {
   uint8_t *remote = (uint8_t *)ncclGetLsaPointer(wdst, 0, lsa_peer);
   for (int it = 0; it < iters; it++) {
-    uint64_t t0 = 0;
-    if (threadIdx.x == 0) t0 = gtimer();
+    stamp(times, it);
     group_copy(remote, src, size, threadIdx.x, blockDim.x);
     __threadfence_system();
     __syncthreads();
-    if (threadIdx.x == 0) times[it] = (int64_t)(gtimer() - t0);
   }
+  stamp(times, iters);
 }
 
 // get: pointer chase through the peer's window: the CTA loads block cur of

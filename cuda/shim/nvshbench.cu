@@ -145,7 +145,7 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
     return fail(NB_ERR, "nvshmem_malloc of 3 x %lld bytes failed (NVSHMEM_SYMMETRIC_SIZE too small?)", (long long)heap);
   CK(cudaMalloc(&S.stage, NB_SLOT));
   CK(cudaMalloc(&S.count, 2 * sizeof *S.count));
-  CK(cudaMalloc(&S.times, NB_MAX_ITERS * sizeof(int64_t)));
+  CK(cudaMalloc(&S.times, (NB_MAX_ITERS + 1) * sizeof(int64_t)));  // a stamp per iteration and the end
   CK(cudaMalloc(&S.cursor, sizeof(int64_t)));
   CK(cudaMalloc(&S.epochs, sizeof(uint64_t) * NB_MAX_CTAS));
   CK(cudaMemset(S.cflags, 0, sizeof(uint64_t) * NB_MAX_PES * NB_MAX_CTAS));
@@ -247,7 +247,7 @@ static const OpEntry *find_op(const char *name) {
 }
 
 // launch makes one launch of iters iterations (or replays its graph) and
-// counts it.
+// counts it (this PE's launches; the iterations every PE counts in nb_run).
 static int launch(Run *r, int iters, cudaGraphExec_t gexec) {
   int rc = 0;
   if (gexec) {
@@ -257,7 +257,6 @@ static int launch(Run *r, int iters, cudaGraphExec_t gexec) {
     rc = r->e->launch(r, iters);
   }
   r->launches++;
-  r->last = iters;
   return rc;
 }
 
@@ -280,16 +279,19 @@ static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, floa
 }
 
 // read_times appends the per-iteration in-kernel times of the last launch
-// (seconds) to out, up to max.
+// (seconds) to out, up to max: the differences of its iters + 1 stamps.
 static int read_times(int iters, double *out, int max, int64_t *n_used) {
   int n = iters;
   if (n > max - *n_used) n = (int)(max - *n_used);
   if (n <= 0) return 0;
-  int64_t *h = (int64_t *)malloc(n * sizeof(int64_t));
+  int64_t *h = (int64_t *)malloc((n + 1) * sizeof(int64_t));
   if (!h) return fail(NB_ERR, "no host memory for %d in-kernel times", n);
-  cudaError_t e = cudaMemcpy(h, S.times, n * sizeof(int64_t), cudaMemcpyDeviceToHost);
+  cudaError_t e = cudaMemcpy(h, S.times, (n + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost);
   if (e == cudaSuccess)
-    for (int i = 0; i < n; i++) out[(*n_used)++] = (double)(h[i] > 0 ? h[i] : 1) * 1e-9;
+    for (int i = 0; i < n; i++) {
+      int64_t d = h[i + 1] - h[i];
+      out[(*n_used)++] = (double)(d > 0 ? d : 1) * 1e-9;
+    }
   free(h);
   if (e != cudaSuccess) return fail(NB_ERR, "reading the in-kernel times: %s", cudaGetErrorString(e));
   return 0;
@@ -354,6 +356,7 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       }
       if (active && !st) st = timed_launch(r, n, nullptr, synced, &ms);
       r->ops += n;
+      r->last = n;
     }
     double per = ms / f->cal_iters;
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
@@ -407,6 +410,7 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       }
     }
     r->ops += iters;  // every PE counts what the active ones launched
+    r->last = iters;
   }
   if (gexec) cudaGraphExecDestroy(gexec);
   {
