@@ -32,6 +32,14 @@ const (
 	PathRemote = 2 // no mapping: a remote transport (IBGDA or the CPU proxy)
 )
 
+// MoE modes and token types (moe.cuh's MOE_*).
+const (
+	MoELL     = 0 // a message per (token, expert) selection
+	MoENormal = 1 // a message per (token, destination rank), fanned out on arrival
+	MoEBF16   = 0
+	MoEFP8    = 1
+)
+
 // Status codes of the shim (NB_ERR, NB_UNREACHABLE, NB_NOT_CAPTURABLE) and
 // its limits.
 const (
@@ -63,7 +71,8 @@ var ABIConstants = map[string]int{
 type Args struct {
 	Size      int64
 	Seed      int64
-	Extent    int64 // chases: the chain's bytes (0: memory-served, at least 4 × L2)
+	Extent    int64   // chases: the chain's bytes (0: memory-served, at least 4 × L2)
+	Zipf      float64 // MoE: the routing's Zipf exponent (0: uniform)
 	Scope     int32
 	Blocking  int32
 	CTAs      int32
@@ -79,7 +88,11 @@ type Args struct {
 	Impl      int32
 	DType     int32
 	Graph     int32
-	pad       int32
+	Tokens    int32           // MoE: tokens per rank
+	Hidden    int32           // MoE: hidden size
+	TopK      int32           // MoE: experts per token
+	Experts   int32           // MoE: experts over all PEs
+	MoEMode   int32           // MoE: MoELL or MoENormal
 	Op        [OpNameLen]byte // the operation: a name of the shim's dispatch table (SetOp)
 	NCCLAlgo  [32]byte
 	NCCLProto [32]byte

@@ -55,7 +55,7 @@ func cName(goName string) string {
 		"NCCLVersion": "nccl_version", "UUID": "uuid", "PCIBusID": "pci_bus_id", "NCCLAlgo": "nccl_algo", "NCCLProto": "nccl_proto",
 		"DType": "dtype", "MemBytes": "mem_bytes", "L2Bytes": "l2_bytes", "JobErrors": "job_errors", "JobChecked": "job_checked", "JobBytes": "job_bytes",
 		"WorkSet": "work_set", "NKernel": "n_kernel", "OpsPerIter": "ops_per_iter", "PerOp": "per_op", "LinkBps": "link_bps",
-		"PCIeBps": "pcie_bps", "HBMBps": "hbm_bps", "PCIeGen": "pcie_gen", "PCIeWidth": "pcie_width", "NVML": "nvml"}
+		"PCIeBps": "pcie_bps", "HBMBps": "hbm_bps", "PCIeGen": "pcie_gen", "PCIeWidth": "pcie_width", "NVML": "nvml", "TopK": "topk", "MoEMode": "moe_mode"}
 	if s, ok := special[goName]; ok {
 		return s
 	}

@@ -39,8 +39,8 @@ const (
 func (o Op) Has(trait string) bool { return slices.Contains(o.Traits, trait) }
 
 // Kind is how the operation is measured, the prefix of its name: "rma"
-// (PE 0 issues towards the peer), "lat" (one CTA, round trips) or "coll"
-// (every PE).
+// (PE 0 issues towards the peer), "lat" (one CTA, round trips), "coll"
+// (every PE) or "moe" (every PE: dispatch and combine).
 func (o Op) Kind() string { k, _, _ := strings.Cut(o.Name, "."); return k }
 
 var (
@@ -112,8 +112,8 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			if _, dup := ops[o.Name]; dup {
 				problems = append(problems, "the name "+o.Name+" is in the table twice")
 			}
-			if k := o.Kind(); (k != "rma" && k != "lat" && k != "coll") || !strings.Contains(o.Name, ".") {
-				problems = append(problems, o.Name+": a name is rma.*, lat.* or coll.*")
+			if k := o.Kind(); (k != "rma" && k != "lat" && k != "coll" && k != "moe") || !strings.Contains(o.Name, ".") {
+				problems = append(problems, o.Name+": a name is rma.*, lat.*, coll.* or moe.*")
 			}
 			if len(o.Name) >= OpNameLen {
 				problems = append(problems, o.Name+": longer than the ABI's "+strconv.Itoa(OpNameLen-1)+" bytes")
@@ -150,3 +150,7 @@ func LookupOp(name string) (Op, bool) {
 	o, ok := Ops()[name]
 	return o, ok
 }
+
+// ShimFile is one of the embedded shim sources (the files build-shim
+// compiles), for tests that check a Go twin against its C original.
+func ShimFile(name string) ([]byte, error) { return shimSources.ReadFile("shim/" + name) }

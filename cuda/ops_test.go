@@ -55,7 +55,7 @@ static const OpEntry k[] = {
 };`
 	ops, problems := parseOps(map[string]string{"x.cuh": src})
 	want := []string{"code 1 is both NB_OP_A and NB_OP_B", "rma.c: its code NB_OP_C is not declared",
-		"the name rma.a is in the table twice", "nope: a name is rma.*, lat.* or coll.*", "longer than the ABI's 31 bytes",
+		"the name rma.a is in the table twice", "nope: a name is rma.*, lat.*, coll.* or moe.*", "longer than the ABI's 31 bytes",
 		"rma.f: its launch launch<NB_OP_F> is a template of NB_OP_F, which no kernel branch names", "rma.g: trait PAYLOAD is not a T_* name"}
 	all := strings.Join(problems, "\n")
 	for _, w := range want {

@@ -31,6 +31,74 @@ type Config struct {
 	// devices: full-GPU launches (limits, multi-CTA AllReduces) size their
 	// grids by it. 0: unknown (a plan made without a GPU).
 	SMs int `json:"sms,omitempty"`
+	// MoE is the MoE suite's workload.
+	MoE MoEConfig `json:"moe"`
+	// NeedBytes is the most any planned point needs of each PE buffer
+	// beyond its size (BuildPlan asks the benchmarks: MoE's receive slots).
+	NeedBytes int64 `json:"need_bytes,omitempty"`
+}
+
+// MoEConfig is the MoE workload (DeepEP's defaults).
+type MoEConfig struct {
+	Tokens   []int    `json:"tokens"`   // tokens per rank
+	Hidden   int      `json:"hidden"`   // elements of a token
+	TopK     int      `json:"topk"`     // experts per token
+	Experts  int      `json:"experts"`  // over all PEs
+	DTypes   []string `json:"dtypes"`   // bf16, fp8 (the dispatched tokens)
+	Modes    []string `json:"modes"`    // ll, normal
+	Routings []string `json:"routings"` // uniform, skewed
+	Zipf     float64  `json:"zipf"`     // the skewed routing's exponent
+}
+
+// DefaultMoE: DeepEP's workload (hidden 7168, top-8 of 256 experts).
+func DefaultMoE() MoEConfig {
+	return MoEConfig{Tokens: []int{128, 256, 512, 1024, 2048, 4096}, Hidden: 7168, TopK: 8, Experts: 256,
+		DTypes: []string{"bf16"}, Modes: []string{"ll", "normal"}, Routings: []string{"uniform", "skewed"}, Zipf: 1.2}
+}
+
+// Validate checks the MoE workload's flags.
+func (m *MoEConfig) Validate() error {
+	for _, t := range m.Tokens {
+		if t <= 0 {
+			return fmt.Errorf("--moe-tokens %d: must be positive", t)
+		}
+		if t > 1<<20 {
+			return fmt.Errorf("--moe-tokens %d: at most %d per rank", t, 1<<20)
+		}
+	}
+	switch {
+	case len(m.Tokens) == 0:
+		return fmt.Errorf("--moe-tokens: no token count")
+	case m.Hidden <= 0 || m.Hidden > 1<<20:
+		return fmt.Errorf("--moe-hidden %d: want 1..%d", m.Hidden, 1<<20)
+	case m.Experts <= 0 || m.Experts > 4096:
+		return fmt.Errorf("--moe-experts %d: want 1..4096", m.Experts)
+	case m.TopK <= 0 || m.TopK > 8:
+		return fmt.Errorf("--moe-topk %d: want 1..8", m.TopK)
+	case m.TopK > m.Experts:
+		return fmt.Errorf("--moe-topk %d: more than the %d experts", m.TopK, m.Experts)
+	case !(m.Zipf > 0 && m.Zipf <= 8): // NaN too
+		return fmt.Errorf("--moe-zipf %v: want an exponent in (0, 8]", m.Zipf)
+	}
+	for _, d := range m.DTypes {
+		if d != "bf16" && d != "fp8" {
+			return fmt.Errorf("--moe-dtype %q: want bf16 or fp8", d)
+		}
+		if d == "fp8" && m.Hidden%128 != 0 {
+			return fmt.Errorf("--moe-hidden %d: fp8 tokens need a multiple of 128 (a scale per 128 values)", m.Hidden)
+		}
+	}
+	for _, d := range m.Modes {
+		if d != "ll" && d != "normal" {
+			return fmt.Errorf("--moe-modes %q: want ll or normal", d)
+		}
+	}
+	for _, d := range m.Routings {
+		if d != "uniform" && d != "skewed" {
+			return fmt.Errorf("--moe-routing %q: want uniform or skewed", d)
+		}
+	}
+	return nil
 }
 
 // GridSMs is SMs, or 132 (an H100/H200) when the run did not say.
@@ -55,7 +123,7 @@ func DefaultConfig() Config {
 	return Config{
 		Sizes: Pow2Sizes(8, 1<<30), CTAs: DefaultCTAs, Threads: DefaultThreads,
 		SweepSize: 256 << 20, Path: "p2p", Warmup: 2, Samples: 10, Verify: true,
-		LimitSize: 1 << 30, DTypes: []string{"float"},
+		LimitSize: 1 << 30, DTypes: []string{"float"}, MoE: DefaultMoE(),
 	}
 }
 
@@ -70,7 +138,7 @@ func (c *Config) MaxSize() int64 {
 	if c.LaunchSweep && c.SweepSize > m {
 		m = c.SweepSize
 	}
-	return m
+	return max(m, c.NeedBytes)
 }
 
 // Validate checks the configuration.
@@ -110,7 +178,7 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("--path %q: want p2p, proxy or ibgda", c.Path)
 	}
-	return nil
+	return c.MoE.Validate()
 }
 
 // Pow2Sizes lists the powers of two from lo to hi.

@@ -13,6 +13,7 @@ import (
 	"github.com/nvshbench/nvshbench/results"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
+	_ "github.com/nvshbench/nvshbench/suites/moe"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 

@@ -35,8 +35,8 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p results.Params) (Outcome, er
 	o := Outcome{L2Bytes: e.Job.L2Bytes()}
 	o.Effective = PathName(e.Job.PeerPath(), e.Config)
 	a, waiver := b.Args(e, p)
-	if op, ok := cuda.LookupOp(a.OpString()); ok && op.Has(cuda.TraitRoundTrip) {
-		o.Floor = ServedCache // a round trip served where its result lands
+	if op, ok := cuda.LookupOp(a.OpString()); ok && (op.Has(cuda.TraitRoundTrip) || op.Kind() == "moe") {
+		o.Floor = ServedCache // a round trip served where its result lands (MoE: one, after its bytes)
 		if op.Lands == "LANDS_CHASED" {
 			o.Floor = ServedMemory // a chase's hops come from memory (its chain is flushed from the caches)
 		}

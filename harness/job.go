@@ -160,6 +160,8 @@ type Outcome struct {
 	// of its path served by memory (a chase) or by the cache (any other
 	// round trip); "" for what is not a round trip.
 	Floor string `json:"floor,omitempty"`
+	// Values are the suite's counts beside the samples (Point.Values).
+	Values map[string]float64 `json:"values,omitempty"`
 }
 
 // The floors (limit/chase-* points, params.extra.served): a chain longer

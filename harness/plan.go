@@ -56,6 +56,9 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 		for _, params := range b.Points(cfg) {
 			params.PEs = cfg.PEs
 			p.Items = append(p.Items, Item{Index: len(p.Items), ID: b.ID, Params: params})
+			if b.Buffer != nil {
+				p.Config.NeedBytes = max(p.Config.NeedBytes, b.Buffer(cfg, cfg.PEs, params))
+			}
 		}
 	}
 	return p
@@ -113,7 +116,8 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 			p.WorkingSetBytes = o.WorkSet
 			// A bandwidth served by a cache measures the cache; a round trip is
 			// a round trip wherever its result lands.
-			p.L2Resident = results.CacheServed(o.WorkSet, o.L2Bytes) && b != nil && movesBytes(b)
+			p.L2Resident = results.CacheServed(o.WorkSet, o.L2Bytes) && b != nil && movesBytes(b) && b.CacheExempt == ""
+			p.Values = o.Values
 			if len(o.Kernel) > 0 {
 				k := results.Summarize(o.Kernel, results.UnitSeconds)
 				p.KernelTimer = &k
@@ -152,6 +156,9 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 			}
 			if (m == results.MetricAlgBW || m == results.MetricBandwidth) && p.Params.Size <= 0 {
 				continue
+			}
+			if m == results.MetricLink && p.Values["remote_bytes"] <= 0 {
+				continue // nothing crossed to another GPU (one PE)
 			}
 			metrics = append(metrics, m)
 		}

@@ -32,11 +32,12 @@ var Formats = []string{"png", "svg"}
 
 // Pow2Ticks labels a log2 byte axis: a tick at every power of two, every
 // third one labelled counting down from the largest (so the last size
-// always has its label: ..., 128 KiB, 1 MiB).
-type Pow2Ticks struct{}
+// always has its label: ..., 128 KiB, 1 MiB). Count: plain numbers (a
+// token count), not bytes.
+type Pow2Ticks struct{ Count bool }
 
 // Ticks implements plot.Ticker.
-func (Pow2Ticks) Ticks(min, max float64) []plot.Tick {
+func (t Pow2Ticks) Ticks(min, max float64) []plot.Tick {
 	var es []int
 	for e := 0; e <= 62; e++ {
 		v := math.Ldexp(1, e)
@@ -59,6 +60,9 @@ func (Pow2Ticks) Ticks(min, max float64) []plot.Tick {
 		label := ""
 		if (last-e)%step == 0 {
 			label = report.FormatBytes(int64(1) << e)
+			if t.Count {
+				label = strconv.FormatInt(int64(1)<<e, 10)
+			}
 		}
 		ticks = append(ticks, plot.Tick{Value: math.Ldexp(1, e), Label: label})
 	}
@@ -156,6 +160,9 @@ func build(s Spec) (*plot.Plot, plot.Legend, error) {
 	p.Y.Label.Text = s.YLabel
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = Pow2Ticks{}
+	if s.XUnit != "" {
+		p.X.Tick.Marker = Pow2Ticks{Count: true}
+	}
 	p.Y.Tick.Marker = LinearTicks{}
 	if s.LogY {
 		p.Y.Scale = plot.LogScale{}

@@ -63,7 +63,9 @@ type Spec struct {
 	L2Edge float64 `json:"l2_edge,omitempty"`
 	// YMax clips the y axis (0: fit the data): cache-answered points far
 	// above the link would otherwise flatten every curve that matters.
-	YMax  float64  `json:"y_max,omitempty"`
+	YMax float64 `json:"y_max,omitempty"`
+	// XUnit names what x counts: "" bytes (a log2 size axis), "tokens".
+	XUnit string   `json:"x_unit,omitempty"`
 	Notes []string `json:"notes,omitempty"`
 }
 
@@ -163,6 +165,11 @@ func (k chartKind) takes(id string) bool {
 // series. Several files are overlaid, their series labelled by file; ref
 // adds the published values as marks (nil for none).
 func Build(files []*results.File, ref *results.Reference) []Spec {
+	out := buildKinds(files, ref)
+	return append(out, moeCharts(files)...)
+}
+
+func buildKinds(files []*results.File, ref *results.Reference) []Spec {
 	var out []Spec
 	taken := map[string]bool{} // metric + series key: already on an earlier chart
 	for _, k := range kinds {
@@ -335,8 +342,9 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 	edge := 0.0
 	for i := range f.Points {
 		p := &f.Points[i]
-		if !p.Drawn() || p.Params.Size <= 0 || !belongs(p, k) || !k.takes(p.ID) || (k.launch != "" && launchOf(p) != k.launch) {
-			continue // a point above its link or an older file's second timer is never drawn
+		if !p.Drawn() || p.Params.Size <= 0 || !belongs(p, k) || !k.takes(p.ID) || (k.launch != "" && launchOf(p) != k.launch) ||
+			strings.HasPrefix(p.ID, "moe/") {
+			continue // a point above its link or an older file's second timer is never drawn; MoE has its own charts
 		}
 		m := p.Metrics[k.metric]
 		if m.Median <= 0 || m.Min <= 0 {

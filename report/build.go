@@ -112,6 +112,9 @@ func Build(files []*results.File, ref *results.Reference, opt Options) *Report {
 		if hasDeviceAPI(f) {
 			rep.Tables = append(rep.Tables, deviceAPITable(f, tag))
 		}
+		if hasMoE(f) {
+			rep.Tables = append(rep.Tables, moeTable(f, tag))
+		}
 		if opt.Points {
 			rep.Tables = append(rep.Tables, PointsTable(f, tag))
 		}

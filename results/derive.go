@@ -75,6 +75,12 @@ func SampleValues(p *Point, metric string) ([]float64, string, error) {
 			out[i], unit = float64(p.Params.Size)/t*p.BusFactor, UnitBytesPerSec
 		case MetricRate:
 			out[i], unit = 1/t, UnitOpsPerSec
+		case MetricLink:
+			rb := p.Values["remote_bytes"]
+			if rb <= 0 {
+				return nil, "", fmt.Errorf("point %s: a link bandwidth needs the remote bytes", p.ID)
+			}
+			out[i], unit = rb/t, UnitBytesPerSec
 		default:
 			return nil, "", fmt.Errorf("unknown metric %q", metric)
 		}

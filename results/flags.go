@@ -71,9 +71,10 @@ func (p *Point) Drawn() bool {
 }
 
 // BandwidthMetric is the point's bandwidth-like metric checked against the
-// link: bandwidth, busbw, or algbw where no bus is crossed ("" for none).
+// link: what crossed it (MoE), bandwidth, busbw, or algbw where no bus is
+// crossed ("" for none).
 func (p *Point) BandwidthMetric() string {
-	for _, m := range []string{MetricBandwidth, MetricBusBW, MetricAlgBW} {
+	for _, m := range []string{MetricLink, MetricBandwidth, MetricBusBW, MetricAlgBW} {
 		if _, ok := p.Metrics[m]; ok {
 			return m
 		}
@@ -114,7 +115,20 @@ func Annotate(h *Header, p *Point) {
 		p.Flags = append(p.Flags, FlagCacheServed)
 	}
 	if lat, ok := p.Metrics[MetricLatency]; ok {
-		if p.Floor != nil && p.Floor.Value > 0 && lat.Median < p.Floor.Value {
+		floor := 0.0
+		if p.Floor != nil {
+			floor = p.Floor.Value
+		}
+		if rb := p.Values["remote_bytes"]; rb > 0 && p.Ceiling != nil && p.Ceiling.Value > 0 && floor > 0 {
+			// What moved over a link: its bytes at the link's rate, plus one
+			// round trip (the cache-served chase) to learn it arrived.
+			floor += rb / p.Ceiling.Value
+			if p.Values == nil {
+				p.Values = map[string]float64{}
+			}
+			p.Values["floor_s"] = floor
+		}
+		if floor > 0 && lat.Median < floor {
 			p.Flags = append(p.Flags, FlagBelowFloor)
 		}
 		if k := p.KernelTimer; k != nil && k.N > 0 && lat.Median > 0 && math.Abs(k.Mean/lat.Median-1) > TimerTolerance {

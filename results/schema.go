@@ -339,6 +339,9 @@ const (
 	MetricAlgBW     = "algbw"     // collectives: size / time, B/s
 	MetricBusBW     = "busbw"     // collectives: algbw * bus factor, B/s
 	MetricRate      = "rate"      // operations per second
+	// MetricLink is the bytes that crossed to another GPU (Values
+	// "remote_bytes") over the time: what a link carried (MoE).
+	MetricLink = "link_bandwidth"
 )
 
 // Units.
@@ -422,6 +425,9 @@ type Point struct {
 	// Flags are what the checks of the numbers found (Flag*): derived from
 	// the point and its header when written and again when read.
 	Flags []string `json:"flags,omitempty"`
+	// Values are a suite's counts and ratios beside the samples (MoE:
+	// remote_bytes, load_rank, load_expert, floor_s), in base units.
+	Values map[string]float64 `json:"values,omitempty"`
 	// WorkingSetBytes and L2Resident tell whether the data fit in L2, where
 	// figures do not measure the link.
 	WorkingSetBytes int64  `json:"working_set_bytes,omitempty"`

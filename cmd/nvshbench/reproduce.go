@@ -33,6 +33,8 @@ var (
 	paperBandwidth = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g", "rma/st", "rma/ld", "limit"}
 	paperLatency   = []string{"latency"}
 	paperAllReduce = []string{"collectives/allreduce"}
+	// The paper's load-bearing case: MoE dispatch and combine.
+	moeBenches = []string{"moe"}
 	// Beyond the paper: NCCL's device API beside NVSHMEM (the AllReduce
 	// implementations are in paperAllReduce).
 	deviceAPI = []string{"rma/nccl-lsa/put/block", "rma/nccl-lsa/get/block", "rma/nccl-gin"}
@@ -45,8 +47,10 @@ func newReproduceCmd() *cobra.Command {
 		Short: "Regenerate the paper's figures on this node: results, report, charts in one folder",
 		Long: `reproduce runs the sweeps behind "Demystifying NVSHMEM" Fig. 4 with the paper's settings
 (32 CTAs × 256 threads, 8 B … 1 GiB, plus a CTAs × threads sweep for each op's peak), the
-latency suite (8 B … 1 MiB) and Fig. 5 (every AllReduce implementation, float sum, 4 B … 1 GiB,
-timed iterations in a CUDA graph) on all local GPUs, then writes into --out: results.jsonl, report.md (one row per published number:
+latency suite (8 B … 1 MiB) with its in-run floors, Fig. 5 (every AllReduce implementation,
+float sum, 4 B … 1 GiB, one launch per operation and fused, timed launches in a CUDA graph) and
+MoE dispatch/combine (DeepEP's workload, every implementation) on all local GPUs, then writes
+into --out: results.jsonl, report.md (one row per published number:
 measured, paper, ratio, the in-run limit and the fraction of it, or why it was not measured),
 the charts (PNG and SVG) and index.md linking them. Paths this machine lacks (IBGDA and the
 CPU proxy without a NIC) are recorded as waived. Interrupted, it keeps every finished point;
@@ -111,6 +115,18 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 		ar.Sizes = "4:1G:16"
 	}
 	if _, err := measure(ctx, &ar, stderr); err != nil {
+		return err
+	}
+	// MoE dispatch and combine (DeepEP's workload): every implementation,
+	// both modes; a quick pass takes two token counts and the uniform routing.
+	moe := r
+	moe.Benches, moe.LaunchSweep, moe.Graph = moeBenches, false, false
+	moe.MoE = moeFlags{Tokens: harness.DefaultMoE().Tokens, Hidden: 7168, TopK: 8, Experts: 256, DTypes: []string{"bf16"},
+		Modes: []string{"ll", "normal"}, Routes: []string{"uniform", "skewed"}, Zipf: harness.DefaultMoE().Zipf}
+	if o.Quick {
+		moe.MoE.Tokens, moe.MoE.Routes = []int{128, 4096}, []string{"uniform"}
+	}
+	if _, err := measure(ctx, &moe, stderr); err != nil {
 		return err
 	}
 	// The remote paths of Fig. 4 (IBGDA): measured where a NIC exists, else

@@ -24,6 +24,7 @@ import (
 	// The suites register their benchmarks.
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
+	_ "github.com/nvshbench/nvshbench/suites/moe"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
@@ -53,9 +54,18 @@ type runOptions struct {
 	Graph       bool
 	NVSHMEMNCCL string
 	NCCLProtos  []string
+	MoE         moeFlags
 	// set on the command line (not defaults): checked against what the
 	// selected benchmarks take
 	ctasSet, threadsSet bool
+}
+
+// moeFlags are the MoE workload's flags (harness.MoEConfig).
+type moeFlags struct {
+	Tokens                []int
+	Hidden, TopK, Experts int
+	DTypes, Modes, Routes []string
+	Zipf                  float64
 }
 
 func addRunFlags(c *cobra.Command, o *runOptions) {
@@ -84,6 +94,18 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVar(&o.Graph, "graph", false, "collectives: capture the timed iterations in a CUDA graph (as the paper did)")
 	f.StringSliceVar(&o.NCCLProtos, "nccl-protos", nil, "collectives: also force these NCCL protocols (LL, LL128, Simple) with NCCL_PROTO; default: NCCL's choice")
 	f.StringVar(&o.NVSHMEMNCCL, "nvshmem-nccl", "auto", "on-stream NVSHMEM collectives: auto (NVSHMEM may hand them to NCCL) or off (NVSHMEM_DISABLE_NCCL=1, NVSHMEM's own kernels)")
+	d := harness.DefaultMoE()
+	f.IntSliceVar(&o.MoE.Tokens, "moe-tokens", d.Tokens, "MoE: tokens per rank")
+	f.IntVar(&o.MoE.Hidden, "moe-hidden", d.Hidden, "MoE: hidden size (elements of a token)")
+	f.IntVar(&o.MoE.TopK, "moe-topk", d.TopK, "MoE: experts each token selects")
+	f.IntVar(&o.MoE.Experts, "moe-experts", d.Experts, "MoE: experts over all PEs (a multiple of the PE count)")
+	f.StringSliceVar(&o.MoE.DTypes, "moe-dtype", d.DTypes, "MoE: dispatched token types (bf16, fp8: 1 byte a value and a float scale per 128); combine returns bf16")
+	f.StringSliceVar(&o.MoE.Modes, "moe-modes", d.Modes, "MoE: ll (a message per selection) and/or normal (a message per destination rank)")
+	f.StringSliceVar(&o.MoE.Routes, "moe-routing", d.Routings, "MoE: uniform and/or skewed (Zipf over the experts)")
+	f.Float64Var(&o.MoE.Zipf, "moe-zipf", d.Zipf, "MoE: the skewed routing's Zipf exponent")
+	c.RegisterFlagCompletionFunc("moe-dtype", listCompletion([]string{"bf16", "fp8"}))
+	c.RegisterFlagCompletionFunc("moe-modes", listCompletion([]string{"ll", "normal"}))
+	c.RegisterFlagCompletionFunc("moe-routing", listCompletion([]string{"uniform", "skewed"}))
 	c.RegisterFlagCompletionFunc("path", cobra.FixedCompletions([]string{"p2p", "proxy", "ibgda"}, cobra.ShellCompDirectiveNoFileComp))
 	c.RegisterFlagCompletionFunc("dtypes", listCompletion([]string{"float", "bf16", "half"}))
 	c.RegisterFlagCompletionFunc("nccl-protos", listCompletion([]string{"LL", "LL128", "Simple"}))
@@ -153,6 +175,10 @@ func (o *runOptions) config() (*harness.Config, error) {
 		cfg.DTypes = lists.Unique(o.DTypes)
 	}
 	cfg.Graph, cfg.NCCLProtos = o.Graph, lists.Unique(o.NCCLProtos)
+	if len(o.MoE.Tokens) > 0 || o.MoE.Hidden != 0 { // set by the flags (tests build options without them)
+		cfg.MoE = harness.MoEConfig{Tokens: o.MoE.Tokens, Hidden: o.MoE.Hidden, TopK: o.MoE.TopK, Experts: o.MoE.Experts,
+			DTypes: lists.Unique(o.MoE.DTypes), Modes: lists.Unique(o.MoE.Modes), Routings: lists.Unique(o.MoE.Routes), Zipf: o.MoE.Zipf}
+	}
 	if o.NVSHMEMNCCL == "" {
 		o.NVSHMEMNCCL = "auto"
 	}
@@ -233,11 +259,8 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	ndev, _ := gpu.lib.DeviceCount()
 	mem, sms := smallestGPU(gpu, ndev)
 	cfg.SMs = sms // full-GPU grids sized by the GPUs, not by an H200's 132
-	if err := fitsMemory(cfg, mem, o.PEsPerGPU); err != nil {
-		return nil, err
-	}
 	if l, ok := launcher.DetectLauncher(); ok {
-		return measureLaunched(ctx, o, cfg, benches, gpu, l, ndev, stderr)
+		return measureLaunched(ctx, o, cfg, benches, gpu, l, ndev, mem, stderr)
 	}
 	gpus := o.GPUs
 	if gpus == 0 {
@@ -247,9 +270,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		return nil, usagef("--gpus %d: only %d GPU(s) visible", gpus, ndev)
 	}
 	cfg.PEs = gpus * o.PEsPerGPU
-	plan := harness.BuildPlan(benches, cfg)
-	if len(plan.Items) == 0 {
-		return nil, fmt.Errorf("nothing to measure")
+	plan, err := buildPlan(benches, cfg, mem, o.PEsPerGPU)
+	if err != nil {
+		return nil, err
 	}
 	out := o.Out
 	if out == "" {
@@ -297,6 +320,22 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	return sum, finish(stderr, sum, err)
 }
 
+// buildPlan lists the points for the job's PEs and refuses what cannot
+// fit: a MoE workload whose experts do not divide by the PEs, buffers
+// larger than the GPUs.
+func buildPlan(benches []*harness.Benchmark, cfg *harness.Config, mem int64, pesPerGPU int) (harness.Plan, error) {
+	for _, b := range benches {
+		if b.Suite == "moe" && cfg.PEs > 0 && cfg.MoE.Experts%cfg.PEs != 0 {
+			return harness.Plan{}, usagef("--moe-experts %d: does not divide by the job's %d PEs", cfg.MoE.Experts, cfg.PEs)
+		}
+	}
+	plan := harness.BuildPlan(benches, cfg)
+	if len(plan.Items) == 0 {
+		return plan, fmt.Errorf("nothing to measure")
+	}
+	return plan, fitsMemory(&plan.Config, mem, pesPerGPU)
+}
+
 // smallestGPU is the smallest memory and SM count among the visible GPUs
 // (0 where no device says).
 func smallestGPU(gpu *gpuSetup, ndev int) (mem int64, sms int) {
@@ -326,8 +365,11 @@ func fitsMemory(cfg *harness.Config, mem int64, pesPerGPU int) error {
 	max := cfg.MaxSize()
 	const reserve = 1 << 30
 	if max > (mem-reserve)/int64(3*pesPerGPU) {
-		return usagef("--sizes: the largest size, %s, needs 3 buffers of it per PE (%d PE(s) per GPU), more than the %s of the GPU",
-			report.FormatBytes(max), pesPerGPU, report.FormatBytes(mem))
+		what := fmt.Sprintf("--sizes: the largest size, %s,", report.FormatBytes(max))
+		if cfg.NeedBytes >= max {
+			what = fmt.Sprintf("the MoE workload (--moe-tokens/--moe-hidden/--moe-routing): its receive buffers, %s,", report.FormatBytes(max))
+		}
+		return usagef("%s need 3 buffers of it per PE (%d PE(s) per GPU), more than the %s of the GPU", what, pesPerGPU, report.FormatBytes(mem))
 	}
 	return nil
 }
@@ -336,9 +378,12 @@ func fitsMemory(cfg *harness.Config, mem int64, pesPerGPU int) error {
 // NVSHMEM bootstraps through the launcher (NVSHMEM_BOOTSTRAP, e.g. PMIX) and
 // rank 0 writes the results file.
 func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, benches []*harness.Benchmark, gpu *gpuSetup,
-	l launcher.Launched, ndev int, stderr io.Writer) (*launcher.Summary, error) {
+	l launcher.Launched, ndev int, mem int64, stderr io.Writer) (*launcher.Summary, error) {
 	cfg.PEs = l.Size
-	plan := harness.BuildPlan(benches, cfg)
+	plan, err := buildPlan(benches, cfg, mem, 1)
+	if err != nil {
+		return nil, err
+	}
 	out := o.Out
 	if out == "" {
 		// Every rank must name the same file, and resuming is not possible

@@ -21,6 +21,7 @@ import (
 	"github.com/nvshbench/nvshbench/results"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
+	_ "github.com/nvshbench/nvshbench/suites/moe"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
@@ -88,7 +89,7 @@ func runAll(t *testing.T, gpus, pesPerGPU string, sizes string, extra ...string)
 	}
 	args := append([]string{"run", "--shim", p, "--pes-per-gpu", pesPerGPU, "--gpus", gpus, "--sizes", sizes,
 		"--samples", "3", "--warmup", "1", "--timeout", "30s"}, extra...)
-	args = append(args, "rma", "limit", "latency", "collectives")
+	args = append(args, "--moe-tokens", "64,512", "--moe-dtype", "bf16,fp8", "rma", "limit", "latency", "collectives", "moe")
 	return nvshbench(t, 6*time.Minute, args...)
 }
 

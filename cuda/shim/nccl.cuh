@@ -24,7 +24,7 @@ typedef struct { char internal[128]; } ncclUniqueId;
 typedef int ncclDataType_t;
 typedef int ncclRedOp_t;
 static const ncclResult_t ncclSuccess = 0;
-static const ncclDataType_t ncclFloat16 = 6, ncclFloat32 = 7, ncclBfloat16 = 9;
+static const ncclDataType_t ncclUint8 = 1, ncclFloat16 = 6, ncclFloat32 = 7, ncclBfloat16 = 9;
 static const ncclRedOp_t ncclSum = 0;
 #endif
 

@@ -13,6 +13,7 @@
 //   allreduce.cuh    our multi-CTA AllReduce, one template for NVSHMEM and NCCL's LSA
 //   nccldev.cuh      NCCL's device API beside NVSHMEM (LSA put/get, GIN, LSA round trips)
 //   collectives.cuh  the collectives family (NVSHMEM device/on-stream, ours, NCCL)
+//   moe.cuh          the MoE dispatch/combine family (NVSHMEM, NCCL's device API, NCCL host)
 // Every NVSHMEM / CUDA / NCCL / NVML call of the tool lives in this library.
 //
 // The multi-PE rule: every host call that all PEs must make together
@@ -32,6 +33,7 @@
 #include "allreduce.cuh"
 #include "nccldev.cuh"
 #include "collectives.cuh"
+#include "moe.cuh"
 
 extern "C" int nb_abi_version(void) { return NB_ABI_VERSION; }
 extern "C" const char *nb_last_error(void) { return g_err; }
@@ -166,6 +168,7 @@ extern "C" int nb_finalize(void) {
   cudaDeviceSynchronize();
   nvshmem_barrier_all();
   nd_release();
+  moe_free();
   nvshmem_free(S.xchg);
   nvshmem_free(S.cflags);
   nvshmem_free(S.flag);
@@ -236,7 +239,8 @@ struct OpTable {
   size_t n;
 };
 #define NB_TABLE(t) {t, sizeof t / sizeof t[0]}
-static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps)};
+static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
+                                  NB_TABLE(kMoEOps)};
 #undef NB_TABLE
 
 static const OpEntry *find_op(const char *name) {

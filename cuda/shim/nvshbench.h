@@ -59,6 +59,7 @@ typedef struct {
   int64_t size;     /* bytes per operation (collectives: per PE; alltoall: all blocks together) */
   int64_t seed;     /* verification pattern seed */
   int64_t extent;   /* chases: bytes of the chain (0: at least 4 x L2, the caches flushed; else warmed in L2) */
+  double zipf;      /* MoE: the routing's Zipf exponent (0: uniform) */
   int32_t scope;    /* NB_SCOPE_* */
   int32_t blocking; /* 1: blocking call, 0: _nbi (+ quiet) */
   int32_t ctas;
@@ -72,9 +73,13 @@ typedef struct {
   int32_t verify;
   int32_t per_op;   /* device collectives: 1 = one kernel launch per operation, 0 = the iterations fused in one kernel */
   int32_t impl;     /* collectives: NB_IMPL_* */
-  int32_t dtype;    /* collectives: NB_DT_* */
+  int32_t dtype;    /* collectives: NB_DT_*; MoE: 0 bf16, 1 fp8 tokens */
   int32_t graph;    /* capture the timed launch in a CUDA graph */
-  int32_t pad;
+  int32_t tokens;   /* MoE: tokens per rank */
+  int32_t hidden;   /* MoE: hidden size (elements) */
+  int32_t topk;     /* MoE: experts per token */
+  int32_t experts;  /* MoE: experts over all PEs */
+  int32_t moe_mode; /* MoE: 0 ll (a message per selection), 1 normal (a message per destination rank) */
   char op[NB_OP_NAME]; /* the operation: a dispatch-table name, NUL-terminated */
   char nccl_algo[32];  /* "" = NCCL's choice; else forced with NCCL_ALGO at communicator creation */
   char nccl_proto[32];

@@ -1,0 +1,101 @@
+package plots
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// moeCharts: the time of a MoE dispatch or combine against the tokens per
+// rank, one chart per mode and operation, a curve per implementation (and
+// routing, token type, plain or graph where the file has several), and the
+// floor (the bytes sent to other GPUs at the link's rate plus one round
+// trip) drawn dashed.
+func moeCharts(files []*results.File) []Spec {
+	type key struct{ mode, op string }
+	charts := map[key]*Spec{}
+	var order []key
+	groups := map[string]*Series{}
+	var gorder []string
+	seriesOf := map[string]key{}
+	for _, f := range files {
+		for i := range f.Points {
+			p := &f.Points[i]
+			parts := strings.Split(p.ID, "/")
+			if len(parts) != 3 || parts[0] != "moe" || !p.Drawn() {
+				continue
+			}
+			m, ok := p.Metrics[results.MetricLatency]
+			tk, _ := strconv.Atoi(p.Params.Extra["tokens"])
+			if !ok || tk <= 0 || m.Median <= 0 {
+				continue
+			}
+			k := key{p.Params.Extra["moe_mode"], parts[1]}
+			if charts[k] == nil {
+				charts[k] = &Spec{Name: "moe-" + k.op + "-" + k.mode, XLabel: "tokens per rank", YLabel: "µs per operation", LogY: true, XUnit: "tokens",
+					Title: fmt.Sprintf("MoE %s, %s mode: time vs tokens per rank (top-%s of %s experts, hidden %s)", k.op, k.mode,
+						p.Params.Extra["topk"], p.Params.Extra["experts"], p.Params.Extra["hidden"]),
+					Band: "min–max over samples"}
+				order = append(order, k)
+			}
+			if f.Header.Synthetic {
+				charts[k].Notes = appendOnce(charts[k].Notes, "SYNTHETIC data ("+fileName(f)+"), not a measurement")
+			}
+			variant := p.Params.Extra["routing"] + ", " + p.Params.DType
+			if p.Params.Mode == "graph" {
+				variant += ", graph"
+			}
+			prefix := ""
+			if len(files) > 1 {
+				prefix = fileName(f) + ": "
+			}
+			add := func(id, label string, y, lo, hi float64) {
+				gk := fmt.Sprint(k) + "|" + id + "|" + label
+				g := groups[gk]
+				if g == nil {
+					g = &Series{ID: id, Path: p.Effective, Label: label}
+					groups[gk] = g
+					gorder = append(gorder, gk)
+					seriesOf[gk] = k
+				}
+				g.Points = append(g.Points, Point{X: float64(tk), Y: y, Lo: lo, Hi: hi})
+			}
+			add(p.ID, prefix+parts[2]+" ("+variant+")", m.Median/1e-6, m.Min/1e-6, m.Max/1e-6)
+			if fl := p.Values["floor_s"]; fl > 0 && parts[2] == "nvshmem" {
+				add("floor", prefix+"floor ("+variant+")", fl/1e-6, fl/1e-6, fl/1e-6)
+			}
+		}
+	}
+	sort.Strings(gorder)
+	for _, gk := range gorder {
+		g := groups[gk]
+		sort.Slice(g.Points, func(i, j int) bool { return g.Points[i].X < g.Points[j].X })
+		if len(g.Points) < 2 {
+			continue
+		}
+		s := charts[seriesOf[gk]]
+		s.Series = append(s.Series, *g)
+	}
+	var out []Spec
+	for _, k := range order {
+		s := charts[k]
+		if len(s.Series) == 0 {
+			continue
+		}
+		n := 0
+		for i := range s.Series {
+			if s.Series[i].ID == "floor" {
+				s.Series[i].Color, s.Series[i].Dash, s.Series[i].Shape = "#000000", []float64{4, 3}, 6
+				continue
+			}
+			s.Series[i].Color, s.Series[i].Dash, s.Series[i].Shape = Style(n)
+			n++
+		}
+		s.Notes = append(s.Notes, "floor: the bytes rank 0 sends to other GPUs at the link's ceiling plus one round trip (the in-run chase)")
+		out = append(out, *s)
+	}
+	return out
+}

@@ -1,0 +1,142 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// The MoE table: dispatch and combine by token count, the three
+// implementations side by side on the same tokens and routing (same mode,
+// routing, token type and launch), the fastest with its link bandwidth,
+// and the floor (the bytes rank 0 sends to other GPUs at the link's rate
+// plus one round trip).
+
+var moeImpls = []struct{ id, label string }{{"nvshmem", "NVSHMEM"}, {"nccl-lsa", "NCCL dev API"}, {"nccl", "NCCL host"}}
+
+// DeepEP's published figures (H800, 8 GPUs, other hardware): compared only
+// with a run of 8 PEs.
+var deepEP = []struct {
+	op, mode string
+	tokens   int
+	us, gbps float64
+}{
+	{"dispatch", "ll", 128, 77, 98}, {"combine", "ll", 128, 114, 127},
+	{"dispatch", "normal", 4096, 0, 153}, {"combine", "normal", 4096, 0, 158},
+}
+
+const deepEPNote = "DeepEP (published; H800, 8 GPUs over NVLink and RDMA, other hardware): low latency at 128 tokens, top-8 of 288 experts: dispatch 77 µs / 98 GB/s, combine 114 µs / 127 GB/s; normal at 4096 tokens: dispatch 153 GB/s, combine 158 GB/s"
+
+func hasMoE(f *results.File) bool {
+	for i := range f.Points {
+		if strings.HasPrefix(f.Points[i].ID, "moe/") {
+			return true
+		}
+	}
+	return false
+}
+
+type moeKey struct {
+	op, mode, routing, dtype, launch string
+	tokens                           int
+}
+
+func moeTable(f *results.File, tag string) Table {
+	t := Table{Title: "MoE dispatch / combine (µs per operation; one launch per operation)" + tag,
+		Columns: []string{"op", "mode", "routing", "dtype", "launch", "tokens", "NVSHMEM", "NCCL dev API", "NCCL host", "fastest", "link GB/s", "floor µs", "of floor", "load", "status"}}
+	t.Right = columnFlags(t.Columns, "tokens", "NVSHMEM", "NCCL dev API", "NCCL host", "link GB/s", "floor µs", "of floor", "load")
+	t.Wide = columnFlags(t.Columns, "load")
+	t.Long = columnFlags(t.Columns, "status")
+	rows := map[moeKey]map[string]*results.Point{}
+	var keys []moeKey
+	for i := range f.Points {
+		p := &f.Points[i]
+		parts := strings.Split(p.ID, "/")
+		if len(parts) != 3 || parts[0] != "moe" {
+			continue
+		}
+		tk, _ := strconv.Atoi(p.Params.Extra["tokens"])
+		launch := "plain"
+		if p.Params.Mode == "graph" {
+			launch = "graph"
+		}
+		k := moeKey{parts[1], p.Params.Extra["moe_mode"], p.Params.Extra["routing"], p.Params.DType, launch, tk}
+		if rows[k] == nil {
+			rows[k] = map[string]*results.Point{}
+			keys = append(keys, k)
+		}
+		rows[k][parts[2]] = p
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		for _, c := range [][2]string{{a.op, b.op}, {a.mode, b.mode}, {a.routing, b.routing}, {a.dtype, b.dtype}, {a.launch, b.launch}} {
+			if c[0] != c[1] {
+				return c[0] < c[1]
+			}
+		}
+		return a.tokens < b.tokens
+	})
+	for _, k := range keys {
+		cells := []Cell{Str(k.op), Str(k.mode), Str(k.routing), Str(k.dtype), Str(k.launch), Str(strconv.Itoa(k.tokens))}
+		var best *results.Point
+		bestLabel := ""
+		var why []string
+		for _, im := range moeImpls {
+			p := rows[k][im.id]
+			switch {
+			case p == nil:
+				cells = append(cells, Str(""))
+			case p.Status != results.StatusOK:
+				cells = append(cells, Str(""))
+				why = append(why, im.label+": "+string(p.Status)+": "+p.Reason)
+			default:
+				m := p.Metrics[results.MetricLatency]
+				cells = append(cells, Sig(m.Median/us, 3))
+				if best == nil || m.Median < best.Metrics[results.MetricLatency].Median {
+					best, bestLabel = p, im.label
+				}
+			}
+		}
+		if best == nil {
+			cells = append(cells, Str(""), Str(""), Str(""), Str(""), Str(""), Str(strings.Join(why, "; ")))
+			t.Rows = append(t.Rows, cells)
+			continue
+		}
+		cells = append(cells, Str(bestLabel))
+		if l, ok := best.Metrics[results.MetricLink]; ok {
+			cells = append(cells, Sig(l.Median/gb, 3))
+		} else {
+			cells = append(cells, Str(""))
+		}
+		if fl := best.Values["floor_s"]; fl > 0 {
+			cells = append(cells, Sig(fl/us, 3), Num(best.Metrics[results.MetricLatency].Median/fl, 2))
+		} else {
+			cells = append(cells, Str(""), Str(""))
+		}
+		cells = append(cells, Str(fmt.Sprintf("rank %.2f, expert %.2f", best.Values["load_rank"], best.Values["load_expert"])))
+		status := "ok"
+		if len(why) > 0 {
+			status = strings.Join(why, "; ")
+		}
+		for _, fl := range []string{results.FlagBelowFloor, results.FlagAboveLink} {
+			if best.Has(fl) {
+				status += "; " + fl
+			}
+		}
+		t.Rows = append(t.Rows, append(cells, Str(status)))
+	}
+	t.Notes = append(t.Notes,
+		"each row: the same tokens, routing and checks for every implementation; µs: the median per operation (events timer, one launch per operation, plain or a CUDA graph)",
+		"link GB/s: the bytes rank 0 sent to other GPUs (payload and headers) over the fastest's time; floor: those bytes at the link's ceiling plus one round trip (the in-run cache-served chase through the peer); of floor: the fastest over it",
+		"load: the busiest rank's and the busiest expert's messages over the mean (1.00: even)",
+		"dispatch ends with every message in its expert's slot and every count known at the receiver; combine with the weighted sums on the tokens' ranks")
+	if f.Header.PEs == 8 {
+		t.Notes = append(t.Notes, deepEPNote+" (other hardware: set beside, not a ratio)")
+	} else {
+		t.Notes = append(t.Notes, fmt.Sprintf("%s: not comparable here: DeepEP measured 8 GPUs, this run %d PE(s)", deepEPNote, f.Header.PEs))
+	}
+	return t
+}
