@@ -74,7 +74,16 @@ func (p *Point) Drawn() bool {
 // link: what crossed it (MoE), bandwidth, busbw, or algbw where no bus is
 // crossed ("" for none).
 func (p *Point) BandwidthMetric() string {
-	for _, m := range []string{MetricLink, MetricBandwidth, MetricBusBW, MetricAlgBW} {
+	if strings.HasPrefix(p.ID, "moe/") {
+		// DeepEP's bandwidth counts every selection, also those that stay on
+		// the GPU and a token read once for its k copies: only what crossed a
+		// link is held to one.
+		if _, ok := p.Metrics[MetricLink]; ok {
+			return MetricLink
+		}
+		return ""
+	}
+	for _, m := range []string{MetricBandwidth, MetricBusBW, MetricAlgBW} {
 		if _, ok := p.Metrics[m]; ok {
 			return m
 		}

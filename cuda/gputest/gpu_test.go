@@ -38,14 +38,18 @@ func bin(t *testing.T) string {
 // skips the test loudly.
 func shim(t *testing.T) (string, int) {
 	p := os.Getenv("NVSHBENCH_SHIM")
+	tc, terr := cuda.Discover()
 	if p == "" {
-		tc, err := cuda.Discover()
-		if err != nil {
-			t.Skipf("SKIPPED: no CUDA toolchain: %v", err)
+		if terr != nil {
+			t.Skipf("SKIPPED: no CUDA toolchain: %v", terr)
 		}
+		var err error
 		if p, err = tc.EnsureShim(os.Stderr); err != nil {
 			t.Fatalf("building the shim: %v", err)
 		}
+	}
+	if err := cuda.Preload(tc); err != nil {
+		t.Logf("preloading NVSHMEM and NCCL: %v", err)
 	}
 	lib, err := cuda.Load(p)
 	if err != nil {

@@ -339,8 +339,11 @@ static int64_t coll_bytes(Run *r) { return r->e->lands == COLL_BARRIER ? 0 : r->
 // peer's) and destination are size bytes.
 static int64_t coll_work_set(Run *r) { return r->e->lands == COLL_BARRIER ? 0 : r->a->size; }
 
+// A per-operation collective makes a launch per operation; a fused one loops.
+static int coll_per_op_launches(Run *r) { return r->a->per_op; }
+
 static const Family kColl = {"collectives", coll_validate, coll_active, coll_synced, 2, 0, 0, coll_prepare,
-                             coll_setup, nullptr, coll_check, coll_bytes, coll_work_set};
+                             coll_setup, nullptr, coll_check, coll_bytes, coll_work_set, coll_per_op_launches};
 
 static const OpEntry kCollOps[] = {
     {NB_OP_ALLREDUCE, "coll.allreduce", &kColl, COLL_SUM, T_PAYLOAD, coll_launch<NB_OP_ALLREDUCE>},

@@ -177,7 +177,13 @@ struct Family {
   int (*check)(Run *r, nb_result *res);
   int64_t (*bytes)(Run *r);        // payload this PE moved per operation
   int64_t (*work_set)(Run *r);     // bytes of the largest buffer one GPU serves
+  // per_op_launches: a timed launch is iters launches of one operation each
+  // (a collective per launch, a MoE step): no launch overhead to amortise,
+  // so a calibrated launch loops at most NB_PER_OP_ITERS (may be null).
+  int (*per_op_launches)(Run *r);
 };
+
+#define NB_PER_OP_ITERS 100
 
 struct OpEntry {
   int op;            // the family's private code (NB_OP_* of its file)

@@ -175,7 +175,7 @@ static int moe_plan(const Args *a, MoeLayout *L) {
   L->o_aoff = o, o = align256(o + 8 * (int64_t)n * n);
   L->o_pairs = o, o = align256(o + 8 * (int64_t)n * n);
   L->o_list = o, o = align256(o + 64 * rows);   // headers (and normal combine's slot lists)
-  L->o_tab = o, o = align256(o + 16 * (rows + (int64_t)t * k * 2));  // NCCL's gather / scatter tables
+  L->o_tab = o, o = align256(o + 16 * 4 * rows + 8 * (int64_t)t * (k > n ? k : n));  // NCCL's gather / scatter tables and positions
   L->o_seen = o, o = align256(o + 4 * (int64_t)el * n * t);
   L->o_outp = o, o = align256(o + (int64_t)t * L->out);
   L->o_send = o, o = align256(o + rows * (L->sz + 32));
@@ -398,13 +398,30 @@ __device__ static inline void moe_reduce(const MoeArgs &m, const uint8_t *comb, 
 
 // moe_partial: normal mode's destination sums a (source, token)'s local
 // expert outputs (its slots, listed after the header) with their weights,
-// into stage (bf16); one warp.
+// into stage (bf16); one warp, eight values a lane at a time (16-byte loads:
+// a warp per arrival has few warps to hide its loads behind).
 __device__ static inline void moe_partial(const MoeArgs &m, const MoeMetaN *h, const uint8_t *slots, uint8_t *stage) {
   const int32_t *at = (const int32_t *)(h + 1);
-  for (int64_t i = threadIdx.x % 32; i < m.L.out / 2; i += 32) {
+  float w[8];
+  for (int q = 0; q < h->n; q++) w[q] = moe_weight(m, h->src, h->token, h->k[q]);
+  int64_t n8 = m.L.sz % 16 == 0 && m.L.out % 16 == 0 ? m.L.out / 16 : 0;  // 8 bf16 a vector, where aligned
+  for (int64_t v = threadIdx.x % 32; v < n8; v += 32) {
+    float acc[8] = {};
+    for (int q = 0; q < h->n; q++) {
+      uint4 x = ((const uint4 *)(slots + (int64_t)at[q] * m.L.sz))[v];
+      const __nv_bfloat16 *b = (const __nv_bfloat16 *)&x;
+#pragma unroll
+      for (int u = 0; u < 8; u++) acc[u] += w[q] * __bfloat162float(b[u]);
+    }
+    uint4 y;
+    __nv_bfloat16 *o = (__nv_bfloat16 *)&y;
+#pragma unroll
+    for (int u = 0; u < 8; u++) o[u] = __float2bfloat16(acc[u]);
+    ((uint4 *)stage)[v] = y;
+  }
+  for (int64_t i = n8 * 8 + threadIdx.x % 32; i < m.L.out / 2; i += 32) {  // a tail when hidden is not a multiple of 8
     float acc = 0;
-    for (int q = 0; q < h->n; q++)
-      acc += moe_weight(m, h->src, h->token, h->k[q]) * __bfloat162float(((const __nv_bfloat16 *)(slots + (int64_t)at[q] * m.L.sz))[i]);
+    for (int q = 0; q < h->n; q++) acc += w[q] * __bfloat162float(((const __nv_bfloat16 *)(slots + (int64_t)at[q] * m.L.sz))[i]);
     ((__nv_bfloat16 *)stage)[i] = __float2bfloat16(acc);
   }
   __syncwarp();
@@ -623,8 +640,10 @@ static int moe_prepare_nccl(const Args *a, int combine) {
   g_mn.o_hrecv = L.o_recv + align256(g_mn.nrecv * L.sz);
   g_mn.o_csend = g_mn.o_hsend + align256(g_mn.nsend * 32);
   g_mn.o_crecv = g_mn.o_hrecv + align256(g_mn.nrecv * 32);
-  if (g_mn.o_crecv + 8 * 64 > L.local || 16 * (np + nh + nu + nhu) + 8 * npos > L.o_seen - L.o_tab)
+  if (g_mn.o_crecv + 8 * 64 > L.local || 16 * (np + nh + nu + nhu) + (combine ? 8 * npos : 0) > L.o_seen - L.o_tab)
     return fail(NB_ERR, "MoE: NCCL's staging does not fit its layout (a bug)");
+  // The counts this rank sends each peer (what the receiver learns first).
+  if (!rc) rc = moe_put(g_mn.o_csend, g_mn.scnt, 8 * n);
   return rc;
 }
 
@@ -1015,7 +1034,10 @@ static int64_t moe_bytes(Run *r) {
 
 static int64_t moe_work_set(Run *) { return g_ml.max_slots * g_ml.sz; }
 
-static const Family kMoE = {"moe", moe_validate, moe_active, moe_synced, 2, 0, 0, moe_prepare, moe_setup, nullptr, moe_check, moe_bytes, moe_work_set};
+static int moe_per_op_launches(Run *) { return 1; }
+
+static const Family kMoE = {"moe", moe_validate, moe_active, moe_synced, 2, 0, 0, moe_prepare, moe_setup, nullptr, moe_check, moe_bytes, moe_work_set,
+                            moe_per_op_launches};
 
 static const OpEntry kMoEOps[] = {
     {NB_OP_MOE_DISPATCH, "moe.dispatch", &kMoE, 0, T_PAYLOAD, moe_launch<NB_OP_MOE_DISPATCH>},

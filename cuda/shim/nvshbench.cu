@@ -364,7 +364,8 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     }
     double per = ms / f->cal_iters;
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
-    want = n < 1 ? 1 : (n > 1000 ? 1000 : (int64_t)n);
+    int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : 1000;
+    want = n < 1 ? 1 : (n > cap ? cap : (int64_t)n);
     // The in-kernel timer's distribution needs iterations: at least ten.
     if (f->kernel_timer && want < 10) want = 10;
   }
