@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/nvshbench/nvshbench/results"
 )
@@ -16,20 +17,24 @@ const (
 	CapMulticast             // NVLink multicast allowed (not disabled by NVSHMEM_DISABLE_NVLS / NCCL_NVLS_ENABLE)
 )
 
-// InfinibandDir is where NIC devices are listed ($NVSHBENCH_SYS_INFINIBAND
-// overrides it, for tests).
-func InfinibandDir() string {
-	if d := os.Getenv("NVSHBENCH_SYS_INFINIBAND"); d != "" {
+// SysRoot is where /sys and /proc are read: "/" ($NVSHBENCH_SYS_ROOT names
+// a fabricated tree, for tests).
+func SysRoot() string {
+	if d := os.Getenv("NVSHBENCH_SYS_ROOT"); d != "" {
 		return d
 	}
-	return "/sys/class/infiniband"
+	return "/"
 }
+
+// InfinibandDir is where NIC devices are listed.
+func InfinibandDir() string { return filepath.Join(SysRoot(), "sys/class/infiniband") }
 
 // NICReason says why this host has no remote transport ("" if it has a NIC).
 func NICReason() string {
 	ents, err := os.ReadDir(InfinibandDir())
 	if err != nil || len(ents) == 0 {
-		return fmt.Sprintf("no InfiniBand/RoCE device on this machine (%s is empty): NVSHMEM's remote transports (IBGDA, CPU proxy over IBRC) cannot start", InfinibandDir())
+		return fmt.Sprintf("no InfiniBand/RoCE device on this machine (%s is empty): NVSHMEM's remote transports (IBGDA, CPU proxy over IBRC) cannot start; "+
+			"its UCX transport would, but without a NIC it does atomics on the CPU through GDRCopy, and without GDRCopy the first barrier's atomic aborts the job (reported on one H200 with 2 PEs)", InfinibandDir())
 	}
 	return ""
 }

@@ -228,13 +228,14 @@ func TestJobCapabilities(t *testing.T) {
 	if c.SMs != 114 || c.L2Bytes != 50<<20 || c.Multicast != "allowed" || !strings.Contains(c.NIC, "PE 1") {
 		t.Errorf("capabilities %+v", c)
 	}
-	nic := t.TempDir()
-	t.Setenv("NVSHBENCH_SYS_INFINIBAND", nic)
+	root := t.TempDir()
+	nic := filepath.Join(root, "sys/class/infiniband")
+	t.Setenv("NVSHBENCH_SYS_ROOT", root)
 	t.Setenv("NCCL_NVLS_ENABLE", "0")
 	if m := harness.ProbeHost(); m != 0 {
 		t.Errorf("empty NIC folder and NVLS off: mask %b", m)
 	}
-	os.Mkdir(filepath.Join(nic, "mlx5_0"), 0o755)
+	os.MkdirAll(filepath.Join(nic, "mlx5_0"), 0o755)
 	t.Setenv("NCCL_NVLS_ENABLE", "1")
 	t.Setenv("NVSHMEM_DISABLE_NVLS", "")
 	if m := harness.ProbeHost(); m != harness.CapNIC|harness.CapMulticast {
