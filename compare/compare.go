@@ -7,7 +7,9 @@ package compare
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -71,6 +73,11 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 	if opt.Confidence == 0 {
 		opt.Confidence = 0.95
 	}
+	for _, f := range files {
+		if len(f.Duplicates) > 0 {
+			return nil, fmt.Errorf("%s holds %d point(s) measured twice (first: %s): compare will not pick one; split the runs into their own files", f.Name, len(f.Duplicates), f.Duplicates[0])
+		}
+	}
 	res := &Result{}
 	for _, f := range files {
 		res.Files = append(res.Files, label(f))
@@ -101,6 +108,19 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 		}
 		return string(p.Status) + ": " + p.Reason
 	}
+	// The statistics' warnings (too few samples, ...) come once each with
+	// a count, not once per point: a quick run would print hundreds.
+	statWarn := map[string][]string{}
+	defer func() {
+		for _, w := range slices.Sorted(maps.Keys(statWarn)) {
+			pts := statWarn[w]
+			if len(pts) == 1 {
+				res.addWarning(fmt.Sprintf("%s: %s", pts[0], w))
+			} else {
+				res.addWarning(fmt.Sprintf("%d points: %s (e.g. %s)", len(pts), w, pts[0]))
+			}
+		}
+	}()
 	keys := make([]string, 0, len(index[0]))
 	for k := range index[0] {
 		keys = append(keys, k)
@@ -161,7 +181,7 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 			row.Changes = append(row.Changes, change)
 			row.Regress = append(row.Regress, regress)
 			for _, w := range append(append([]error{}, c.Warnings...), sum.Warnings...) {
-				res.addWarning(fmt.Sprintf("%s %s: %v", row.ID, row.Key, w))
+				statWarn[w.Error()] = append(statWarn[w.Error()], row.ID+" "+row.Key)
 			}
 		}
 		if !complete {
@@ -288,18 +308,22 @@ func (r *Result) Table() *report.Report {
 	cols = append(cols, r.Files[0], "±")
 	right = append(right, true, true)
 	for _, f := range r.Files[1:] {
-		cols = append(cols, f, "±", "vs base", "p")
+		cols = append(cols, f, "±", "Δ", "p")
 		right = append(right, true, true, true, true)
 	}
 	t := report.Table{Title: "Comparison against " + r.Files[0], Columns: cols, Right: right}
-	t.Trunc = make([]bool, len(cols))
-	t.Trunc[2] = true // params: cut to fit a terminal (--wide shows them whole)
 	t.Wide = make([]bool, len(cols))
 	for i, c := range cols {
 		t.Wide[i] = c == "±" || c == "p" // the confidence intervals and p-values: --wide
 	}
 	var failures []string
-	for _, row := range r.Rows {
+	shown, common := distinguishing(r.Rows)
+	for _, id := range slices.Sorted(maps.Keys(common)) {
+		if common[id] != "" {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: every row has %s", id, common[id]))
+		}
+	}
+	for i, row := range r.Rows {
 		div, unit := 1e9, "GB/s"
 		if row.Unit == results.UnitSeconds {
 			div, unit = 1e-6, "µs"
@@ -310,7 +334,7 @@ func (r *Result) Table() *report.Report {
 		if row.Params.Size > 0 {
 			size = report.FormatBytes(row.Params.Size)
 		}
-		cells := []report.Cell{report.Str(row.ID), report.Str(size), report.Str(row.Params.KeyWithoutSize())}
+		cells := []report.Cell{report.Str(row.ID), report.Str(size), report.Str(shown[i])}
 		if math.IsNaN(row.Base.Center) {
 			cells = append(cells, report.Str(""), report.Str(""), report.Str(""))
 		} else {
@@ -338,7 +362,7 @@ func (r *Result) Table() *report.Report {
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	t.Notes = append(t.Notes, "each file's column: the median (± its 95% confidence interval with --wide); vs base: change of the median where a Mann–Whitney U test finds p < alpha, else ~")
+	t.Notes = append(t.Notes, "each file's column: the median (± its 95% confidence interval with --wide); Δ: its change from the base median where a Mann–Whitney U test finds p < alpha, else ~")
 	for _, f := range failures {
 		t.Notes = append(t.Notes, f)
 	}
@@ -346,6 +370,45 @@ func (r *Result) Table() *report.Report {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d point(s) are not measured in every file: MISSING or FAILED where the base measured them (or the candidate failed them); points only a candidate measured are left out", n))
 	}
 	return &report.Report{Tables: []report.Table{t}, Warnings: r.Warnings}
+}
+
+// distinguishing splits each row's parameters (size apart) into what
+// tells it from the other rows of its benchmark, shown in the row, and
+// what all of them share (by benchmark ID), said once in a note.
+func distinguishing(rows []Row) (shown []string, common map[string]string) {
+	byID := map[string][][]string{}
+	for _, row := range rows {
+		byID[row.ID] = append(byID[row.ID], strings.Fields(row.Params.KeyWithoutSize()))
+	}
+	common = map[string]string{}
+	shared := map[string]map[string]bool{}
+	for id, sets := range byID {
+		count := map[string]int{}
+		for _, set := range sets {
+			for _, kv := range set {
+				count[kv]++
+			}
+		}
+		shared[id] = map[string]bool{}
+		var keep []string
+		for _, kv := range sets[0] {
+			if count[kv] == len(sets) {
+				shared[id][kv] = true
+				keep = append(keep, kv)
+			}
+		}
+		common[id] = strings.Join(keep, " ")
+	}
+	for _, row := range rows {
+		var own []string
+		for _, kv := range strings.Fields(row.Params.KeyWithoutSize()) {
+			if !shared[row.ID][kv] {
+				own = append(own, kv)
+			}
+		}
+		shown = append(shown, strings.Join(own, " "))
+	}
+	return shown, common
 }
 
 // pCell shows a p-value with two significant digits, "<0.001" below that.

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 //go:embed shim/*.cu shim/*.cuh shim/*.h
@@ -179,7 +180,7 @@ func (t *Toolchain) SourceHash() string {
 	}
 	fmt.Fprintf(h, "nvcc=%s %s\nnvshmem=%s %s\nnccl=%s\narchs=%v\n", t.NVCCVersion, t.NVCC, t.NVSHMEMVersion, t.NVSHMEMHome, t.NCCLVersion, t.Archs)
 	// The flags too: an include folder that appears changes what is built.
-	fmt.Fprintf(h, "cmd=%s\n", strings.Join(t.BuildCommand("SRC", "LINKS", "OUT"), " "))
+	fmt.Fprintf(h, "cmd=%s\n", strings.Join(t.BuildCommand("SRC", "OUT"), " "))
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
@@ -187,7 +188,10 @@ func (t *Toolchain) SourceHash() string {
 // when the same sources were built with the same toolchain before, else
 // built into the cache first. built says whether nvcc ran.
 func (t *Toolchain) CopyShim(out string, log io.Writer) (built bool, err error) {
-	src := t.CachedShimPath()
+	src, err := t.CachedShimPath()
+	if err != nil {
+		return false, err
+	}
 	if !fileExists(src) {
 		if err := t.Build(src, log); err != nil {
 			return true, err
@@ -212,26 +216,55 @@ func (t *Toolchain) CopyShim(out string, log io.Writer) (built bool, err error) 
 }
 
 // CacheDir is where built shims are kept: $NVSHBENCH_CACHE, else
-// $XDG_CACHE_HOME/nvshbench, else ~/.cache/nvshbench.
-func CacheDir() string {
+// $XDG_CACHE_HOME/nvshbench, else ~/.cache/nvshbench. Without a home
+// folder it is a folder of this user's under the temporary folder, created
+// private (0700) and checked to be so: a shared library is loaded from it,
+// so a folder another user could have planted is refused.
+func CacheDir() (string, error) {
 	if d := os.Getenv("NVSHBENCH_CACHE"); d != "" {
-		return d
+		return d, nil
 	}
 	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "nvshbench")
+		return filepath.Join(d, "nvshbench"), nil
 	}
-	return filepath.Join(os.TempDir(), "nvshbench-cache")
+	d := filepath.Join(os.TempDir(), fmt.Sprintf("nvshbench-cache-%d", os.Getuid()))
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	return d, privateDir(d)
+}
+
+// privateDir refuses a folder that is a link, not this user's, or open to
+// others.
+func privateDir(d string) error {
+	st, err := os.Lstat(d)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !st.IsDir() || !ok || int(sys.Uid) != os.Getuid() || st.Mode().Perm()&0o077 != 0 {
+		owner := -1
+		if ok {
+			owner = int(sys.Uid)
+		}
+		return fmt.Errorf("the shim cache %s is not a private folder of this user (owner %d, mode %s): a shared library would be loaded from it; set HOME or NVSHBENCH_CACHE to a folder of yours", d, owner, st.Mode())
+	}
+	return nil
 }
 
 // CachedShimPath is where the shim for this toolchain lives in the cache.
-func (t *Toolchain) CachedShimPath() string {
-	return filepath.Join(CacheDir(), "libnvshbench-"+t.SourceHash()+".so")
+func (t *Toolchain) CachedShimPath() (string, error) {
+	d, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "libnvshbench-"+t.SourceHash()+".so"), nil
 }
 
-// BuildCommand returns the nvcc command that compiles src into out, linking
-// NVSHMEM through a folder holding the unversioned libnvshmem_host.so link
-// (the pip wheel ships only the .so.3).
-func (t *Toolchain) BuildCommand(src, linkDir, out string) []string {
+// BuildCommand returns the nvcc command that compiles src into out. NVSHMEM's
+// host library is handed to the linker by its path (the pip wheel ships
+// only the .so.3, no unversioned link for -l).
+func (t *Toolchain) BuildCommand(src, out string) []string {
 	args := []string{t.NVCC, "-O3", "-std=c++17", "-rdc=true", "-Xcompiler", "-fPIC", "-shared", "-lineinfo"}
 	for _, a := range t.Archs {
 		args = append(args, "-gencode", "arch=compute_"+a+",code=sm_"+a)
@@ -251,9 +284,18 @@ func (t *Toolchain) BuildCommand(src, linkDir, out string) []string {
 			args = append(args, "-L"+filepath.Join(t.CUDAHome, d))
 		}
 	}
-	args = append(args, "-L"+linkDir, "-lnvshmem_host",
+	args = append(args, "-Xlinker", t.hostLib(),
 		"-Xlinker", "-rpath,"+filepath.Join(t.NVSHMEMHome, "lib"), "-o", out)
 	return args
+}
+
+// hostLib is NVSHMEM's host library file.
+func (t *Toolchain) hostLib() string {
+	host := filepath.Join(t.NVSHMEMHome, "lib", "libnvshmem_host.so")
+	if !fileExists(host) {
+		host += ".3"
+	}
+	return host
 }
 
 func dirExists(p string) bool {
@@ -279,20 +321,11 @@ func (t *Toolchain) Build(out string, log io.Writer) error {
 			return err
 		}
 	}
-	linkDir := filepath.Join(work, "lib")
-	os.MkdirAll(linkDir, 0o755)
-	host := filepath.Join(t.NVSHMEMHome, "lib", "libnvshmem_host.so")
-	if !fileExists(host) {
-		host += ".3"
-	}
-	if err := os.Symlink(host, filepath.Join(linkDir, "libnvshmem_host.so")); err != nil {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
 	tmp := out + ".tmp" + fmt.Sprint(os.Getpid())
-	cmdline := t.BuildCommand(filepath.Join(work, "nvshbench.cu"), linkDir, tmp)
+	cmdline := t.BuildCommand(filepath.Join(work, "nvshbench.cu"), tmp)
 	cmd := exec.Command(cmdline[0], cmdline[1:]...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -321,7 +354,10 @@ func tailLines(s string, n int) string {
 // EnsureShim returns a built shim for this toolchain, building it into the
 // cache when missing or stale.
 func (t *Toolchain) EnsureShim(log io.Writer) (string, error) {
-	p := t.CachedShimPath()
+	p, err := t.CachedShimPath()
+	if err != nil {
+		return "", err
+	}
 	if fileExists(p) {
 		return p, nil
 	}

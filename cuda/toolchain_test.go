@@ -50,9 +50,9 @@ func TestDiscoverFromEnvironment(t *testing.T) {
 	if tc.From["cuda"] != "CUDA_HOME" || tc.From["nvshmem"] != "NVSHMEM_HOME" {
 		t.Errorf("from = %v", tc.From)
 	}
-	cmd := strings.Join(tc.BuildCommand("x.cu", "/links", "out.so"), " ")
+	cmd := strings.Join(tc.BuildCommand("x.cu", "out.so"), " ")
 	for _, want := range []string{"-rdc=true", "-gencode arch=compute_90,code=sm_90", "-Xcompiler -fPIC", "-shared",
-		filepath.Join(s, "lib/libnvshmem_device.a"), "-I" + filepath.Join(c, "include/cccl"), "-L/links -lnvshmem_host",
+		filepath.Join(s, "lib/libnvshmem_device.a"), "-I" + filepath.Join(c, "include/cccl"), "-Xlinker " + filepath.Join(s, "lib/libnvshmem_host.so"),
 		"-rpath," + filepath.Join(s, "lib")} {
 		if !strings.Contains(cmd, want) {
 			t.Errorf("build command lacks %q:\n%s", want, cmd)
@@ -63,7 +63,7 @@ func TestDiscoverFromEnvironment(t *testing.T) {
 		t.Errorf("NCCL headers without nccl_device.h are on the include path:\n%s", cmd)
 	}
 	writeFile(t, filepath.Join(n, "include/nccl_device.h"), "", 0o644)
-	cmd = strings.Join(tc.BuildCommand("x.cu", "/links", "out.so"), " ")
+	cmd = strings.Join(tc.BuildCommand("x.cu", "out.so"), " ")
 	if !strings.Contains(cmd, "-I"+filepath.Join(n, "include")) {
 		t.Errorf("build command lacks NCCL's include folder (device API):\n%s", cmd)
 	}
@@ -164,5 +164,36 @@ while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then echo shim > "$2"; fi; shift; don
 	tc.NVSHMEMVersion = "3.5.0" // another toolchain: another key
 	if built, err := tc.CopyShim(out, nil); err != nil || !built || compiles() != 2 {
 		t.Errorf("a changed toolchain reused the old shim: built %v, %d compiles, %v", built, compiles(), err)
+	}
+}
+
+// Without a home folder the shim cache is a private folder of this user's
+// under the temporary folder; one another user could have planted (open to
+// others) is refused, since a shared library is loaded from it.
+func TestCacheWithoutHomeIsPrivate(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("NVSHBENCH_CACHE", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "")
+	t.Setenv("TMPDIR", tmp)
+	d, err := CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(d)
+	if err != nil || !strings.HasPrefix(d, tmp) || st.Mode().Perm() != 0o700 {
+		t.Fatalf("cache %s: %v %v", d, st.Mode(), err)
+	}
+	if d == filepath.Join(tmp, "nvshbench-cache") {
+		t.Error("the shared, predictable name")
+	}
+	os.Chmod(d, 0o777)
+	if _, err := CacheDir(); err == nil || !strings.Contains(err.Error(), "not a private folder") {
+		t.Errorf("a world-writable cache accepted: %v", err)
+	}
+	os.Remove(d)
+	os.Symlink(tmp, d)
+	if _, err := CacheDir(); err == nil {
+		t.Error("a link in the cache's place accepted")
 	}
 }

@@ -142,6 +142,13 @@ func (c *Config) MaxSize() int64 {
 }
 
 // Validate checks the configuration.
+// MaxSamples and MaxWarmup bound --samples and --warmup: beyond them a
+// sweep runs for days, which is a typo, not a plan.
+const (
+	MaxSamples = 10000
+	MaxWarmup  = 1000
+)
+
 func (c *Config) Validate() error {
 	if len(c.Sizes) == 0 {
 		return fmt.Errorf("no message sizes")
@@ -156,10 +163,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--ctas %d: must be positive", c.CTAs)
 	case c.Threads <= 0 || c.Threads > 1024 || c.Threads%32 != 0:
 		return fmt.Errorf("--threads %d: must be a multiple of 32 between 32 and 1024", c.Threads)
-	case c.Samples <= 0:
-		return fmt.Errorf("--samples %d: must be positive", c.Samples)
-	case c.Warmup < 0:
-		return fmt.Errorf("--warmup %d: must not be negative", c.Warmup)
+	case c.Samples <= 0 || c.Samples > MaxSamples:
+		return fmt.Errorf("--samples %d: want 1..%d timed launches per point", c.Samples, MaxSamples)
+	case c.Warmup < 0 || c.Warmup > MaxWarmup:
+		return fmt.Errorf("--warmup %d: want 0..%d untimed launches", c.Warmup, MaxWarmup)
 	case c.Iters < 0 || c.Iters > MaxIters:
 		return fmt.Errorf("--iters %d: want 1..%d operations per timed launch, or 0 (calibrated)", c.Iters, MaxIters)
 	}
@@ -239,6 +246,9 @@ func ParseSizes(s string) ([]int64, error) {
 			return nil, fmt.Errorf("invalid size range %q: %d > %d", s, lo, hi)
 		}
 		f := int64(2)
+		if len(parts) == 2 && lo&(lo-1) != 0 {
+			return nil, fmt.Errorf("invalid size range %q: LO:HI runs over the powers of two from LO, and %d is none; give LO:HI:FACTOR (%s:2 steps by doubling from %d) or a list", s, lo, s, lo)
+		}
 		if len(parts) == 3 {
 			f, err = strconv.ParseInt(parts[2], 10, 64)
 			if err != nil || f < 2 {

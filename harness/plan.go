@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -16,6 +17,11 @@ type Item struct {
 	ID     string         `json:"id"`
 	Params results.Params `json:"params"`
 }
+
+// ItemKey names an item's point, benchmark and parameters: a worker's
+// result carries it and the controller records a result only under the
+// point it names.
+func ItemKey(it Item) string { return it.ID + " " + it.Params.Key() }
 
 // Plan is what every worker runs, in order.
 type Plan struct {
@@ -65,18 +71,21 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 }
 
 // WritePlan saves a plan for the workers.
-func WritePlan(path string, p Plan) error {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
+func WritePlan(w io.Writer, p Plan) error {
+	return json.NewEncoder(w).Encode(p)
 }
 
-// ReadPlan loads a plan.
+// ReadPlan loads a plan from a file, or from standard input for "-" (how
+// the controller hands its workers the plan: no file beside the user's).
 func ReadPlan(path string) (Plan, error) {
 	var p Plan
-	b, err := os.ReadFile(path)
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
 	if err != nil {
 		return p, err
 	}
@@ -150,18 +159,7 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 	}
 	var metrics []string
 	if b != nil {
-		for _, m := range b.Metrics {
-			if m == results.MetricBusBW && p.BusFactor <= 0 {
-				continue // one PE: nothing crosses a bus (nccl-tests prints 0)
-			}
-			if (m == results.MetricAlgBW || m == results.MetricBandwidth) && p.Params.Size <= 0 {
-				continue
-			}
-			if m == results.MetricLink && p.Values["remote_bytes"] <= 0 {
-				continue // nothing crossed to another GPU (one PE)
-			}
-			metrics = append(metrics, m)
-		}
+		metrics = results.Derivable(&p, b.Metrics)
 	}
 	if err := results.Derive(&p, metrics...); err != nil {
 		p.Status, p.Reason = results.StatusError, err.Error()

@@ -75,6 +75,15 @@ func Register(b Benchmark) {
 	registry[b.ID] = &b
 }
 
+func init() {
+	results.MetricsFor = func(id string) []string {
+		if b, ok := registry[id]; ok {
+			return b.Metrics
+		}
+		return nil
+	}
+}
+
 // All returns every registered benchmark sorted by ID.
 func All() []*Benchmark {
 	out := make([]*Benchmark, 0, len(registry))

@@ -16,6 +16,7 @@ type Message struct {
 	Type    string                `json:"type"` // uid, info, start, result, fatal, done
 	Rank    int                   `json:"rank"`
 	Index   int                   `json:"index,omitempty"`
+	Key     string                `json:"key,omitempty"` // a result's point: ID and params (ItemKey)
 	UID     []byte                `json:"uid,omitempty"`
 	GPU     *results.GPU          `json:"gpu,omitempty"`
 	Job     []results.GPU         `json:"job,omitempty"`  // rank 0's info: every PE's GPU
@@ -118,7 +119,7 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 	}
 	for _, it := range plan.Items {
 		em.Emit(Message{Type: "start", Rank: spec.Rank, Index: it.Index})
-		msg := Message{Type: "result", Rank: spec.Rank, Index: it.Index}
+		msg := Message{Type: "result", Rank: spec.Rank, Index: it.Index, Key: ItemKey(it)}
 		b, ok := Lookup(it.ID)
 		if !ok {
 			// Every PE runs the same binary and plan: all of them land here.

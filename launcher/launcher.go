@@ -10,6 +10,7 @@ package launcher
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -35,7 +36,6 @@ type Options struct {
 	GPUs        int
 	PEsPerGPU   int
 	Plan        harness.Plan
-	PlanPath    string         // where the plan file is written for the workers
 	Out         string         // results file
 	Header      results.Header // base header; GPU and version fields are filled from the workers
 	Timeout     time.Duration  // per point, after the first point's start-up allowance
@@ -69,7 +69,7 @@ func Waive(o Options, reason string) (*Summary, error) {
 	defer w.Close()
 	s := &Summary{Path: o.Out}
 	for _, it := range o.Plan.Items {
-		if done[matchKey(it)] {
+		if done[harness.ItemKey(it)] {
 			s.Skipped++
 			continue
 		}
@@ -83,25 +83,25 @@ func Waive(o Options, reason string) (*Summary, error) {
 	return s, nil
 }
 
-func matchKey(it harness.Item) string { return it.ID + " " + it.Params.Key() }
-
 // openOut creates the results file, or opens it to resume: the points it
-// already holds (any status but error) are reported as done.
+// already holds (any status but error) are reported as done. Either way the
+// file is locked for this run first, so what is compared and appended to is
+// what no other run is writing.
 func openOut(o Options) (*results.Writer, map[string]bool, error) {
 	done := map[string]bool{}
-	if _, err := os.Stat(o.Out); err == nil {
-		if o.Header.Tool != "" { // a run (not a bare waiver record) must be the same setup
-			old, err := results.ReadFile(o.Out)
-			if err != nil {
-				return nil, nil, fmt.Errorf("resuming %s: %w", o.Out, err)
-			}
-			if d := results.ResumeDiffs(&old.Header, &o.Header); len(d) > 0 {
-				return nil, nil, &results.SetupMismatch{File: o.Out, Diffs: d}
-			}
-		}
+	if err := results.Regular(o.Out); err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Lstat(o.Out); err == nil {
 		w, f, err := results.Append(o.Out)
 		if err != nil {
 			return nil, nil, fmt.Errorf("resuming %s: %w", o.Out, err)
+		}
+		if o.Header.Tool != "" { // a run (not a bare waiver record) must be the same setup
+			if d := results.ResumeDiffs(&f.Header, &o.Header); len(d) > 0 {
+				w.Close()
+				return nil, nil, &results.SetupMismatch{File: o.Out, Diffs: d}
+			}
 		}
 		for i := range f.Points {
 			if f.Points[i].Status != results.StatusError {
@@ -149,7 +149,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	sum := &Summary{Path: o.Out}
 	var todo []harness.Item
 	for _, it := range o.Plan.Items {
-		if done[matchKey(it)] {
+		if done[harness.ItemKey(it)] {
 			sum.Skipped++
 		} else {
 			todo = append(todo, it)
@@ -194,9 +194,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	return sum, nil
 }
 
-func interrupted(s *Summary) error {
-	return fmt.Errorf("interrupted: %d point(s) written to %s; run the same command again to resume", s.Points, s.Path)
+// Interrupted is a run ended by a signal (Ctrl-C, SIGTERM, SIGHUP): the
+// points written so far are kept and the same command resumes.
+type Interrupted struct{ Summary *Summary }
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("interrupted: %d point(s) written to %s; run the same command again to resume", e.Summary.Points, e.Summary.Path)
 }
+
+func interrupted(s *Summary) error { return &Interrupted{Summary: s} }
 
 // group runs one set of PEs through the plan: the one controller loop of
 // both modes. Locally it starts one worker process per PE and every PE's
@@ -223,6 +229,7 @@ type group struct {
 	// (under a launcher only rank 0 reports).
 	jobTotals bool
 	killed    string // what a timeout does to the PEs, for its message
+	planJSON  []byte // the plan of the group being started, a worker's stdin
 }
 
 func (g *group) record(p *results.Point) error {
@@ -261,10 +268,14 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 	g.groups++
 	plan := o.Plan
 	plan.Items = todo
-	if o.PlanPath != "" { // worker processes read it; an in-process worker has it
-		if err := harness.WritePlan(o.PlanPath, plan); err != nil {
-			return 0, false, err
-		}
+	var buf bytes.Buffer // worker processes read it on stdin; an in-process worker has it
+	if err := harness.WritePlan(&buf, plan); err != nil {
+		return 0, false, err
+	}
+	g.planJSON = buf.Bytes()
+	want := make(map[int]harness.Item, len(todo))
+	for _, it := range todo {
+		want[it.Index] = it
 	}
 	events := make(chan event, 1024)
 	var workers []*worker
@@ -387,6 +398,11 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 				}
 				// Ranks run ahead of each other: keep results until their
 				// point is complete.
+				// A result counts only for the point it names: another
+				// plan's worker (or a confused one) cannot fill this one.
+				if it, ok := want[m.Index]; !ok || m.Key != harness.ItemKey(it) {
+					return fail(fmt.Sprintf("PE %d reported a result for %q, which is not point %d of this run's plan; its result was not recorded", m.Rank, m.Key, m.Index))
+				}
 				pd := pending[m.Index]
 				if pd == nil {
 					pd = &pendingPoint{outs: make([]*harness.Outcome, g.nranks)}
@@ -435,7 +451,7 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 // subcommand) in its own process group, its stdout read as messages.
 func spawnProcess(g *group, rank int, uid []byte, events chan<- event) (*worker, error) {
 	o := g.o
-	args := append([]string{"__worker", "--plan", o.PlanPath, "--rank", fmt.Sprint(rank), "--nranks", fmt.Sprint(g.nranks),
+	args := append([]string{"__worker", "--plan", "-", "--rank", fmt.Sprint(rank), "--nranks", fmt.Sprint(g.nranks),
 		"--device", fmt.Sprint(rank / o.PEsPerGPU)}, o.WorkerArgs...)
 	cmd := exec.Command(o.Exe, args...)
 	env := append([]string{}, o.Env...)
@@ -444,6 +460,7 @@ func spawnProcess(g *group, rank int, uid []byte, events chan<- event) (*worker,
 		env = append(env, "NVSHBENCH_UID="+hex.EncodeToString(uid))
 	}
 	cmd.Env = env
+	cmd.Stdin = bytes.NewReader(g.planJSON)
 	cmd.SysProcAttr = workerAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

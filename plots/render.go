@@ -5,8 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -296,33 +294,6 @@ func Render(w io.Writer, s Spec, format string) error {
 		return err
 	}
 	return fmt.Errorf("unknown image format %q (want png or svg)", format)
-}
-
-// WriteAll renders every spec in every format into dir and returns the
-// paths written.
-func WriteAll(dir string, specs []Spec, formats []string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, s := range specs {
-		for _, f := range formats {
-			path := filepath.Join(dir, s.Name+"."+f)
-			fh, err := os.Create(path)
-			if err != nil {
-				return paths, err
-			}
-			err = Render(fh, s, f)
-			if cerr := fh.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return paths, fmt.Errorf("%s: %w", path, err)
-			}
-			paths = append(paths, path)
-		}
-	}
-	return paths, nil
 }
 
 func init() {

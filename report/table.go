@@ -13,6 +13,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -83,7 +84,7 @@ const (
 func flag(b []bool, i int) bool { return i < len(b) && b[i] }
 
 // narrow applies the table's fitting rules (not with --wide).
-func narrow(t Table) Table {
+func narrow(t Table, md bool) Table {
 	var keep []int
 	for c := range t.Columns {
 		empty := len(t.Rows) > 0
@@ -166,7 +167,85 @@ func narrow(t Table) Table {
 			}
 		}
 	}
+	if !md {
+		fold(&out)
+	}
 	return out
+}
+
+// fold fits a text table to Width by wrapping its widest text columns
+// onto more lines (a side-by-side report of several runs has more columns
+// than a terminal). Numbers are never wrapped.
+func fold(t *Table) {
+	const least = 20
+	for {
+		widths := make([]int, len(t.Columns))
+		for i, h := range t.Columns {
+			widths[i] = len([]rune(h))
+		}
+		for _, r := range t.Rows {
+			for i, cell := range r {
+				for _, l := range strings.Split(cell.Text, "\n") {
+					widths[i] = max(widths[i], len([]rune(l)))
+				}
+			}
+		}
+		total := 1
+		for _, w := range widths {
+			total += w + 3
+		}
+		col := -1
+		for i, w := range widths {
+			if !flag(t.Right, i) && w > least && (col < 0 || w > widths[col]) {
+				col = i
+			}
+		}
+		if total <= Width || col < 0 {
+			return
+		}
+		room := max(widths[col]-(total-Width), least, len([]rune(t.Columns[col])))
+		if room >= widths[col] {
+			return
+		}
+		for _, r := range t.Rows {
+			if col < len(r) {
+				r[col].Text = foldText(r[col].Text, room)
+			}
+		}
+	}
+}
+
+// foldText breaks s into lines of at most width runes, at spaces where it
+// can.
+func foldText(s string, width int) string {
+	var lines []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			for len([]rune(word)) > width {
+				if line != "" {
+					lines, line = append(lines, line), ""
+				}
+				rs := []rune(word)
+				cut := width
+				// A long name breaks after its last '/' or '-' that fits.
+				if i := strings.LastIndexAny(string(rs[:width]), "/-"); i > 0 {
+					cut = len([]rune(string(rs[:width])[:i+1]))
+				}
+				lines, word = append(lines, string(rs[:cut])), string(rs[cut:])
+			}
+			switch {
+			case line == "":
+				line = word
+			case len([]rune(line))+1+len([]rune(word)) <= width:
+				line += " " + word
+			default:
+				lines, line = append(lines, line), word
+			}
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Formats lists the output formats.
@@ -187,18 +266,41 @@ func Render(w io.Writer, r *Report, format string) error {
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
 
+// Printable writes a text's control characters as Go escapes (\x1b, \n):
+// a file's names and reasons, or a label typed on the command line, never
+// reach the terminal as commands.
+func Printable(s string) string { return printable(s, false) }
+
+// printable escapes control characters, but for line breaks where a
+// table's cell keeps them (fold put them there).
+func printable(s string, lines bool) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) && !(lines && r == '\n') {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 func renderTable(w io.Writer, r *Report, md bool) error {
 	for i, t := range r.Tables {
 		if !r.Wide {
-			t = narrow(t)
+			t = narrow(t, md)
 		}
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		if md {
-			fmt.Fprintf(w, "### %s\n\n", t.Title)
+			fmt.Fprintf(w, "### %s\n\n", Printable(t.Title))
 		} else {
-			fmt.Fprintf(w, "%s\n", t.Title)
+			fmt.Fprintf(w, "%s\n", Printable(t.Title))
 		}
 		align := make([]tw.Align, len(t.Columns))
 		for c := range align {
@@ -225,7 +327,7 @@ func renderTable(w io.Writer, r *Report, md bool) error {
 		for _, row := range t.Rows {
 			cells := make([]any, len(row))
 			for c, cell := range row {
-				s := cell.Text
+				s := printable(cell.Text, !md)
 				if md {
 					s = strings.ReplaceAll(s, "|", `\|`)
 				}
@@ -249,6 +351,7 @@ func renderTable(w io.Writer, r *Report, md bool) error {
 				fmt.Fprintln(w)
 			}
 			for _, n := range t.Notes {
+				n = Printable(n)
 				if md {
 					fmt.Fprintf(w, "- %s\n", n)
 				} else if r.Wide {

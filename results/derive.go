@@ -107,6 +107,50 @@ func Derive(p *Point, metrics ...string) error {
 	return nil
 }
 
+// MetricsFor names the metrics a benchmark's points carry; the benchmark
+// registry sets it. A point read without its stored metrics (samples kept)
+// gets these derived from its samples, so report, plot and compare see the
+// one derivation. Unset (or for an unknown ID), the ones the record itself
+// can give: latency, and bandwidth, algbw, busbw and link bandwidth where
+// it counts bytes, a bus factor or remote bytes.
+var MetricsFor func(id string) []string
+
+// Derivable keeps, of names, the metrics the point's record can give:
+// busbw needs a bus factor (one PE crosses no bus; nccl-tests prints 0),
+// algbw and bandwidth a message size, link bandwidth bytes that crossed to
+// another GPU.
+func Derivable(p *Point, names []string) []string {
+	var out []string
+	for _, m := range names {
+		switch {
+		case m == MetricBusBW && p.BusFactor <= 0,
+			(m == MetricAlgBW || m == MetricBandwidth) && p.Params.Size <= 0,
+			m == MetricLink && p.Values["remote_bytes"] <= 0:
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// deriveMissing fills the metrics of a point stored without them.
+func deriveMissing(p *Point) error {
+	if len(p.Metrics) > 0 || len(p.Samples) == 0 {
+		return nil
+	}
+	var names []string
+	if MetricsFor != nil {
+		names = MetricsFor(p.ID)
+	}
+	if len(names) == 0 {
+		names = []string{MetricLatency, MetricAlgBW, MetricBusBW, MetricLink}
+		if p.Bytes > 0 {
+			names = append(names, MetricBandwidth)
+		}
+	}
+	return Derive(p, Derivable(p, names)...)
+}
+
 // PrimaryMetric is the metric a point is judged by: busbw for collectives
 // (algbw with one PE, where no bus is crossed), bandwidth when bytes are
 // counted, else latency.

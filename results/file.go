@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 )
 
 // File is a parsed results file.
@@ -19,6 +21,10 @@ type File struct {
 	Header   Header
 	Points   []Point
 	Warnings []string // e.g. a truncated last line
+	// Duplicates name the points measured more than once in the file
+	// (two records of one point, neither an error: two runs mixed, or a
+	// hand-merged file); readers say so, compare refuses to pick one.
+	Duplicates []string
 }
 
 // Writer appends records to a results file, flushing each one.
@@ -28,8 +34,9 @@ type Writer struct {
 	h    Header // the file's header: what each point's flags are derived from
 }
 
-// Create creates path exclusively (it never overwrites an existing file) and
-// writes the header. The directory is created if needed.
+// Create creates path exclusively (it never overwrites an existing file),
+// locks it for this run and writes the header. The directory is created if
+// needed.
 func Create(path string, h Header) (*Writer, error) {
 	if strings.HasSuffix(path, ".gz") {
 		return nil, fmt.Errorf("%s: a run writes plain JSONL, a record at a time (nothing lost if it is cut short); gzip the file when the run is done, every reader takes .gz", path)
@@ -39,11 +46,15 @@ func Create(path string, h Header) (*Writer, error) {
 			return nil, err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("%s already exists: results are never overwritten; choose another --out", path)
 		}
+		return nil, err
+	}
+	if err := lock(f, path); err != nil {
+		f.Close()
 		return nil, err
 	}
 	h.Type = TypeHeader
@@ -58,29 +69,147 @@ func Create(path string, h Header) (*Writer, error) {
 	return w, nil
 }
 
-// Append opens an existing results file to add points (resuming a run). A
-// truncated last line left by an interrupted run is cut off first, so the
-// file stays valid.
-func Append(path string) (*Writer, *File, error) {
-	rf, err := ReadFile(path)
-	if err != nil {
-		return nil, nil, err
+// InUse says that another run holds a results file.
+type InUse struct {
+	File string
+	PID  int // 0: unknown
+}
+
+func (e *InUse) Error() string {
+	who := "another run"
+	if e.PID > 0 {
+		who = fmt.Sprintf("another run (PID %d)", e.PID)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, err
+	return fmt.Sprintf("%s is being written by %s: one run per results file; wait for it, or choose another --out", e.File, who)
+}
+
+// lock takes this run's exclusive lock on the results file itself (flock:
+// it stays with this open file, whatever else opens the path), or says who
+// holds it.
+func lock(f *os.File, path string) error {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return &InUse{File: path, PID: flockHolder(f)}
+		}
+		return fmt.Errorf("locking %s: %w", path, err)
 	}
-	if n := len(data); n > 0 && data[n-1] != '\n' {
-		cut := bytes.LastIndexByte(data, '\n') + 1
-		if err := os.Truncate(path, int64(cut)); err != nil {
-			return nil, nil, err
+	return nil
+}
+
+// flockHolder finds the process holding a flock on f's file in
+// /proc/locks (0 when it cannot tell).
+func flockHolder(f *os.File) int {
+	st, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		// 1: FLOCK  ADVISORY  WRITE 12345 fd:01:1234567 0 EOF
+		fs := strings.Fields(line)
+		if len(fs) < 6 || fs[1] != "FLOCK" {
+			continue
+		}
+		parts := strings.Split(fs[5], ":")
+		if len(parts) != 3 {
+			continue
+		}
+		if ino, err := strconv.ParseUint(parts[2], 10, 64); err == nil && ino == sys.Ino {
+			pid, _ := strconv.Atoi(fs[4])
+			return pid
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	return 0
+}
+
+// Unusable says why a path cannot be a run's results file (exit 2: the
+// user named the wrong thing).
+type Unusable struct{ Why string }
+
+func (e *Unusable) Error() string { return e.Why }
+
+// Regular refuses a path that exists and is not a plain file (a FIFO, a
+// device, a folder, a symbolic link: a run would block on it, or write
+// somewhere the user did not name).
+func Regular(path string) error {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil // absent: created
+	}
+	switch m := st.Mode(); {
+	case m&os.ModeSymlink != 0:
+		return &Unusable{fmt.Sprintf("%s is a symbolic link: name the results file itself", path)}
+	case m.IsDir():
+		return &Unusable{fmt.Sprintf("%s is a folder, not a results file", path)}
+	case !m.IsRegular():
+		return &Unusable{fmt.Sprintf("%s is not a regular file (%s): a results file is a plain file", path, m.Type())}
+	}
+	return nil
+}
+
+// Append opens an existing results file to add points (resuming a run),
+// after taking this run's lock on it. A last line cut short by an
+// interrupted run is cut off first, so the file stays valid; a complete
+// last record without its newline is kept and the newline added. A
+// compressed file is refused: appending would destroy its stream.
+func Append(path string) (*Writer, *File, error) {
+	if err := Regular(path); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, nil, err
 	}
+	fail := func(err error) (*Writer, *File, error) {
+		f.Close()
+		return nil, nil, err
+	}
+	if err := lock(f, path); err != nil {
+		return fail(err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fail(err)
+	}
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		return fail(&Unusable{fmt.Sprintf("%s is gzip-compressed: a run appends plain records, which would destroy it; choose a new --out (readers take the compressed file as it is)", path)})
+	}
+	rf, err := Read(bytes.NewReader(data), path)
+	if err != nil {
+		return fail(err)
+	}
+	if n := len(data); n > 0 && data[n-1] != '\n' {
+		last := data[bytes.LastIndexByte(data, '\n')+1:]
+		if complete(last) {
+			if _, err := f.WriteAt([]byte{'\n'}, int64(n)); err != nil {
+				return fail(err)
+			}
+		} else if err := f.Truncate(int64(n - len(last))); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		return fail(err)
+	}
 	return &Writer{f: f, name: path, h: rf.Header}, rf, nil
+}
+
+// complete reports whether a last line without its newline is a whole
+// record (it parses and validates).
+func complete(line []byte) bool {
+	var probe struct{ Type string }
+	if json.Unmarshal(line, &probe) != nil || probe.Type != TypePoint {
+		return false
+	}
+	var p Point
+	return json.Unmarshal(line, &p) == nil && p.Validate() == nil
 }
 
 // Name is the path being written.
@@ -152,6 +281,7 @@ func Read(r io.Reader, name string) (*File, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	lineNo := 0
 	sawHeader := false
+	seen := map[string]int{} // a measured point's line
 	for {
 		line, err := readLine(br)
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -172,7 +302,19 @@ func Read(r io.Reader, name string) (*File, error) {
 			}
 			continue
 		}
+		n := len(out.Points)
 		perr := parseLine(out, trimmed, &sawHeader)
+		if perr == nil && len(out.Points) > n {
+			if p := &out.Points[n]; p.Status != StatusError {
+				if first, dup := seen[p.MatchKey()]; dup {
+					d := fmt.Sprintf("%s:%d: point %s %s was already measured at line %d", name, lineNo, p.ID, p.Params.Key(), first)
+					out.Duplicates = append(out.Duplicates, d)
+					out.Warnings = append(out.Warnings, d)
+				} else {
+					seen[p.MatchKey()] = lineNo
+				}
+			}
+		}
 		if perr != nil {
 			var se *SchemaError
 			if errors.As(perr, &se) {
@@ -243,6 +385,9 @@ func parseLine(out *File, line []byte, sawHeader *bool) error {
 			return fmt.Errorf("malformed point: %v", shortJSONErr(err))
 		}
 		if err := p.Validate(); err != nil {
+			return err
+		}
+		if err := deriveMissing(&p); err != nil {
 			return err
 		}
 		if w := p.Rederive(); w != "" {

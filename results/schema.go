@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // SchemaVersion is the version of the format this tool writes. Readers refuse
@@ -215,11 +216,11 @@ func ResumeDiffs(old, new *Header) []string {
 	}
 	diff("GPUs", gpus(old), gpus(new))
 	diff("NVSHMEM", old.NVSHMEM, new.NVSHMEM)
+	// Every variable that changes what is measured, wherever it came from
+	// (--path sets NVSHMEM_DISABLE_P2P and NVSHMEM_IB_ENABLE_IBGDA; the
+	// environment may too).
 	for _, k := range KnobNames(old, new) {
-		// The path's own variables show in every point's params (path=...).
-		if k != "NVSHMEM_DISABLE_P2P" && k != "NVSHMEM_IB_ENABLE_IBGDA" {
-			diff(k, fmt.Sprintf("%q", old.Env[k]), fmt.Sprintf("%q", new.Env[k]))
-		}
+		diff(k, fmt.Sprintf("%q", old.Env[k]), fmt.Sprintf("%q", new.Env[k]))
 	}
 	if old.Run != nil && new.Run != nil {
 		diff("samples", old.Run.Samples, new.Run.Samples)
@@ -444,6 +445,12 @@ func (p *Point) Metric(name string) (Summary, bool) {
 // MatchKey identifies a point across files: ID plus params.
 func (p *Point) MatchKey() string { return p.ID + " " + p.Params.Key() }
 
+// The plausible range of a sample (seconds per operation).
+const (
+	MinSample = 1e-12
+	MaxSample = 86400.0
+)
+
 // Validate checks the point's invariants.
 func (p *Point) Validate() error {
 	if p.Type != TypePoint {
@@ -451,6 +458,9 @@ func (p *Point) Validate() error {
 	}
 	if p.ID == "" {
 		return fmt.Errorf("point has no id")
+	}
+	if c := controlIn(append([]string{p.ID, p.Params.Op, p.Params.Scope, p.Params.Path, p.Params.Dir, p.Params.DType, p.Params.Mode, p.Params.Launch}, extraTexts(p.Params.Extra)...)...); c != "" {
+		return fmt.Errorf("point %q: its id or params hold a control character (%s): not a record nvshbench wrote", p.ID, c)
 	}
 	if !p.Status.Valid() {
 		return fmt.Errorf("point %s: unknown status %q", p.ID, p.Status)
@@ -464,6 +474,16 @@ func (p *Point) Validate() error {
 	for _, s := range p.Samples {
 		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
 			return fmt.Errorf("point %s: sample %v is not a positive time", p.ID, s)
+		}
+		// A figure derived from it must stay finite and mean something: no
+		// operation takes under a picosecond or over a day.
+		if s < MinSample || s > MaxSample {
+			return fmt.Errorf("point %s: sample %v s is not a plausible time per operation (%g..%g s)", p.ID, s, MinSample, MaxSample)
+		}
+	}
+	for k, v := range p.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("point %s: value %s is not finite", p.ID, k)
 		}
 	}
 	for name, m := range p.Metrics {
@@ -490,7 +510,33 @@ func (h *Header) Validate() error {
 	if h.Schema > SchemaVersion {
 		return &SchemaError{Got: h.Schema, ToolVersion: h.ToolVersion}
 	}
+	if c := controlIn(h.Label, h.Host); c != "" {
+		return fmt.Errorf("header: the label or host holds a control character (%s)", c)
+	}
 	return nil
+}
+
+// ControlIn names the first control character in texts ("" if none): such
+// characters in a name would reach a terminal as commands.
+func ControlIn(texts ...string) string { return controlIn(texts...) }
+
+func controlIn(texts ...string) string {
+	for _, t := range texts {
+		for _, r := range t {
+			if unicode.IsControl(r) {
+				return strconv.QuoteRune(r)
+			}
+		}
+	}
+	return ""
+}
+
+func extraTexts(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k, v)
+	}
+	return out
 }
 
 // SchemaError reports a file written with a newer schema than this tool reads.

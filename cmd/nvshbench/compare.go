@@ -47,7 +47,8 @@ Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missin
 			if err := checkChoice("format", o.Format, report.Formats); err != nil {
 				return err
 			}
-			if o.Alpha <= 0 || o.Alpha >= 1 {
+			if !(o.Alpha > 0 && o.Alpha < 1) { // NaN too
+
 				return usagef("invalid --alpha %g: must be in (0, 1)", o.Alpha)
 			}
 			return runCompare(c, o)
@@ -70,6 +71,9 @@ func parseThreshold(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
 	if err != nil {
 		return 0, usagef("invalid --threshold %q: want a percentage like 5%% or a fraction like 0.05", s)
+	}
+	if !pct && v >= 1 {
+		return 0, usagef("invalid --threshold %q: a bare number is a fraction (%s would mean %s%%); did you mean %s%%?", s, t, strconv.FormatFloat(v*100, 'g', -1, 64), t)
 	}
 	if pct {
 		v /= 100
@@ -99,7 +103,7 @@ func runCompare(c *cobra.Command, o *compareOptions) error {
 		return err
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(c.ErrOrStderr(), "warning: %s\n", w)
+		fmt.Fprintf(c.ErrOrStderr(), "warning: %s\n", report.Printable(w))
 	}
 	if res.Regressions > 0 || res.Failures > 0 {
 		return regressionError{n: res.Regressions, failed: res.Failures}

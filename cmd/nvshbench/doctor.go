@@ -10,6 +10,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/internal/nicready"
 	"github.com/nvshbench/nvshbench/launcher"
 )
 
@@ -38,6 +39,11 @@ IBGDA, NVLink multicast). It exits non-zero when nothing can be measured.`,
 }
 
 func runDoctor(w, errw io.Writer, o *doctorOptions) error {
+	if o.Shim != "" && o.Shim != "fake" {
+		if st, err := os.Stat(o.Shim); err != nil || !st.Mode().IsRegular() {
+			return usagef("--shim %s: no such shared library (build one with 'nvshbench build-shim -o %s', or leave --shim out to use the cached build)", o.Shim, o.Shim)
+		}
+	}
 	tc, terr := cuda.Discover()
 	fmt.Fprintln(w, "toolchain:")
 	show := func(what, v, from string) {
@@ -58,7 +64,10 @@ func runDoctor(w, errw io.Writer, o *doctorOptions) error {
 		shim = os.Getenv("NVSHBENCH_SHIM")
 	}
 	if shim == "" && terr == nil {
-		shim = tc.CachedShimPath()
+		var cerr error
+		if shim, cerr = tc.CachedShimPath(); cerr != nil {
+			fmt.Fprintf(w, "  shim      %v\n", cerr)
+		}
 		state := "built"
 		if _, err := os.Stat(shim); err != nil {
 			state = "not built yet (run 'nvshbench doctor --build', or any run builds it)"
@@ -70,11 +79,14 @@ func runDoctor(w, errw io.Writer, o *doctorOptions) error {
 			}
 		}
 		fmt.Fprintf(w, "shim:\n  %s  (%s)\n", shim, state)
-		fmt.Fprintf(w, "  build: %s\n", strings.Join(tc.BuildCommand("nvshbench.cu", "<dir with libnvshmem_host.so>", shim), " "))
+		fmt.Fprintf(w, "  build: nvshbench build-shim -o %s\n", shim)
+		fmt.Fprintf(w, "  which runs, in the shim's sources (cuda/shim in the repository): %s\n", strings.Join(tc.BuildCommand("nvshbench.cu", shim), " "))
 	} else if terr != nil && shim == "" {
 		fmt.Fprintf(w, "shim:\n  cannot be built: %v\n", terr)
 	}
-	fmt.Fprintf(w, "  runtime LD_LIBRARY_PATH additions: %s\n", strings.Join(tc.LibraryPath(), ":"))
+	if lp := tc.LibraryPath(); len(lp) > 0 {
+		fmt.Fprintf(w, "  libraries loaded from (nvshbench opens them itself; no LD_LIBRARY_PATH needed): %s\n", strings.Join(lp, ":"))
+	}
 	if shim != "fake" {
 		n, err := cuda.ProbeDriver()
 		if err != nil {
@@ -115,12 +127,39 @@ func runDoctor(w, errw io.Writer, o *doctorOptions) error {
 		}
 	}
 	fmt.Fprintf(w, "  p2p       %s\n", p2p)
-	remote := "yes (InfiniBand/RoCE device present)"
-	if why := harness.NICReason(); why != "" {
-		remote = "no: " + why
+	var pcis []string
+	for i := 0; i < n; i++ {
+		if info, err := g.lib.DeviceInfo(i); err == nil {
+			pcis = append(pcis, info.PCIString())
+		}
 	}
-	fmt.Fprintf(w, "  proxy     %s\n", remote)
-	fmt.Fprintf(w, "  ibgda     %s\n", remote)
+	nic := nicready.Check(harness.SysRoot(), pcis)
+	for _, path := range []string{"proxy", "ibgda"} {
+		state := "ready (every check below passed)"
+		switch {
+		case len(nic.Ports) == 0:
+			state = "no: " + harness.NICReason()
+		case !nic.Ready(path):
+			state = "not ready: see the checks below"
+		}
+		fmt.Fprintf(w, "  %-9s %s\n", path, state)
+	}
+	if len(nic.Ports) > 0 {
+		fmt.Fprintln(w, "NIC readiness (what IBGDA and the CPU proxy need):")
+		for _, f := range nic.Findings {
+			mark := "ok  "
+			if !f.OK {
+				mark = "MISSING"
+			}
+			fmt.Fprintf(w, "  %-7s %s: %s\n", mark, f.Item, f.Detail)
+			if f.Fix != "" {
+				fmt.Fprintf(w, "          fix: %s\n", f.Fix)
+			}
+		}
+		for _, a := range nic.Affinity {
+			fmt.Fprintf(w, "  %s\n", a)
+		}
+	}
 	mc := "not used by nvshbench unless NVSHMEM_DISABLE_NVLS / NCCL_NVLS_ENABLE allow it"
 	if os.Getenv("NVSHMEM_DISABLE_NVLS") == "1" || os.Getenv("NCCL_NVLS_ENABLE") == "0" {
 		mc = "disabled (NVSHMEM_DISABLE_NVLS=1 / NCCL_NVLS_ENABLE=0): NVLS figures are waived"
@@ -167,18 +206,22 @@ copied instead of compiled again (--rebuild compiles anyway).`,
 			if err != nil {
 				return fmt.Errorf("no CUDA toolchain to build the shim with: %w", err)
 			}
+			cached, err := tc.CachedShimPath()
+			if err != nil {
+				return err
+			}
 			if out == "" {
-				out = tc.CachedShimPath()
+				out = cached
 			}
 			if rebuild {
-				os.Remove(tc.CachedShimPath())
+				os.Remove(cached)
 			}
 			built, err := tc.CopyShim(out, c.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			if !built {
-				fmt.Fprintf(c.ErrOrStderr(), "build-shim: sources and toolchain unchanged: copied %s\n", tc.CachedShimPath())
+				fmt.Fprintf(c.ErrOrStderr(), "build-shim: sources and toolchain unchanged: copied %s\n", cached)
 			}
 			fmt.Fprintln(c.OutOrStdout(), out)
 			return nil

@@ -12,16 +12,18 @@ import (
 	"io"
 	"os"
 
+	"github.com/nvshbench/nvshbench/launcher"
 	"github.com/nvshbench/nvshbench/results"
 )
 
 // Exit codes, mapped from errors in one place (exitCode).
 const (
 	exitOK         = 0
-	exitError      = 1 // the command failed (bad file, GPU error, ...)
-	exitUsage      = 2 // bad flags or arguments
-	exitRegression = 3 // compare found a regression beyond the threshold, or failed / missing points
-	exitNoGPU      = 4 // a GPU command on a machine without a usable GPU / shim
+	exitError      = 1   // the command failed (bad file, GPU error, ...)
+	exitUsage      = 2   // bad flags or arguments
+	exitRegression = 3   // compare found a regression beyond the threshold, or failed / missing points
+	exitNoGPU      = 4   // a GPU command on a machine without a usable GPU / shim
+	exitSignal     = 130 // interrupted (Ctrl-C, SIGTERM, SIGHUP): the points written are kept
 )
 
 // usageError marks errors caused by how the command was called.
@@ -58,8 +60,13 @@ func exitCode(err error) int {
 	var r regressionError
 	var g noGPUError
 	var m *results.SetupMismatch
+	var busy *results.InUse
+	var bad *results.Unusable
+	var sig *launcher.Interrupted
 	switch {
-	case errors.As(err, &u), errors.As(err, &m):
+	case errors.As(err, &sig):
+		return exitSignal
+	case errors.As(err, &u), errors.As(err, &m), errors.As(err, &busy), errors.As(err, &bad):
 		return exitUsage
 	case errors.As(err, &r):
 		return exitRegression

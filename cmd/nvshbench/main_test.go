@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,19 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"run", "--shim", "fake", "--iters", "5000"},
 		{"run", "--shim", "fake", "--sizes", "100G"},
 		{"version", "extra"},
+		// issue 21: a gate that means what it says, flags never ignored
+		{"compare", "--threshold", "5", "a", "b"},
+		{"compare", "--alpha", "NaN", "a", "b"},
+		{"compare", "--threshold", "NaN%", "a", "b"},
+		{"run", "--shim", "fake", "--sizes", "3:1K", "rma/put/block"},
+		{"run", "--shim", "fake", "--warmup", "1000000000", "rma/put/block"},
+		{"run", "--shim", "fake", "--samples", "100000000", "rma/put/block"},
+		{"run", "--shim", "fake", "--graph", "rma/put/block"},
+		{"run", "--shim", "fake", "--dtypes", "bf16", "rma/put/block", "latency/g"},
+		{"run", "--shim", "fake", "--bidir", "latency/g"},
+		{"run", "--shim", "fake", "--sizes", "4K", "moe"},
+		{"run", "--shim", "fake", "--label", "x\x1b[2Jy", "rma/put/block"},
+		{"doctor", "--shim", "/nonexistent.so"},
 	} {
 		_, stderr, code := nvshbench(t, args...)
 		if code != exitUsage {
@@ -302,8 +316,9 @@ func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
 	}
 }
 
-// workersOf lists the live worker processes whose command line names plan.
-func workersOf(t *testing.T, plan string) []int {
+// workersOf lists the live worker processes whose environment holds tag
+// (the controller's, which its workers inherit).
+func workersOf(t *testing.T, tag string) []int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -316,7 +331,10 @@ func workersOf(t *testing.T, plan string) []int {
 			continue
 		}
 		cl, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cl, []byte("__worker")) || !bytes.Contains(cl, []byte(plan)) {
+		if err != nil || !bytes.Contains(cl, []byte("__worker")) {
+			continue
+		}
+		if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err != nil || !bytes.Contains(env, []byte(tag)) {
 			continue
 		}
 		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
@@ -339,10 +357,10 @@ func TestNoWorkerOutlivesItsController(t *testing.T) {
 		t.Skip("reads /proc")
 	}
 	out := filepath.Join(t.TempDir(), "orphans.jsonl")
-	plan := out + ".plan.json"
+	plan := fmt.Sprintf("NVSHBENCH_TEST_TAG=%d-%d", os.Getpid(), time.Now().UnixNano())
 	cmd := exec.Command(os.Args[0], "run", "--shim", "fake", "--pes-per-gpu", "2", "--sizes", "4K", "--samples", "2",
 		"--timeout", "60s", "--out", out, "rma/put/block")
-	cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHBENCH_FAKE_HANG_SIZE=4096")
+	cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHBENCH_FAKE_HANG_SIZE=4096", plan)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

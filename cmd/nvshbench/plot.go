@@ -29,7 +29,10 @@ func newPlotCmd() *cobra.Command {
 latency vs message size, AllReduce algbw vs message size. The x axis is log2 and labelled in
 bytes; each series is one benchmark with fixed parameters, drawn as its median with a
 min–max band (p10–p90 for latency). Several files are overlaid and labelled; the paper's
-published peaks appear as dashed reference lines.`,
+published peaks appear as dashed reference lines.
+
+--out may be a folder of your own: plot writes new files and replaces only charts it wrote
+there before (listed in its .nvshbench-reproduce file), never one of yours.`,
 		Example: `  nvshbench plot --example --out charts
   nvshbench plot --example --out charts --format svg --no-paper`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -73,7 +76,11 @@ func runPlot(c *cobra.Command, o *plotOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(specs)
 	}
-	paths, err := plots.WriteAll(o.Out, specs, o.Formats)
+	out, err := openOwned(o.Out)
+	if err != nil {
+		return err
+	}
+	paths, err := writeCharts(out, specs, o.Formats)
 	for _, p := range paths {
 		fmt.Fprintln(c.OutOrStdout(), p)
 	}

@@ -74,7 +74,7 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 		return err
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(errw, "warning: %s\n", w)
+		fmt.Fprintf(errw, "warning: %s\n", report.Printable(w))
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ run it again with the same --out to resume.`,
   srun -N1 --gpus-per-node=8 nvshbench reproduce --out repro-$SLURM_JOB_ID`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			return runReproduce(ctx, o, c.OutOrStdout(), c.ErrOrStderr())
 		},
@@ -159,10 +159,6 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	return writeReproduction(o.Out, resFile, stdout)
 }
 
-// manifestName lists, in a reproduce folder, the files reproduce wrote: it
-// marks the folder as one, and only those files are ever replaced.
-const manifestName = ".nvshbench-reproduce"
-
 // claimFolder makes dir a reproduce folder: a new or empty folder, or an
 // earlier reproduce folder (whose results the run then resumes, if its
 // setup matches). Any other folder with files in it is refused: reproduce
@@ -172,44 +168,18 @@ func claimFolder(dir string) error {
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	if len(ents) > 0 {
-		if _, err := os.Stat(filepath.Join(dir, manifestName)); err != nil {
-			return usagef("--out %s: the folder has files and is not a reproduce folder (no %s): reproduce never replaces files it did not write; choose a new or empty folder", dir, manifestName)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	mpath := filepath.Join(dir, manifestName)
-	if _, err := os.Stat(mpath); err == nil {
-		return nil
-	}
-	return os.WriteFile(mpath, []byte("results.jsonl\n"), 0o644)
-}
-
-// writeOwned writes name in dir if the folder's manifest lists it or it does
-// not exist yet, and records it in the manifest.
-func writeOwned(dir, name string, data []byte) error {
-	mpath := filepath.Join(dir, manifestName)
-	m, err := os.ReadFile(mpath)
+	o, err := openOwned(dir)
 	if err != nil {
 		return err
 	}
-	owned := false
-	for _, l := range strings.Split(string(m), "\n") {
-		if l == name {
-			owned = true
-		}
+	if o.claimed() {
+		return nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, name)); err == nil && !owned {
-		return fmt.Errorf("%s exists and reproduce did not write it: not replaced", filepath.Join(dir, name))
+	if len(ents) > 0 {
+		return usagef("--out %s: the folder has files and is not a reproduce folder (no %s): reproduce never replaces files it did not write; choose a new or empty folder", dir, manifestName)
 	}
-	if !owned {
-		if err := os.WriteFile(mpath, append(m, []byte(name+"\n")...), 0o644); err != nil {
-			return err
-		}
-	}
-	return os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	o.list["results.jsonl"] = true
+	return o.saveManifest()
 }
 
 // writeReproduction renders report.md, the charts and index.md from the
@@ -227,30 +197,17 @@ func writeReproduction(dir, resFile string, stdout io.Writer) error {
 	if err := report.Render(&md, rep, "markdown"); err != nil {
 		return err
 	}
-	if err := writeOwned(dir, "report.md", []byte(md.String())); err != nil {
+	out, err := openOwned(dir)
+	if err != nil {
+		return err
+	}
+	if err := out.write("report.md", []byte(md.String())); err != nil {
 		return err
 	}
 	specs := plots.Build([]*results.File{f}, ref)
-	// The charts go through a scratch folder, then into dir as owned files.
-	tmp, err := os.MkdirTemp("", "nvshbench-charts-")
+	paths, err := writeCharts(out, specs, plots.Formats)
 	if err != nil {
 		return err
-	}
-	defer os.RemoveAll(tmp)
-	written, err := plots.WriteAll(tmp, specs, plots.Formats)
-	if err != nil {
-		return err
-	}
-	var paths []string
-	for _, p := range written {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := writeOwned(dir, filepath.Base(p), b); err != nil {
-			return err
-		}
-		paths = append(paths, filepath.Join(dir, filepath.Base(p)))
 	}
 	var idx strings.Builder
 	h := f.Header
@@ -269,7 +226,7 @@ func writeReproduction(dir, resFile string, stdout io.Writer) error {
 	for _, s := range specs {
 		fmt.Fprintf(&idx, "### %s\n\n![%s](%s.png)\n\n", s.Title, s.Title, s.Name)
 	}
-	if err := writeOwned(dir, "index.md", []byte(idx.String())); err != nil {
+	if err := out.write("index.md", []byte(idx.String())); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, filepath.Join(dir, "index.md"))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nvshbench/nvshbench/report"
 	"github.com/nvshbench/nvshbench/results"
 )
 
@@ -86,7 +87,7 @@ func loadFiles(args []string, stderr io.Writer) ([]*results.File, error) {
 			f.Header.Label = label
 		}
 		for _, w := range f.Warnings {
-			fmt.Fprintf(stderr, "warning: %s\n", w)
+			fmt.Fprintf(stderr, "warning: %s\n", report.Printable(w))
 		}
 		if f.Header.Synthetic {
 			fmt.Fprintf(stderr, "note: %s holds SYNTHETIC data (a test fixture), not a measurement\n", path)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
@@ -58,6 +59,10 @@ type runOptions struct {
 	// set on the command line (not defaults): checked against what the
 	// selected benchmarks take
 	ctasSet, threadsSet bool
+	// cmd is the command whose flags were parsed (nil when a caller built
+	// the options, as reproduce does): flags that select points are
+	// checked against the benchmarks that take them.
+	cmd *cobra.Command
 }
 
 // moeFlags are the MoE workload's flags (harness.MoEConfig).
@@ -140,7 +145,8 @@ Interrupt it at any time: every finished point is kept, and the same command res
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Benches = args
 			o.ctasSet, o.threadsSet = c.Flags().Changed("ctas"), c.Flags().Changed("threads")
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			o.cmd = c
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			_, err := measure(ctx, o, c.ErrOrStderr())
 			return err
@@ -194,6 +200,9 @@ func (o *runOptions) config() (*harness.Config, error) {
 	if o.Timeout <= 0 {
 		return nil, usagef("--timeout %s: must be positive", o.Timeout)
 	}
+	if c := results.ControlIn(o.Label); c != "" {
+		return nil, usagef("--label: holds a control character (%s); a label is shown in tables and charts", c)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, usageError{err}
 	}
@@ -239,6 +248,95 @@ func checkLaunchFlags(o *runOptions, benches []*harness.Benchmark, stderr io.Wri
 	return nil
 }
 
+// pointFlags are the run flags that choose which points a benchmark
+// measures (the others say how every point is measured).
+var pointFlags = []string{"sizes", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "launch-sweep", "sweep-size",
+	"moe-tokens", "moe-hidden", "moe-topk", "moe-experts", "moe-dtype", "moe-modes", "moe-routing", "moe-zipf"}
+
+// checkPointFlags finds, for each point flag the user set, the selected
+// benchmarks whose points it does not change (their points with the flag
+// at its default are the same): none taking it is a usage error, some not
+// taking it is said. One rule for every flag, from the benchmarks' own
+// point lists, so a new flag or benchmark cannot be silently ignored.
+func checkPointFlags(o *runOptions, cfg *harness.Config, benches []*harness.Benchmark) (notes []string, err error) {
+	if o.cmd == nil {
+		return nil, nil
+	}
+	for _, name := range pointFlags {
+		f := o.cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed || f.Value.String() == f.DefValue {
+			continue
+		}
+		alt, err := optionsWithout(o.cmd, name)
+		if err != nil {
+			return nil, err
+		}
+		acfg, err := alt.config()
+		if err != nil {
+			continue // the default's config is not the question here
+		}
+		var ignore []string
+		for _, b := range benches {
+			if samePoints(b, cfg, acfg) {
+				ignore = append(ignore, b.ID)
+			}
+		}
+		switch {
+		case len(ignore) == 0:
+		case len(ignore) == len(benches):
+			return nil, usagef("--%s: none of the selected benchmarks takes it (their points are the same without it: %s)", name, listSome(ignore))
+		default:
+			notes = append(notes, fmt.Sprintf("--%s applies to %d of the %d selected benchmarks, not to %s",
+				name, len(benches)-len(ignore), len(benches), listSome(ignore)))
+		}
+	}
+	return notes, nil
+}
+
+// optionsWithout parses the command's flags again, all but name (left at
+// its default).
+func optionsWithout(c *cobra.Command, name string) (*runOptions, error) {
+	alt := &runOptions{}
+	tmp := &cobra.Command{Use: "check"}
+	addRunFlags(tmp, alt)
+	var err error
+	c.Flags().Visit(func(f *pflag.Flag) {
+		t := tmp.Flags().Lookup(f.Name)
+		if f.Name == name || t == nil || err != nil {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			err = t.Value.(pflag.SliceValue).Replace(sv.GetSlice())
+		} else {
+			err = t.Value.Set(f.Value.String())
+		}
+	})
+	return alt, err
+}
+
+// samePoints: b measures the same points under both configurations (with
+// two PEs, a stand-in for the job's count).
+func samePoints(b *harness.Benchmark, c1, c2 *harness.Config) bool {
+	key := func(c *harness.Config) string {
+		cc := *c
+		cc.PEs = 2
+		var ks []string
+		for _, p := range b.Points(&cc) {
+			ks = append(ks, p.Key())
+		}
+		return strings.Join(ks, "\n")
+	}
+	return key(c1) == key(c2)
+}
+
+// listSome names the first IDs of a list.
+func listSome(ids []string) string {
+	if len(ids) <= 3 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:3], ", "), len(ids)-3)
+}
+
 // measure runs the options' benchmarks into a results file.
 func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Summary, error) {
 	cfg, err := o.config()
@@ -251,6 +349,15 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	}
 	if err := checkLaunchFlags(o, benches, stderr); err != nil {
 		return nil, err
+	}
+	flagNotes, err := checkPointFlags(o, cfg, benches)
+	if err != nil {
+		return nil, err
+	}
+	if o.Out != "" {
+		if err := results.Regular(o.Out); err != nil {
+			return nil, err
+		}
 	}
 	gpu, err := openGPU(o.Shim, stderr)
 	if err != nil {
@@ -292,11 +399,10 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	}
 	lo := launcher.Options{
 		Exe: exe, WorkerArgs: []string{"--shim", gpu.shimPath}, Env: gpu.workerEnv(extra),
-		GPUs: gpus, PEsPerGPU: o.PEsPerGPU, Plan: plan, PlanPath: out + ".plan.json", Out: out, Header: header,
+		GPUs: gpus, PEsPerGPU: o.PEsPerGPU, Plan: plan, Out: out, Header: header,
 		Timeout: o.Timeout, InitTimeout: o.Timeout + 60*time.Second, StopOnError: o.StopOnError,
 		Progress: newProgress(stderr), Stderr: stderr,
 	}
-	defer os.Remove(lo.PlanPath)
 	if gpu.shimPath == "fake" {
 		// The fakes' collective calls meet in this folder, so a divergence
 		// between PEs fails the run as it would hang a real one.
@@ -314,6 +420,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 			reportSummary(stderr, sum)
 			return sum, err
 		}
+	}
+	for _, n := range flagNotes {
+		fmt.Fprintf(stderr, "nvshbench: %s\n", n)
 	}
 	fmt.Fprintf(stderr, "nvshbench: %d PE(s) on %d GPU(s), %d point(s) → %s\n", cfg.PEs, gpus, len(plan.Items), out)
 	sum, err = launcher.Run(ctx, lo)

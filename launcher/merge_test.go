@@ -1,0 +1,50 @@
+package launcher
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/results"
+)
+
+// A worker that reports a result for another point than the one asked
+// (another plan's worker, a confused one) does not get its numbers
+// recorded under this point's id: the point is an error.
+func TestResultForAnotherPointIsNotRecorded(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	w, err := results.Create(out, results.Header{Tool: "nvshbench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := harness.Item{Index: 0, ID: "rma/put/block", Params: results.Params{Size: 4096, Op: "put"}}
+	other := harness.Item{Index: 0, ID: "latency/g", Params: results.Params{Size: 4096}}
+	g := &group{o: Options{Stderr: io.Discard, Timeout: 5 * time.Second, InitTimeout: 5 * time.Second}, nranks: 1, w: w,
+		limits: map[string]float64{}, sum: &Summary{}, total: 1}
+	g.spawn = func(g *group, rank int, _ []byte, events chan<- event) (*worker, error) {
+		wk := &worker{rank: rank, done: make(chan struct{})}
+		go func() {
+			out := harness.Outcome{Samples: []float64{1e-6, 1e-6, 1e-6}, Iters: 1, Bytes: 4096}
+			events <- event{rank: rank, msg: &harness.Message{Type: "result", Rank: rank, Index: 0, Key: harness.ItemKey(other), Outcome: &out}}
+			events <- event{rank: rank, msg: &harness.Message{Type: "done", Rank: rank}}
+			close(wk.done)
+			events <- event{rank: rank, exited: true}
+		}()
+		return wk, nil
+	}
+	if _, _, err := g.run(context.Background(), []harness.Item{asked}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Points) != 1 || f.Points[0].Status != results.StatusError || !strings.Contains(f.Points[0].Reason, "not point 0 of this run's plan") {
+		t.Fatalf("points %+v", f.Points)
+	}
+}
