@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestGoldenSpec(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, " ") != "bandwidth-put bandwidth-get bandwidth-scalar latency-put latency-scalar allreduce" {
+	if strings.Join(names, " ") != "bandwidth-put bandwidth-get bandwidth-scalar latency-put latency-scalar allreduce allreduce-time" {
 		t.Fatalf("charts %v, want Fig. 4 per operation, the latency families, Fig. 5", names)
 	}
 	bw := specs[0]
@@ -149,7 +150,7 @@ func TestSeriesStylesNeverRepeat(t *testing.T) {
 		}
 	}
 	specs := plots.Build([]*results.File{f}, nil)
-	if len(specs) != 1 || len(specs[0].Series) != 25 {
+	if len(specs) != 2 || len(specs[0].Series) != 25 || specs[1].Name != "allreduce-time" {
 		t.Fatalf("%d charts", len(specs))
 	}
 	seen := map[string]string{}
@@ -256,7 +257,7 @@ func TestGoldenEveryChart(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	want := "bandwidth-put bandwidth-get bandwidth-scalar bandwidth-other latency-put latency-get latency-scalar latency-pingpong latency-issue latency-other allreduce allreduce-variants allreduce-fused collectives-other collectives-mode-unknown device-api"
+	want := "bandwidth-put bandwidth-get bandwidth-scalar bandwidth-other latency-put latency-get latency-scalar latency-pingpong latency-issue latency-other allreduce allreduce-variants allreduce-fused collectives-other collectives-mode-unknown allreduce-time allreduce-time-fused collectives-time device-api"
 	if strings.Join(names, " ") != want {
 		t.Fatalf("charts\n %s\nwant\n %s", strings.Join(names, " "), want)
 	}
@@ -270,5 +271,79 @@ func TestGoldenEveryChart(t *testing.T) {
 		if err := plots.Render(io.Discard, s, "png"); err != nil {
 			t.Errorf("%s: %v", s.Name, err)
 		}
+	}
+}
+
+// The collectives' time per operation is charted on log–log axes (the small
+// messages, flat zero on an algbw chart): the median of the samples, per
+// launch mode.
+func TestCollectivesTimeCharts(t *testing.T) {
+	f := &results.File{Name: "t.jsonl", Header: results.Header{PEs: 8, Nodes: 1}}
+	for _, id := range []string{"collectives/allreduce/nccl-ring", "collectives/alltoall/nccl"} {
+		for _, size := range []int64{4, 1 << 10, 1 << 20} {
+			p := results.Point{Type: results.TypePoint, ID: id, Status: results.StatusOK,
+				Params: results.Params{Size: size, Op: "sum", DType: "float", Launch: results.LaunchPerOp}, Bytes: size, BusFactor: 1.75,
+				Samples: []float64{5e-6 + float64(size)*1e-12, 6e-6 + float64(size)*1e-12, 7e-6 + float64(size)*1e-12}}
+			if err := results.Derive(&p, results.MetricAlgBW, results.MetricBusBW); err != nil {
+				t.Fatal(err)
+			}
+			f.Points = append(f.Points, p)
+		}
+	}
+	specs := plots.Build([]*results.File{f}, results.Paper())
+	byName := map[string]plots.Spec{}
+	for _, s := range specs {
+		byName[s.Name] = s
+	}
+	ar, ok := byName["allreduce-time"]
+	if !ok || !ar.LogY || len(ar.Series) != 1 || ar.Series[0].Label != "nccl-ring (float, per-op)" {
+		t.Fatalf("allreduce-time: %+v", ar)
+	}
+	if y := ar.Series[0].Points[0].Y; math.Abs(y-6.000004) > 1e-9 {
+		t.Errorf("median time at 4 B: %v µs, want 6", y)
+	}
+	// The paper's small-message range (8 GPUs, as this file) is drawn up to 256 KiB.
+	if len(ar.Marks) != 2 || ar.Marks[0].XMax != 256<<10 || ar.Marks[0].Y != 4.7 || ar.Marks[1].Y != 8.9 || !strings.Contains(ar.Marks[0].Label, "4.7–8.9") {
+		t.Errorf("allreduce-time marks %+v", ar.Marks)
+	}
+	if ct, ok := byName["collectives-time"]; !ok || len(ct.Series) != 1 || ct.Series[0].ID != "collectives/alltoall/nccl" {
+		t.Errorf("collectives-time: %+v", ct)
+	}
+	// Another GPU count: the paper's 8-GPU range is not drawn beside it.
+	f.Header.PEs = 2
+	for _, s := range plots.Build([]*results.File{f}, results.Paper()) {
+		if s.Name == "allreduce-time" && len(s.Marks) != 0 {
+			t.Errorf("2 PEs beside the paper's 8: marks %+v", s.Marks)
+		}
+	}
+}
+
+// A published value measured at one size is a marker at that size, not a
+// line across the chart; every title fits two lines.
+func TestPaperValuesAtTheirSizeAndShortTitles(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	for _, s := range plots.Build([]*results.File{f}, results.Paper()) {
+		if n := len(plots.TitleLines(s.Title)); n > 2 || strings.HasSuffix(plots.TitleLines(s.Title)[n-1], "…") {
+			t.Errorf("%s: title %q does not fit two lines", s.Name, s.Title)
+		}
+		for _, m := range s.Marks {
+			if strings.Contains(m.Label, " at 256 B") && m.X != 256 {
+				t.Errorf("%s: %q drawn across the chart (x %v)", s.Name, m.Label, m.X)
+			}
+		}
+	}
+}
+
+// A quick run's sizes (×4 steps) are the labelled ticks.
+func TestTicksOnMeasuredSizes(t *testing.T) {
+	at := []float64{1 << 10, 1 << 12, 1 << 14, 1 << 16}
+	var labelled []float64
+	for _, tk := range (plots.Pow2Ticks{At: at}).Ticks(1<<10, 1<<16) {
+		if tk.Label != "" {
+			labelled = append(labelled, tk.Value)
+		}
+	}
+	if fmt.Sprint(labelled) != fmt.Sprint(at) {
+		t.Errorf("labelled %v, want the measured %v", labelled, at)
 	}
 }

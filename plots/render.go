@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -25,17 +28,45 @@ var (
 	Height = 6.5 * vg.Inch
 )
 
+// PNGDPI is the PNG's resolution: 13.5 × 6.5 in at 144 dpi is 1944 × 936 px.
+var PNGDPI = 144
+
 // Formats are the image formats Render writes.
 var Formats = []string{"png", "svg"}
 
 // Pow2Ticks labels a log2 byte axis: a tick at every power of two, every
 // third one labelled counting down from the largest (so the last size
 // always has its label: ..., 128 KiB, 1 MiB). Count: plain numbers (a
-// token count), not bytes.
-type Pow2Ticks struct{ Count bool }
+// token count), not bytes. At: the sizes measured; when they are few (a
+// quick run's ×4 steps) exactly they are labelled.
+type Pow2Ticks struct {
+	Count bool
+	At    []float64
+}
+
+func (t Pow2Ticks) label(v float64) string {
+	if t.Count {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return report.FormatBytes(int64(v))
+}
 
 // Ticks implements plot.Ticker.
 func (t Pow2Ticks) Ticks(min, max float64) []plot.Tick {
+	if n := len(t.At); n > 0 && n <= 12 {
+		var ticks []plot.Tick
+		at := map[float64]bool{}
+		for _, v := range t.At {
+			at[v] = true
+			ticks = append(ticks, plot.Tick{Value: v, Label: t.label(v)})
+		}
+		for e := 0; e <= 62; e++ { // unlabelled marks at the other powers of two
+			if v := math.Ldexp(1, e); v >= min*0.999 && v <= max*1.001 && !at[v] {
+				ticks = append(ticks, plot.Tick{Value: v})
+			}
+		}
+		return ticks
+	}
 	var es []int
 	for e := 0; e <= 62; e++ {
 		v := math.Ldexp(1, e)
@@ -57,10 +88,7 @@ func (t Pow2Ticks) Ticks(min, max float64) []plot.Tick {
 	for _, e := range es {
 		label := ""
 		if (last-e)%step == 0 {
-			label = report.FormatBytes(int64(1) << e)
-			if t.Count {
-				label = strconv.FormatInt(int64(1)<<e, 10)
-			}
+			label = t.label(math.Ldexp(1, e))
 		}
 		ticks = append(ticks, plot.Tick{Value: math.Ldexp(1, e), Label: label})
 	}
@@ -91,6 +119,31 @@ func (LogTicks125) Ticks(min, max float64) []plot.Tick {
 		t = gen([]float64{1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9})
 	}
 	return t
+}
+
+// logBounds widens a log axis's range to the 1-2-5 values around the
+// data, so its labelled ticks reach past the highest and lowest point.
+func logBounds(lo, hi float64) (float64, float64) {
+	steps := []float64{1, 2, 5, 10}
+	down := func(v float64) float64 {
+		e := math.Pow(10, math.Floor(math.Log10(v)))
+		for i := len(steps) - 1; i >= 0; i-- {
+			if steps[i]*e <= v*1.0000001 {
+				return steps[i] * e
+			}
+		}
+		return e
+	}
+	up := func(v float64) float64 {
+		e := math.Pow(10, math.Floor(math.Log10(v)))
+		for _, m := range steps {
+			if m*e >= v*0.9999999 {
+				return m * e
+			}
+		}
+		return 10 * e
+	}
+	return down(lo), up(hi)
 }
 
 // LinearTicks puts 4 to 10 labelled ticks at 1, 2 or 5 times a power of ten,
@@ -150,17 +203,22 @@ func lengths(d []float64) []vg.Length {
 func build(s Spec) (*plot.Plot, plot.Legend, error) {
 	p := plot.New()
 	legend := plot.NewLegend()
-	p.Title.Text = s.Title
-	for _, n := range append([]string{"line: median; band: " + s.Band}, s.Notes...) {
-		p.Title.Text += "\n" + n
-	}
+	p.Title.Text = strings.Join(TitleLines(s.Title), "\n")
 	p.X.Label.Text = s.XLabel
 	p.Y.Label.Text = s.YLabel
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = Pow2Ticks{}
-	if s.XUnit != "" {
-		p.X.Tick.Marker = Pow2Ticks{Count: true}
+	xs := map[float64]bool{}
+	for _, ser := range s.Series {
+		for _, pt := range ser.Points {
+			xs[pt.X] = true
+		}
 	}
+	for _, m := range s.Marks {
+		if m.X > 0 {
+			xs[m.X] = true
+		}
+	}
+	p.X.Tick.Marker = Pow2Ticks{Count: s.XUnit != "", At: slices.Sorted(maps.Keys(xs))}
 	p.Y.Tick.Marker = LinearTicks{}
 	if s.LogY {
 		p.Y.Scale = plot.LogScale{}
@@ -188,6 +246,9 @@ func build(s Spec) (*plot.Plot, plot.Legend, error) {
 		if m.Y > 0 {
 			minY, maxY = math.Min(minY, m.Y), math.Max(maxY, m.Y)
 		}
+		if m.X > 0 {
+			minX, maxX = math.Min(minX, m.X), math.Max(maxX, m.X)
+		}
 	}
 	if s.YMax > 0 {
 		maxY = s.YMax
@@ -195,6 +256,8 @@ func build(s Spec) (*plot.Plot, plot.Legend, error) {
 	if !s.LogY {
 		minY = 0
 		maxY *= 1.05
+	} else {
+		minY, maxY = logBounds(minY, maxY)
 	}
 	if s.L2Edge > 0 {
 		hi := math.Min(s.L2Edge, maxX)
@@ -245,7 +308,25 @@ func build(s Spec) (*plot.Plot, plot.Legend, error) {
 		if m.Y <= 0 {
 			continue
 		}
-		l, err := plotter.NewLine(plotter.XYs{{X: minX, Y: m.Y}, {X: maxX, Y: m.Y}})
+		if m.X > 0 { // a published value at its size: a marker there
+			sc, err := plotter.NewScatter(plotter.XYs{{X: m.X, Y: m.Y}})
+			if err != nil {
+				return nil, legend, err
+			}
+			sc.Color = rgb(m.Color)
+			sc.Shape = draw.CrossGlyph{}
+			sc.Radius = vg.Points(6)
+			p.Add(sc)
+			if m.Label != "" {
+				legend.Add(m.Label, sc)
+			}
+			continue
+		}
+		end := maxX
+		if m.XMax > 0 {
+			end = math.Min(m.XMax, maxX)
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: minX, Y: m.Y}, {X: end, Y: m.Y}})
 		if err != nil {
 			return nil, legend, err
 		}
@@ -253,25 +334,79 @@ func build(s Spec) (*plot.Plot, plot.Legend, error) {
 		l.Dashes = lengths(m.Dash)
 		l.Width = vg.Points(1.2)
 		p.Add(l)
-		legend.Add(m.Label, l)
+		if m.Label != "" {
+			legend.Add(m.Label, l)
+		}
 	}
 	// p.Add widened the axes to every plotter's data: set them last.
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = minX, maxX, minY, maxY
 	legend.Top = true
 	legend.Left = true
-	legend.TextStyle.Font.Size = vg.Points(8)
+	legend.TextStyle.Font.Size = LegendFont
+	legend.ThumbnailWidth = vg.Points(24)
 	return p, legend, nil
 }
 
-// LegendWidth is the column right of the data that holds the legend.
-var LegendWidth = 3.8 * vg.Inch
+// LegendFont is the legend's text size: readable at the image's size.
+var LegendFont = vg.Points(11)
 
-// draw lays the data out left and the legend in its own column right.
-func drawChart(c draw.Canvas, p *plot.Plot, legend plot.Legend) {
-	data := draw.Crop(c, 0, -LegendWidth, 0, 0)
+// TitleLines wraps a chart's title to at most two lines of about 90
+// characters (what fits above the data at the title's size); what does
+// not fit is cut with an ellipsis: the rest of what a chart says is its
+// caption.
+func TitleLines(title string) []string {
+	const width = 90
+	lines := strings.Split(report.FoldText(title, width), "\n")
+	if len(lines) > 2 {
+		lines = lines[:2]
+		lines[1] = strings.TrimRight(lines[1], " ,;:") + "…"
+	}
+	return lines
+}
+
+// legendTexts are the legend's entries (as build adds them).
+func legendTexts(s Spec) []string {
+	out := []string{"L2-resident sizes (cache, not link)"}
+	for _, ser := range s.Series {
+		out = append(out, ser.Label)
+	}
+	for _, m := range append(append([]Mark{}, s.Limits...), s.Marks...) {
+		out = append(out, m.Label)
+	}
+	return out
+}
+
+// caption is what a chart says below its axes: what the line and the band
+// are, and its notes.
+func caption(s Spec) []string {
+	return append([]string{"line: median; band: " + s.Band}, s.Notes...)
+}
+
+// drawChart lays the data out left, the legend in a column right (as wide
+// as its longest entry, at most 42 % of the image), and the caption
+// below both.
+func drawChart(c draw.Canvas, p *plot.Plot, legend plot.Legend, s Spec) {
+	sty := legend.TextStyle
+	lw := vg.Length(0)
+	for _, t := range legendTexts(s) {
+		lw = max(lw, sty.Width(t))
+	}
+	lw += legend.ThumbnailWidth + vg.Points(24)
+	lw = min(lw, (c.Max.X-c.Min.X)*0.42)
+	cs := sty
+	cs.Font.Size = vg.Points(10)
+	lines := caption(s)
+	lineH := cs.Height("Ag") * 1.25
+	capH := lineH*vg.Length(len(lines)) + vg.Points(8)
+	data := draw.Crop(c, 0, -lw, capH, 0)
 	p.Draw(data)
-	side := draw.Crop(c, c.Max.X-c.Min.X-LegendWidth+vg.Points(8), 0, 0, -vg.Points(40))
+	side := draw.Crop(c, c.Max.X-c.Min.X-lw+vg.Points(8), 0, capH, -vg.Points(40))
 	legend.Draw(side)
+	y := c.Min.Y + capH - lineH
+	for _, l := range lines {
+		c.FillText(cs, vg.Point{X: c.Min.X + vg.Points(12), Y: y}, l)
+		y -= lineH
+	}
 }
 
 // Render writes the chart in the given format ("png" or "svg") to w. SVG
@@ -284,12 +419,12 @@ func Render(w io.Writer, s Spec, format string) error {
 	switch format {
 	case "svg":
 		cv := vgsvg.NewWith(vgsvg.UseWH(Width, Height), vgsvg.EmbedFonts(true))
-		drawChart(draw.New(cv), p, legend)
+		drawChart(draw.New(cv), p, legend, s)
 		_, err = cv.WriteTo(w)
 		return err
 	case "png":
-		cv := vgimg.PngCanvas{Canvas: vgimg.New(Width, Height)}
-		drawChart(draw.New(cv), p, legend)
+		cv := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(PNGDPI))}
+		drawChart(draw.New(cv), p, legend, s)
 		_, err = cv.WriteTo(w)
 		return err
 	}

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/report"
 	"github.com/nvshbench/nvshbench/results"
 )
 
@@ -40,8 +42,14 @@ type Series struct {
 // series' colour, dashed), an in-run copy reference (black, dotted) or the
 // path's physical link (black, solid).
 type Mark struct {
-	Label  string    `json:"label"`
-	Y      float64   `json:"y"`
+	Label string  `json:"label"`
+	Y     float64 `json:"y"`
+	// X is the message size a published value was measured at: drawn as a
+	// marker there, not a line across every size (0: a line).
+	X float64 `json:"x,omitempty"`
+	// XMax ends a line at this size (a published range over small
+	// messages); 0: across the chart.
+	XMax   float64   `json:"x_max,omitempty"`
 	Series int       `json:"series"` // index of the first series it belongs to; -1: none
 	Color  string    `json:"color"`
 	Dash   []float64 `json:"dash"`
@@ -94,6 +102,10 @@ type chartKind struct {
 	limits   bool   // draw the copy references and the physical links of its points
 	needs    string // drawn only if a series' ID starts with this ("" always)
 	launch   string // only points of this launch mode ("" any): a chart never sets fused beside per-op
+	// time: the chart shows the time per operation from the samples (a
+	// collective's small-message regime, flat zero on a linear algbw chart,
+	// on log–log axes).
+	time bool
 }
 
 // The charts, in order. A series goes on the first chart of its metric
@@ -122,6 +134,16 @@ var kinds = []chartKind{
 	// An older file's collectives: their launch mode is unknown, so they are
 	// drawn apart from every chart of a known mode.
 	{name: "collectives-mode-unknown", title: "Collectives of an older file (launch mode unknown): algorithm bandwidth vs message size", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, prefixes: []string{"collectives/"}, trim: "collectives/", launch: launchUnknown},
+	// The same collectives as time per operation on log–log axes: the
+	// small messages, where the libraries differ most.
+	{name: "allreduce-time", title: "AllReduce time per operation vs message size, one launch per operation", ylabel: "µs per operation", metric: results.MetricLatency, div: 1e-6, logY: true, time: true, refTable: "allreduce-latency",
+		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: results.LaunchPerOp},
+	{name: "allreduce-time-fused", title: "AllReduce time per operation vs message size, iterations fused in one launch", ylabel: "µs per operation", metric: results.MetricLatency, div: 1e-6, logY: true, time: true,
+		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: results.LaunchFused},
+	{name: "collectives-time", title: "Other collectives (all-to-all, ...): time per operation vs message size, one launch per operation", ylabel: "µs per operation", metric: results.MetricLatency, div: 1e-6, logY: true, time: true,
+		prefixes: []string{"collectives/"}, trim: "collectives/", launch: results.LaunchPerOp},
+	{name: "collectives-time-fused", title: "Other collectives (all-to-all, ...): time per operation vs message size, fused in one launch", ylabel: "µs per operation", metric: results.MetricLatency, div: 1e-6, logY: true, time: true,
+		prefixes: []string{"collectives/"}, trim: "collectives/", launch: results.LaunchFused},
 	// Beyond the paper: NVSHMEM against NCCL's device API, block scope.
 	{name: "device-api", title: "Device-initiated put / get: NVSHMEM vs NCCL device API (LSA), block scope", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9,
 		prefixes: []string{"=rma/put/block", "=rma/nccl-lsa/put/block", "=rma/get/block", "=rma/nccl-lsa/get/block"}, trim: "rma/", limits: true,
@@ -202,7 +224,7 @@ func buildKinds(files []*results.File, ref *results.Reference) []Spec {
 		if k.limits {
 			s.Limits = limitMarks(limits, k.div)
 		}
-		if k.metric == results.MetricLatency {
+		if k.metric == results.MetricLatency && !k.time {
 			// Round trips are not cache answers: no L2 shading. One chart
 			// per family, or the legend hides the curves.
 			s.L2Edge = 0
@@ -211,7 +233,7 @@ func buildKinds(files []*results.File, ref *results.Reference) []Spec {
 					g.Series[i].Color, g.Series[i].Dash, g.Series[i].Shape = Style(i)
 				}
 				if ref != nil {
-					g.Marks = marks(ref, k, g.Series, multiNode(files))
+					g.Marks = marks(ref, k, g.Series, multiNode(files), pesOf(files))
 				}
 				out = append(out, g)
 			}
@@ -221,7 +243,7 @@ func buildKinds(files []*results.File, ref *results.Reference) []Spec {
 			s.Notes = append(s.Notes, "shaded: sizes whose working set fits in L2 measure the cache, not the link")
 		}
 		if ref != nil && k.refTable != "" {
-			s.Marks = marks(ref, k, s.Series, multiNode(files))
+			s.Marks = marks(ref, k, s.Series, multiNode(files), pesOf(files))
 		}
 		clip(&s)
 		out = append(out, s)
@@ -323,6 +345,9 @@ func appendOnce(s []string, v string) []string {
 // chart of its primary metric only (latency points carry bytes but are not
 // bandwidth curves), except collectives whose algbw is charted.
 func belongs(p *results.Point, k chartKind) bool {
+	if k.time {
+		return strings.HasPrefix(p.ID, "collectives/") && len(p.Samples) > 0
+	}
 	if _, ok := p.Metrics[k.metric]; !ok {
 		return false
 	}
@@ -347,11 +372,14 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 			continue // a point above its link or an older file's second timer is never drawn; MoE has its own charts
 		}
 		m := p.Metrics[k.metric]
+		if k.time {
+			m = results.Summarize(p.Samples, results.UnitSeconds)
+		}
 		if m.Median <= 0 || m.Min <= 0 {
 			continue // log axes cannot show it
 		}
 		key := p.ID + " " + p.Params.KeyWithoutSize()
-		tk := k.metric + " " + fileName(f) + " " + key
+		tk := takenKey(k) + " " + fileName(f) + " " + key
 		if exclusive && taken[tk] {
 			continue
 		}
@@ -382,7 +410,7 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 			continue // a launch-sweep point at one size is no curve (report --points lists it)
 		}
 		if exclusive {
-			taken[k.metric+" "+fileName(f)+" "+key] = true
+			taken[takenKey(k)+" "+fileName(f)+" "+key] = true
 		}
 		sort.Slice(g.Points, func(i, j int) bool { return g.Points[i].X < g.Points[j].X })
 		out = append(out, *g)
@@ -407,6 +435,14 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 		}
 	}
 	return out, limits, edge
+}
+
+// takenKey: a series appears once per metric family (time charts apart).
+func takenKey(k chartKind) string {
+	if k.time {
+		return "time"
+	}
+	return k.metric
 }
 
 // seriesSuffix names what distinguishes curves of one benchmark.
@@ -434,12 +470,15 @@ func seriesSuffix(p *results.Point) string {
 
 // marks adds the published value of each reference row whose benchmark IDs
 // appear in the chart.
-func marks(ref *results.Reference, k chartKind, ss []Series, multinode bool) []Mark {
+func marks(ref *results.Reference, k chartKind, ss []Series, multinode bool, pes []int) []Mark {
 	var out []Mark
 	for i := range ref.Rows {
 		r := &ref.Rows[i]
 		if r.Table != k.refTable || r.Metric != k.metric || r.NoPaper || (r.Scope == "inter" && !multinode) {
 			continue
+		}
+		if r.PaperPEs > 0 && (len(pes) != 1 || pes[0] != r.PaperPEs) {
+			continue // another GPU count: not comparable, not drawn beside it (the report says so)
 		}
 		idx := -1
 		for i, s := range ss {
@@ -463,8 +502,25 @@ func marks(ref *results.Reference, k chartKind, ss []Series, multinode bool) []M
 		if r.Size > 0 {
 			at = fmt.Sprintf(" at %d B", r.Size)
 		}
-		out = append(out, Mark{Label: fmt.Sprintf("paper: %s %s%s %s%s", r.Label, where, at, bound, FormatValue(r.Value/k.div)), Y: r.Value / k.div, Series: idx,
+		if r.Agg == "range" {
+			label := fmt.Sprintf("paper: %s %s %s–%s, sizes up to %s", r.Label, where, FormatValue(r.Value/k.div), FormatValue(r.Hi/k.div), report.FormatBytes(r.MaxSize))
+			out = append(out, Mark{Label: label, Y: r.Value / k.div, XMax: float64(r.MaxSize), Series: idx, Color: ss[idx].Color, Dash: []float64{6, 3}},
+				Mark{Y: r.Hi / k.div, XMax: float64(r.MaxSize), Series: idx, Color: ss[idx].Color, Dash: []float64{6, 3}})
+			continue
+		}
+		out = append(out, Mark{Label: fmt.Sprintf("paper: %s %s%s %s%s", r.Label, where, at, bound, FormatValue(r.Value/k.div)), Y: r.Value / k.div, X: float64(r.Size), Series: idx,
 			Color: ss[idx].Color, Dash: []float64{6, 3}})
+	}
+	return out
+}
+
+// pesOf lists the files' PE counts, once each.
+func pesOf(files []*results.File) []int {
+	var out []int
+	for _, f := range files {
+		if !slices.Contains(out, f.Header.PEs) {
+			out = append(out, f.Header.PEs)
+		}
 	}
 	return out
 }

@@ -209,15 +209,15 @@ func fold(t *Table) {
 		}
 		for _, r := range t.Rows {
 			if col < len(r) {
-				r[col].Text = foldText(r[col].Text, room)
+				r[col].Text = FoldText(r[col].Text, room)
 			}
 		}
 	}
 }
 
-// foldText breaks s into lines of at most width runes, at spaces where it
-// can.
-func foldText(s string, width int) string {
+// FoldText breaks s into lines of at most width runes, at spaces where it
+// can (a long name after a '/' or '-').
+func FoldText(s string, width int) string {
 	var lines []string
 	for _, para := range strings.Split(s, "\n") {
 		line := ""
