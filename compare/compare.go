@@ -16,8 +16,8 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/nvshbench/nvshbench/internal/lists"
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 )
 
 // Options for a comparison.
@@ -35,7 +35,7 @@ type Options struct {
 type Row struct {
 	ID      string
 	Key     string // params
-	Params  results.Params
+	Params  record.Params
 	Metric  string
 	Unit    string
 	Base    benchmath.Summary
@@ -63,7 +63,7 @@ type Result struct {
 }
 
 // Compare compares files[1:] against files[0].
-func Compare(files []*results.File, opt Options) (*Result, error) {
+func Compare(files []*record.File, opt Options) (*Result, error) {
 	if len(files) < 2 {
 		return nil, fmt.Errorf("compare needs at least two files")
 	}
@@ -86,24 +86,24 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 	thr := benchmath.DefaultThresholds
 	thr.CompareAlpha = opt.Alpha
 
-	index := make([]map[string]*results.Point, len(files))
-	failed := make([]map[string]*results.Point, len(files)) // not measured: error, failed verification, waived
+	index := make([]map[string]*record.Point, len(files))
+	failed := make([]map[string]*record.Point, len(files)) // not measured: error, failed verification, waived
 	for i, f := range files {
-		index[i], failed[i] = map[string]*results.Point{}, map[string]*results.Point{}
+		index[i], failed[i] = map[string]*record.Point{}, map[string]*record.Point{}
 		for j := range f.Points {
 			p := &f.Points[j]
-			if p.Status == results.StatusOK && len(p.Samples) > 0 {
+			if p.Status == record.StatusOK && len(p.Samples) > 0 {
 				index[i][p.MatchKey()] = p
 			} else {
 				failed[i][p.MatchKey()] = p
 			}
 		}
 	}
-	why := func(p *results.Point) string {
+	why := func(p *record.Point) string {
 		if p == nil {
 			return "missing"
 		}
-		if p.Status == results.StatusOK {
+		if p.Status == record.StatusOK {
 			return "no samples"
 		}
 		return string(p.Status) + ": " + p.Reason
@@ -128,11 +128,11 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		base := index[0][k]
-		metric := results.PrimaryMetric(base)
+		metric := record.PrimaryMetric(base)
 		if metric == "" {
 			continue
 		}
-		bv, unit, err := results.SampleValues(base, metric)
+		bv, unit, err := record.SampleValues(base, metric)
 		if err != nil {
 			continue
 		}
@@ -158,7 +158,7 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 			}
 			any = true
 			row.Failed = append(row.Failed, "")
-			ov, _, err := results.SampleValues(other, metric)
+			ov, _, err := record.SampleValues(other, metric)
 			if err != nil {
 				return nil, err
 			}
@@ -167,7 +167,7 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 			c := benchmath.AssumeNothing.Compare(bs, os)
 			delta := c.FormatDelta(row.Base.Center, sum.Center)
 			change := sum.Center/row.Base.Center - 1
-			if !results.HigherIsBetter(unit) {
+			if !record.HigherIsBetter(unit) {
 				change = -change
 			}
 			significant := c.P < c.Alpha
@@ -200,7 +200,7 @@ func Compare(files []*results.File, opt Options) (*Result, error) {
 		// A candidate's errors and failed checks count even where the base
 		// has no measurement of the point.
 		for k, p := range failed[i] {
-			if _, ok := index[0][k]; ok || p.Status == results.StatusWaived {
+			if _, ok := index[0][k]; ok || p.Status == record.StatusWaived {
 				continue
 			}
 			row := Row{ID: p.ID, Key: p.Params.Key(), Params: p.Params, Base: benchmath.Summary{Center: math.NaN()}}
@@ -257,7 +257,7 @@ func (r *Result) addWarning(w string) {
 	r.Warnings = append(r.Warnings, w)
 }
 
-func label(f *results.File) string {
+func label(f *record.File) string {
 	if f.Header.Label != "" {
 		return f.Header.Label
 	}
@@ -266,10 +266,10 @@ func label(f *results.File) string {
 
 // SetupDiffs lists how the runs' setups differ: GPU, driver, CUDA, NVSHMEM,
 // NCCL, PE count, and NVSHMEM_/NCCL_ environment knobs.
-func SetupDiffs(files []*results.File) []string {
+func SetupDiffs(files []*record.File) []string {
 	var out []string
 	base := &files[0].Header
-	gpuName := func(h *results.Header) string {
+	gpuName := func(h *record.Header) string {
 		var names []string
 		for _, g := range h.GPUs {
 			names = append(names, g.Name)
@@ -290,7 +290,7 @@ func SetupDiffs(files []*results.File) []string {
 		check("NCCL", base.NCCL, h.NCCL)
 		check("PEs", fmt.Sprint(base.PEs), fmt.Sprint(h.PEs))
 		check("nodes", fmt.Sprint(base.Nodes), fmt.Sprint(h.Nodes))
-		for _, k := range results.KnobNames(base, h) {
+		for _, k := range record.KnobNames(base, h) {
 			check(k, base.Env[k], h.Env[k])
 		}
 		if base.Synthetic != h.Synthetic {
@@ -325,9 +325,9 @@ func (r *Result) Table() *report.Report {
 	}
 	for i, row := range r.Rows {
 		div, unit := 1e9, "GB/s"
-		if row.Unit == results.UnitSeconds {
+		if row.Unit == record.UnitSeconds {
 			div, unit = 1e-6, "µs"
-		} else if row.Unit == results.UnitOpsPerSec {
+		} else if row.Unit == record.UnitOpsPerSec {
 			div, unit = 1e6, "Mop/s"
 		}
 		size := ""

@@ -8,14 +8,14 @@ import (
 
 	"github.com/nvshbench/nvshbench/compare"
 	"github.com/nvshbench/nvshbench/internal/fixture"
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 )
 
 func TestRegressionDetected(t *testing.T) {
 	base := fixture.Synthetic(fixture.Options{Seed: 1, Label: "base"})
 	slow := fixture.Synthetic(fixture.Options{Seed: 2, Scale: 0.9, Label: "slow", NVSHMEM: "3.3.9"})
-	res, err := compare.Compare([]*results.File{base, slow}, compare.Options{Threshold: 0.05})
+	res, err := compare.Compare([]*record.File{base, slow}, compare.Options{Threshold: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRegressionDetected(t *testing.T) {
 func TestSameDistributionIsNotSignificant(t *testing.T) {
 	a := fixture.Synthetic(fixture.Options{Seed: 1})
 	b := fixture.Synthetic(fixture.Options{Seed: 3})
-	res, err := compare.Compare([]*results.File{a, b}, compare.Options{Threshold: 0.05})
+	res, err := compare.Compare([]*record.File{a, b}, compare.Options{Threshold: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestSameDistributionIsNotSignificant(t *testing.T) {
 func TestLatencyRegressionDirection(t *testing.T) {
 	a := fixture.Synthetic(fixture.Options{Seed: 1})
 	fast := fixture.Synthetic(fixture.Options{Seed: 2, Scale: 1.2})
-	res, err := compare.Compare([]*results.File{a, fast}, compare.Options{Threshold: 0.05})
+	res, err := compare.Compare([]*record.File{a, fast}, compare.Options{Threshold: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +88,10 @@ func TestNoMatchIsAnError(t *testing.T) {
 	for i := range b.Points {
 		b.Points[i].ID = "other/" + b.Points[i].ID
 	}
-	if _, err := compare.Compare([]*results.File{a, b}, compare.Options{}); err == nil {
+	if _, err := compare.Compare([]*record.File{a, b}, compare.Options{}); err == nil {
 		t.Error("files with no common point compared without error")
 	}
-	if _, err := compare.Compare([]*results.File{a}, compare.Options{}); err == nil {
+	if _, err := compare.Compare([]*record.File{a}, compare.Options{}); err == nil {
 		t.Error("one file compared")
 	}
 }
@@ -101,21 +101,21 @@ func TestNoMatchIsAnError(t *testing.T) {
 func TestFailedAndMissingCandidatePointsFailTheGate(t *testing.T) {
 	base := fixture.Synthetic(fixture.Options{Seed: 1})
 	cand := fixture.Synthetic(fixture.Options{Seed: 2})
-	var keep []results.Point
+	var keep []record.Point
 	var failedKey, droppedKey string
 	for _, p := range cand.Points {
 		switch {
-		case failedKey == "" && p.Status == results.StatusOK && p.ID == "rma/put/block":
-			p.Status, p.Reason, p.Samples, p.Metrics = results.StatusFailedVerification, "3 of 1024 checked elements wrong", nil, nil
+		case failedKey == "" && p.Status == record.StatusOK && p.ID == "rma/put/block":
+			p.Status, p.Reason, p.Samples, p.Metrics = record.StatusFailedVerification, "3 of 1024 checked elements wrong", nil, nil
 			failedKey = p.MatchKey()
-		case droppedKey == "" && p.Status == results.StatusOK && p.ID == "rma/get/block":
+		case droppedKey == "" && p.Status == record.StatusOK && p.ID == "rma/get/block":
 			droppedKey = p.MatchKey()
 			continue
 		}
 		keep = append(keep, p)
 	}
 	cand.Points = keep
-	res, err := compare.Compare([]*results.File{base, cand}, compare.Options{Threshold: 0.5})
+	res, err := compare.Compare([]*record.File{base, cand}, compare.Options{Threshold: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestFailedAndMissingCandidatePointsFailTheGate(t *testing.T) {
 	if txt := fmt.Sprint(out.Tables[0].Notes); !strings.Contains(txt, "failed-verification: 3 of 1024") {
 		t.Errorf("notes %s", txt)
 	}
-	allowed, _ := compare.Compare([]*results.File{base, cand}, compare.Options{Threshold: 0.5, AllowFailed: true})
+	allowed, _ := compare.Compare([]*record.File{base, cand}, compare.Options{Threshold: 0.5, AllowFailed: true})
 	if allowed.Failures != 0 {
 		t.Errorf("--allow-failed counted %d failures", allowed.Failures)
 	}

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // What a PE's host can do beyond its GPU, probed once per process and
@@ -95,8 +95,8 @@ func (j *Job) capWhy(pe int, why string) string {
 }
 
 // Capabilities summarises the job's probe for a results header.
-func (j *Job) Capabilities() *results.Capabilities {
-	c := &results.Capabilities{L2Bytes: j.L2Bytes(), NIC: "present", Multicast: "allowed"}
+func (j *Job) Capabilities() *record.Capabilities {
+	c := &record.Capabilities{L2Bytes: j.L2Bytes(), NIC: "present", Multicast: "allowed"}
 	for i := range j.PEs {
 		if sm := int(j.PEs[i].SMs); sm > 0 && (c.SMs == 0 || sm < c.SMs) {
 			c.SMs = sm
@@ -113,8 +113,8 @@ func (j *Job) Capabilities() *results.Capabilities {
 
 // HostCapabilities is the same summary from this host alone (a controller
 // that starts every PE on its own GPUs), before any PE is up.
-func HostCapabilities(sms int, l2 int64) *results.Capabilities {
-	c := &results.Capabilities{SMs: sms, L2Bytes: l2, NIC: "present", Multicast: "allowed"}
+func HostCapabilities(sms int, l2 int64) *record.Capabilities {
+	c := &record.Capabilities{SMs: sms, L2Bytes: l2, NIC: "present", Multicast: "allowed"}
 	if why := NICReason(); why != "" {
 		c.NIC = why
 	}

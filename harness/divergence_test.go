@@ -10,7 +10,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
@@ -104,8 +104,8 @@ func TestEveryBenchmarkMakesTheSameCallsOnEveryPE(t *testing.T) {
 // before any of them starts it, and the run goes on in step.
 func TestAPointThePEsDisagreeOnIsStartedByNone(t *testing.T) {
 	harness.Register(harness.Benchmark{ID: "test/diverge", Suite: "test",
-		Points: func(c *harness.Config) []results.Params { return []results.Params{{Size: 8}} },
-		Args: func(e *harness.Env, p results.Params) (cuda.Args, string) {
+		Points: func(c *harness.Config) []record.Params { return []record.Params{{Size: 8}} },
+		Args: func(e *harness.Env, p record.Params) (cuda.Args, string) {
 			a := cuda.NewArgs("rma.put")
 			a.Size, a.CTAs, a.Threads, a.Samples, a.Peer = 8, 1, 32, 1, int32(e.Job.Peer())
 			if e.Job.Rank == 1 { // wrong: a PE's own view

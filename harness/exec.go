@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/nvshbench/nvshbench/cuda"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // decision is a point's plan on this PE as the PEs compare it: the point,
@@ -31,7 +31,7 @@ func decision(index int, id, waiver string, a cuda.Args) uint64 {
 // (run with these arguments, or waive it for this reason), so a point that
 // one PE would skip is never started by another; a disagreement is
 // reported by every PE as an error and nobody starts the point.
-func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p results.Params) (Outcome, error) {
+func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, error) {
 	o := Outcome{L2Bytes: e.Job.L2Bytes()}
 	o.Effective = PathName(e.Job.PeerPath(), e.Config)
 	a, waiver := b.Args(e, p)

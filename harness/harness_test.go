@@ -9,7 +9,7 @@ import (
 	"github.com/nvshbench/nvshbench/cuda"
 
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
@@ -134,7 +134,7 @@ func TestPlanRunsLimitsFirstAndAddsThem(t *testing.T) {
 
 func TestMerge(t *testing.T) {
 	cfg := harness.DefaultConfig()
-	it := harness.Item{ID: "rma/put/block", Params: results.Params{Size: 1 << 20, Op: "put"}}
+	it := harness.Item{ID: "rma/put/block", Params: record.Params{Size: 1 << 20, Op: "put"}}
 	ok := func() []*harness.Outcome {
 		return []*harness.Outcome{
 			{Samples: []float64{1e-5, 2e-5}, Iters: 10, Bytes: 1 << 20, Effective: "p2p", WorkSet: 1 << 20, L2Bytes: 60 << 20},
@@ -143,27 +143,27 @@ func TestMerge(t *testing.T) {
 	}
 	limits := map[string]float64{"limit/sm-copy": 400e9}
 	p := harness.Merge(it, ok(), nil, &cfg, limits)
-	if p.Status != results.StatusOK || !p.Verify.Checked || !p.Verify.OK || p.Limit == nil || p.Limit.Value != 400e9 || !p.L2Resident {
+	if p.Status != record.StatusOK || !p.Verify.Checked || !p.Verify.OK || p.Limit == nil || p.Limit.Value != 400e9 || !p.L2Resident {
 		t.Fatalf("ok merge: %+v", p)
 	}
 	want := (float64(1<<20)/1e-5 + float64(1<<20)/2e-5) / 2 // median of the per-sample bandwidths
-	if bw := p.Metrics[results.MetricBandwidth].Median; bw < want*(1-1e-12) || bw > want*(1+1e-12) {
+	if bw := p.Metrics[record.MetricBandwidth].Median; bw < want*(1-1e-12) || bw > want*(1+1e-12) {
 		t.Errorf("median bandwidth %v", bw)
 	}
 	bad := ok()
 	bad[1].Errors, bad[1].Detail = 5, "byte 3: got 0x00"
-	if p := harness.Merge(it, bad, nil, &cfg, limits); p.Status != results.StatusFailedVerification || p.Verify.Errors != 5 || !strings.Contains(p.Reason, "PE 1: byte 3") {
+	if p := harness.Merge(it, bad, nil, &cfg, limits); p.Status != record.StatusFailedVerification || p.Verify.Errors != 5 || !strings.Contains(p.Reason, "PE 1: byte 3") {
 		t.Errorf("failed verification merge: %+v", p)
 	}
 	w := ok()
 	w[1].Waived = "no NIC"
-	if p := harness.Merge(it, w, nil, &cfg, limits); p.Status != results.StatusWaived || p.Reason != "no NIC" {
+	if p := harness.Merge(it, w, nil, &cfg, limits); p.Status != record.StatusWaived || p.Reason != "no NIC" {
 		t.Errorf("waived merge: %+v", p)
 	}
-	if p := harness.Merge(it, ok(), []string{"PE 1: cuda error"}, &cfg, limits); p.Status != results.StatusError {
+	if p := harness.Merge(it, ok(), []string{"PE 1: cuda error"}, &cfg, limits); p.Status != record.StatusError {
 		t.Errorf("error merge: %+v", p)
 	}
-	if p := harness.Merge(it, []*harness.Outcome{ok()[0], nil}, nil, &cfg, limits); p.Status != results.StatusError {
+	if p := harness.Merge(it, []*harness.Outcome{ok()[0], nil}, nil, &cfg, limits); p.Status != record.StatusError {
 		t.Errorf("missing rank merge: %+v", p)
 	}
 	nv := cfg
@@ -178,7 +178,7 @@ func TestMerge(t *testing.T) {
 		t.Errorf("bidir bytes %d", p.Bytes)
 	}
 	lim := map[string]float64{}
-	lp := harness.Merge(harness.Item{ID: "limit/sm-copy", Params: results.Params{Size: 1 << 30}}, ok(), nil, &cfg, lim)
+	lp := harness.Merge(harness.Item{ID: "limit/sm-copy", Params: record.Params{Size: 1 << 30}}, ok(), nil, &cfg, lim)
 	harness.RecordLimit(lim, &lp)
 	if lim["limit/sm-copy"] <= 0 {
 		t.Error("limit not recorded")

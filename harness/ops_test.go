@@ -7,7 +7,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
@@ -93,12 +93,12 @@ func TestBenchmarksAgreeWithTheirEntriesTraits(t *testing.T) {
 		if !ok {
 			continue // TestEveryBenchmarkNamesAnOperationOfTheShim says so
 		}
-		bw := has(b.Metrics, results.MetricBandwidth) || has(b.Metrics, results.MetricAlgBW)
+		bw := has(b.Metrics, record.MetricBandwidth) || has(b.Metrics, record.MetricAlgBW)
 		if bw != op.Has(cuda.TraitPayload) && op.Kind() != "lat" {
 			t.Errorf("%s: reports a bandwidth %v, its entry %s moves a payload %v", b.ID, bw, op.Name, op.Has(cuda.TraitPayload))
 		}
-		if has(b.Metrics, results.MetricRate) != op.Has(cuda.TraitCounters) {
-			t.Errorf("%s: reports a rate %v, its entry %s counts per thread %v", b.ID, has(b.Metrics, results.MetricRate), op.Name, op.Has(cuda.TraitCounters))
+		if has(b.Metrics, record.MetricRate) != op.Has(cuda.TraitCounters) {
+			t.Errorf("%s: reports a rate %v, its entry %s counts per thread %v", b.ID, has(b.Metrics, record.MetricRate), op.Name, op.Has(cuda.TraitCounters))
 		}
 		roundTrip := strings.HasPrefix(b.ID, "latency/") && !strings.HasPrefix(b.ID, "latency/issue/") && b.ID != "latency/launch"
 		if roundTrip != op.Has(cuda.TraitRoundTrip) {
@@ -142,7 +142,7 @@ func TestEveryCollectiveHasPerOpRows(t *testing.T) {
 		}
 		a, _ := b.Args(&harness.Env{Job: twoPEJob(t), Config: &cfg}, b.Points(&cfg)[0])
 		host := a.Impl == cuda.ImplNCCL || a.Impl == cuda.ImplNVSHMEMStream
-		if !modes[results.LaunchPerOp] || modes[results.LaunchFused] == host || len(modes) != map[bool]int{true: 1, false: 2}[host] {
+		if !modes[record.LaunchPerOp] || modes[record.LaunchFused] == host || len(modes) != map[bool]int{true: 1, false: 2}[host] {
 			t.Errorf("%s: launch modes %v (host API %v)", b.ID, modes, host)
 		}
 	}

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // Item is one point to measure.
 type Item struct {
-	Index  int            `json:"index"`
-	ID     string         `json:"id"`
-	Params results.Params `json:"params"`
+	Index  int           `json:"index"`
+	ID     string        `json:"id"`
+	Params record.Params `json:"params"`
 }
 
 // ItemKey names an item's point, benchmark and parameters: a worker's
@@ -98,25 +98,25 @@ func ReadPlan(path string) (Plan, error) {
 // Merge combines the PEs' outcomes of one point into a results record.
 // outs[r] is rank r's outcome (nil when the rank reported none); errs holds
 // failures. limits maps limit IDs to the bandwidth measured in this run.
-func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[string]float64) results.Point {
-	p := results.Point{Type: results.TypePoint, ID: it.ID, Params: it.Params, Timer: "events", // the one timer
+func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[string]float64) record.Point {
+	p := record.Point{Type: record.TypePoint, ID: it.ID, Params: it.Params, Timer: "events", // the one timer
 		Time: time.Now().UTC().Format(time.RFC3339)}
 	b, _ := Lookup(it.ID)
 	for _, o := range outs {
 		if o != nil && o.Waived != "" {
-			p.Status, p.Reason = results.StatusWaived, o.Waived
+			p.Status, p.Reason = record.StatusWaived, o.Waived
 			return p
 		}
 	}
 	if len(errs) > 0 {
-		p.Status, p.Reason = results.StatusError, strings.Join(errs, "; ")
+		p.Status, p.Reason = record.StatusError, strings.Join(errs, "; ")
 		return p
 	}
 	var checked, bad int64
 	detail := ""
 	for r, o := range outs {
 		if o == nil {
-			p.Status, p.Reason = results.StatusError, fmt.Sprintf("rank %d reported no outcome", r)
+			p.Status, p.Reason = record.StatusError, fmt.Sprintf("rank %d reported no outcome", r)
 			return p
 		}
 		if len(o.Samples) > 0 && len(p.Samples) == 0 {
@@ -125,14 +125,14 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 			p.WorkingSetBytes = o.WorkSet
 			// A bandwidth served by a cache measures the cache; a round trip is
 			// a round trip wherever its result lands.
-			p.L2Resident = results.CacheServed(o.WorkSet, o.L2Bytes) && b != nil && movesBytes(b) && b.CacheExempt == ""
+			p.L2Resident = record.CacheServed(o.WorkSet, o.L2Bytes) && b != nil && movesBytes(b) && b.CacheExempt == ""
 			p.Values = o.Values
 			if len(o.Kernel) > 0 {
-				k := results.Summarize(o.Kernel, results.UnitSeconds)
+				k := record.Summarize(o.Kernel, record.UnitSeconds)
 				p.KernelTimer = &k
 			}
 			if v, ok := limits[FloorKey(o.Floor)]; ok && o.Floor != "" && v > 0 {
-				p.Floor = &results.Limit{ID: FloorKey(o.Floor), Value: v}
+				p.Floor = &record.Limit{ID: FloorKey(o.Floor), Value: v}
 			}
 		}
 		p.Bytes += o.Bytes
@@ -143,33 +143,33 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 		}
 	}
 	if len(p.Samples) == 0 {
-		p.Status, p.Reason = results.StatusError, "no PE returned timing samples"
+		p.Status, p.Reason = record.StatusError, "no PE returned timing samples"
 		return p
 	}
-	p.Verify = results.Verification{Checked: cfg.Verify && checked > 0, OK: bad == 0, Errors: bad, Detail: detail}
+	p.Verify = record.Verification{Checked: cfg.Verify && checked > 0, OK: bad == 0, Errors: bad, Detail: detail}
 	switch {
 	case !cfg.Verify:
-		p.Verify = results.Verification{Checked: false, Detail: "verification disabled (--no-verify)"}
+		p.Verify = record.Verification{Checked: false, Detail: "verification disabled (--no-verify)"}
 	case b != nil && b.Unverifiable != "" && checked == 0:
-		p.Verify = results.Verification{Unverifiable: b.Unverifiable}
+		p.Verify = record.Verification{Unverifiable: b.Unverifiable}
 	}
-	p.Status = results.StatusOK
+	p.Status = record.StatusOK
 	if bad > 0 {
-		p.Status, p.Reason = results.StatusFailedVerification, fmt.Sprintf("%d of %d checked elements wrong; %s", bad, checked, detail)
+		p.Status, p.Reason = record.StatusFailedVerification, fmt.Sprintf("%d of %d checked elements wrong; %s", bad, checked, detail)
 	}
 	var metrics []string
 	if b != nil {
-		metrics = results.Derivable(&p, b.Metrics)
+		metrics = record.Derivable(&p, b.Metrics)
 	}
-	if err := results.Derive(&p, metrics...); err != nil {
-		p.Status, p.Reason = results.StatusError, err.Error()
+	if err := record.Derive(&p, metrics...); err != nil {
+		p.Status, p.Reason = record.StatusError, err.Error()
 		p.Metrics = nil
 		return p
 	}
 	if b != nil {
 		for _, id := range b.Limits {
 			if v, ok := limits[id]; ok && v > 0 && (p.Limit == nil || v > p.Limit.Value) {
-				p.Limit = &results.Limit{ID: id, Value: v}
+				p.Limit = &record.Limit{ID: id, Value: v}
 			}
 		}
 	}
@@ -180,7 +180,7 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 // by a cache).
 func movesBytes(b *Benchmark) bool {
 	for _, m := range b.Metrics {
-		if m == results.MetricBandwidth || m == results.MetricAlgBW || m == results.MetricBusBW {
+		if m == record.MetricBandwidth || m == record.MetricAlgBW || m == record.MetricBusBW {
 			return true
 		}
 	}
@@ -195,15 +195,15 @@ func FloorKey(served string) string { return "limit/chase-peer " + served }
 // RecordLimit updates limits with a finished limit point: the highest median
 // bandwidth of each copy reference (the best launch shape), the lowest
 // median of each chase (the floor).
-func RecordLimit(limits map[string]float64, p *results.Point) {
-	if !strings.HasPrefix(p.ID, "limit/") || p.Status != results.StatusOK {
+func RecordLimit(limits map[string]float64, p *record.Point) {
+	if !strings.HasPrefix(p.ID, "limit/") || p.Status != record.StatusOK {
 		return
 	}
-	if m, ok := p.Metric(results.MetricBandwidth); ok && m.Median > limits[p.ID] {
+	if m, ok := p.Metric(record.MetricBandwidth); ok && m.Median > limits[p.ID] {
 		limits[p.ID] = m.Median
 	}
 	if p.ID == "limit/chase-peer" {
-		if m, ok := p.Metric(results.MetricLatency); ok {
+		if m, ok := p.Metric(record.MetricLatency); ok {
 			k := FloorKey(p.Params.Extra["served"])
 			if v, seen := limits[k]; !seen || m.Median < v {
 				limits[k] = m.Median

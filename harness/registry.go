@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/nvshbench/nvshbench/cuda"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // Benchmark is one registration.
@@ -42,15 +42,15 @@ type Benchmark struct {
 	IgnoresThreads bool
 	OwnLaunch      string
 	// Points lists the parameters to measure under a configuration.
-	Points func(c *Config) []results.Params
+	Points func(c *Config) []record.Params
 	// Args turns a point into the shim's arguments, or says why this job
 	// cannot run it (a waiver). It sees only job-wide facts, the
 	// configuration and the point, so every PE gets the same answer; the
 	// harness checks that they did before any PE starts the point.
-	Args func(e *Env, p results.Params) (cuda.Args, string)
+	Args func(e *Env, p record.Params) (cuda.Args, string)
 	// Describe completes a measured point's outcome (effective path, bus
 	// factor); optional.
-	Describe func(e *Env, p results.Params, a cuda.Args, r cuda.Result, o *Outcome)
+	Describe func(e *Env, p record.Params, a cuda.Args, r cuda.Result, o *Outcome)
 	// Unverifiable says why the benchmark's points have nothing to check
 	// (an empty kernel moves no data); every other ok point is verified.
 	Unverifiable string
@@ -59,7 +59,7 @@ type Benchmark struct {
 	CacheExempt string
 	// Buffer is what a point needs of each PE buffer (0: its size), for a
 	// job of pes PEs; optional.
-	Buffer func(c *Config, pes int, p results.Params) int64
+	Buffer func(c *Config, pes int, p record.Params) int64
 }
 
 var registry = map[string]*Benchmark{}
@@ -76,7 +76,7 @@ func Register(b Benchmark) {
 }
 
 func init() {
-	results.MetricsFor = func(id string) []string {
+	record.MetricsFor = func(id string) []string {
 		if b, ok := registry[id]; ok {
 			return b.Metrics
 		}

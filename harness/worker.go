@@ -8,25 +8,25 @@ import (
 	"sync"
 
 	"github.com/nvshbench/nvshbench/cuda"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // Message is one line a worker writes to the controller (JSON on stdout).
 type Message struct {
-	Type    string                `json:"type"` // uid, info, start, result, fatal, done
-	Rank    int                   `json:"rank"`
-	Index   int                   `json:"index,omitempty"`
-	Key     string                `json:"key,omitempty"` // a result's point: ID and params (ItemKey)
-	UID     []byte                `json:"uid,omitempty"`
-	GPU     *results.GPU          `json:"gpu,omitempty"`
-	Job     []results.GPU         `json:"job,omitempty"`  // rank 0's info: every PE's GPU
-	Caps    *results.Capabilities `json:"caps,omitempty"` // rank 0's info: the job's capabilities
-	NVSHMEM string                `json:"nvshmem,omitempty"`
-	NCCL    string                `json:"nccl,omitempty"`
-	CUDA    string                `json:"cuda,omitempty"`
-	Driver  string                `json:"driver,omitempty"`
-	Outcome *Outcome              `json:"outcome,omitempty"`
-	Error   string                `json:"error,omitempty"`
+	Type    string               `json:"type"` // uid, info, start, result, fatal, done
+	Rank    int                  `json:"rank"`
+	Index   int                  `json:"index,omitempty"`
+	Key     string               `json:"key,omitempty"` // a result's point: ID and params (ItemKey)
+	UID     []byte               `json:"uid,omitempty"`
+	GPU     *record.GPU          `json:"gpu,omitempty"`
+	Job     []record.GPU         `json:"job,omitempty"`  // rank 0's info: every PE's GPU
+	Caps    *record.Capabilities `json:"caps,omitempty"` // rank 0's info: the job's capabilities
+	NVSHMEM string               `json:"nvshmem,omitempty"`
+	NCCL    string               `json:"nccl,omitempty"`
+	CUDA    string               `json:"cuda,omitempty"`
+	Driver  string               `json:"driver,omitempty"`
+	Outcome *Outcome             `json:"outcome,omitempty"`
+	Error   string               `json:"error,omitempty"`
 }
 
 // Emitter writes messages as JSON lines; safe for concurrent use.
@@ -59,8 +59,8 @@ type WorkerSpec struct {
 }
 
 // GPUOf describes PE pe's GPU for a results header.
-func GPUOf(i *cuda.Info, pe int) results.GPU {
-	return results.GPU{Index: int(i.Device), PE: pe, Host: i.HostString(), Name: i.NameString(), UUID: i.UUIDString(),
+func GPUOf(i *cuda.Info, pe int) record.GPU {
+	return record.GPU{Index: int(i.Device), PE: pe, Host: i.HostString(), Name: i.NameString(), UUID: i.UUIDString(),
 		PCIBusID: i.PCIString(), SMs: int(i.SMs), MemoryBytes: i.MemBytes, L2Bytes: i.L2Bytes, ClockKHz: int(i.ClockKHz),
 		CC: fmt.Sprintf("%d.%d", i.CCMajor, i.CCMinor)}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // Launched describes this process's place in a job started by srun or
@@ -100,7 +100,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 				h.Nodes = len(hosts)
 			}
 		}
-		w, err := results.Create(o.Out, h)
+		w, err := record.Create(o.Out, h)
 		g.w = w
 		return err
 	}

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // Options configure a run.
@@ -36,10 +36,10 @@ type Options struct {
 	GPUs        int
 	PEsPerGPU   int
 	Plan        harness.Plan
-	Out         string         // results file
-	Header      results.Header // base header; GPU and version fields are filled from the workers
-	Timeout     time.Duration  // per point, after the first point's start-up allowance
-	InitTimeout time.Duration  // NVSHMEM start-up and the first point
+	Out         string        // results file
+	Header      record.Header // base header; GPU and version fields are filled from the workers
+	Timeout     time.Duration // per point, after the first point's start-up allowance
+	InitTimeout time.Duration // NVSHMEM start-up and the first point
 	MaxRestarts int
 	StopOnError bool
 	Progress    Progress
@@ -55,7 +55,7 @@ type Summary struct {
 // Progress receives the run's progress.
 type Progress interface {
 	Start(total int)
-	Point(p *results.Point, done, total int)
+	Point(p *record.Point, done, total int)
 	Finish()
 }
 
@@ -73,7 +73,7 @@ func Waive(o Options, reason string) (*Summary, error) {
 			s.Skipped++
 			continue
 		}
-		p := results.Point{ID: it.ID, Params: it.Params, Status: results.StatusWaived, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
+		p := record.Point{ID: it.ID, Params: it.Params, Status: record.StatusWaived, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
 		if err := w.WritePoint(p); err != nil {
 			return s, err
 		}
@@ -87,30 +87,30 @@ func Waive(o Options, reason string) (*Summary, error) {
 // already holds (any status but error) are reported as done. Either way the
 // file is locked for this run first, so what is compared and appended to is
 // what no other run is writing.
-func openOut(o Options) (*results.Writer, map[string]bool, error) {
+func openOut(o Options) (*record.Writer, map[string]bool, error) {
 	done := map[string]bool{}
-	if err := results.Regular(o.Out); err != nil {
+	if err := record.Regular(o.Out); err != nil {
 		return nil, nil, err
 	}
 	if _, err := os.Lstat(o.Out); err == nil {
-		w, f, err := results.Append(o.Out)
+		w, f, err := record.Append(o.Out)
 		if err != nil {
 			return nil, nil, fmt.Errorf("resuming %s: %w", o.Out, err)
 		}
 		if o.Header.Tool != "" { // a run (not a bare waiver record) must be the same setup
-			if d := results.ResumeDiffs(&f.Header, &o.Header); len(d) > 0 {
+			if d := record.ResumeDiffs(&f.Header, &o.Header); len(d) > 0 {
 				w.Close()
-				return nil, nil, &results.SetupMismatch{File: o.Out, Diffs: d}
+				return nil, nil, &record.SetupMismatch{File: o.Out, Diffs: d}
 			}
 		}
 		for i := range f.Points {
-			if f.Points[i].Status != results.StatusError {
+			if f.Points[i].Status != record.StatusError {
 				done[f.Points[i].MatchKey()] = true
 			}
 		}
 		return w, done, nil
 	}
-	w, err := results.Create(o.Out, o.Header)
+	w, err := record.Create(o.Out, o.Header)
 	return w, done, err
 }
 
@@ -161,7 +161,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	limits := map[string]float64{}
 	// Limits measured earlier into the same file count too (resume).
-	if f, err := results.ReadFile(o.Out); err == nil {
+	if f, err := record.ReadFile(o.Out); err == nil {
 		for i := range f.Points {
 			harness.RecordLimit(limits, &f.Points[i])
 		}
@@ -212,7 +212,7 @@ func interrupted(s *Summary) error { return &Interrupted{Summary: s} }
 type group struct {
 	o        Options
 	nranks   int // PEs whose results complete a point
-	w        *results.Writer
+	w        *record.Writer
 	limits   map[string]float64
 	sum      *Summary
 	finished int
@@ -232,7 +232,7 @@ type group struct {
 	planJSON  []byte // the plan of the group being started, a worker's stdin
 }
 
-func (g *group) record(p *results.Point) error {
+func (g *group) record(p *record.Point) error {
 	if g.w == nil && g.open != nil {
 		if err := g.open(nil); err != nil {
 			return err
@@ -244,11 +244,11 @@ func (g *group) record(p *results.Point) error {
 	harness.RecordLimit(g.limits, p)
 	g.sum.Points++
 	switch p.Status {
-	case results.StatusOK:
+	case record.StatusOK:
 		g.sum.OK++
-	case results.StatusWaived:
+	case record.StatusWaived:
 		g.sum.Waived++
-	case results.StatusFailedVerification:
+	case record.StatusFailedVerification:
 		g.sum.Failed++
 	default:
 		g.sum.Errors++
@@ -327,7 +327,7 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 	fail := func(reason string) (int, bool, error) {
 		killAll()
 		it := todo[pos]
-		p := results.Point{ID: it.ID, Params: it.Params, Status: results.StatusError, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
+		p := record.Point{ID: it.ID, Params: it.Params, Status: record.StatusError, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
 		if err := g.record(&p); err != nil {
 			return pos, true, err
 		}
@@ -429,7 +429,7 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 						return pos, true, err
 					}
 					pos++
-					if p.Status == results.StatusError && o.StopOnError {
+					if p.Status == record.StatusError && o.StopOnError {
 						return pos, true, nil
 					}
 					if pos < len(todo) {

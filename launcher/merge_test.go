@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // A worker that reports a result for another point than the one asked
@@ -17,12 +17,12 @@ import (
 // recorded under this point's id: the point is an error.
 func TestResultForAnotherPointIsNotRecorded(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.jsonl")
-	w, err := results.Create(out, results.Header{Tool: "nvshbench"})
+	w, err := record.Create(out, record.Header{Tool: "nvshbench"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked := harness.Item{Index: 0, ID: "rma/put/block", Params: results.Params{Size: 4096, Op: "put"}}
-	other := harness.Item{Index: 0, ID: "latency/g", Params: results.Params{Size: 4096}}
+	asked := harness.Item{Index: 0, ID: "rma/put/block", Params: record.Params{Size: 4096, Op: "put"}}
+	other := harness.Item{Index: 0, ID: "latency/g", Params: record.Params{Size: 4096}}
 	g := &group{o: Options{Stderr: io.Discard, Timeout: 5 * time.Second, InitTimeout: 5 * time.Second}, nranks: 1, w: w,
 		limits: map[string]float64{}, sum: &Summary{}, total: 1}
 	g.spawn = func(g *group, rank int, _ []byte, events chan<- event) (*worker, error) {
@@ -40,11 +40,11 @@ func TestResultForAnotherPointIsNotRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	f, err := results.ReadFile(out)
+	f, err := record.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Points) != 1 || f.Points[0].Status != results.StatusError || !strings.Contains(f.Points[0].Reason, "not point 0 of this run's plan") {
+	if len(f.Points) != 1 || f.Points[0].Status != record.StatusError || !strings.Contains(f.Points[0].Reason, "not point 0 of this run's plan") {
 		t.Fatalf("points %+v", f.Points)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // moeCharts: the time of a MoE dispatch or combine against the tokens per
@@ -14,7 +14,7 @@ import (
 // routing, token type, plain or graph where the file has several), and the
 // floor (the bytes sent to other GPUs at the link's rate plus one round
 // trip) drawn dashed.
-func moeCharts(files []*results.File) []Spec {
+func moeCharts(files []*record.File) []Spec {
 	type key struct{ mode, op string }
 	charts := map[key]*Spec{}
 	var order []key
@@ -28,7 +28,7 @@ func moeCharts(files []*results.File) []Spec {
 			if len(parts) != 3 || parts[0] != "moe" || !p.Drawn() {
 				continue
 			}
-			m, ok := p.Metrics[results.MetricLatency]
+			m, ok := p.Metrics[record.MetricLatency]
 			tk, _ := strconv.Atoi(p.Params.Extra["tokens"])
 			if !ok || tk <= 0 || m.Median <= 0 {
 				continue

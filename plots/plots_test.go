@@ -15,13 +15,13 @@ import (
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/golden"
 	"github.com/nvshbench/nvshbench/plots"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 func TestGoldenSpec(t *testing.T) {
 	a := fixture.Synthetic(fixture.Options{Seed: 1, Label: "a"})
 	b := fixture.Synthetic(fixture.Options{Seed: 2, Scale: 0.9, Label: "b"})
-	specs := plots.Build([]*results.File{a, b}, results.Paper())
+	specs := plots.Build([]*record.File{a, b}, record.Paper())
 	out, err := json.MarshalIndent(specs, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestGoldenSpec(t *testing.T) {
 
 func TestRenderPNGAndSVG(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
-	specs := plots.Build([]*results.File{f}, results.Paper())
+	specs := plots.Build([]*record.File{f}, record.Paper())
 	for _, s := range specs {
 		for _, format := range plots.Formats {
 			var buf bytes.Buffer
@@ -138,18 +138,18 @@ func TestPow2Ticks(t *testing.T) {
 // No two series of a chart look alike: 25 curves on one chart (the
 // AllReduce variants of three files) get 25 distinct colour + dash pairs.
 func TestSeriesStylesNeverRepeat(t *testing.T) {
-	f := &results.File{Name: "many.jsonl", Header: results.Header{PEs: 2, Nodes: 1}}
+	f := &record.File{Name: "many.jsonl", Header: record.Header{PEs: 2, Nodes: 1}}
 	for i := 0; i < 25; i++ {
 		for _, size := range []int64{1 << 20, 1 << 30} {
-			p := results.Point{Type: results.TypePoint, ID: fmt.Sprintf("collectives/allreduce/variant-%02d", i), Status: results.StatusOK,
-				Params: results.Params{Size: size, Op: "sum", DType: "float", Launch: results.LaunchPerOp}, Bytes: size, BusFactor: 1, Samples: []float64{1e-3, 1.1e-3}}
-			if err := results.Derive(&p, results.MetricAlgBW, results.MetricBusBW); err != nil {
+			p := record.Point{Type: record.TypePoint, ID: fmt.Sprintf("collectives/allreduce/variant-%02d", i), Status: record.StatusOK,
+				Params: record.Params{Size: size, Op: "sum", DType: "float", Launch: record.LaunchPerOp}, Bytes: size, BusFactor: 1, Samples: []float64{1e-3, 1.1e-3}}
+			if err := record.Derive(&p, record.MetricAlgBW, record.MetricBusBW); err != nil {
 				t.Fatal(err)
 			}
 			f.Points = append(f.Points, p)
 		}
 	}
-	specs := plots.Build([]*results.File{f}, nil)
+	specs := plots.Build([]*record.File{f}, nil)
 	if len(specs) != 2 || len(specs[0].Series) != 25 || specs[1].Name != "allreduce-time" {
 		t.Fatalf("%d charts", len(specs))
 	}
@@ -166,21 +166,21 @@ func TestSeriesStylesNeverRepeat(t *testing.T) {
 // A cache-answered peak far above the link does not flatten the chart: the
 // y axis is cut above the highest figure that measures the link, and says so.
 func TestClipAboveL2Peaks(t *testing.T) {
-	f := &results.File{Name: "get.jsonl", Header: results.Header{PEs: 2, Nodes: 1}}
+	f := &record.File{Name: "get.jsonl", Header: record.Header{PEs: 2, Nodes: 1}}
 	for _, c := range []struct {
 		size int64
 		bw   float64
 		l2   bool
 	}{{1 << 20, 1600e9, true}, {4 << 20, 1700e9, true}, {256 << 20, 120e9, false}, {1 << 30, 118e9, false}} {
-		p := results.Point{Type: results.TypePoint, ID: "rma/get/block", Status: results.StatusOK, L2Resident: c.l2,
-			Params: results.Params{Size: c.size, Op: "get", CTAs: 32, Threads: 256}, Bytes: c.size, Samples: []float64{float64(c.size) / c.bw},
-			Limit: &results.Limit{ID: "limit/sm-copy-read", Value: 376e9}}
-		if err := results.Derive(&p, results.MetricBandwidth); err != nil {
+		p := record.Point{Type: record.TypePoint, ID: "rma/get/block", Status: record.StatusOK, L2Resident: c.l2,
+			Params: record.Params{Size: c.size, Op: "get", CTAs: 32, Threads: 256}, Bytes: c.size, Samples: []float64{float64(c.size) / c.bw},
+			Limit: &record.Limit{ID: "limit/sm-copy-read", Value: 376e9}}
+		if err := record.Derive(&p, record.MetricBandwidth); err != nil {
 			t.Fatal(err)
 		}
 		f.Points = append(f.Points, p)
 	}
-	s := plots.Build([]*results.File{f}, nil)[0]
+	s := plots.Build([]*record.File{f}, nil)[0]
 	if s.Name != "bandwidth-get" || s.YMax != 1.25*376 || s.L2Edge != 4<<20 {
 		t.Fatalf("%s: y max %v, L2 edge %v", s.Name, s.YMax, s.L2Edge)
 	}
@@ -215,44 +215,44 @@ func TestLinearTicksKeepOneFormat(t *testing.T) {
 // Every chart a user can ask for, pinned by one golden spec: a file with a
 // two-size series of each family.
 func TestGoldenEveryChart(t *testing.T) {
-	f := &results.File{Name: "every.jsonl", Header: results.Header{PEs: 2, Nodes: 1}}
+	f := &record.File{Name: "every.jsonl", Header: record.Header{PEs: 2, Nodes: 1}}
 	add := func(id string, metrics ...string) {
 		for _, size := range []int64{4 << 10, 256 << 20} {
-			p := results.Point{Type: results.TypePoint, ID: id, Status: results.StatusOK, Effective: "p2p",
-				Params: results.Params{Size: size, CTAs: 32, Threads: 256}, Bytes: size, BusFactor: 1, Samples: []float64{float64(size)/1e11 + 2e-6},
+			p := record.Point{Type: record.TypePoint, ID: id, Status: record.StatusOK, Effective: "p2p",
+				Params: record.Params{Size: size, CTAs: 32, Threads: 256}, Bytes: size, BusFactor: 1, Samples: []float64{float64(size)/1e11 + 2e-6},
 				L2Resident: size < 60<<20}
 			if strings.HasPrefix(id, "collectives/") {
-				p.Params.Launch = results.LaunchPerOp
+				p.Params.Launch = record.LaunchPerOp
 			}
 			if strings.HasPrefix(id, "rma/") {
-				p.Limit = &results.Limit{ID: "limit/sm-copy", Value: 370e9}
+				p.Limit = &record.Limit{ID: "limit/sm-copy", Value: 370e9}
 			}
-			if err := results.Derive(&p, metrics...); err != nil {
+			if err := record.Derive(&p, metrics...); err != nil {
 				t.Fatal(err)
 			}
 			f.Points = append(f.Points, p)
 		}
 	}
-	bw := []string{results.MetricBandwidth, results.MetricLatency}
-	coll := []string{results.MetricAlgBW, results.MetricBusBW, results.MetricLatency}
+	bw := []string{record.MetricBandwidth, record.MetricLatency}
+	coll := []string{record.MetricAlgBW, record.MetricBusBW, record.MetricLatency}
 	for _, id := range []string{"rma/put/block", "rma/nccl-lsa/put/block", "rma/get/block", "rma/nccl-lsa/get/block", "rma/p", "rma/g", "rma/other"} {
 		add(id, bw...)
 	}
 	for _, id := range []string{"latency/put/block", "latency/get/block", "latency/g", "latency/pingpong/signal", "latency/issue/fence", "latency/quiet"} {
-		add(id, results.MetricLatency)
+		add(id, record.MetricLatency)
 	}
 	for _, id := range []string{"collectives/allreduce/multicta", "collectives/allreduce/nccl-lsa", "collectives/allreduce/nccl-tree", "collectives/broadcast/nccl"} {
 		add(id, coll...)
 	}
 	add("collectives/allreduce/nvshmem-block", coll...) // fused: its own chart
 	for i := len(f.Points) - 2; i < len(f.Points); i++ {
-		f.Points[i].Params.Launch = results.LaunchFused
+		f.Points[i].Params.Launch = record.LaunchFused
 	}
 	add("collectives/alltoall/nccl", coll...) // an older file's row: its own chart
 	for i := len(f.Points) - 2; i < len(f.Points); i++ {
 		f.Points[i].Params.Launch = ""
 	}
-	specs := plots.Build([]*results.File{f}, results.Paper())
+	specs := plots.Build([]*record.File{f}, record.Paper())
 	var names []string
 	for _, s := range specs {
 		names = append(names, s.Name)
@@ -278,19 +278,19 @@ func TestGoldenEveryChart(t *testing.T) {
 // messages, flat zero on an algbw chart): the median of the samples, per
 // launch mode.
 func TestCollectivesTimeCharts(t *testing.T) {
-	f := &results.File{Name: "t.jsonl", Header: results.Header{PEs: 8, Nodes: 1}}
+	f := &record.File{Name: "t.jsonl", Header: record.Header{PEs: 8, Nodes: 1}}
 	for _, id := range []string{"collectives/allreduce/nccl-ring", "collectives/alltoall/nccl"} {
 		for _, size := range []int64{4, 1 << 10, 1 << 20} {
-			p := results.Point{Type: results.TypePoint, ID: id, Status: results.StatusOK,
-				Params: results.Params{Size: size, Op: "sum", DType: "float", Launch: results.LaunchPerOp}, Bytes: size, BusFactor: 1.75,
+			p := record.Point{Type: record.TypePoint, ID: id, Status: record.StatusOK,
+				Params: record.Params{Size: size, Op: "sum", DType: "float", Launch: record.LaunchPerOp}, Bytes: size, BusFactor: 1.75,
 				Samples: []float64{5e-6 + float64(size)*1e-12, 6e-6 + float64(size)*1e-12, 7e-6 + float64(size)*1e-12}}
-			if err := results.Derive(&p, results.MetricAlgBW, results.MetricBusBW); err != nil {
+			if err := record.Derive(&p, record.MetricAlgBW, record.MetricBusBW); err != nil {
 				t.Fatal(err)
 			}
 			f.Points = append(f.Points, p)
 		}
 	}
-	specs := plots.Build([]*results.File{f}, results.Paper())
+	specs := plots.Build([]*record.File{f}, record.Paper())
 	byName := map[string]plots.Spec{}
 	for _, s := range specs {
 		byName[s.Name] = s
@@ -311,7 +311,7 @@ func TestCollectivesTimeCharts(t *testing.T) {
 	}
 	// Another GPU count: the paper's 8-GPU range is not drawn beside it.
 	f.Header.PEs = 2
-	for _, s := range plots.Build([]*results.File{f}, results.Paper()) {
+	for _, s := range plots.Build([]*record.File{f}, record.Paper()) {
 		if s.Name == "allreduce-time" && len(s.Marks) != 0 {
 			t.Errorf("2 PEs beside the paper's 8: marks %+v", s.Marks)
 		}
@@ -322,7 +322,7 @@ func TestCollectivesTimeCharts(t *testing.T) {
 // line across the chart; every title fits two lines.
 func TestPaperValuesAtTheirSizeAndShortTitles(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
-	for _, s := range plots.Build([]*results.File{f}, results.Paper()) {
+	for _, s := range plots.Build([]*record.File{f}, record.Paper()) {
 		if n := len(plots.TitleLines(s.Title)); n > 2 || strings.HasSuffix(plots.TitleLines(s.Title)[n-1], "…") {
 			t.Errorf("%s: title %q does not fit two lines", s.Name, s.Title)
 		}

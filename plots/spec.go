@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 )
 
 // Point of a series: x is the message size in bytes, y the median, lo/hi the
@@ -112,40 +112,40 @@ type chartKind struct {
 // whose prefixes match it (the paper's Fig. 4 per operation; Fig. 5 the
 // AllReduce against NCCL, its variants on their own chart).
 var kinds = []chartKind{
-	{name: "bandwidth-put", title: "Fig. 4: put bandwidth vs message size", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9, refTable: "rma",
+	{name: "bandwidth-put", title: "Fig. 4: put bandwidth vs message size", ylabel: "GB/s (1e9 B/s)", metric: record.MetricBandwidth, div: 1e9, refTable: "rma",
 		prefixes: []string{"rma/put/", "rma/put-signal/", "rma/st", "rma/nccl-lsa/put/", "rma/nccl-gin/"}, trim: "rma/", limits: true},
-	{name: "bandwidth-get", title: "Fig. 4: get bandwidth vs message size", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9, refTable: "rma",
+	{name: "bandwidth-get", title: "Fig. 4: get bandwidth vs message size", ylabel: "GB/s (1e9 B/s)", metric: record.MetricBandwidth, div: 1e9, refTable: "rma",
 		prefixes: []string{"rma/get/", "rma/ld", "rma/nccl-lsa/get/"}, trim: "rma/", limits: true},
-	{name: "bandwidth-scalar", title: "Fig. 4: scalar p / g bandwidth vs message size", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9, refTable: "rma",
+	{name: "bandwidth-scalar", title: "Fig. 4: scalar p / g bandwidth vs message size", ylabel: "GB/s (1e9 B/s)", metric: record.MetricBandwidth, div: 1e9, refTable: "rma",
 		prefixes: []string{"rma/p", "rma/g"}, trim: "rma/", limits: true},
-	{name: "bandwidth-other", title: "Bandwidth vs message size: other operations", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9, refTable: "rma",
+	{name: "bandwidth-other", title: "Bandwidth vs message size: other operations", ylabel: "GB/s (1e9 B/s)", metric: record.MetricBandwidth, div: 1e9, refTable: "rma",
 		prefixes: []string{""}, limits: true},
-	{name: "latency", title: "Latency vs message size", ylabel: "µs", metric: results.MetricLatency, div: 1e-6, logY: true, refTable: "latency", prefixes: []string{""}},
-	{name: "allreduce", title: "Fig. 5: AllReduce algorithm bandwidth vs message size, NVSHMEM against NCCL, one launch per operation", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, refTable: "allreduce",
+	{name: "latency", title: "Latency vs message size", ylabel: "µs", metric: record.MetricLatency, div: 1e-6, logY: true, refTable: "latency", prefixes: []string{""}},
+	{name: "allreduce", title: "Fig. 5: AllReduce algorithm bandwidth vs message size, NVSHMEM against NCCL, one launch per operation", ylabel: "algbw GB/s", metric: record.MetricAlgBW, div: 1e9, refTable: "allreduce",
 		prefixes: []string{"=collectives/allreduce/nvshmem-block", "=collectives/allreduce/nvshmem-stream", "=collectives/allreduce/multicta",
 			"=collectives/allreduce/nccl-lsa", "=collectives/allreduce/nccl", "=collectives/allreduce/nccl-ring", "=collectives/allreduce/nccl-nvls"},
-		trim: "collectives/allreduce/", launch: results.LaunchPerOp},
-	{name: "allreduce-variants", title: "AllReduce algorithm bandwidth vs message size: the other variants, one launch per operation", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, refTable: "allreduce",
-		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: results.LaunchPerOp},
-	{name: "allreduce-fused", title: "AllReduce algorithm bandwidth vs message size: device kernels with the iterations fused in one launch", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9,
-		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: results.LaunchFused},
-	{name: "collectives-other", title: "Other collectives: algorithm bandwidth vs message size, one launch per operation", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, prefixes: []string{""}, trim: "collectives/", launch: results.LaunchPerOp},
-	{name: "collectives-other-fused", title: "Other collectives: algorithm bandwidth vs message size, fused in one launch", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, prefixes: []string{""}, trim: "collectives/", launch: results.LaunchFused},
+		trim: "collectives/allreduce/", launch: record.LaunchPerOp},
+	{name: "allreduce-variants", title: "AllReduce algorithm bandwidth vs message size: the other variants, one launch per operation", ylabel: "algbw GB/s", metric: record.MetricAlgBW, div: 1e9, refTable: "allreduce",
+		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: record.LaunchPerOp},
+	{name: "allreduce-fused", title: "AllReduce algorithm bandwidth vs message size: device kernels with the iterations fused in one launch", ylabel: "algbw GB/s", metric: record.MetricAlgBW, div: 1e9,
+		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: record.LaunchFused},
+	{name: "collectives-other", title: "Other collectives: algorithm bandwidth vs message size, one launch per operation", ylabel: "algbw GB/s", metric: record.MetricAlgBW, div: 1e9, prefixes: []string{""}, trim: "collectives/", launch: record.LaunchPerOp},
+	{name: "collectives-other-fused", title: "Other collectives: algorithm bandwidth vs message size, fused in one launch", ylabel: "algbw GB/s", metric: record.MetricAlgBW, div: 1e9, prefixes: []string{""}, trim: "collectives/", launch: record.LaunchFused},
 	// An older file's collectives: their launch mode is unknown, so they are
 	// drawn apart from every chart of a known mode.
-	{name: "collectives-mode-unknown", title: "Collectives of an older file (launch mode unknown): algorithm bandwidth vs message size", ylabel: "algbw GB/s", metric: results.MetricAlgBW, div: 1e9, prefixes: []string{"collectives/"}, trim: "collectives/", launch: launchUnknown},
+	{name: "collectives-mode-unknown", title: "Collectives of an older file (launch mode unknown): algorithm bandwidth vs message size", ylabel: "algbw GB/s", metric: record.MetricAlgBW, div: 1e9, prefixes: []string{"collectives/"}, trim: "collectives/", launch: launchUnknown},
 	// The same collectives as time per operation on log–log axes: the
 	// small messages, where the libraries differ most.
-	{name: "allreduce-time", title: "AllReduce time per operation vs message size, one launch per operation", ylabel: "µs per operation", metric: results.MetricLatency, div: 1e-6, logY: true, time: true, refTable: "allreduce-latency",
-		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: results.LaunchPerOp},
-	{name: "allreduce-time-fused", title: "AllReduce time per operation vs message size, iterations fused in one launch", ylabel: "µs per operation", metric: results.MetricLatency, div: 1e-6, logY: true, time: true,
-		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: results.LaunchFused},
-	{name: "collectives-time", title: "Other collectives (all-to-all, ...): time per operation vs message size, one launch per operation", ylabel: "µs per operation", metric: results.MetricLatency, div: 1e-6, logY: true, time: true,
-		prefixes: []string{"collectives/"}, trim: "collectives/", launch: results.LaunchPerOp},
-	{name: "collectives-time-fused", title: "Other collectives (all-to-all, ...): time per operation vs message size, fused in one launch", ylabel: "µs per operation", metric: results.MetricLatency, div: 1e-6, logY: true, time: true,
-		prefixes: []string{"collectives/"}, trim: "collectives/", launch: results.LaunchFused},
+	{name: "allreduce-time", title: "AllReduce time per operation vs message size, one launch per operation", ylabel: "µs per operation", metric: record.MetricLatency, div: 1e-6, logY: true, time: true, refTable: "allreduce-latency",
+		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: record.LaunchPerOp},
+	{name: "allreduce-time-fused", title: "AllReduce time per operation vs message size, iterations fused in one launch", ylabel: "µs per operation", metric: record.MetricLatency, div: 1e-6, logY: true, time: true,
+		prefixes: []string{"collectives/allreduce/"}, trim: "collectives/allreduce/", launch: record.LaunchFused},
+	{name: "collectives-time", title: "Other collectives (all-to-all, ...): time per operation vs message size, one launch per operation", ylabel: "µs per operation", metric: record.MetricLatency, div: 1e-6, logY: true, time: true,
+		prefixes: []string{"collectives/"}, trim: "collectives/", launch: record.LaunchPerOp},
+	{name: "collectives-time-fused", title: "Other collectives (all-to-all, ...): time per operation vs message size, fused in one launch", ylabel: "µs per operation", metric: record.MetricLatency, div: 1e-6, logY: true, time: true,
+		prefixes: []string{"collectives/"}, trim: "collectives/", launch: record.LaunchFused},
 	// Beyond the paper: NVSHMEM against NCCL's device API, block scope.
-	{name: "device-api", title: "Device-initiated put / get: NVSHMEM vs NCCL device API (LSA), block scope", ylabel: "GB/s (1e9 B/s)", metric: results.MetricBandwidth, div: 1e9,
+	{name: "device-api", title: "Device-initiated put / get: NVSHMEM vs NCCL device API (LSA), block scope", ylabel: "GB/s (1e9 B/s)", metric: record.MetricBandwidth, div: 1e9,
 		prefixes: []string{"=rma/put/block", "=rma/nccl-lsa/put/block", "=rma/get/block", "=rma/nccl-lsa/get/block"}, trim: "rma/", limits: true,
 		needs: "rma/nccl-lsa/"},
 }
@@ -154,7 +154,7 @@ var kinds = []chartKind{
 const launchUnknown = "?"
 
 // launchOf is the point's launch mode as the charts select it.
-func launchOf(p *results.Point) string {
+func launchOf(p *record.Point) string {
 	if p.Params.Launch == "" {
 		return launchUnknown
 	}
@@ -186,17 +186,17 @@ func (k chartKind) takes(id string) bool {
 // Build makes the chart specs for the given files: the charts that have
 // series. Several files are overlaid, their series labelled by file; ref
 // adds the published values as marks (nil for none).
-func Build(files []*results.File, ref *results.Reference) []Spec {
+func Build(files []*record.File, ref *record.Reference) []Spec {
 	out := buildKinds(files, ref)
 	return append(out, moeCharts(files)...)
 }
 
-func buildKinds(files []*results.File, ref *results.Reference) []Spec {
+func buildKinds(files []*record.File, ref *record.Reference) []Spec {
 	var out []Spec
 	taken := map[string]bool{} // metric + series key: already on an earlier chart
 	for _, k := range kinds {
 		s := Spec{Name: k.name, Title: k.title, XLabel: "message size", YLabel: k.ylabel, LogY: k.logY, Band: "min–max over samples"}
-		if k.metric == results.MetricLatency {
+		if k.metric == record.MetricLatency {
 			s.Band = "p10–p90 over samples"
 		}
 		exclusive := k.name != "device-api" // the device-API chart repeats series of the put/get charts
@@ -224,7 +224,7 @@ func buildKinds(files []*results.File, ref *results.Reference) []Spec {
 		if k.limits {
 			s.Limits = limitMarks(limits, k.div)
 		}
-		if k.metric == results.MetricLatency && !k.time {
+		if k.metric == record.MetricLatency && !k.time {
 			// Round trips are not cache answers: no L2 shading. One chart
 			// per family, or the legend hides the curves.
 			s.L2Edge = 0
@@ -325,7 +325,7 @@ func FormatValue(v float64) string {
 // fileName names a file on a chart: its label, else its base name. A legend
 // has no room for the folder; report.FileLabel keeps the path, so that two
 // runs both named results.jsonl stay apart in a table.
-func fileName(f *results.File) string {
+func fileName(f *record.File) string {
 	if f.Header.Label != "" {
 		return f.Header.Label
 	}
@@ -344,23 +344,23 @@ func appendOnce(s []string, v string) []string {
 // which metric a point contributes to which chart: a point goes on the
 // chart of its primary metric only (latency points carry bytes but are not
 // bandwidth curves), except collectives whose algbw is charted.
-func belongs(p *results.Point, k chartKind) bool {
+func belongs(p *record.Point, k chartKind) bool {
 	if k.time {
 		return strings.HasPrefix(p.ID, "collectives/") && len(p.Samples) > 0
 	}
 	if _, ok := p.Metrics[k.metric]; !ok {
 		return false
 	}
-	if k.metric == results.MetricAlgBW {
+	if k.metric == record.MetricAlgBW {
 		return true
 	}
-	return results.PrimaryMetric(p) == k.metric
+	return record.PrimaryMetric(p) == k.metric
 }
 
 // series collects the file's curves for chart k (series other charts took
 // are skipped when exclusive), the in-run limits of their points (limit ID
 // → B/s) and the largest L2-resident size.
-func series(f *results.File, k chartKind, many bool, taken map[string]bool, exclusive bool) ([]Series, map[string]float64, float64) {
+func series(f *record.File, k chartKind, many bool, taken map[string]bool, exclusive bool) ([]Series, map[string]float64, float64) {
 	groups := map[string]*Series{}
 	var order []string
 	limits := map[string]float64{}
@@ -373,7 +373,7 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 		}
 		m := p.Metrics[k.metric]
 		if k.time {
-			m = results.Summarize(p.Samples, results.UnitSeconds)
+			m = record.Summarize(p.Samples, record.UnitSeconds)
 		}
 		if m.Median <= 0 || m.Min <= 0 {
 			continue // log axes cannot show it
@@ -394,7 +394,7 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 			order = append(order, key)
 		}
 		lo, hi := m.Min, m.Max
-		if k.metric == results.MetricLatency {
+		if k.metric == record.MetricLatency {
 			lo, hi = m.P10, m.P90
 			if kt := p.KernelTimer; kt != nil && kt.N > 0 {
 				lo, hi = kt.P10, kt.P90 // the in-kernel spread of the same launches
@@ -418,7 +418,7 @@ func series(f *results.File, k chartKind, many bool, taken map[string]bool, excl
 	// What the chosen curves' points say about limits and L2.
 	for i := range f.Points {
 		p := &f.Points[i]
-		if p.Status != results.StatusOK || !k.takes(p.ID) || !belongs(p, k) {
+		if p.Status != record.StatusOK || !k.takes(p.ID) || !belongs(p, k) {
 			continue
 		}
 		if _, ok := groups[p.ID+" "+p.Params.KeyWithoutSize()]; !ok {
@@ -446,7 +446,7 @@ func takenKey(k chartKind) string {
 }
 
 // seriesSuffix names what distinguishes curves of one benchmark.
-func seriesSuffix(p *results.Point) string {
+func seriesSuffix(p *record.Point) string {
 	var parts []string
 	if p.Effective != "" {
 		parts = append(parts, p.Effective)
@@ -470,7 +470,7 @@ func seriesSuffix(p *results.Point) string {
 
 // marks adds the published value of each reference row whose benchmark IDs
 // appear in the chart.
-func marks(ref *results.Reference, k chartKind, ss []Series, multinode bool, pes []int) []Mark {
+func marks(ref *record.Reference, k chartKind, ss []Series, multinode bool, pes []int) []Mark {
 	var out []Mark
 	for i := range ref.Rows {
 		r := &ref.Rows[i]
@@ -515,7 +515,7 @@ func marks(ref *results.Reference, k chartKind, ss []Series, multinode bool, pes
 }
 
 // pesOf lists the files' PE counts, once each.
-func pesOf(files []*results.File) []int {
+func pesOf(files []*record.File) []int {
 	var out []int
 	for _, f := range files {
 		if !slices.Contains(out, f.Header.PEs) {
@@ -525,7 +525,7 @@ func pesOf(files []*results.File) []int {
 	return out
 }
 
-func anyL2Resident(files []*results.File) bool {
+func anyL2Resident(files []*record.File) bool {
 	for _, f := range files {
 		for i := range f.Points {
 			if f.Points[i].L2Resident {
@@ -536,7 +536,7 @@ func anyL2Resident(files []*results.File) bool {
 	return false
 }
 
-func multiNode(files []*results.File) bool {
+func multiNode(files []*record.File) bool {
 	for _, f := range files {
 		if f.Header.Nodes > 1 {
 			return true

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // The paper's launch for RMA: 32 CTAs of 256 threads.
@@ -32,16 +32,16 @@ var tableOrder = []string{"rma", "latency", "allreduce", "allreduce-latency"}
 
 // metricScale returns the display divisor, unit label and precision of a metric.
 func metricScale(metric string) (float64, string, int) {
-	if metric == results.MetricLatency {
+	if metric == record.MetricLatency {
 		return us, "µs", 2
 	}
-	if metric == results.MetricRate {
+	if metric == record.MetricRate {
 		return 1e6, "Mop/s", 1
 	}
 	return gb, "GB/s", 1
 }
 
-func paperValue(r *results.RefRow) string {
+func paperValue(r *record.RefRow) string {
 	div, _, prec := metricScale(r.Metric)
 	s := fmt.Sprintf("%.*f", prec, r.Value/div)
 	if r.Agg == "range" {
@@ -54,7 +54,7 @@ func paperValue(r *results.RefRow) string {
 }
 
 // Paper builds the published tables alone.
-func Paper(ref *results.Reference) *Report {
+func Paper(ref *record.Reference) *Report {
 	rep := &Report{}
 	for _, name := range tableOrder {
 		t := Table{Title: tableTitles[name] + " (published)", Columns: []string{"operation", "path", "paper", "needs"}, Right: []bool{false, false, true, false}}
@@ -75,7 +75,7 @@ func Paper(ref *results.Reference) *Report {
 	return rep
 }
 
-func paperCell(r *results.RefRow) Cell {
+func paperCell(r *record.RefRow) Cell {
 	if r.NoPaper {
 		return Str("")
 	}
@@ -90,7 +90,7 @@ type Options struct {
 }
 
 // Build makes the measured tables of each file beside the published numbers.
-func Build(files []*results.File, ref *results.Reference, opt Options) *Report {
+func Build(files []*record.File, ref *record.Reference, opt Options) *Report {
 	rep := &Report{}
 	if len(files) > 1 {
 		// Runs side by side: one table per figure, a column per file and
@@ -122,7 +122,7 @@ func Build(files []*results.File, ref *results.Reference, opt Options) *Report {
 	return rep
 }
 
-func fileTag(f *results.File, many bool) string {
+func fileTag(f *record.File, many bool) string {
 	var parts []string
 	if many || f.Header.Label != "" {
 		name := f.Header.Label
@@ -142,16 +142,16 @@ func fileTag(f *results.File, many bool) string {
 
 // Pick is the outcome of selecting measured points for a reference row.
 type Pick struct {
-	Best   *results.Point // the point whose median is the row's value (a range's: its low end)
-	Value  float64        // its median, base units
-	Hi     float64        // a range's high end (agg "range")
-	Status string         // "ok", or why there is no value
+	Best   *record.Point // the point whose median is the row's value (a range's: its low end)
+	Value  float64       // its median, base units
+	Hi     float64       // a range's high end (agg "range")
+	Status string        // "ok", or why there is no value
 }
 
 // Select applies a reference row's rule to a file. Only figures count: a
 // point served by the cache, above its link, from an older file's second
 // timer or of an unknown launch mode is never a row's value.
-func Select(f *results.File, row *results.RefRow) Pick {
+func Select(f *record.File, row *record.RefRow) Pick {
 	nodes := f.Header.Nodes
 	if row.Scope == "inter" && nodes < 2 {
 		return Pick{Status: "not run: needs " + row.Needs}
@@ -162,9 +162,9 @@ func Select(f *results.File, row *results.RefRow) Pick {
 	if strings.Contains(row.Needs, "NVLS") && multicastDisabled(&f.Header) {
 		return Pick{Status: "waived: needs NVLink multicast, disabled in this run (NVSHMEM_DISABLE_NVLS=1 / NCCL_NVLS_ENABLE=0)"}
 	}
-	var best, hiPt *results.Point
+	var best, hiPt *record.Point
 	bestVal, hiVal := math.NaN(), math.NaN()
-	var waived, failed, resident, above, unknown *results.Point
+	var waived, failed, resident, above, unknown *record.Point
 	for i := range f.Points {
 		p := &f.Points[i]
 		if !row.MatchesID(p.ID) || (row.Size != 0 && p.Params.Size != row.Size) || (row.Mode != "" && p.Params.Mode != row.Mode) {
@@ -179,20 +179,20 @@ func Select(f *results.File, row *results.RefRow) Pick {
 		if row.Path != "" && !pathMatches(row.Path, p) {
 			continue
 		}
-		if p.Has(results.FlagSecondTimer) {
+		if p.Has(record.FlagSecondTimer) {
 			continue // the one timer makes the figure
 		}
 		if row.Launch != "" && p.Params.Launch != row.Launch {
-			if p.Has(results.FlagModeUnknown) {
+			if p.Has(record.FlagModeUnknown) {
 				unknown = p
 			}
 			continue
 		}
 		switch p.Status {
-		case results.StatusWaived:
+		case record.StatusWaived:
 			waived = p
 			continue
-		case results.StatusError, results.StatusFailedVerification:
+		case record.StatusError, record.StatusFailedVerification:
 			failed = p
 			continue
 		}
@@ -200,11 +200,11 @@ func Select(f *results.File, row *results.RefRow) Pick {
 		if !ok {
 			continue
 		}
-		if p.Has(results.FlagAboveLink) {
+		if p.Has(record.FlagAboveLink) {
 			above = p // a bug until explained: never a figure
 			continue
 		}
-		if p.L2Resident && row.Metric != results.MetricLatency {
+		if p.L2Resident && row.Metric != record.MetricLatency {
 			// Cache-served figures do not measure the link: never the peak.
 			if resident == nil {
 				resident = p
@@ -242,7 +242,7 @@ func Select(f *results.File, row *results.RefRow) Pick {
 // ("" when it may): the paper's setup had what this run lacks (NVLink
 // multicast), another GPU count, or the run measured one GPU's memory where
 // the paper crossed NVLink.
-func Comparable(f *results.File, row *results.RefRow, p *results.Point) string {
+func Comparable(f *record.File, row *record.RefRow, p *record.Point) string {
 	switch {
 	case row.NoPaper:
 		return ""
@@ -257,16 +257,16 @@ func Comparable(f *results.File, row *results.RefRow, p *results.Point) string {
 }
 
 // multicastDisabled reports whether the run forbade NVLink multicast.
-func multicastDisabled(h *results.Header) bool {
+func multicastDisabled(h *record.Header) bool {
 	return h.Env["NVSHMEM_DISABLE_NVLS"] == "1" || h.Env["NCCL_NVLS_ENABLE"] == "0"
 }
 
 // pathMatches accepts the effective path, else the requested one. A paper
 // "p2p" row also accepts "local" (two PEs on one GPU through the same
 // mapping), which the table marks.
-func pathMatches(want string, p *results.Point) bool {
+func pathMatches(want string, p *record.Point) bool {
 	got := p.Effective
-	if got == "" || p.Status != results.StatusOK {
+	if got == "" || p.Status != record.StatusOK {
 		got = p.Params.Path
 	}
 	if got == want {
@@ -275,7 +275,7 @@ func pathMatches(want string, p *results.Point) bool {
 	return want == "p2p" && got == "local"
 }
 
-func measuredTable(f *results.File, ref *results.Reference, name, tag string) Table {
+func measuredTable(f *record.File, ref *record.Reference, name, tag string) Table {
 	t := Table{Title: tableTitles[name] + tag}
 	launched := name == "rma" // rows at the paper's launch, with the sweep's best beside them
 	latency := name == "latency"
@@ -345,7 +345,7 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 			cells = append(cells, Num(pick.Value/row.Value, 2))
 		}
 		if !latency && row.Agg != "range" {
-			if p.Limit != nil && p.Limit.Value > 0 && row.Metric != results.MetricLatency {
+			if p.Limit != nil && p.Limit.Value > 0 && row.Metric != record.MetricLatency {
 				cells = append(cells, Num(p.Limit.Value/gb, 1), Num(pick.Value/p.Limit.Value, 2))
 			} else {
 				cells = append(cells, Str(""), Str(""))
@@ -374,7 +374,7 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 		} else if name == "allreduce" && f.Header.PEs == 1 {
 			status = "ok; 1 PE: a local reduction, no link crossed"
 		}
-		for _, fl := range []string{results.FlagTimersDisagree, results.FlagBelowFloor} {
+		for _, fl := range []string{record.FlagTimersDisagree, record.FlagBelowFloor} {
 			if p.Has(fl) {
 				status += "; " + fl
 			}
@@ -399,7 +399,7 @@ func measuredTable(f *results.File, ref *results.Reference, name, tag string) Ta
 }
 
 // describe gives the launch shape and size of a point.
-func describe(p *results.Point) string {
+func describe(p *record.Point) string {
 	var parts []string
 	if p.Params.Size > 0 {
 		parts = append(parts, FormatBytes(p.Params.Size))
@@ -432,14 +432,14 @@ func FormatBytes(n int64) string {
 
 // PointsTable lists every point of a file: ID, params, status, the primary
 // metric's median and spread, the effective path and verification.
-func PointsTable(f *results.File, tag string) Table {
+func PointsTable(f *record.File, tag string) Table {
 	t := Table{Title: "All points" + tag,
 		Columns: []string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max", "ran as", "verified; flags"},
 		Right:   []bool{false, true, false, false, false, true, true, true, true, false, false}}
 	t.Trunc = columnFlags(t.Columns, "params")
 	t.Long = columnFlags(t.Columns, "status", "verified; flags")
 	t.Wide = columnFlags(t.Columns, "min", "p99", "max", "ran as")
-	pts := append([]results.Point(nil), f.Points...)
+	pts := append([]record.Point(nil), f.Points...)
 	sort.SliceStable(pts, func(i, j int) bool {
 		if pts[i].ID != pts[j].ID {
 			return pts[i].ID < pts[j].ID
@@ -464,7 +464,7 @@ func PointsTable(f *results.File, tag string) Table {
 			ptext = strings.TrimSpace(p.Params.Launch + " " + params.Key())
 		}
 		row := []Cell{Str(p.ID), Str(size), Str(ptext), Str(statusText(p))}
-		m := results.PrimaryMetric(p)
+		m := record.PrimaryMetric(p)
 		if s, ok := p.Metric(m); ok {
 			div, unit, _ := metricScale(m)
 			row = append(row, Str(MetricUnit(m, unit)), Sig(s.Median/div, 4), Sig(s.Min/div, 4), Sig(s.P99/div, 4), Sig(s.Max/div, 4))
@@ -479,13 +479,13 @@ func PointsTable(f *results.File, tag string) Table {
 
 // VerifiedText says how a point was verified: yes, FAILED, why it has
 // nothing to check, or that it was not (--no-verify, or a bug).
-func VerifiedText(p *results.Point) string {
+func VerifiedText(p *record.Point) string {
 	switch {
 	case p.Verify.Checked && p.Verify.OK:
 		return "yes"
 	case p.Verify.Checked:
 		return fmt.Sprintf("FAILED (%d wrong)", p.Verify.Errors)
-	case p.Status != results.StatusOK:
+	case p.Status != record.StatusOK:
 		return ""
 	case p.Verify.Unverifiable != "":
 		return "unverifiable: " + p.Verify.Unverifiable
@@ -495,8 +495,8 @@ func VerifiedText(p *results.Point) string {
 	return "NOT VERIFIED"
 }
 
-func statusText(p *results.Point) string {
-	if p.Status == results.StatusOK {
+func statusText(p *record.Point) string {
+	if p.Status == record.StatusOK {
 		return "ok"
 	}
 	return string(p.Status) + ": " + p.Reason
@@ -519,7 +519,7 @@ func columnFlags(cols []string, names ...string) []bool {
 // bandwidth, µs for a latency), else metric and unit (busbw GB/s).
 func MetricUnit(metric, unit string) string {
 	switch metric {
-	case results.MetricBandwidth, results.MetricLatency, results.MetricRate:
+	case record.MetricBandwidth, record.MetricLatency, record.MetricRate:
 		return unit
 	}
 	return metric + " " + unit
@@ -528,7 +528,7 @@ func MetricUnit(metric, unit string) string {
 // FileLabel names a file in a table: its label, else its name as given
 // (the path: two runs both named results.jsonl stay apart; charts use the
 // base name, plots.fileName).
-func FileLabel(f *results.File) string {
+func FileLabel(f *record.File) string {
 	if f.Header.Label != "" {
 		return f.Header.Label
 	}
@@ -538,7 +538,7 @@ func FileLabel(f *results.File) string {
 // sideBySide is one figure's table over several runs: the paper's value, each
 // run's measured value (the same selection rule as the single-run table),
 // each later run's ratio to the first, and why a run has no value.
-func sideBySide(files []*results.File, ref *results.Reference, name string) Table {
+func sideBySide(files []*record.File, ref *record.Reference, name string) Table {
 	base := FileLabel(files[0])
 	t := Table{Title: tableTitles[name] + ": " + base + " against " + labels(files[1:])}
 	t.Columns = []string{"operation", "path", "paper"}
@@ -599,7 +599,7 @@ func sideBySide(files []*results.File, ref *results.Reference, name string) Tabl
 	return t
 }
 
-func labels(files []*results.File) string {
+func labels(files []*record.File) string {
 	var s []string
 	for _, f := range files {
 		s = append(s, FileLabel(f))
@@ -618,7 +618,7 @@ func allSame(p []Pick) bool {
 
 // rowWhere is a reference row's path column: the path, or for collectives
 // the intra-/inter-node scope.
-func rowWhere(row *results.RefRow) string {
+func rowWhere(row *record.RefRow) string {
 	if row.Scope != "" {
 		return row.Scope + "-node"
 	}

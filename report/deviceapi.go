@@ -3,7 +3,7 @@ package report
 import (
 	"strings"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // The device-API table: NVSHMEM's device-initiated calls beside NCCL's
@@ -23,25 +23,25 @@ type deviceAPIRow struct {
 }
 
 var deviceAPIRows = []deviceAPIRow{
-	{"put, block scope", results.MetricBandwidth, "max", 0, []string{"rma/put/block"}, []string{"rma/nccl-lsa/put/block"}, nil, true, ""},
-	{"put, warp scope", results.MetricBandwidth, "max", 0, []string{"rma/put/warp"}, []string{"rma/nccl-lsa/put/warp"}, nil, true, ""},
-	{"put, thread scope", results.MetricBandwidth, "max", 0, []string{"rma/put/thread"}, []string{"rma/nccl-lsa/put/thread"}, nil, true, ""},
-	{"get, block scope", results.MetricBandwidth, "max", 0, []string{"rma/get/block"}, []string{"rma/nccl-lsa/get/block"}, nil, true, ""},
-	{"get, warp scope", results.MetricBandwidth, "max", 0, []string{"rma/get/warp"}, []string{"rma/nccl-lsa/get/warp"}, nil, true, ""},
-	{"get, thread scope", results.MetricBandwidth, "max", 0, []string{"rma/get/thread"}, []string{"rma/nccl-lsa/get/thread"}, nil, true, ""},
-	{"put round trip at 256 B", results.MetricLatency, "min", 256, []string{"latency/put/*"}, []string{"latency/nccl-lsa/put/*"}, nil, false, "nbi"},
-	{"get round trip at 256 B", results.MetricLatency, "min", 256, []string{"latency/get/*"}, []string{"latency/nccl-lsa/get/*"}, nil, false, ""},
-	{"put + signal, block scope", results.MetricBandwidth, "max", 0, []string{"rma/put-signal/block"}, []string{"rma/nccl-gin/put-signal/block"}, nil, true, ""},
-	{"AllReduce, large sizes", results.MetricBusBW, "max", 0, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
+	{"put, block scope", record.MetricBandwidth, "max", 0, []string{"rma/put/block"}, []string{"rma/nccl-lsa/put/block"}, nil, true, ""},
+	{"put, warp scope", record.MetricBandwidth, "max", 0, []string{"rma/put/warp"}, []string{"rma/nccl-lsa/put/warp"}, nil, true, ""},
+	{"put, thread scope", record.MetricBandwidth, "max", 0, []string{"rma/put/thread"}, []string{"rma/nccl-lsa/put/thread"}, nil, true, ""},
+	{"get, block scope", record.MetricBandwidth, "max", 0, []string{"rma/get/block"}, []string{"rma/nccl-lsa/get/block"}, nil, true, ""},
+	{"get, warp scope", record.MetricBandwidth, "max", 0, []string{"rma/get/warp"}, []string{"rma/nccl-lsa/get/warp"}, nil, true, ""},
+	{"get, thread scope", record.MetricBandwidth, "max", 0, []string{"rma/get/thread"}, []string{"rma/nccl-lsa/get/thread"}, nil, true, ""},
+	{"put round trip at 256 B", record.MetricLatency, "min", 256, []string{"latency/put/*"}, []string{"latency/nccl-lsa/put/*"}, nil, false, "nbi"},
+	{"get round trip at 256 B", record.MetricLatency, "min", 256, []string{"latency/get/*"}, []string{"latency/nccl-lsa/get/*"}, nil, false, ""},
+	{"put + signal, block scope", record.MetricBandwidth, "max", 0, []string{"rma/put-signal/block"}, []string{"rma/nccl-gin/put-signal/block"}, nil, true, ""},
+	{"AllReduce, large sizes", record.MetricBusBW, "max", 0, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
 		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false, ""},
-	{"AllReduce at 8 B", results.MetricLatency, "min", 8, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
+	{"AllReduce at 8 B", record.MetricLatency, "min", 8, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
 		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false, ""},
-	{"AllReduce at 64 KiB", results.MetricLatency, "min", 64 << 10, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
+	{"AllReduce at 64 KiB", record.MetricLatency, "min", 64 << 10, []string{"collectives/allreduce/multicta"}, []string{"collectives/allreduce/nccl-lsa"},
 		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false, ""},
 }
 
 // hasDeviceAPI reports whether the file measured NCCL's device API at all.
-func hasDeviceAPI(f *results.File) bool {
+func hasDeviceAPI(f *record.File) bool {
 	for i := range f.Points {
 		id := f.Points[i].ID
 		if strings.HasPrefix(id, "rma/nccl-lsa/") || strings.HasPrefix(id, "rma/nccl-gin/") || strings.HasPrefix(id, "collectives/allreduce/nccl-lsa") ||
@@ -54,7 +54,7 @@ func hasDeviceAPI(f *results.File) bool {
 
 // oneWay is the file without bidirectional points (the table compares one
 // initiator's traffic).
-func oneWay(f *results.File) *results.File {
+func oneWay(f *record.File) *record.File {
 	g := *f
 	g.Points = nil
 	for _, p := range f.Points {
@@ -65,7 +65,7 @@ func oneWay(f *results.File) *results.File {
 	return &g
 }
 
-func deviceAPITable(f *results.File, tag string) Table {
+func deviceAPITable(f *record.File, tag string) Table {
 	t := Table{Title: "Device-initiated: NVSHMEM vs NCCL device API" + tag,
 		Columns: []string{"operation", "metric", "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "limit", "status"}}
 	t.Right = columnFlags(t.Columns, "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "limit")
@@ -77,12 +77,12 @@ func deviceAPITable(f *results.File, tag string) Table {
 			if len(ids) == 0 {
 				return Pick{}
 			}
-			row := &results.RefRow{IDs: ids, Metric: r.metric, Agg: r.agg, Size: r.size}
+			row := &record.RefRow{IDs: ids, Metric: r.metric, Agg: r.agg, Size: r.size}
 			if strings.HasPrefix(ids[0], "latency/put/") {
 				row.Mode = r.mode // a round trip, never a blocking put's issue time
 			}
 			if strings.HasPrefix(ids[0], "collectives/") {
-				row.Launch = results.LaunchPerOp // one launch per operation on every side: the host API has no other
+				row.Launch = record.LaunchPerOp // one launch per operation on every side: the host API has no other
 			}
 			if r.launch {
 				row.CTAs, row.Threads, row.Path = paperCTAs, paperThreads, "p2p"
@@ -100,7 +100,7 @@ func deviceAPITable(f *results.File, tag string) Table {
 			return Num(p.Value/div, prec)
 		}
 		metric := unit
-		if r.metric == results.MetricBusBW {
+		if r.metric == record.MetricBusBW {
 			metric = "busbw " + unit
 		}
 		cells := []Cell{Str(r.label), Str(metric), cell(nv), cell(nc)}
@@ -116,7 +116,7 @@ func deviceAPITable(f *results.File, tag string) Table {
 		}
 		limit := Str("")
 		for _, p := range []Pick{nc, nv} {
-			if p.Best != nil && p.Best.Limit != nil && p.Best.Limit.Value > 0 && r.metric != results.MetricLatency {
+			if p.Best != nil && p.Best.Limit != nil && p.Best.Limit.Value > 0 && r.metric != record.MetricLatency {
 				limit = Num(p.Best.Limit.Value/gb, 1)
 				break
 			}

@@ -5,44 +5,44 @@ import (
 	"testing"
 
 	"github.com/nvshbench/nvshbench/internal/fixture"
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 )
 
 // deviceAPIFile: NVSHMEM and NCCL-device-API points of one run.
-func deviceAPIFile(t *testing.T) *results.File {
-	f := &results.File{Name: "dev", Header: results.Header{PEs: 2, Nodes: 1}}
+func deviceAPIFile(t *testing.T) *record.File {
+	f := &record.File{Name: "dev", Header: record.Header{PEs: 2, Nodes: 1}}
 	add := func(id string, size int64, secs float64, metrics ...string) {
-		p := results.Point{Type: results.TypePoint, ID: id, Status: results.StatusOK,
-			Params:    results.Params{Size: size, CTAs: 32, Threads: 256, PEs: 2, Path: "p2p", Dir: "uni"},
+		p := record.Point{Type: record.TypePoint, ID: id, Status: record.StatusOK,
+			Params:    record.Params{Size: size, CTAs: 32, Threads: 256, PEs: 2, Path: "p2p", Dir: "uni"},
 			Effective: "p2p", Timer: "events", Iters: 10, Bytes: size, BusFactor: 1, Samples: []float64{secs, secs, secs},
-			Verify: results.Verification{Checked: true, OK: true}, Limit: &results.Limit{ID: "limit/ce-copy", Value: 396e9},
+			Verify: record.Verification{Checked: true, OK: true}, Limit: &record.Limit{ID: "limit/ce-copy", Value: 396e9},
 			WorkingSetBytes: size}
 		if strings.HasPrefix(id, "collectives/") {
 			p.Params.CTAs, p.Params.Threads, p.Limit, p.Effective = 132, 512, nil, "oneshot-p2p"
-			p.Params.Launch = results.LaunchPerOp
+			p.Params.Launch = record.LaunchPerOp
 		}
-		if err := results.Derive(&p, metrics...); err != nil {
+		if err := record.Derive(&p, metrics...); err != nil {
 			t.Fatal(err)
 		}
 		f.Points = append(f.Points, p)
 	}
 	const big = 256 << 20
-	add("rma/put/block", big, big/310e9, results.MetricBandwidth)
-	add("rma/nccl-lsa/put/block", big, big/350e9, results.MetricBandwidth)
-	add("rma/nccl-lsa/put/block", big, big/999e9, results.MetricBandwidth) // bidirectional: not this table's
+	add("rma/put/block", big, big/310e9, record.MetricBandwidth)
+	add("rma/nccl-lsa/put/block", big, big/350e9, record.MetricBandwidth)
+	add("rma/nccl-lsa/put/block", big, big/999e9, record.MetricBandwidth) // bidirectional: not this table's
 	f.Points[len(f.Points)-1].Params.Dir = "bidir"
 	for _, id := range []string{"collectives/allreduce/multicta", "collectives/allreduce/nccl-lsa", "collectives/allreduce/nccl-ring"} {
 		add(id, 8, map[string]float64{"collectives/allreduce/multicta": 3.6e-6, "collectives/allreduce/nccl-lsa": 3.1e-6, "collectives/allreduce/nccl-ring": 5.6e-6}[id],
-			results.MetricAlgBW, results.MetricBusBW, results.MetricLatency)
+			record.MetricAlgBW, record.MetricBusBW, record.MetricLatency)
 	}
 	// A fused kernel pays no launch per operation: never beside the per-op rows.
-	add("collectives/allreduce/multicta", 8, 2.0e-6, results.MetricAlgBW, results.MetricBusBW, results.MetricLatency)
-	f.Points[len(f.Points)-1].Params.Launch = results.LaunchFused
-	f.Points = append(f.Points, results.Point{Type: results.TypePoint, ID: "rma/nccl-gin/put-signal/block", Status: results.StatusWaived,
-		Params: results.Params{Size: big, CTAs: 32, Threads: 256, PEs: 2, Path: "p2p", Dir: "uni"},
+	add("collectives/allreduce/multicta", 8, 2.0e-6, record.MetricAlgBW, record.MetricBusBW, record.MetricLatency)
+	f.Points[len(f.Points)-1].Params.Launch = record.LaunchFused
+	f.Points = append(f.Points, record.Point{Type: record.TypePoint, ID: "rma/nccl-gin/put-signal/block", Status: record.StatusWaived,
+		Params: record.Params{Size: big, CTAs: 32, Threads: 256, PEs: 2, Path: "p2p", Dir: "uni"},
 		Reason: "ncclDevCommCreate with GIN resources: invalid usage: GIN not supported."})
-	f.Points = append(f.Points, results.Point{Type: results.TypePoint, ID: "rma/put-signal/block", Status: results.StatusOK})
+	f.Points = append(f.Points, record.Point{Type: record.TypePoint, ID: "rma/put-signal/block", Status: record.StatusOK})
 	return f
 }
 
@@ -56,7 +56,7 @@ func findTable(r *report.Report, prefix string) *report.Table {
 }
 
 func TestDeviceAPITable(t *testing.T) {
-	rep := report.Build([]*results.File{deviceAPIFile(t)}, results.Paper(), report.Options{})
+	rep := report.Build([]*record.File{deviceAPIFile(t)}, record.Paper(), report.Options{})
 	tab := findTable(rep, "Device-initiated: NVSHMEM vs NCCL device API")
 	if tab == nil {
 		t.Fatal("no device-API table")
@@ -81,7 +81,7 @@ func TestDeviceAPITable(t *testing.T) {
 		t.Error("a row neither side measured is shown")
 	}
 	// A file without the device API gets no such table.
-	plain := report.Build([]*results.File{fixture.Synthetic(fixture.Options{Seed: 1})}, results.Paper(), report.Options{})
+	plain := report.Build([]*record.File{fixture.Synthetic(fixture.Options{Seed: 1})}, record.Paper(), report.Options{})
 	if findTable(plain, "Device-initiated") != nil {
 		t.Error("device-API table on a file that never ran the device API")
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // The MoE table: dispatch and combine by token count, the three
@@ -30,7 +30,7 @@ var deepEP = []struct {
 
 const deepEPNote = "DeepEP (published; H800, 8 GPUs over NVLink and RDMA, other hardware): low latency at 128 tokens, top-8 of 288 experts: dispatch 77 µs / 98 GB/s, combine 114 µs / 127 GB/s; normal at 4096 tokens: dispatch 153 GB/s, combine 158 GB/s"
 
-func hasMoE(f *results.File) bool {
+func hasMoE(f *record.File) bool {
 	for i := range f.Points {
 		if strings.HasPrefix(f.Points[i].ID, "moe/") {
 			return true
@@ -44,13 +44,13 @@ type moeKey struct {
 	tokens                           int
 }
 
-func moeTable(f *results.File, tag string) Table {
+func moeTable(f *record.File, tag string) Table {
 	t := Table{Title: "MoE dispatch / combine (µs per operation; one launch per operation)" + tag,
 		Columns: []string{"op", "mode", "routing", "dtype", "launch", "tokens", "NVSHMEM", "NCCL dev API", "NCCL host", "fastest", "link GB/s", "floor µs", "of floor", "load", "status"}}
 	t.Right = columnFlags(t.Columns, "tokens", "NVSHMEM", "NCCL dev API", "NCCL host", "link GB/s", "floor µs", "of floor", "load")
 	t.Wide = columnFlags(t.Columns, "load")
 	t.Long = columnFlags(t.Columns, "status")
-	rows := map[moeKey]map[string]*results.Point{}
+	rows := map[moeKey]map[string]*record.Point{}
 	var keys []moeKey
 	for i := range f.Points {
 		p := &f.Points[i]
@@ -65,7 +65,7 @@ func moeTable(f *results.File, tag string) Table {
 		}
 		k := moeKey{parts[1], p.Params.Extra["moe_mode"], p.Params.Extra["routing"], p.Params.DType, launch, tk}
 		if rows[k] == nil {
-			rows[k] = map[string]*results.Point{}
+			rows[k] = map[string]*record.Point{}
 			keys = append(keys, k)
 		}
 		rows[k][parts[2]] = p
@@ -81,7 +81,7 @@ func moeTable(f *results.File, tag string) Table {
 	})
 	for _, k := range keys {
 		cells := []Cell{Str(k.op), Str(k.mode), Str(k.routing), Str(k.dtype), Str(k.launch), Str(strconv.Itoa(k.tokens))}
-		var best *results.Point
+		var best *record.Point
 		bestLabel := ""
 		var why []string
 		for _, im := range moeImpls {
@@ -89,13 +89,13 @@ func moeTable(f *results.File, tag string) Table {
 			switch {
 			case p == nil:
 				cells = append(cells, Str(""))
-			case p.Status != results.StatusOK:
+			case p.Status != record.StatusOK:
 				cells = append(cells, Str(""))
 				why = append(why, im.label+": "+string(p.Status)+": "+p.Reason)
 			default:
-				m := p.Metrics[results.MetricLatency]
+				m := p.Metrics[record.MetricLatency]
 				cells = append(cells, Sig(m.Median/us, 3))
-				if best == nil || m.Median < best.Metrics[results.MetricLatency].Median {
+				if best == nil || m.Median < best.Metrics[record.MetricLatency].Median {
 					best, bestLabel = p, im.label
 				}
 			}
@@ -106,13 +106,13 @@ func moeTable(f *results.File, tag string) Table {
 			continue
 		}
 		cells = append(cells, Str(bestLabel))
-		if l, ok := best.Metrics[results.MetricLink]; ok {
+		if l, ok := best.Metrics[record.MetricLink]; ok {
 			cells = append(cells, Sig(l.Median/gb, 3))
 		} else {
 			cells = append(cells, Str(""))
 		}
 		if fl := best.Values["floor_s"]; fl > 0 {
-			cells = append(cells, Sig(fl/us, 3), Num(best.Metrics[results.MetricLatency].Median/fl, 2))
+			cells = append(cells, Sig(fl/us, 3), Num(best.Metrics[record.MetricLatency].Median/fl, 2))
 		} else {
 			cells = append(cells, Str(""), Str(""))
 		}
@@ -121,7 +121,7 @@ func moeTable(f *results.File, tag string) Table {
 		if len(why) > 0 {
 			status = strings.Join(why, "; ")
 		}
-		for _, fl := range []string{results.FlagBelowFloor, results.FlagAboveLink} {
+		for _, fl := range []string{record.FlagBelowFloor, record.FlagAboveLink} {
 			if best.Has(fl) {
 				status += "; " + fl
 			}

@@ -10,8 +10,8 @@ import (
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/golden"
 	"github.com/nvshbench/nvshbench/plots"
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 )
 
 func render(t *testing.T, r *report.Report, format string) []byte {
@@ -25,8 +25,8 @@ func render(t *testing.T, r *report.Report, format string) []byte {
 
 func TestGoldenRenderers(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
-	rep := report.Build([]*results.File{f}, results.Paper(), report.Options{Points: true})
-	paper := report.Paper(results.Paper())
+	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{Points: true})
+	paper := report.Paper(record.Paper())
 	for _, format := range report.Formats {
 		golden.Check(t, "synthetic."+format, render(t, rep, format))
 		golden.Check(t, "paper."+format, render(t, paper, format))
@@ -35,7 +35,7 @@ func TestGoldenRenderers(t *testing.T) {
 
 func TestMachineFormatsParse(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
-	rep := report.Build([]*results.File{f}, results.Paper(), report.Options{})
+	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{})
 	var js struct {
 		Tables []struct {
 			Title string
@@ -68,8 +68,8 @@ func TestMachineFormatsParse(t *testing.T) {
 
 func TestSelectRules(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
-	ref := results.Paper()
-	row := func(table, key string) *results.RefRow {
+	ref := record.Paper()
+	row := func(table, key string) *record.RefRow {
 		for i := range ref.Rows {
 			if ref.Rows[i].Table == table && ref.Rows[i].Key == key {
 				return &ref.Rows[i]
@@ -127,7 +127,7 @@ func TestMarkdownEscapesPipes(t *testing.T) {
 // faster launch from the sweep is shown beside it, never in its place.
 func TestRMARowsUseThePapersLaunch(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
-	var sweep results.Point
+	var sweep record.Point
 	for _, p := range f.Points {
 		if p.ID == "rma/g" && p.Params.Size == 128<<20 && p.Params.CTAs == 32 {
 			sweep = p
@@ -141,11 +141,11 @@ func TestRMARowsUseThePapersLaunch(t *testing.T) {
 		sweep.Samples[i] /= 40 // 40 times the 32 × 256 bandwidth
 	}
 	sweep.Metrics = nil
-	if err := results.Derive(&sweep, results.MetricBandwidth); err != nil {
+	if err := record.Derive(&sweep, record.MetricBandwidth); err != nil {
 		t.Fatal(err)
 	}
 	f.Points = append(f.Points, sweep)
-	rep := report.Build([]*results.File{f}, results.Paper(), report.Options{})
+	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{})
 	rma := rep.Tables[0]
 	best := -1
 	for i, c := range rma.Columns {
@@ -173,7 +173,7 @@ func TestRMARowsUseThePapersLaunch(t *testing.T) {
 func TestSideBySide(t *testing.T) {
 	a := fixture.Synthetic(fixture.Options{Seed: 1, Label: "base"})
 	b := fixture.Synthetic(fixture.Options{Seed: 1, Label: "cand", Scale: 0.5})
-	rep := report.Build([]*results.File{a, b}, results.Paper(), report.Options{})
+	rep := report.Build([]*record.File{a, b}, record.Paper(), report.Options{})
 	var fig4 *report.Table
 	for i := range rep.Tables {
 		if strings.HasPrefix(rep.Tables[i].Title, "Fig. 4") {
@@ -196,7 +196,7 @@ func TestSideBySide(t *testing.T) {
 // column and every reason in place.
 func TestTextFitsATerminal(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
-	rep := report.Build([]*results.File{f}, results.Paper(), report.Options{Points: true})
+	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{Points: true})
 	out := string(render(t, rep, "text"))
 	for _, line := range strings.Split(out, "\n") {
 		if n := len([]rune(line)); n > report.Width {
@@ -225,7 +225,7 @@ func TestSignificantDigits(t *testing.T) {
 // paper's "< 9" as 9 with its bound in a column of its own.
 func TestCSVNumbersAndBounds(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
-	out := string(render(t, report.Build([]*results.File{f}, results.Paper(), report.Options{}), "csv"))
+	out := string(render(t, report.Build([]*record.File{f}, record.Paper(), report.Options{}), "csv"))
 	if strings.Contains(out, "—") {
 		t.Error("a dash in the CSV")
 	}
@@ -252,10 +252,10 @@ func TestCSVNumbersAndBounds(t *testing.T) {
 // it reads lower).
 func TestRowsTakeOnlyFigures(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
-	row := func(table, key string) *results.RefRow {
-		for i, r := range results.Paper().Rows {
+	row := func(table, key string) *record.RefRow {
+		for i, r := range record.Paper().Rows {
 			if r.Table == table && r.Key == key {
-				return &results.Paper().Rows[i]
+				return &record.Paper().Rows[i]
 			}
 		}
 		t.Fatalf("no row %s/%s", table, key)
@@ -268,11 +268,11 @@ func TestRowsTakeOnlyFigures(t *testing.T) {
 			q.Params.Size, q.Bytes = 512<<20, 512<<20
 			q.Samples = []float64{float64(q.Bytes) / 600e9, float64(q.Bytes) / 600e9}
 			q.Metrics = nil
-			if err := results.Derive(&q, results.MetricBandwidth); err != nil {
+			if err := record.Derive(&q, record.MetricBandwidth); err != nil {
 				t.Fatal(err)
 			}
-			results.Annotate(&f.Header, &q)
-			if !q.Has(results.FlagAboveLink) {
+			record.Annotate(&f.Header, &q)
+			if !q.Has(record.FlagAboveLink) {
 				t.Fatalf("600 GB/s over the fixture's 478 GB/s NVLink: flags %v", q.Flags)
 			}
 			f.Points = append(f.Points, q)
@@ -286,7 +286,7 @@ func TestRowsTakeOnlyFigures(t *testing.T) {
 	if put.Best == nil || put.Value > 478e9 || put.Best.Params.Size != 128<<20 {
 		t.Errorf("put peak %+v: the point above the link was taken", put)
 	}
-	for _, s := range plots.Build([]*results.File{f}, nil) {
+	for _, s := range plots.Build([]*record.File{f}, nil) {
 		for _, ser := range s.Series {
 			for _, pt := range ser.Points {
 				if pt.X == 512<<20 && strings.HasPrefix(ser.ID, "rma/put/") {
@@ -295,7 +295,7 @@ func TestRowsTakeOnlyFigures(t *testing.T) {
 			}
 		}
 	}
-	old, err := results.ReadFile("../results/testdata/schema1.jsonl")
+	old, err := record.ReadFile("../record/testdata/schema1.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestRowsTakeOnlyFigures(t *testing.T) {
 		t.Fatalf("latency pick %+v", lat)
 	}
 	for _, p := range old.Points {
-		if p.ID == "latency/put/block" && p.Timer == "globaltimer" && p.Metrics[results.MetricLatency].Median < lat.Value {
+		if p.ID == "latency/put/block" && p.Timer == "globaltimer" && p.Metrics[record.MetricLatency].Median < lat.Value {
 			return // the lower reading exists, and was not chosen
 		}
 	}

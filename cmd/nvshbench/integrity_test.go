@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // fakeRun runs the fake GPU into out and fails the test on a non-zero exit.
@@ -103,9 +103,9 @@ func TestResumeKeepsACompleteLastRecord(t *testing.T) {
 	}
 }
 
-func mustRead(t *testing.T, path string) *results.File {
+func mustRead(t *testing.T, path string) *record.File {
 	t.Helper()
-	f, err := results.ReadFile(path)
+	f, err := record.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestHangUpEndsTheRunCleanly(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if f, err := results.ReadFile(out); err == nil && len(f.Points) > 0 {
+		if f, err := record.ReadFile(out); err == nil && len(f.Points) > 0 {
 			break // 1 KiB written; 4 KiB hangs
 		}
 		if time.Now().After(deadline) {

@@ -13,7 +13,7 @@ import (
 	"os"
 
 	"github.com/nvshbench/nvshbench/launcher"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // Exit codes, mapped from errors in one place (exitCode).
@@ -59,9 +59,9 @@ func exitCode(err error) int {
 	var u usageError
 	var r regressionError
 	var g noGPUError
-	var m *results.SetupMismatch
-	var busy *results.InUse
-	var bad *results.Unusable
+	var m *record.SetupMismatch
+	var busy *record.InUse
+	var bad *record.Unusable
 	var sig *launcher.Interrupted
 	switch {
 	case errors.As(err, &sig):

@@ -18,7 +18,7 @@ import (
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/internal/golden"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // TestMain lets the test binary serve as the worker the launcher starts
@@ -245,7 +245,7 @@ func TestRunWithFakeGPU(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	f, err := results.ReadFile(out)
+	f, err := record.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestRunWithFakeGPU(t *testing.T) {
 	ids := map[string]int{}
 	for _, p := range f.Points {
 		ids[p.ID]++
-		if p.Status != results.StatusOK || !p.Verify.Checked || !p.Verify.OK || len(p.Samples) != 3 {
+		if p.Status != record.StatusOK || !p.Verify.Checked || !p.Verify.OK || len(p.Samples) != 3 {
 			t.Errorf("%s %d: status %s verify %+v samples %d", p.ID, p.Params.Size, p.Status, p.Verify, len(p.Samples))
 		}
 		if !strings.HasPrefix(p.ID, "limit/") && (p.Limit == nil || p.Limit.Value <= 0) {
@@ -289,11 +289,11 @@ func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
 	if code != exitError || !strings.Contains(stderr, "2 point(s) failed (1 errors, 1 failed verification)") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	f, err := results.ReadFile(out)
+	f, err := record.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[int64]results.Status{}
+	got := map[int64]record.Status{}
 	for _, p := range f.Points {
 		if p.ID == "rma/put/block" {
 			got[p.Params.Size] = p.Status
@@ -302,7 +302,7 @@ func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
 			}
 		}
 	}
-	want := map[int64]results.Status{1024: results.StatusOK, 4096: results.StatusError, 65536: results.StatusFailedVerification}
+	want := map[int64]record.Status{1024: record.StatusOK, 4096: record.StatusError, 65536: record.StatusFailedVerification}
 	for s, st := range want {
 		if got[s] != st {
 			t.Errorf("size %d: status %q, want %q", s, got[s], st)
@@ -403,12 +403,12 @@ func TestRemotePathWithFakeGPU(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	f, _ := results.ReadFile(out)
+	f, _ := record.ReadFile(out)
 	for _, p := range f.Points {
-		if p.ID == "rma/put/block" && (p.Status != results.StatusOK || p.Effective != "ibgda") {
+		if p.ID == "rma/put/block" && (p.Status != record.StatusOK || p.Effective != "ibgda") {
 			t.Errorf("fake remote path: %+v", p)
 		}
-		if strings.HasPrefix(p.ID, "limit/") && p.Status != results.StatusWaived {
+		if strings.HasPrefix(p.ID, "limit/") && p.Status != record.StatusWaived {
 			t.Errorf("limit over a remote path should be waived (no load/store mapping): %+v", p)
 		}
 	}
@@ -442,7 +442,7 @@ func TestRunUnderALauncher(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	f, err := results.ReadFile(out)
+	f, err := record.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestRunUnderALauncher(t *testing.T) {
 		t.Errorf("header pes %d nodes %d gpus %+v env %v notes %q", f.Header.PEs, f.Header.Nodes, f.Header.GPUs, f.Header.Env, f.Header.Notes)
 	}
 	for _, p := range f.Points {
-		if p.Status != results.StatusOK || !p.Verify.Checked || p.Params.PEs != 2 {
+		if p.Status != record.StatusOK || !p.Verify.Checked || p.Params.PEs != 2 {
 			t.Errorf("%s: %s verify %+v pes %d", p.ID, p.Status, p.Verify, p.Params.PEs)
 		}
 	}
@@ -484,7 +484,7 @@ func TestRunUnderALauncher(t *testing.T) {
 	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", ompi, "rma/put/block"); code != 0 {
 		t.Fatalf("openmpi: exit %d %s", code, stderr)
 	}
-	if f, err := results.ReadFile(ompi); err != nil || f.Header.Env["NVSHMEM_BOOTSTRAP"] != "MPI" || !strings.Contains(strings.Join(f.Header.Notes, " "), "pmix_value_load") {
+	if f, err := record.ReadFile(ompi); err != nil || f.Header.Env["NVSHMEM_BOOTSTRAP"] != "MPI" || !strings.Contains(strings.Join(f.Header.Notes, " "), "pmix_value_load") {
 		t.Errorf("openmpi header: %v %+v", err, f)
 	}
 	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "NVSHBENCH_FAKE_NO_BOOTSTRAP"} {
@@ -572,7 +572,7 @@ func TestLaunchedModeUnderMpirun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, b)
 	}
-	f, err := results.ReadFile(out)
+	f, err := record.ReadFile(out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
@@ -587,7 +587,7 @@ func TestLaunchedModeUnderMpirun(t *testing.T) {
 			continue
 		}
 		n++
-		if p.Status != results.StatusOK || (p.Bytes > 0 && !p.Verify.Checked) || p.Effective == "local" {
+		if p.Status != record.StatusOK || (p.Bytes > 0 && !p.Verify.Checked) || p.Effective == "local" {
 			t.Errorf("%s %s: %s %s verify %+v effective %s", p.ID, p.Params.Key(), p.Status, p.Reason, p.Verify, p.Effective)
 		}
 	}
@@ -709,7 +709,7 @@ func TestLaunchFlagsThatDoNotApply(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "--threads applies to") || !strings.Contains(stderr, "collectives/allreduce/multicta") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	f, err := results.ReadFile(out)
+	f, err := record.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -738,17 +738,17 @@ func TestLaunchedTimeout(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("a hung point under a launcher exited 0: %s", stderr)
 	}
-	f, err := results.ReadFile(out)
+	f, err := record.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hung *results.Point
+	var hung *record.Point
 	for i := range f.Points {
 		if f.Points[i].Params.Size == 4096 && f.Points[i].ID == "rma/put/block" {
 			hung = &f.Points[i]
 		}
 	}
-	if hung == nil || hung.Status != results.StatusError || !strings.Contains(hung.Reason, "--timeout 1s") || !strings.Contains(hung.Reason, "the job must be restarted (slurm)") {
+	if hung == nil || hung.Status != record.StatusError || !strings.Contains(hung.Reason, "--timeout 1s") || !strings.Contains(hung.Reason, "the job must be restarted (slurm)") {
 		t.Errorf("hung point: %+v", hung)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nvshbench/nvshbench/plots"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 type plotOptions struct {
@@ -63,9 +63,9 @@ func runPlot(c *cobra.Command, o *plotOptions) error {
 	if err != nil {
 		return err
 	}
-	var ref *results.Reference
+	var ref *record.Reference
 	if !o.NoPaper {
-		ref = results.Paper()
+		ref = record.Paper()
 	}
 	specs := plots.Build(files, ref)
 	if len(specs) == 0 {

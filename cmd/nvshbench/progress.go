@@ -11,15 +11,15 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 )
 
 // newProgress returns a progress bar with ETA on a terminal, and one log
 // line per finished point otherwise.
 func newProgress(w io.Writer) interface {
 	Start(int)
-	Point(*results.Point, int, int)
+	Point(*record.Point, int, int)
 	Finish()
 } {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -37,7 +37,7 @@ func (l *lineProgress) Start(total int) {
 	fmt.Fprintf(l.w, "nvshbench: %d point(s) to measure\n", total)
 }
 
-func (l *lineProgress) Point(p *results.Point, done, total int) {
+func (l *lineProgress) Point(p *record.Point, done, total int) {
 	fmt.Fprintf(l.w, "[%d/%d %s] %s\n", done, total, time.Since(l.start).Round(time.Second), pointLine(p))
 }
 
@@ -59,8 +59,8 @@ func (b *barProgress) Start(total int) {
 	)
 }
 
-func (b *barProgress) Point(p *results.Point, done, total int) {
-	if p.Status != results.StatusOK && b.p != nil {
+func (b *barProgress) Point(p *record.Point, done, total int) {
+	if p.Status != record.StatusOK && b.p != nil {
 		fmt.Fprintln(b.p, pointLine(p))
 	}
 	if b.bar != nil {
@@ -78,23 +78,23 @@ func (b *barProgress) Finish() {
 }
 
 // pointLine is a one-line summary of a finished point.
-func pointLine(p *results.Point) string {
+func pointLine(p *record.Point) string {
 	size := ""
 	if p.Params.Size > 0 {
 		size = " " + report.FormatBytes(p.Params.Size)
 	}
-	if p.Status != results.StatusOK {
+	if p.Status != record.StatusOK {
 		return fmt.Sprintf("%s%s: %s: %s", p.ID, size, p.Status, p.Reason)
 	}
-	m := results.PrimaryMetric(p)
+	m := record.PrimaryMetric(p)
 	s := p.Metrics[m]
 	val := ""
 	switch s.Unit {
-	case results.UnitBytesPerSec:
+	case record.UnitBytesPerSec:
 		val = fmt.Sprintf("%.1f GB/s", s.Median/1e9)
-	case results.UnitSeconds:
+	case record.UnitSeconds:
 		val = fmt.Sprintf("%.2f µs", s.Median/1e-6)
-	case results.UnitOpsPerSec:
+	case record.UnitOpsPerSec:
 		val = fmt.Sprintf("%.1f Mop/s", s.Median/1e6)
 	}
 	extra := ""

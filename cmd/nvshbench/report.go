@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 )
 
 type reportOptions struct {
@@ -54,7 +54,7 @@ func jsonlCompletion(*cobra.Command, []string, string) ([]string, cobra.ShellCom
 }
 
 func runReport(c *cobra.Command, o *reportOptions) error {
-	ref := results.Paper()
+	ref := record.Paper()
 	out, errw := c.OutOrStdout(), c.ErrOrStderr()
 	if o.Paper {
 		if len(o.Files) > 0 || o.Example {
@@ -80,7 +80,7 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 }
 
 // inputFiles loads the named files plus, with --example, the embedded one.
-func inputFiles(args []string, example bool, c *cobra.Command) ([]*results.File, error) {
+func inputFiles(args []string, example bool, c *cobra.Command) ([]*record.File, error) {
 	if len(args) == 0 && !example {
 		return nil, usagef("no results file given: name one or more files, or use --example (or 'nvshbench report --paper' for the published numbers)")
 	}
@@ -89,7 +89,7 @@ func inputFiles(args []string, example bool, c *cobra.Command) ([]*results.File,
 		return nil, err
 	}
 	if example {
-		ex, err := results.Example()
+		ex, err := record.Example()
 		if err != nil {
 			return nil, err
 		}

@@ -16,8 +16,8 @@ import (
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/launcher"
 	"github.com/nvshbench/nvshbench/plots"
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 )
 
 type reproduceOptions struct {
@@ -185,12 +185,12 @@ func claimFolder(dir string) error {
 // writeReproduction renders report.md, the charts and index.md from the
 // results file, through the same code as report and plot.
 func writeReproduction(dir, resFile string, stdout io.Writer) error {
-	f, err := results.ReadFile(resFile)
+	f, err := record.ReadFile(resFile)
 	if err != nil {
 		return err
 	}
-	ref := results.Paper()
-	rep := report.Build([]*results.File{f}, ref, report.Options{Points: true})
+	ref := record.Paper()
+	rep := report.Build([]*record.File{f}, ref, report.Options{Points: true})
 	var md strings.Builder
 	fmt.Fprintf(&md, "# nvshbench reproduction of \"Demystifying NVSHMEM\"\n\n")
 	rep.Wide = true // a page, not a terminal: every column
@@ -204,7 +204,7 @@ func writeReproduction(dir, resFile string, stdout io.Writer) error {
 	if err := out.write("report.md", []byte(md.String())); err != nil {
 		return err
 	}
-	specs := plots.Build([]*results.File{f}, ref)
+	specs := plots.Build([]*record.File{f}, ref)
 	paths, err := writeCharts(out, specs, plots.Formats)
 	if err != nil {
 		return err
@@ -233,7 +233,7 @@ func writeReproduction(dir, resFile string, stdout io.Writer) error {
 	return nil
 }
 
-func gpuNames(gs []results.GPU) string {
+func gpuNames(gs []record.GPU) string {
 	var n []string
 	for _, g := range gs {
 		n = append(n, g.Name)

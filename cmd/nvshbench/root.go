@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 )
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -70,8 +70,8 @@ the same run.
 
 // loadFiles reads results files named on the command line. An argument of
 // the form label=path names the file's column or series.
-func loadFiles(args []string, stderr io.Writer) ([]*results.File, error) {
-	var files []*results.File
+func loadFiles(args []string, stderr io.Writer) ([]*record.File, error) {
+	var files []*record.File
 	for _, a := range args {
 		label, path := "", a
 		if i := strings.IndexByte(a, '='); i > 0 {
@@ -79,7 +79,7 @@ func loadFiles(args []string, stderr io.Writer) ([]*results.File, error) {
 				label, path = a[:i], a[i+1:]
 			}
 		}
-		f, err := results.ReadFile(path)
+		f, err := record.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}

@@ -19,8 +19,8 @@ import (
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/internal/lists"
 	"github.com/nvshbench/nvshbench/launcher"
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
-	"github.com/nvshbench/nvshbench/results"
 
 	// The suites register their benchmarks.
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
@@ -133,7 +133,8 @@ point to the results file as it finishes. With no benchmark named it runs the de
 over the same path) are measured first, in the same run.
 
 Under srun or mpirun, start one nvshbench per GPU; the workers then use NVSHMEM's launcher
-bootstrap (set NVSHMEM_BOOTSTRAP, e.g. PMIX) and rank 0 writes the file (scripts/).
+bootstrap (nvshbench picks one that loads: PMIx or MPI under mpirun, PMIx or PMI-2 under srun;
+'nvshbench doctor' lists them) and rank 0 writes the file (scripts/).
 
 Interrupt it at any time: every finished point is kept, and the same command resumes.`,
 		Example: `  nvshbench run rma/put rma/get --sizes 1M:1G --out results/puts.jsonl
@@ -200,7 +201,7 @@ func (o *runOptions) config() (*harness.Config, error) {
 	if o.Timeout <= 0 {
 		return nil, usagef("--timeout %s: must be positive", o.Timeout)
 	}
-	if c := results.ControlIn(o.Label); c != "" {
+	if c := record.ControlIn(o.Label); c != "" {
 		return nil, usagef("--label: holds a control character (%s); a label is shown in tables and charts", c)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -355,7 +356,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		return nil, err
 	}
 	if o.Out != "" {
-		if err := results.Regular(o.Out); err != nil {
+		if err := record.Regular(o.Out); err != nil {
 			return nil, err
 		}
 	}
@@ -392,7 +393,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	}
 	header := buildHeader(gpu, gpus, o.PEsPerGPU, extra)
 	header.Label = o.Label
-	header.Run = &results.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads}
+	header.Run = &record.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -484,7 +485,7 @@ func fitsMemory(cfg *harness.Config, mem int64, pesPerGPU int) error {
 }
 
 // measureLaunched is measure under srun / mpirun: this process is one PE;
-// NVSHMEM bootstraps through the launcher (NVSHMEM_BOOTSTRAP, e.g. PMIX) and
+// NVSHMEM bootstraps through the launcher (chooseBootstrap) and
 // rank 0 writes the results file.
 func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, benches []*harness.Benchmark, gpu *gpuSetup,
 	l launcher.Launched, ndev int, mem int64, stderr io.Writer) (*launcher.Summary, error) {
@@ -556,16 +557,16 @@ func reportSummary(w io.Writer, s *launcher.Summary) {
 
 // buildHeader describes the run: GPUs, driver, library versions, topology
 // and the NVSHMEM_/NCCL_ environment.
-func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) results.Header {
+func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) record.Header {
 	host, _ := os.Hostname()
-	h := results.Header{Tool: "nvshbench", ToolVersion: Version, Commit: Commit, Created: time.Now().UTC().Format(time.RFC3339),
+	h := record.Header{Tool: "nvshbench", ToolVersion: Version, Commit: Commit, Created: time.Now().UTC().Format(time.RFC3339),
 		Argv: os.Args, Host: host, PEs: gpus * pesPerGPU, Nodes: 1, Env: map[string]string{}}
 	for i := 0; i < gpus; i++ {
 		info, err := g.lib.DeviceInfo(i)
 		if err != nil {
 			continue
 		}
-		h.GPUs = append(h.GPUs, results.GPU{Index: i, Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
+		h.GPUs = append(h.GPUs, record.GPU{Index: i, Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
 			SMs: int(info.SMs), MemoryBytes: info.MemBytes, L2Bytes: info.L2Bytes, ClockKHz: int(info.ClockKHz),
 			CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor)})
 		if i == 0 {
@@ -615,7 +616,7 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) resu
 
 // hostLinks are the physical ceilings of this host's first n GPUs (the
 // header's links); a GPU NVML did not describe is noted.
-func hostLinks(g *gpuSetup, n int, notes []string) ([]results.Link, []string) {
+func hostLinks(g *gpuSetup, n int, notes []string) ([]record.Link, []string) {
 	host, _ := os.Hostname()
 	var devs []harness.DeviceLinks
 	for i := 0; i < n; i++ {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
@@ -64,7 +64,7 @@ func shim(t *testing.T) (string, int) {
 
 // nvshbench runs the binary under a hard deadline (the controller is killed
 // at the deadline; its workers die with it) and reads the results file.
-func nvshbench(t *testing.T, deadline time.Duration, args ...string) *results.File {
+func nvshbench(t *testing.T, deadline time.Duration, args ...string) *record.File {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "gpu.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
@@ -79,14 +79,14 @@ func nvshbench(t *testing.T, deadline time.Duration, args ...string) *results.Fi
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	f, err := results.ReadFile(out)
+	f, err := record.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
 }
 
-func runAll(t *testing.T, gpus, pesPerGPU string, sizes string, extra ...string) *results.File {
+func runAll(t *testing.T, gpus, pesPerGPU string, sizes string, extra ...string) *record.File {
 	p, n := shim(t)
 	if gpus == "2" && n < 2 {
 		t.Skipf("SKIPPED: %d GPU visible, this test needs 2", n)
@@ -99,7 +99,7 @@ func runAll(t *testing.T, gpus, pesPerGPU string, sizes string, extra ...string)
 
 // check asserts every point ran verified or was waived for a reason this
 // setup explains, and that every operation was run.
-func check(t *testing.T, f *results.File, wantPEs, gpus int) {
+func check(t *testing.T, f *record.File, wantPEs, gpus int) {
 	if f.Header.PEs != wantPEs || len(f.Header.GPUs) != gpus || f.Header.NVSHMEM == "" {
 		t.Errorf("header: pes %d gpus %d nvshmem %q", f.Header.PEs, len(f.Header.GPUs), f.Header.NVSHMEM)
 	}
@@ -107,7 +107,7 @@ func check(t *testing.T, f *results.File, wantPEs, gpus int) {
 	ids := map[string]bool{}
 	for _, p := range f.Points {
 		ids[p.ID] = true
-		if p.Status == results.StatusWaived {
+		if p.Status == record.StatusWaived {
 			ok := strings.Contains(p.Reason, "multiple of") || strings.Contains(p.Reason, "multicast disabled") ||
 				(sharedGPU && (strings.Contains(p.Reason, "on one GPU") || strings.Contains(p.Reason, "one PE per GPU"))) ||
 				(wantPEs == 1 && strings.Contains(p.Reason, "2 PEs")) || strings.Contains(p.Reason, "captured") ||
@@ -118,28 +118,28 @@ func check(t *testing.T, f *results.File, wantPEs, gpus int) {
 			continue
 		}
 		// Every ok point was verified, or says why it cannot be.
-		if p.Status != results.StatusOK || !((p.Verify.Checked && p.Verify.OK) || p.Verify.Unverifiable != "") {
+		if p.Status != record.StatusOK || !((p.Verify.Checked && p.Verify.OK) || p.Verify.Unverifiable != "") {
 			t.Errorf("%s %s: %s %s verify=%+v", p.ID, p.Params.Key(), p.Status, p.Reason, p.Verify)
 		}
 		// No round trip below its in-run floor, no bandwidth above its link.
-		for _, fl := range []string{results.FlagBelowFloor, results.FlagAboveLink} {
+		for _, fl := range []string{record.FlagBelowFloor, record.FlagAboveLink} {
 			if p.Has(fl) {
 				t.Errorf("%s %s: %s (median %v, floor %+v, ceiling %+v)", p.ID, p.Params.Key(), fl, p.Metrics, p.Floor, p.Ceiling)
 			}
 		}
-		if p.Has(results.FlagTimersDisagree) {
-			t.Logf("NOTE %s %s: timers disagree: events %v, in-kernel %+v", p.ID, p.Params.Key(), p.Metrics[results.MetricLatency], p.KernelTimer)
+		if p.Has(record.FlagTimersDisagree) {
+			t.Logf("NOTE %s %s: timers disagree: events %v, in-kernel %+v", p.ID, p.Params.Key(), p.Metrics[record.MetricLatency], p.KernelTimer)
 		}
-		if op := roundTrip(p.ID); op && p.Status == results.StatusOK && p.Floor == nil {
+		if op := roundTrip(p.ID); op && p.Status == record.StatusOK && p.Floor == nil {
 			t.Errorf("%s %s: a round trip without its in-run floor", p.ID, p.Params.Key())
 		}
 		payload := (!strings.HasPrefix(p.ID, "latency/") && !strings.HasPrefix(p.ID, "collectives/barrier/") && !strings.HasPrefix(p.ID, "limit/chase-")) ||
 			strings.Contains(p.ID, "put") || strings.Contains(p.ID, "get") ||
 			p.ID == "latency/p" || p.ID == "latency/g" || p.ID == "latency/pingpong/p"
-		if payload && p.Status == results.StatusOK && p.Bytes <= 0 {
+		if payload && p.Status == record.StatusOK && p.Bytes <= 0 {
 			t.Errorf("%s %s: no bytes counted", p.ID, p.Params.Key())
 		}
-		if p.Status == results.StatusOK {
+		if p.Status == record.StatusOK {
 			// The one timer: events, one sample per timed launch; the latency
 			// kernels' in-kernel times beside them (at least ten iterations).
 			if p.Timer != "events" || len(p.Samples) != 3 {
@@ -192,11 +192,11 @@ func TestTwoGPUs(t *testing.T) {
 
 // floors logs the run's floors and checks their order: a chain served by
 // memory is slower than one served by the cache, on each path.
-func floors(t *testing.T, f *results.File) {
+func floors(t *testing.T, f *record.File) {
 	got := map[string]float64{}
 	for _, p := range f.Points {
-		if strings.HasPrefix(p.ID, "limit/chase-") && p.Status == results.StatusOK {
-			got[p.ID+" "+p.Params.Extra["served"]] = p.Metrics[results.MetricLatency].Median
+		if strings.HasPrefix(p.ID, "limit/chase-") && p.Status == record.StatusOK {
+			got[p.ID+" "+p.Params.Extra["served"]] = p.Metrics[record.MetricLatency].Median
 		}
 	}
 	t.Logf("floors: %v", got)
@@ -220,13 +220,13 @@ func TestGraphs(t *testing.T) {
 				"--graph", "collectives/allreduce")
 			ok := 0
 			for _, p := range f.Points {
-				if p.Status == results.StatusOK {
+				if p.Status == record.StatusOK {
 					ok++
 					if !p.Verify.Checked || !p.Verify.OK || p.Params.Mode != "graph" {
 						t.Errorf("%s %s: verify %+v", p.ID, p.Params.Key(), p.Verify)
 					}
 				}
-				if p.Status != results.StatusOK && p.Status != results.StatusWaived {
+				if p.Status != record.StatusOK && p.Status != record.StatusWaived {
 					t.Errorf("%s %s: %s %s", p.ID, p.Params.Key(), p.Status, p.Reason)
 				}
 			}

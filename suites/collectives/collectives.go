@@ -20,7 +20,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 type impl struct {
@@ -103,9 +103,9 @@ func init() {
 func (im impl) device() bool { return im.code != cuda.ImplNVSHMEMStream && im.code != cuda.ImplNCCL }
 
 func register(c collective, im impl) {
-	metrics := []string{results.MetricAlgBW, results.MetricBusBW, results.MetricLatency}
+	metrics := []string{record.MetricAlgBW, record.MetricBusBW, record.MetricLatency}
 	if !c.data {
-		metrics = []string{results.MetricLatency}
+		metrics = []string{record.MetricLatency}
 	}
 	desc := c.name + ": " + im.desc
 	if c.name == "allreduce" {
@@ -136,13 +136,13 @@ func register(c collective, im impl) {
 // launches are the launch modes of an implementation's points.
 func launches(im impl) []string {
 	if im.device() {
-		return []string{results.LaunchPerOp, results.LaunchFused}
+		return []string{record.LaunchPerOp, record.LaunchFused}
 	}
-	return []string{results.LaunchPerOp}
+	return []string{record.LaunchPerOp}
 }
 
-func points(coll collective, im impl) func(c *harness.Config) []results.Params {
-	return func(c *harness.Config) []results.Params {
+func points(coll collective, im impl) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params {
 		op := coll.paramOp
 		dtypes := c.DTypes
 		if coll.name != "allreduce" || im.multi {
@@ -159,10 +159,10 @@ func points(coll collective, im impl) func(c *harness.Config) []results.Params {
 		if im.scope == "thread" {
 			threads = 32
 		}
-		var out []results.Params
+		var out []record.Params
 		for _, l := range launches(im) {
 			if !coll.data {
-				out = append(out, results.Params{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Launch: l, Extra: extra(im, "")})
+				out = append(out, record.Params{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Launch: l, Extra: extra(im, "")})
 				continue
 			}
 			protos := []string{""}
@@ -175,7 +175,7 @@ func points(coll collective, im impl) func(c *harness.Config) []results.Params {
 						if im.maxSize > 0 && s > im.maxSize {
 							continue
 						}
-						out = append(out, results.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
+						out = append(out, record.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
 							Path: c.Path, Mode: mode, Launch: l, Extra: extra(im, pr)})
 					}
 				}
@@ -204,8 +204,8 @@ var dtypeSize = map[string]int64{"float": 4, "bf16": 2, "half": 2}
 
 // argsOf turns a point into the shim's arguments, or a waiver decided from
 // job-wide facts (the same on every PE).
-func argsOf(coll collective, im impl) func(e *harness.Env, p results.Params) (cuda.Args, string) {
-	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
 		a := cuda.NewArgs(coll.op)
 		a.Size, a.Seed, a.Impl, a.DType = p.Size, int64(e.Index%7+1), im.code, dtypeCode[p.DType]
@@ -221,7 +221,7 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p results.Params) (cu
 		if p.Mode == "graph" {
 			a.Graph = 1
 		}
-		if p.Launch != results.LaunchFused {
+		if p.Launch != record.LaunchFused {
 			a.PerOp = 1
 		}
 		if e.Config.Verify {
@@ -274,8 +274,8 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p results.Params) (cu
 	}
 }
 
-func describe(coll collective, im impl) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+func describe(coll collective, im impl) func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+	return func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 		o.BusFactor = coll.busFactor(e.Job.NPEs())
 		o.Effective = effective(im, a, e)
 	}

@@ -35,7 +35,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // MaxSize caps the message sizes of this suite (the run's --sizes above it
@@ -99,7 +99,7 @@ func init() {
 		harness.Register(harness.Benchmark{
 			ID: k.id, Suite: "latency", Desc: k.desc, Default: !k.notDef,
 			IgnoresCTAs: true, IgnoresThreads: fixedThreads(k), OwnLaunch: ownLaunch(k),
-			Metrics:      []string{results.MetricLatency},
+			Metrics:      []string{record.MetricLatency},
 			Floors:       floors(k.op),
 			Points:       points(k),
 			Args:         argsOf(k),
@@ -114,11 +114,11 @@ func init() {
 		harness.Register(harness.Benchmark{
 			ID: f.id, Suite: "latency", Desc: f.desc, Default: true,
 			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "1 CTA × 1",
-			Metrics: []string{results.MetricLatency},
-			Points: func(c *harness.Config) []results.Params {
-				var out []results.Params
+			Metrics: []string{record.MetricLatency},
+			Points: func(c *harness.Config) []record.Params {
+				var out []record.Params
 				for _, served := range []string{harness.ServedMemory, harness.ServedCache} {
-					out = append(out, results.Params{Size: 8, CTAs: 1, Threads: 1, Path: c.Path, Extra: map[string]string{"served": served}})
+					out = append(out, record.Params{Size: 8, CTAs: 1, Threads: 1, Path: c.Path, Extra: map[string]string{"served": served}})
 				}
 				return out
 			},
@@ -150,8 +150,8 @@ func ownLaunch(k kind) string {
 
 // chaseDescribe: the local chase stays on this PE's GPU, whatever the
 // path to the peer.
-func chaseDescribe(local bool) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+func chaseDescribe(local bool) func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+	return func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 		if local {
 			o.Effective = "local"
 		}
@@ -160,8 +160,8 @@ func chaseDescribe(local bool) func(e *harness.Env, p results.Params, a cuda.Arg
 
 // chaseArgs: a floor through the peer's memory, or this PE's own (local);
 // served by the cache: a chain of an eighth of the L2, read into it first.
-func chaseArgs(local bool) func(e *harness.Env, p results.Params) (cuda.Args, string) {
-	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+func chaseArgs(local bool) func(e *harness.Env, p record.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
 		a := cuda.NewArgs("lat.chase")
 		a.Size, a.Seed, a.CTAs, a.Threads = 8, int64(e.Index+1), 1, 1
@@ -197,8 +197,8 @@ func threadsFor(k kind, c *harness.Config) int {
 	return c.Threads
 }
 
-func points(k kind) func(c *harness.Config) []results.Params {
-	return func(c *harness.Config) []results.Params {
+func points(k kind) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params {
 		sizes := []int64{8}
 		if k.sized {
 			sizes = nil
@@ -212,10 +212,10 @@ func points(k kind) func(c *harness.Config) []results.Params {
 		if len(modes) == 0 {
 			modes = []string{""}
 		}
-		var out []results.Params
+		var out []record.Params
 		for _, m := range modes {
 			for _, s := range sizes {
-				p := results.Params{Size: s, Scope: k.scope, CTAs: 1, Threads: threadsFor(k, c), Path: c.Path, Mode: m}
+				p := record.Params{Size: s, Scope: k.scope, CTAs: 1, Threads: threadsFor(k, c), Path: c.Path, Mode: m}
 				if k.op == "lat.launch" {
 					p.Size = 0
 				}
@@ -226,8 +226,8 @@ func points(k kind) func(c *harness.Config) []results.Params {
 	}
 }
 
-func argsOf(k kind) func(e *harness.Env, p results.Params) (cuda.Args, string) {
-	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+func argsOf(k kind) func(e *harness.Env, p record.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
 		size := p.Size
 		if size == 0 {
@@ -260,8 +260,8 @@ func argsOf(k kind) func(e *harness.Env, p results.Params) (cuda.Args, string) {
 	}
 }
 
-func describe(k kind) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+func describe(k kind) func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+	return func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 		if k.pingPong() && e.Job.NPEs() == 1 {
 			o.Effective = "loopback" // two CTAs of the one PE
 		}

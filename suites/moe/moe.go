@@ -25,7 +25,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // The implementations, one benchmark ID each.
@@ -64,7 +64,7 @@ func init() {
 				ID: "moe/" + op + "/" + im.name, Suite: "moe", Default: false,
 				Desc:        fmt.Sprintf("MoE %s: %s", op, im.desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "1 CTA per SM × 512 (NCCL: the library's)",
-				Metrics:     []string{results.MetricLatency, results.MetricBandwidth, results.MetricLink},
+				Metrics:     []string{record.MetricLatency, record.MetricBandwidth, record.MetricLink},
 				Floors:      []string{"limit/chase-peer"},
 				CacheExempt: "every message lands in a slot its receiver reads once: the time is the messages' (the floor says what a link allows)",
 				Points:      points(op),
@@ -76,10 +76,10 @@ func init() {
 	}
 }
 
-func points(op string) func(c *harness.Config) []results.Params {
-	return func(c *harness.Config) []results.Params {
+func points(op string) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params {
 		m := c.MoE
-		var out []results.Params
+		var out []record.Params
 		dtypes := m.DTypes
 		if op == "combine" {
 			dtypes = []string{"bf16"} // combine returns bf16 whatever was dispatched
@@ -97,8 +97,8 @@ func points(op string) func(c *harness.Config) []results.Params {
 						if rt == "skewed" {
 							ex["zipf"] = strconv.FormatFloat(m.Zipf, 'g', -1, 64)
 						}
-						out = append(out, results.Params{Size: int64(t) * int64(m.TopK) * TokenBytes(m.Hidden, dt), Op: op, DType: dt,
-							CTAs: c.GridSMs(), Threads: 512, Path: c.Path, Mode: mode, Launch: results.LaunchPerOp, Extra: ex})
+						out = append(out, record.Params{Size: int64(t) * int64(m.TopK) * TokenBytes(m.Hidden, dt), Op: op, DType: dt,
+							CTAs: c.GridSMs(), Threads: 512, Path: c.Path, Mode: mode, Launch: record.LaunchPerOp, Extra: ex})
 					}
 				}
 			}
@@ -108,7 +108,7 @@ func points(op string) func(c *harness.Config) []results.Params {
 }
 
 // workload reads a point's MoE parameters.
-func workload(p results.Params) (tokens, hidden, topk, experts int, zipf float64) {
+func workload(p record.Params) (tokens, hidden, topk, experts int, zipf float64) {
 	tokens, _ = strconv.Atoi(p.Extra["tokens"])
 	hidden, _ = strconv.Atoi(p.Extra["hidden"])
 	topk, _ = strconv.Atoi(p.Extra["topk"])
@@ -121,8 +121,8 @@ func workload(p results.Params) (tokens, hidden, topk, experts int, zipf float64
 // for every implementation).
 const Seed = 20260604
 
-func argsOf(op string, impl int32) func(e *harness.Env, p results.Params) (cuda.Args, string) {
-	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+func argsOf(op string, impl int32) func(e *harness.Env, p record.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
 		a := cuda.NewArgs("moe." + op)
 		tokens, hidden, topk, experts, zipf := workload(p)
@@ -163,8 +163,8 @@ func argsOf(op string, impl int32) func(e *harness.Env, p results.Params) (cuda.
 }
 
 // describe records the routing's loads and rank 0's bytes to other GPUs.
-func describe(op string) func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-	return func(e *harness.Env, p results.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+func describe(op string) func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+	return func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 		tokens, hidden, topk, experts, zipf := workload(p)
 		n := e.Job.NPEs()
 		rt := Route(Seed, n, tokens, topk, experts, zipf)
@@ -207,7 +207,7 @@ func RemoteBytes(rt *Routing, op, mode string, tok, out int64) int64 {
 // buffer is what a point needs of each of a PE's three buffers (the
 // shim's moe_plan, the same arithmetic): the receive side for the busiest
 // rank, the tables and staging.
-func buffer(c *harness.Config, pes int, p results.Params) int64 {
+func buffer(c *harness.Config, pes int, p record.Params) int64 {
 	tokens, hidden, topk, experts, zipf := workload(p)
 	if pes <= 0 || experts%pes != 0 || topk > experts || tokens <= 0 {
 		return 0 // refused by the flags or waived

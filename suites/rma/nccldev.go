@@ -5,7 +5,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // NCCL's device API (2.28): the same bulk put/get as the NVSHMEM rows, at the
@@ -25,7 +25,7 @@ func init() {
 				ID: "rma/nccl-lsa/" + op + "/" + sc, Suite: "rma",
 				Desc: fmt.Sprintf("NCCL device API: bulk %s at %s scope, 16-byte %s the peer's symmetric window through ncclGetLsaPointer (NCCL 2.28+)",
 					op, sc, how),
-				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit,
+				Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: limit,
 				Default: sc == "block",
 				Points:  lsaPoints(op, sc),
 				Args:    ncclDevArgs("rma.lsa_" + op),
@@ -35,11 +35,11 @@ func init() {
 	harness.Register(harness.Benchmark{
 		ID: "rma/nccl-gin/put-signal/block", Suite: "rma", Default: true,
 		Desc:    "NCCL device API: GIN put + SignalInc per CTA into the peer's window, the launch ending when the target has seen every signal (needs a GIN-capable network: InfiniBand/RoCE)",
-		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: writeLimits,
-		Points: func(c *harness.Config) []results.Params {
-			var out []results.Params
+		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
+		Points: func(c *harness.Config) []record.Params {
+			var out []record.Params
 			for _, s := range c.Sizes {
-				out = append(out, results.Params{Size: s, Op: "gin_put_signal", Scope: "block", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni"})
+				out = append(out, record.Params{Size: s, Op: "gin_put_signal", Scope: "block", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni"})
 			}
 			return out
 		},
@@ -47,26 +47,26 @@ func init() {
 	})
 }
 
-func lsaPoints(op, sc string) func(c *harness.Config) []results.Params {
+func lsaPoints(op, sc string) func(c *harness.Config) []record.Params {
 	name := "lsa_" + op
-	return func(c *harness.Config) []results.Params {
-		var out []results.Params
+	return func(c *harness.Config) []record.Params {
+		var out []record.Params
 		for _, d := range dirs(c) {
 			for _, s := range c.Sizes {
-				out = append(out, results.Params{Size: s, Op: name, Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: d})
+				out = append(out, record.Params{Size: s, Op: name, Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: d})
 			}
 		}
 		if c.LaunchSweep && sc == "block" {
-			out = append(out, launchSweep(c, results.Params{Size: c.SweepSize, Op: name, Scope: sc, Path: c.Path, Dir: "uni"})...)
+			out = append(out, launchSweep(c, record.Params{Size: c.SweepSize, Op: name, Scope: sc, Path: c.Path, Dir: "uni"})...)
 		}
 		return out
 	}
 }
 
 // ncclDevArgs is argsOf with the device API's own waivers (job-wide facts).
-func ncclDevArgs(op string) func(e *harness.Env, p results.Params) (cuda.Args, string) {
+func ncclDevArgs(op string) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 	base := argsOf(op)
-	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		a, why := base(e, p)
 		if why != "" {
 			return a, why

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // The limits of writes into the peer (the SM copy kernel and the copy
@@ -46,7 +46,7 @@ func init() {
 			harness.Register(harness.Benchmark{
 				ID: "rma/" + op + "/" + sc, Suite: "rma",
 				Desc:    fmt.Sprintf("bulk %smem at %s scope (nvshmem%s_%smem_nbi%s), 8 B to 1 GiB; %s", op, sc, xIf(sc), op, scopeSuffix(sc), end),
-				Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit,
+				Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: limit,
 				Default: sc == "block",
 				Points:  bulkPoints(op, sc),
 				Args:    argsOf("rma." + op),
@@ -59,11 +59,11 @@ func init() {
 		harness.Register(harness.Benchmark{
 			ID: "rma/put-signal/" + sc, Suite: "rma",
 			Desc:    fmt.Sprintf("bulk nvshmem%s_putmem_signal_nbi%s (signal add) at %s scope, 8 B to 1 GiB", xIf(sc), scopeSuffix(sc), sc),
-			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: writeLimits,
-			Points: func(c *harness.Config) []results.Params {
-				var out []results.Params
+			Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
+			Points: func(c *harness.Config) []record.Params {
+				var out []record.Params
 				for _, s := range c.Sizes {
-					out = append(out, results.Params{Size: s, Op: "put_signal", Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", Mode: "nbi"})
+					out = append(out, record.Params{Size: s, Op: "put_signal", Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", Mode: "nbi"})
 				}
 				return out
 			},
@@ -78,18 +78,18 @@ func init() {
 		harness.Register(harness.Benchmark{
 			ID: "rma/" + op, Suite: "rma",
 			Desc:    fmt.Sprintf("scalar nvshmem_<T>_%s of 1/2/4/8-byte elements, every thread strided over the buffer", op),
-			Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: limit, Default: true,
+			Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: limit, Default: true,
 			Points: scalarPoints(op),
 			Args:   argsOf("rma." + op),
 		})
 	}
 	harness.Register(harness.Benchmark{ID: "rma/st", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte stores through nvshmem_ptr (load/store path, no NVSHMEM call in the loop), a system-scope fence per iteration",
-		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: writeLimits,
+		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
 		Points: simplePoints("st"), Args: argsOf("rma.st")})
 	harness.Register(harness.Benchmark{ID: "rma/ld", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
-		Metrics: []string{results.MetricBandwidth, results.MetricLatency}, Limits: readLimits,
+		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: readLimits,
 		Points: simplePoints("ld"), Args: argsOf("rma.ld")})
 	for _, a := range []struct{ name, op, desc string }{
 		{"fetch_add", "rma.fetch_add", "uint64 atomic fetch_add rate, every thread on its own remote counter"},
@@ -102,9 +102,9 @@ func init() {
 	} {
 		harness.Register(harness.Benchmark{ID: "rma/atomic/" + a.name, Suite: "rma", Default: true,
 			Desc:    a.desc,
-			Metrics: []string{results.MetricRate},
-			Points: func(c *harness.Config) []results.Params {
-				return []results.Params{{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: "u64", Size: 8}}
+			Metrics: []string{record.MetricRate},
+			Points: func(c *harness.Config) []record.Params {
+				return []record.Params{{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: "u64", Size: 8}}
 			},
 			Args: argsOf(a.op)})
 	}
@@ -122,11 +122,11 @@ func init() {
 		}
 		harness.Register(harness.Benchmark{ID: l.id, Suite: "rma", Desc: l.desc, Default: true,
 			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: own,
-			Metrics: []string{results.MetricBandwidth},
-			Points: func(c *harness.Config) []results.Params {
-				var out []results.Params
+			Metrics: []string{record.MetricBandwidth},
+			Points: func(c *harness.Config) []record.Params {
+				var out []record.Params
 				for _, g := range referenceGrids(l.op, c) {
-					out = append(out, results.Params{Size: c.LimitSize, Op: "copy", CTAs: g[0], Threads: g[1], Path: c.Path, Dir: "uni"})
+					out = append(out, record.Params{Size: c.LimitSize, Op: "copy", CTAs: g[0], Threads: g[1], Path: c.Path, Dir: "uni"})
 				}
 				return out
 			},
@@ -186,54 +186,54 @@ func modes(c *harness.Config) []string {
 	return []string{"nbi"}
 }
 
-func bulkPoints(op, sc string) func(c *harness.Config) []results.Params {
-	return func(c *harness.Config) []results.Params {
-		var out []results.Params
+func bulkPoints(op, sc string) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params {
+		var out []record.Params
 		for _, m := range modes(c) {
 			for _, d := range dirs(c) {
 				for _, s := range c.Sizes {
-					out = append(out, results.Params{Size: s, Op: op, Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: d, Mode: m})
+					out = append(out, record.Params{Size: s, Op: op, Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: d, Mode: m})
 				}
 			}
 		}
 		if c.LaunchSweep && sc == "block" {
-			out = append(out, launchSweep(c, results.Params{Size: c.SweepSize, Op: op, Scope: sc, Path: c.Path, Dir: "uni", Mode: "nbi"})...)
+			out = append(out, launchSweep(c, record.Params{Size: c.SweepSize, Op: op, Scope: sc, Path: c.Path, Dir: "uni", Mode: "nbi"})...)
 		}
 		return out
 	}
 }
 
-func scalarPoints(op string) func(c *harness.Config) []results.Params {
-	return func(c *harness.Config) []results.Params {
-		var out []results.Params
+func scalarPoints(op string) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params {
+		var out []record.Params
 		for _, s := range c.Sizes {
-			out = append(out, results.Params{Size: s, Op: op, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: "u64"})
+			out = append(out, record.Params{Size: s, Op: op, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: "u64"})
 		}
 		// The other element widths at one size beyond L2.
 		if !c.Quick {
 			for _, dt := range []string{"u8", "u16", "u32"} {
-				out = append(out, results.Params{Size: 256 << 20, Op: op, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: dt})
+				out = append(out, record.Params{Size: 256 << 20, Op: op, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: dt})
 			}
 		}
 		if c.LaunchSweep {
-			out = append(out, launchSweep(c, results.Params{Size: c.SweepSize, Op: op, Path: c.Path, Dir: "uni", DType: "u64"})...)
+			out = append(out, launchSweep(c, record.Params{Size: c.SweepSize, Op: op, Path: c.Path, Dir: "uni", DType: "u64"})...)
 		}
 		return out
 	}
 }
 
-func simplePoints(op string) func(c *harness.Config) []results.Params {
-	return func(c *harness.Config) []results.Params {
-		var out []results.Params
+func simplePoints(op string) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params {
+		var out []record.Params
 		for _, s := range c.Sizes {
-			out = append(out, results.Params{Size: s, Op: op, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni"})
+			out = append(out, record.Params{Size: s, Op: op, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni"})
 		}
 		return out
 	}
 }
 
-func launchSweep(c *harness.Config, base results.Params) []results.Params {
-	var out []results.Params
+func launchSweep(c *harness.Config, base record.Params) []record.Params {
+	var out []record.Params
 	for _, ctas := range sweepCTAs {
 		for _, th := range sweepThreads {
 			if ctas == c.CTAs && th == c.Threads && slices.Contains(c.Sizes, c.SweepSize) {
@@ -252,8 +252,8 @@ var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 // argsOf turns a point of op (a name of the shim's dispatch table) into the
 // shim's arguments: PE 0 towards the job's peer, or a waiver decided from
 // job-wide facts.
-func argsOf(op string) func(e *harness.Env, p results.Params) (cuda.Args, string) {
-	return func(e *harness.Env, p results.Params) (cuda.Args, string) {
+func argsOf(op string) func(e *harness.Env, p record.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
 		peer, path := j.Peer(), j.PeerPath()
 		a := cuda.NewArgs(op)

@@ -1,4 +1,4 @@
-package results_test
+package record_test
 
 import (
 	"bytes"
@@ -8,25 +8,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
-func header() results.Header {
-	return results.Header{Tool: "nvshbench", ToolVersion: "test", Created: "2026-11-29T00:00:00Z", Synthetic: true,
-		GPUs: []results.GPU{{Index: 0, Name: "NVIDIA H200", L2Bytes: 60 << 20}}, NVSHMEM: "3.4.5"}
+func header() record.Header {
+	return record.Header{Tool: "nvshbench", ToolVersion: "test", Created: "2026-11-29T00:00:00Z", Synthetic: true,
+		GPUs: []record.GPU{{Index: 0, Name: "NVIDIA H200", L2Bytes: 60 << 20}}, NVSHMEM: "3.4.5"}
 }
 
-func point(size int64, samples ...float64) results.Point {
-	p := results.Point{ID: "rma/put/block", Params: results.Params{Size: size, Op: "put", Scope: "block", CTAs: 32, Threads: 256},
-		Status: results.StatusOK, Bytes: size, Samples: samples, Verify: results.Verification{Checked: true, OK: true}}
-	if err := results.Derive(&p, results.MetricBandwidth, results.MetricLatency); err != nil {
+func point(size int64, samples ...float64) record.Point {
+	p := record.Point{ID: "rma/put/block", Params: record.Params{Size: size, Op: "put", Scope: "block", CTAs: 32, Threads: 256},
+		Status: record.StatusOK, Bytes: size, Samples: samples, Verify: record.Verification{Checked: true, OK: true}}
+	if err := record.Derive(&p, record.MetricBandwidth, record.MetricLatency); err != nil {
 		panic(err)
 	}
 	return p
 }
 
 // writeAndRead writes pts through w, closes it and reads the file back.
-func writeAndRead(t *testing.T, w *results.Writer, path string, pts ...results.Point) *results.File {
+func writeAndRead(t *testing.T, w *record.Writer, path string, pts ...record.Point) *record.File {
 	t.Helper()
 	for _, p := range pts {
 		if err := w.WritePoint(p); err != nil {
@@ -34,7 +34,7 @@ func writeAndRead(t *testing.T, w *results.Writer, path string, pts ...results.P
 		}
 	}
 	w.Close()
-	f, err := results.ReadFile(path)
+	f, err := record.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,53 +43,53 @@ func writeAndRead(t *testing.T, w *results.Writer, path string, pts ...results.P
 
 func TestRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.jsonl")
-	w, err := results.Create(path, header())
+	w, err := record.Create(path, header())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts := []results.Point{point(1024, 1e-6, 2e-6, 3e-6), point(1<<20, 1e-4, 1.1e-4)}
-	waived := results.Point{ID: "rma/put/block", Params: results.Params{Size: 8, Path: "ibgda"}, Status: results.StatusWaived, Reason: "no NIC"}
+	pts := []record.Point{point(1024, 1e-6, 2e-6, 3e-6), point(1<<20, 1e-4, 1.1e-4)}
+	waived := record.Point{ID: "rma/put/block", Params: record.Params{Size: 8, Path: "ibgda"}, Status: record.StatusWaived, Reason: "no NIC"}
 	pts = append(pts, waived)
 	f := writeAndRead(t, w, path, pts...)
-	if f.Header.Schema != results.SchemaVersion || f.Header.Type != results.TypeHeader || !f.Header.Synthetic {
+	if f.Header.Schema != record.SchemaVersion || f.Header.Type != record.TypeHeader || !f.Header.Synthetic {
 		t.Errorf("header = %+v", f.Header)
 	}
 	if len(f.Points) != 3 || len(f.Warnings) != 0 {
 		t.Fatalf("points=%d warnings=%v", len(f.Points), f.Warnings)
 	}
-	bw := f.Points[0].Metrics[results.MetricBandwidth]
-	if bw.Unit != results.UnitBytesPerSec || bw.Median != 1024/2e-6 || bw.Min != 1024/3e-6 || bw.Max != 1024/1e-6 {
+	bw := f.Points[0].Metrics[record.MetricBandwidth]
+	if bw.Unit != record.UnitBytesPerSec || bw.Median != 1024/2e-6 || bw.Min != 1024/3e-6 || bw.Max != 1024/1e-6 {
 		t.Errorf("bandwidth summary = %+v", bw)
 	}
-	if f.Points[2].Status != results.StatusWaived || f.Points[2].Reason != "no NIC" {
+	if f.Points[2].Status != record.StatusWaived || f.Points[2].Reason != "no NIC" {
 		t.Errorf("waived point = %+v", f.Points[2])
 	}
 }
 
 func TestCreateNeverOverwrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.jsonl")
-	w, err := results.Create(path, header())
+	w, err := record.Create(path, header())
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
-	if _, err := results.Create(path, header()); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+	if _, err := record.Create(path, header()); err == nil || !strings.Contains(err.Error(), "never overwritten") {
 		t.Fatalf("second Create: err = %v, want a refusal", err)
 	}
 }
 
 func TestWriterRefusesInvalidPoints(t *testing.T) {
-	w, err := results.Create(filepath.Join(t.TempDir(), "r.jsonl"), header())
+	w, err := record.Create(filepath.Join(t.TempDir(), "r.jsonl"), header())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	for name, p := range map[string]results.Point{
-		"no id":             {Status: results.StatusOK},
+	for name, p := range map[string]record.Point{
+		"no id":             {Status: record.StatusOK},
 		"bad status":        {ID: "x", Status: "fine"},
-		"waived, no reason": {ID: "x", Status: results.StatusWaived},
-		"negative size":     {ID: "x", Status: results.StatusOK, Params: results.Params{Size: -1}},
-		"zero sample":       {ID: "x", Status: results.StatusOK, Samples: []float64{0}},
+		"waived, no reason": {ID: "x", Status: record.StatusWaived},
+		"negative size":     {ID: "x", Status: record.StatusOK, Params: record.Params{Size: -1}},
+		"zero sample":       {ID: "x", Status: record.StatusOK, Samples: []float64{0}},
 	} {
 		if err := w.WritePoint(p); err == nil {
 			t.Errorf("%s: written without error", name)
@@ -117,7 +117,7 @@ func TestReadErrors(t *testing.T) {
 		{"wrong field type", good + "\n" + `{"type":"point","id":"x","status":"ok","params":{"size":"big"}}` + "\n", "t.jsonl:2: malformed point"},
 	}
 	for _, c := range cases {
-		_, err := results.Read(strings.NewReader(c.data), "t.jsonl")
+		_, err := record.Read(strings.NewReader(c.data), "t.jsonl")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want it to contain %q", c.name, err, c.want)
 		}
@@ -130,7 +130,7 @@ func TestReadErrors(t *testing.T) {
 func TestTruncatedLastLineIsAWarning(t *testing.T) {
 	good := `{"type":"header","schema":1,"tool_version":"t"}` + "\n" +
 		`{"type":"point","id":"rma/p","params":{"size":8},"status":"ok","verify":{"checked":false,"ok":false}}` + "\n"
-	f, err := results.Read(strings.NewReader(good+`{"type":"point","id":"rma/p","par`), "run.jsonl")
+	f, err := record.Read(strings.NewReader(good+`{"type":"point","id":"rma/p","par`), "run.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,24 +138,24 @@ func TestTruncatedLastLineIsAWarning(t *testing.T) {
 		t.Fatalf("points=%d warnings=%q", len(f.Points), f.Warnings)
 	}
 	// A malformed line that is not the last one stays an error.
-	if _, err := results.Read(strings.NewReader(good+`{"type":"point","id":"rma/p","par`+"\n"+good), "run.jsonl"); err == nil {
+	if _, err := record.Read(strings.NewReader(good+`{"type":"point","id":"rma/p","par`+"\n"+good), "run.jsonl"); err == nil {
 		t.Fatal("a malformed middle line was accepted")
 	}
 }
 
 func TestReadFileErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := results.ReadFile(filepath.Join(dir, "missing.jsonl")); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err := record.ReadFile(filepath.Join(dir, "missing.jsonl")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing file: %v", err)
 	}
-	if _, err := results.ReadFile(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := record.ReadFile(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("directory: %v", err)
 	}
 }
 
 func TestAppendCutsAPartialLineAndResumes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.jsonl")
-	w, err := results.Create(path, header())
+	w, err := record.Create(path, header())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestAppendCutsAPartialLineAndResumes(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"type":"point","id":"cut`)
 	f.Close()
-	w2, prev, err := results.Append(path)
+	w2, prev, err := record.Append(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestAppendCutsAPartialLineAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w2.Close()
-	got, err := results.ReadFile(path)
+	got, err := record.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,35 +185,35 @@ func TestAppendCutsAPartialLineAndResumes(t *testing.T) {
 }
 
 func TestQuantileAndSummary(t *testing.T) {
-	s := results.Summarize([]float64{4, 1, 3, 2}, "s")
+	s := record.Summarize([]float64{4, 1, 3, 2}, "s")
 	if s.Median != 2.5 || s.Min != 1 || s.Max != 4 || s.N != 4 {
 		t.Errorf("summary = %+v", s)
 	}
-	if q := results.Quantile([]float64{10, 20}, 0.9); q != 19 {
+	if q := record.Quantile([]float64{10, 20}, 0.9); q != 19 {
 		t.Errorf("p90 of {10,20} = %v, want 19", q)
 	}
 }
 
 func TestSampleValuesAndPrimaryMetric(t *testing.T) {
-	p := results.Point{ID: "collectives/allreduce/x", Params: results.Params{Size: 1000}, Samples: []float64{1e-6}, BusFactor: 1.5}
-	if err := results.Derive(&p, results.MetricAlgBW, results.MetricBusBW); err != nil {
+	p := record.Point{ID: "collectives/allreduce/x", Params: record.Params{Size: 1000}, Samples: []float64{1e-6}, BusFactor: 1.5}
+	if err := record.Derive(&p, record.MetricAlgBW, record.MetricBusBW); err != nil {
 		t.Fatal(err)
 	}
 	if p.Metrics["algbw"].Median != 1e9 || p.Metrics["busbw"].Median != 1.5e9 {
 		t.Errorf("metrics = %+v", p.Metrics)
 	}
-	if m := results.PrimaryMetric(&p); m != results.MetricBusBW {
+	if m := record.PrimaryMetric(&p); m != record.MetricBusBW {
 		t.Errorf("primary = %s", m)
 	}
-	q := results.Point{ID: "x", Samples: []float64{1}}
-	if err := results.Derive(&q, results.MetricBandwidth); err == nil {
+	q := record.Point{ID: "x", Samples: []float64{1}}
+	if err := record.Derive(&q, record.MetricBandwidth); err == nil {
 		t.Error("bandwidth without bytes was derived")
 	}
 }
 
 func TestParamsKeyIsCanonical(t *testing.T) {
-	a := results.Params{Size: 8, Op: "put", Extra: map[string]string{"b": "2", "a": "1"}}
-	b := results.Params{Extra: map[string]string{"a": "1", "b": "2"}, Op: "put", Size: 8}
+	a := record.Params{Size: 8, Op: "put", Extra: map[string]string{"b": "2", "a": "1"}}
+	b := record.Params{Extra: map[string]string{"a": "1", "b": "2"}, Op: "put", Size: 8}
 	if a.Key() != b.Key() || a.Key() != "size=8 op=put a=1 b=2" {
 		t.Errorf("keys %q vs %q", a.Key(), b.Key())
 	}
@@ -223,14 +223,14 @@ func TestParamsKeyIsCanonical(t *testing.T) {
 }
 
 func TestEmbeddedExampleAndReference(t *testing.T) {
-	f, err := results.Example()
+	f, err := record.Example()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(f.Points) == 0 {
 		t.Fatal("embedded example has no points")
 	}
-	ref := results.Paper()
+	ref := record.Paper()
 	if len(ref.Rows) == 0 || ref.Source.Arxiv != "2606.05951v1" {
 		t.Fatalf("reference: %d rows, arxiv %q", len(ref.Rows), ref.Source.Arxiv)
 	}
@@ -240,28 +240,28 @@ func TestEmbeddedExampleAndReference(t *testing.T) {
 // the raw samples (report and compare then agree) and the file says so.
 func TestReadRederivesFromSamples(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "edited.jsonl")
-	w, err := results.Create(path, header())
+	w, err := record.Create(path, header())
 	if err != nil {
 		t.Fatal(err)
 	}
 	good := point(1<<20, 1e-4, 1.1e-4, 1.2e-4)
 	edited := point(1<<21, 2e-4, 2.2e-4, 2.4e-4)
-	m := edited.Metrics[results.MetricBandwidth]
+	m := edited.Metrics[record.MetricBandwidth]
 	m.Median *= 10 // "10x faster", typed by hand
-	edited.Metrics[results.MetricBandwidth] = m
+	edited.Metrics[record.MetricBandwidth] = m
 	f := writeAndRead(t, w, path, good, edited)
 	if len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "disagree with the raw samples") || !strings.Contains(f.Warnings[0], "size=2097152") {
 		t.Fatalf("warnings %q", f.Warnings)
 	}
-	vals, _, err := results.SampleValues(&f.Points[1], results.MetricBandwidth)
+	vals, _, err := record.SampleValues(&f.Points[1], record.MetricBandwidth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := results.Summarize(vals, results.UnitBytesPerSec).Median
-	if got := f.Points[1].Metrics[results.MetricBandwidth].Median; got != want {
+	want := record.Summarize(vals, record.UnitBytesPerSec).Median
+	if got := f.Points[1].Metrics[record.MetricBandwidth].Median; got != want {
 		t.Errorf("median after reading %v, from the samples %v", got, want)
 	}
-	if got := f.Points[0].Metrics[results.MetricBandwidth].Median; got != good.Metrics[results.MetricBandwidth].Median {
+	if got := f.Points[0].Metrics[record.MetricBandwidth].Median; got != good.Metrics[record.MetricBandwidth].Median {
 		t.Errorf("an untouched point changed: %v", got)
 	}
 }
@@ -271,7 +271,7 @@ func TestReadRederivesFromSamples(t *testing.T) {
 func TestGzippedFileReadsTheSame(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.jsonl")
-	w, err := results.Create(path, header())
+	w, err := record.Create(path, header())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,22 +288,22 @@ func TestGzippedFileReadsTheSame(t *testing.T) {
 	if err := os.WriteFile(gz, zb.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := results.ReadFile(gz)
+	f, err := record.ReadFile(gz)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Points) != len(plain.Points) || f.Points[1].Metrics[results.MetricBandwidth] != plain.Points[1].Metrics[results.MetricBandwidth] ||
+	if len(f.Points) != len(plain.Points) || f.Points[1].Metrics[record.MetricBandwidth] != plain.Points[1].Metrics[record.MetricBandwidth] ||
 		f.Header.NVSHMEM != "3.4.5" || len(f.Warnings) != 0 {
 		t.Errorf("gzipped: %d points %+v, warnings %v", len(f.Points), f.Header, f.Warnings)
 	}
-	if _, err := results.Create(filepath.Join(dir, "new.jsonl.gz"), header()); err == nil || !strings.Contains(err.Error(), "gzip the file when the run is done") {
+	if _, err := record.Create(filepath.Join(dir, "new.jsonl.gz"), header()); err == nil || !strings.Contains(err.Error(), "gzip the file when the run is done") {
 		t.Errorf("writing a .gz: %v", err)
 	}
 	cut := filepath.Join(dir, "cut.jsonl.gz")
 	if err := os.WriteFile(cut, zb.Bytes()[:zb.Len()/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := results.ReadFile(cut); err == nil || !strings.Contains(err.Error(), "ends early") {
+	if _, err := record.ReadFile(cut); err == nil || !strings.Contains(err.Error(), "ends early") {
 		t.Errorf("a cut .gz: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-// Package results defines the nvshbench results format and reads and writes it.
+// Package record defines the nvshbench results format and reads and writes it.
 //
 // A results file is JSON Lines: one header record describing the run (tool,
 // host, GPUs, driver and library versions, the NVSHMEM_/NCCL_ environment),
@@ -12,4 +12,4 @@
 //
 // The package also embeds the published numbers of "Demystifying NVSHMEM"
 // (reference.go) and a small measured example file (example.go).
-package results
+package record

@@ -2,7 +2,7 @@
 # Smoke run on the H200 test machine: build the shim there, doctor, and a
 # short verified RMA run with 1 PE and with 2 PEs on the one GPU.
 # Usage (from the repo root, with build/nvshbench built by 'make build'):
-#   OUT=/tmp/out scripts/h200-smoke.sh
+#   OUT=/tmp/out results/h200-2026-11-29/smoke.sh
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-smoke}

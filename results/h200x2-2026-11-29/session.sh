@@ -100,6 +100,6 @@ for s in $STEPS; do
   quick1) guard 120 quick-1gpu "$B" reproduce --quick --gpus 1 --timeout 30s --out "$W/reproduce-quick-1gpu" --label h200-1gpu-quick ;;
   quick) guard 120 quick "$B" reproduce --quick --timeout 30s --out "$W/reproduce-quick" --label h200x2-quick ;;
   full) guard 330 full "$B" reproduce --timeout 30s --out "$W/reproduce" --label h200x2 ;;
-  mpi) guard 330 mpi scripts/mpi-check.sh "$W" ;;
+  mpi) guard 330 mpi results/h200x2-2026-11-29/mpi-check.sh "$W" ;;
   esac
 done

@@ -1,4 +1,4 @@
-package results_test
+package record_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // TestPaperMatchesSharedReference checks the embedded, converted reference
@@ -40,8 +40,8 @@ func TestPaperMatchesSharedReference(t *testing.T) {
 	if err := json.Unmarshal(b, &src); err != nil {
 		t.Fatal(err)
 	}
-	ref := results.Paper()
-	find := func(table, key string) *results.RefRow {
+	ref := record.Paper()
+	find := func(table, key string) *record.RefRow {
 		for i := range ref.Rows {
 			if ref.Rows[i].Table == table && ref.Rows[i].Key == key {
 				return &ref.Rows[i]
@@ -86,7 +86,7 @@ func TestParseReferenceRejectsBadRows(t *testing.T) {
 		"agg":       `{"rows":[{"table":"rma","key":"a","value":1,"ids":["x"],"agg":"mean"}]}`,
 		"pattern":   `{"rows":[{"table":"rma","key":"a","value":1,"ids":["[x"],"agg":"max"}]}`,
 	} {
-		if _, err := results.ParseReference([]byte(doc)); err == nil {
+		if _, err := record.ParseReference([]byte(doc)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -1,11 +1,11 @@
-package results_test
+package record_test
 
 import (
 	"bytes"
 	"os"
 	"testing"
 
-	"github.com/nvshbench/nvshbench/results"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // FuzzRead feeds arbitrary bytes to the reader: it must never panic, and
@@ -18,11 +18,11 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"type":"header","schema":2}`))
 	f.Add([]byte("\n\n{"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rf, err := results.Read(bytes.NewReader(data), "fuzz")
+		rf, err := record.Read(bytes.NewReader(data), "fuzz")
 		if err != nil {
 			return
 		}
-		if rf.Header.Schema > results.SchemaVersion || rf.Header.Schema <= 0 {
+		if rf.Header.Schema > record.SchemaVersion || rf.Header.Schema <= 0 {
 			t.Fatalf("accepted schema %d", rf.Header.Schema)
 		}
 		for i := range rf.Points {
