@@ -10,7 +10,10 @@
 #
 # Steps: test (make gpu-test's binary), quick (reproduce --quick), full
 # (reproduce), probe (floors and chases, copy references, per-op vs fused),
-# moe (the MoE suite), choice (the library-choice probes).
+# moe / moegraph (the MoE suite, plain and in a CUDA graph), ops (the atomics
+# on 2 PEs: signal_add and swap with their operation counts), beforeafter
+# (build/old/: the binary and shim of 73700bc, before this session's shim
+# split, against this one, same points, old then new then old).
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-session}
@@ -65,6 +68,12 @@ for s in $STEPS; do
            limit latency/g latency/get/block latency/put/block latency/atomic latency/quiet rma/put/block rma/p rma/st rma/nccl-lsa/put/block \
            collectives/allreduce/multicta collectives/allreduce/nvshmem-block collectives/allreduce/nccl ;;
   moe) guard 300 moe "$B" run $S --timeout 60s --out "$W/moe.jsonl" --label moe moe ;;
-  moegraph) guard 300 moe-graph "$B" run $S --graph --timeout 60s --out "$W/moe-graph.jsonl" --label moe-graph moe ;;
+  moegraph) guard 200 moe-graph "$B" run $S --graph --moe-routing uniform --timeout 60s --out "$W/moe-graph.jsonl" --label moe-graph moe ;;
+  ops) guard 90 ops "$B" run $S --pes-per-gpu 2 --sizes 8 --samples 10 --timeout 30s --out "$W/ops-2pe.jsonl" --label ops-2pe rma/atomic latency/atomic ;;
+  beforeafter)
+    BA="--sizes 4K,64K,1M,16M,256M --samples 10 --timeout 30s rma/put/block rma/get/block rma/put/warp rma/p rma/g rma/st rma/ld rma/nccl-lsa/put/block collectives/allreduce/multicta collectives/allreduce/nccl-lsa collectives/allreduce/nvshmem-block"
+    guard 100 before1 build/old/nvshbench run --shim build/old/libnvshbench.so --out "$W/before-1.jsonl" --label before $BA
+    guard 100 after "$B" run $S --out "$W/after.jsonl" --label after $BA
+    guard 100 before2 build/old/nvshbench run --shim build/old/libnvshbench.so --out "$W/before-2.jsonl" --label before $BA ;;
   esac
 done
