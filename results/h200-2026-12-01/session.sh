@@ -3,7 +3,8 @@
 # this script): the carried binaries (build/nvshbench, build/gpu.test,
 # build/libnvshbench.so, built elsewhere with CGO_ENABLED=0 and the pip CUDA
 # toolchain: 'make build cuda' and 'go test -c -tags gpu -o build/gpu.test
-# ./cuda/gputest'), then the steps in $STEPS. Every step runs under a
+# ./cuda/gputest'; or all of them and build/old/ in build/carry.tar.xz), then
+# the steps in $STEPS. Every step runs under a
 # deadline; a step that hangs gets cuda-gdb backtraces of its workers before
 # it is killed. Logs and results land in $OUT/bundle.tar.xz (charts left out:
 # plot redraws them from the results), the only file under $OUT.
@@ -15,6 +16,8 @@
 # (build/old/: the binary and shim of 73700bc, before this session's shim
 # split, against this one, same points, old then new then old).
 set -u
+# The binaries may come as one archive (the device call carries 64 MiB at most).
+[ -f build/carry.tar.xz ] && tar -C build -xJf build/carry.tar.xz
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 OUT=${OUT:-/tmp/nvshbench-session}
 W=${WORK:-/tmp/nvshbench-session}/w; mkdir -p "$W"
