@@ -72,11 +72,13 @@ for s in $STEPS; do
            collectives/allreduce/multicta collectives/allreduce/nvshmem-block collectives/allreduce/nccl ;;
   moe) guard 300 moe "$B" run $S --timeout 60s --out "$W/moe.jsonl" --label moe moe ;;
   moegraph) guard 200 moe-graph "$B" run $S --graph --moe-routing uniform --timeout 60s --out "$W/moe-graph.jsonl" --label moe-graph moe ;;
-  ops) guard 90 ops "$B" run $S --pes-per-gpu 2 --sizes 8 --samples 10 --timeout 30s --out "$W/ops-2pe.jsonl" --label ops-2pe rma/atomic latency/atomic ;;
+  ops) guard 90 ops "$B" run $S --pes-per-gpu 2 --samples 10 --timeout 30s --out "$W/ops-2pe.jsonl" --label ops-2pe rma/atomic latency/atomic ;;
   beforeafter)
+    # The old binary opens its shim without preloading NVSHMEM: point the loader at the wheel's.
+    OLDLP=$(sed -n 's/^ *libraries loaded from[^)]*): //p' "$W/doctor.txt")
     BA="--sizes 4K,64K,1M,16M,256M --samples 10 --timeout 30s rma/put/block rma/get/block rma/put/warp rma/p rma/g rma/st rma/ld rma/nccl-lsa/put/block collectives/allreduce/multicta collectives/allreduce/nccl-lsa collectives/allreduce/nvshmem-block"
-    guard 100 before1 build/old/nvshbench run --shim build/old/libnvshbench.so --out "$W/before-1.jsonl" --label before $BA
+    guard 100 before1 env LD_LIBRARY_PATH="$OLDLP${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" build/old/nvshbench run --shim build/old/libnvshbench.so --out "$W/before-1.jsonl" --label before $BA
     guard 100 after "$B" run $S --out "$W/after.jsonl" --label after $BA
-    guard 100 before2 build/old/nvshbench run --shim build/old/libnvshbench.so --out "$W/before-2.jsonl" --label before $BA ;;
+    guard 100 before2 env LD_LIBRARY_PATH="$OLDLP${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" build/old/nvshbench run --shim build/old/libnvshbench.so --out "$W/before-2.jsonl" --label before $BA ;;
   esac
 done
