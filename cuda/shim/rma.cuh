@@ -174,16 +174,19 @@ __device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_
 }
 
 // Plain loads/stores through a mapped pointer: 16-byte vectors, a tail of
-// bytes. Used for st, ld and the SM copy references. remote_dst: the stores
+// bytes. Used for st, ld and the SM copy references. REMOTE_DST: the stores
 // go to the peer, and every iteration ends with a system-scope fence, as a
 // put ends with quiet: the time covers the stores' delivery, not just their
-// issue.
+// issue. A template parameter, not an argument: with the fence's branch in
+// the loop the loads' kernel compiled 60 % larger and ran 55 % slower at
+// 256 MiB with 32 CTAs (one H200, 2026-12-01, against 73700bc's build).
 //
 // The loop is group_copy's over the grid, written out: k_copy calling
 // group_copy compiled to PTX equal but for one instruction, yet ran 4 % slower
 // per iteration at L2-resident sizes (st/ld 8 B: 156 against 150 ns,
 // alternated twice on two H200s, 2026-11-29); the limits were unchanged.
-__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, int remote_dst) {
+template <int REMOTE_DST>
+__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters) {
   int64_t n16 = size / 16;
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
@@ -200,7 +203,7 @@ __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ sr
     }
     for (; i < n16; i += stride) d4[i] = s4[i];
     for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
-    if (remote_dst) __threadfence_system();
+    if constexpr (REMOTE_DST) __threadfence_system();
   }
 }
 
@@ -362,7 +365,7 @@ static int launch_scalar(Run *r, int iters) {
 static int launch_store(Run *r, int iters) {
   uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
   if (!rd) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
-  k_copy<<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters, 1);
+  k_copy<1><<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters);
   CKLAUNCH("store copy kernel");
   return 0;
 }
@@ -371,7 +374,7 @@ static int launch_store(Run *r, int iters) {
 static int launch_load(Run *r, int iters) {
   const uint8_t *rs = (const uint8_t *)nvshmem_ptr(S.src, r->target);
   if (!rs) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
-  k_copy<<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters, 0);
+  k_copy<0><<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters);
   CKLAUNCH("load copy kernel");
   return 0;
 }

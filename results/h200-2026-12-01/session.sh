@@ -14,7 +14,8 @@
 # moe / moegraph (the MoE suite, plain and in a CUDA graph), ops (the atomics
 # on 2 PEs: signal_add and swap with their operation counts), beforeafter
 # (build/old/: the binary and shim of 73700bc, before this session's shim
-# split, against this one, same points, old then new then old).
+# split, against this one, same points, old then new then old), iso (the
+# fused one-CTA AllReduce alone, old / new / old).
 set -u
 # The binaries may come as one archive (the device call carries 64 MiB at most).
 [ -f build/carry.tar.xz ] && tar -C build -xJf build/carry.tar.xz
@@ -72,6 +73,12 @@ for s in $STEPS; do
            collectives/allreduce/multicta collectives/allreduce/nvshmem-block collectives/allreduce/nccl ;;
   moe) guard 300 moe "$B" run $S --timeout 60s --out "$W/moe.jsonl" --label moe moe ;;
   moegraph) guard 200 moe-graph "$B" run $S --graph --moe-routing uniform --timeout 60s --out "$W/moe-graph.jsonl" --label moe-graph moe ;;
+  iso)  # the fused one-CTA NVSHMEM AllReduce at 4 KiB alone, old then new then old: is its before/after gap the plan's?
+    OLDLP=$(sed -n 's/^ *libraries loaded from[^)]*): //p' "$W/doctor.txt")
+    ISO="--sizes 4K,64K --samples 10 --timeout 30s collectives/allreduce/nvshmem-block"
+    guard 60 iso-before1 env LD_LIBRARY_PATH="$OLDLP" build/old/nvshbench run --shim build/old/libnvshbench.so --out "$W/iso-before-1.jsonl" --label before $ISO
+    guard 60 iso-after "$B" run $S --out "$W/iso-after.jsonl" --label after $ISO
+    guard 60 iso-before2 env LD_LIBRARY_PATH="$OLDLP" build/old/nvshbench run --shim build/old/libnvshbench.so --out "$W/iso-before-2.jsonl" --label before $ISO ;;
   ops) guard 90 ops "$B" run $S --pes-per-gpu 2 --samples 10 --timeout 30s --out "$W/ops-2pe.jsonl" --label ops-2pe rma/atomic latency/atomic ;;
   beforeafter)
     # The old binary opens its shim without preloading NVSHMEM: point the loader at the wheel's.
