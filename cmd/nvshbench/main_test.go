@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 	if (len(os.Args) > 1 && os.Args[1] == "__worker") || os.Getenv("NVSHBENCH_TEST_CLI") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	cluster.stop() // the private Slurm cluster, if a test started it
+	os.Exit(code)
 }
 
 func nvshbench(t *testing.T, args ...string) (stdout, stderr string, code int) {
