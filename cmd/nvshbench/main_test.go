@@ -75,6 +75,12 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"run", "--shim", "fake", "--sizes", "4K", "moe"},
 		{"run", "--shim", "fake", "--label", "x\x1b[2Jy", "rma/put/block"},
 		{"doctor", "--shim", "/nonexistent.so"},
+		{"model"},
+		{"model", "--predict", "1", "--example"},
+		{"model", "--nic-gbps", "NaN", "--example"},
+		{"model", "--ring-efficiency", "2", "--example"},
+		{"model", "--sizes", "3:1K", "--example"},
+		{"model", "--format", "yaml", "--example"},
 	} {
 		_, stderr, code := nvshbench(t, args...)
 		if code != exitUsage {

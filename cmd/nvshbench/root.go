@@ -36,6 +36,7 @@ the same run.
 	})
 	root.AddCommand(
 		newReportCmd(),
+		newModelCmd(),
 		newPlotCmd(),
 		newCompareCmd(),
 		newListCmd(),
