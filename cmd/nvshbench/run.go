@@ -78,22 +78,22 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVarP(&o.Out, "out", "o", "", "results file (default nvshbench-HOST.jsonl in the current folder); an existing file is resumed by the same setup, never overwritten")
 	f.IntVar(&o.GPUs, "gpus", 0, "GPUs to use, one worker per PE (default: all visible)")
 	f.IntVar(&o.PEsPerGPU, "pes-per-gpu", 1, "PEs per GPU; 2 on one GPU tests multi-PE code paths (not link performance)")
-	f.StringVar(&o.Sizes, "sizes", "8:1G", "message sizes: LO:HI (powers of two), LO:HI:FACTOR, or a list 256,4K,1M")
+	f.StringVar(&o.Sizes, "sizes", "8:1G", "message sizes: LO:HI (the powers of two from a power-of-two LO), LO:HI:FACTOR, or a list 256,4K,1M")
 	f.IntVar(&o.CTAs, "ctas", harness.DefaultCTAs, "CTAs per launch (the paper: 32)")
 	f.IntVar(&o.Threads, "threads", harness.DefaultThreads, "threads per CTA (the paper: 256)")
 	f.BoolVar(&o.LaunchSweep, "launch-sweep", false, "also sweep CTAs × threads at --sweep-size to find each op's peak")
 	f.StringVar(&o.SweepSize, "sweep-size", "256M", "message size of the launch sweep")
 	f.StringVar(&o.Path, "path", "p2p", "path to measure: p2p (NVLink/PCIe load-store), proxy (CPU proxy over IB), ibgda")
 	f.IntVar(&o.Iters, "iters", 0, "operations per timed launch (0: calibrated so one launch takes about 20 ms, 1..1000)")
-	f.IntVar(&o.Warmup, "warmup", 2, "untimed launches before the samples")
-	f.IntVar(&o.Samples, "samples", 10, "timed launches per point")
+	f.IntVar(&o.Warmup, "warmup", 2, "untimed launches before the samples (0..1000)")
+	f.IntVar(&o.Samples, "samples", 10, "timed launches per point (1..10000)")
 	f.BoolVar(&o.NoVerify, "no-verify", false, "skip the data check of every point (recorded in the results)")
 	f.BoolVar(&o.Bidir, "bidir", false, "also measure bidirectional put/get")
 	f.BoolVar(&o.Blocking, "blocking", false, "also measure the blocking forms of put/get")
 	f.DurationVar(&o.Timeout, "timeout", 120*time.Second, "a point that takes longer is recorded as an error and its workers killed")
 	f.BoolVar(&o.StopOnError, "stop-on-error", false, "stop at the first point that errors instead of going on")
 	f.StringVar(&o.Shim, "shim", "", "path of a built libnvshbench.so (default: build it into the cache when missing or stale)")
-	f.StringVar(&o.Label, "label", "", "a name for this run, shown in reports and charts")
+	f.StringVar(&o.Label, "label", "", "a name for this run, shown in reports and charts (no control characters)")
 	f.BoolVar(&o.Quick, "quick", false, "fewer sizes (1 KiB…1 GiB by ×4) and 5 samples")
 	f.StringSliceVar(&o.DTypes, "dtypes", []string{"float"}, "collectives: data types of AllReduce (float, bf16, half)")
 	f.BoolVar(&o.Graph, "graph", false, "collectives: capture the timed iterations in a CUDA graph (as the paper did)")
@@ -137,7 +137,7 @@ bootstrap (nvshbench picks one that loads: PMIx or MPI under mpirun, PMIx or PMI
 'nvshbench doctor' lists them) and rank 0 writes the file (scripts/).
 
 Interrupt it at any time: every finished point is kept, and the same command resumes.`,
-		Example: `  nvshbench run rma/put rma/get --sizes 1M:1G --out results/puts.jsonl
+		Example: `  nvshbench run rma/put rma/get --sizes 1M:1G --out puts.jsonl
   nvshbench run --pes-per-gpu 2 --quick rma
   nvshbench run --launch-sweep rma/put/block rma/p
   nvshbench run latency collectives --graph --sizes 8:1M
