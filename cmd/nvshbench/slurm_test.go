@@ -400,7 +400,8 @@ func (s *slurm) exitCode(id string) int {
 	return -1
 }
 
-// tagged lists the live processes whose environment holds tag.
+// tagged lists the live processes (zombies apart) whose environment holds
+// tag.
 func tagged(tag string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var pids []int
