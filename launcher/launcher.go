@@ -62,7 +62,7 @@ type Progress interface {
 // Waive writes a results file whose every point is waived with reason,
 // without starting workers (a path the machine lacks).
 func Waive(o Options, reason string) (*Summary, error) {
-	w, done, err := openOut(o)
+	w, done, _, err := openOut(o)
 	if err != nil {
 		return nil, err
 	}
@@ -84,23 +84,24 @@ func Waive(o Options, reason string) (*Summary, error) {
 }
 
 // openOut creates the results file, or opens it to resume: the points it
-// already holds (any status but error) are reported as done. Either way the
-// file is locked for this run first, so what is compared and appended to is
-// what no other run is writing.
-func openOut(o Options) (*record.Writer, map[string]bool, error) {
+// already holds (any status but error) are reported as done, and the file
+// as it was read is returned (nil for a new one). Either way the file is
+// locked for this run first, so what is compared and appended to is what no
+// other run is writing.
+func openOut(o Options) (*record.Writer, map[string]bool, *record.File, error) {
 	done := map[string]bool{}
 	if err := record.Regular(o.Out); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if _, err := os.Lstat(o.Out); err == nil {
 		w, f, err := record.Append(o.Out)
 		if err != nil {
-			return nil, nil, fmt.Errorf("resuming %s: %w", o.Out, err)
+			return nil, nil, nil, fmt.Errorf("resuming %s: %w", o.Out, err)
 		}
 		if o.Header.Tool != "" { // a run (not a bare waiver record) must be the same setup
 			if d := record.ResumeDiffs(&f.Header, &o.Header); len(d) > 0 {
 				w.Close()
-				return nil, nil, &record.SetupMismatch{File: o.Out, Diffs: d}
+				return nil, nil, nil, &record.SetupMismatch{File: o.Out, Diffs: d}
 			}
 		}
 		for i := range f.Points {
@@ -108,10 +109,10 @@ func openOut(o Options) (*record.Writer, map[string]bool, error) {
 				done[f.Points[i].MatchKey()] = true
 			}
 		}
-		return w, done, nil
+		return w, done, f, nil
 	}
 	w, err := record.Create(o.Out, o.Header)
-	return w, done, err
+	return w, done, nil, err
 }
 
 type worker struct {
@@ -141,7 +142,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if nranks <= 0 {
 		return nil, fmt.Errorf("no PEs to start")
 	}
-	w, done, err := openOut(o)
+	w, done, old, err := openOut(o)
 	if err != nil {
 		return nil, err
 	}
@@ -161,9 +162,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	limits := map[string]float64{}
 	// Limits measured earlier into the same file count too (resume).
-	if f, err := record.ReadFile(o.Out); err == nil {
-		for i := range f.Points {
-			harness.RecordLimit(limits, &f.Points[i])
+	if old != nil {
+		for i := range old.Points {
+			harness.RecordLimit(limits, &old.Points[i])
 		}
 	}
 	g := &group{o: o, nranks: nranks, w: w, limits: limits, sum: sum, total: len(todo)}
@@ -396,13 +397,13 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 				if m.Rank < 0 || m.Rank >= g.nranks {
 					continue
 				}
-				// Ranks run ahead of each other: keep results until their
-				// point is complete.
 				// A result counts only for the point it names: another
 				// plan's worker (or a confused one) cannot fill this one.
 				if it, ok := want[m.Index]; !ok || m.Key != harness.ItemKey(it) {
 					return fail(fmt.Sprintf("PE %d reported a result for %q, which is not point %d of this run's plan; its result was not recorded", m.Rank, m.Key, m.Index))
 				}
+				// Ranks run ahead of each other: keep results until their
+				// point is complete.
 				pd := pending[m.Index]
 				if pd == nil {
 					pd = &pendingPoint{outs: make([]*harness.Outcome, g.nranks)}

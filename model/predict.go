@@ -41,19 +41,24 @@ func Models(fits []*Fit) []Model {
 	// One launch per operation: recorded so, or NCCL's host API in an older
 	// file (always launched per operation).
 	perOp := func(f *Fit) bool { return f.Launch == "per-op" || f.Launch == "unknown" && hostNCCL(f.ID) }
-	pick := func(id string) *Segment {
+	// fit is the 2-PE, one-launch-per-operation fit of a benchmark.
+	fit := func(id string) *Fit {
 		for _, f := range fits {
 			if f.ID == id && f.PEs == 2 && f.NoFit == "" && perOp(f) {
-				return f.Last()
+				return f
 			}
 		}
 		return nil
 	}
+	pick := func(id string) *Segment {
+		if f := fit(id); f != nil {
+			return f.Last()
+		}
+		return nil
+	}
 	first := func(id string) *Segment {
-		for _, f := range fits {
-			if f.ID == id && f.PEs == 2 && f.NoFit == "" && perOp(f) {
-				return f.First()
-			}
+		if f := fit(id); f != nil {
+			return f.First()
 		}
 		return nil
 	}
