@@ -148,6 +148,12 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int) {
 			if strings.HasPrefix(p.ID, "latency/") && p.ID != "latency/launch" && (p.KernelTimer == nil || p.KernelTimer.N < 30) {
 				t.Errorf("%s %s: in-kernel timer %+v", p.ID, p.Params.Key(), p.KernelTimer)
 			}
+			// Every kernel of ours stamps its iterations: where its grid is
+			// surely co-resident (no more CTAs than SMs, at most 512 threads)
+			// the point carries the in-kernel timer beside the events.
+			if stamped(p.ID) && p.Params.CTAs <= sms(f) && p.Params.Threads <= 512 && (p.KernelTimer == nil || p.KernelTimer.N < 3) {
+				t.Errorf("%s %s (%d x %d): no in-kernel timer: %+v", p.ID, p.Params.Key(), p.Params.CTAs, p.Params.Threads, p.KernelTimer)
+			}
 		}
 		want := "local"
 		if gpus > 1 {
@@ -174,6 +180,34 @@ func TestOnePE(t *testing.T) {
 
 func TestTwoPEsOnOneGPU(t *testing.T) {
 	check(t, runAll(t, "1", "2", "8,1000,4096,4097,1M", "--blocking", "--bidir", "--dtypes", "float,bf16,half"), 2, 1)
+}
+
+// stamped: a benchmark whose kernels are ours and stamp %globaltimer every
+// iteration (the copy engine and the host APIs cannot).
+func stamped(id string) bool {
+	last := id[strings.LastIndex(id, "/")+1:]
+	switch {
+	case strings.HasPrefix(id, "rma/nccl-gin/"):
+		return false // NCCL's GIN kernel (waived without a GIN network)
+	case strings.HasPrefix(id, "rma/"), id == "limit/sm-copy", id == "limit/sm-copy-read":
+		return true
+	case strings.HasPrefix(id, "collectives/"):
+		return strings.HasPrefix(last, "nvshmem-") && last != "nvshmem-stream" || strings.HasPrefix(last, "multicta") || strings.HasPrefix(last, "nccl-lsa")
+	case strings.HasPrefix(id, "moe/"):
+		return last == "nvshmem" || last == "nccl-lsa"
+	}
+	return false
+}
+
+// sms is the smallest SM count of the run's GPUs.
+func sms(f *record.File) int {
+	n := 0
+	for _, g := range f.Header.GPUs {
+		if n == 0 || g.SMs < n {
+			n = g.SMs
+		}
+	}
+	return n
 }
 
 // roundTrip: a latency row that is a round trip (compared with its floor).

@@ -29,40 +29,52 @@ template <> __device__ inline void red_block<__half>(__half *d, const __half *s,
 template <> __device__ inline void red_block<__nv_bfloat16>(__nv_bfloat16 *d, const __nv_bfloat16 *s, size_t n) { nvshmemx_bfloat16_sum_reduce_block(NVSHMEM_TEAM_WORLD, d, s, n); }
 
 template <typename T, int SCOPE>
-__global__ void k_dev_allreduce(T *dst, const T *src, size_t n, int iters) {
+__global__ void k_dev_allreduce(T *dst, const T *src, size_t n, int iters, int64_t *times) {
   for (int it = 0; it < iters; it++) {
+    stamp(times, it);
     if constexpr (SCOPE == NB_SCOPE_BLOCK) red_block<T>(dst, src, n);
     else if constexpr (SCOPE == NB_SCOPE_WARP) { if (threadIdx.x < 32) red_warp<T>(dst, src, n); }
     else { if (threadIdx.x == 0) red_thread<T>(dst, src, n); }
     __syncthreads();
   }
+  stamp(times, iters);
 }
 
-__global__ void k_dev_broadcast(float *dst, const float *src, size_t n, int iters) {
+__global__ void k_dev_broadcast(float *dst, const float *src, size_t n, int iters, int64_t *times) {
   for (int it = 0; it < iters; it++) {
+    stamp(times, it);
     nvshmemx_float_broadcast_block(NVSHMEM_TEAM_WORLD, dst, src, n, 0);
     __syncthreads();
   }
+  stamp(times, iters);
 }
 
-__global__ void k_dev_alltoall(float *dst, const float *src, size_t n, int iters) {
+__global__ void k_dev_alltoall(float *dst, const float *src, size_t n, int iters, int64_t *times) {
   for (int it = 0; it < iters; it++) {
+    stamp(times, it);
     nvshmemx_float_alltoall_block(NVSHMEM_TEAM_WORLD, dst, src, n);
     __syncthreads();
   }
+  stamp(times, iters);
 }
 
 // n: elements each PE contributes (its block of the output).
-__global__ void k_dev_allgather(float *dst, const float *src, size_t n, int iters) {
+__global__ void k_dev_allgather(float *dst, const float *src, size_t n, int iters, int64_t *times) {
   for (int it = 0; it < iters; it++) {
+    stamp(times, it);
     nvshmemx_float_fcollect_block(NVSHMEM_TEAM_WORLD, dst, src, n);
     __syncthreads();
   }
+  stamp(times, iters);
 }
 
 // The same arguments as the other device collectives (one launch path).
-__global__ void k_dev_barrier(float *, const float *, size_t, int iters) {
-  for (int it = 0; it < iters; it++) nvshmemx_barrier_all_block();
+__global__ void k_dev_barrier(float *, const float *, size_t, int iters, int64_t *times) {
+  for (int it = 0; it < iters; it++) {
+    stamp(times, it);
+    nvshmemx_barrier_all_block();
+  }
+  stamp(times, iters);
 }
 
 // One collective, in the style of nccl-tests' testColl: how each library
@@ -139,8 +151,8 @@ template <> struct Coll<NB_OP_BARRIER> {
 static int coll_blocks(const Run *r) { return r->e->lands == COLL_BLOCKS || r->e->lands == COLL_GATHERED; }
 
 // Our multi-CTA AllReduce through NVSHMEM (allreduce.cuh): iters operations
-// in one kernel.
-static int our_allreduce(Run *r, int64_t n, int iters) {
+// in one kernel, stamped at times (common.cuh: stamp).
+static int our_allreduce(Run *r, int64_t n, int iters, int64_t *times) {
   const Args *a = r->a;
   NvshmemPeers peers;
   peers.me = S.me, peers.npes = S.npes;
@@ -151,7 +163,9 @@ static int our_allreduce(Run *r, int64_t n, int iters) {
   }
   NvshmemBarrier bar{S.cflags, S.epochs, S.me, S.npes};
   with_flag(a->impl == NB_IMPL_OUR_TWOSHOT, [&](auto two) {
-    k_multicta<NvshmemPeers, NvshmemBarrier, decltype(two)::value><<<a->ctas, a->threads, 0, S.stream>>>((float *)S.dst, peers, bar, n, iters);
+    auto k = k_multicta<NvshmemPeers, NvshmemBarrier, decltype(two)::value>;
+    launched(r, k, a->ctas, a->threads);
+    k<<<a->ctas, a->threads, 0, S.stream>>>((float *)S.dst, peers, bar, n, iters, times);
   });
   CKLAUNCH("our allreduce");
   return 0;
@@ -159,7 +173,8 @@ static int our_allreduce(Run *r, int64_t n, int iters) {
 
 // iters operations of collective OP on S.stream, by args.impl: a device
 // implementation fused in one kernel, or (per_op, and every host API) one
-// launch per operation.
+// launch per operation. The device implementations stamp (common.cuh):
+// launch l of a per-operation run at S.times + l.
 template <int OP>
 static int coll_launch(Run *r, int iters) {
   using C = Coll<OP>;
@@ -172,8 +187,12 @@ static int coll_launch(Run *r, int iters) {
     size_t nn = (size_t)(coll_blocks(r) ? n / S.npes : n);  // NVSHMEM counts per PE
     int it = each;
     void *dst = S.dst, *src = S.src;
-    void *args[] = {&dst, &src, &nn, &it};
+    int64_t *times = S.times;
+    void *args[] = {&dst, &src, &nn, &it, &times};
+    r->resident = 1;
+    r->stamped = 1;  // one CTA
     for (int l = 0; l < launches; l++) {
+      times = S.times + l;
       int rc = nvshmemx_collective_launch(C::device(a), dim3(1), dim3(a->threads), args, 0, s);
       if (rc != 0) return fail(NB_ERR, "nvshmemx_collective_launch: %d", rc);
       CKLAUNCH("device collective");
@@ -183,12 +202,12 @@ static int coll_launch(Run *r, int iters) {
   case NB_IMPL_OUR_ONESHOT:
   case NB_IMPL_OUR_TWOSHOT:  // AllReduce only (validated)
     for (int l = 0; l < launches; l++)
-      if (int rc = our_allreduce(r, n, each)) return rc;
+      if (int rc = our_allreduce(r, n, each, S.times + l)) return rc;
     return 0;
   case NB_IMPL_LSA_ONESHOT:
   case NB_IMPL_LSA_TWOSHOT:  // AllReduce only (validated)
     for (int l = 0; l < launches; l++)
-      if (int rc = nd_coll_launch(r, each)) return rc;
+      if (int rc = nd_coll_launch(r, each, S.times + l)) return rc;
     return 0;
   case NB_IMPL_NVSHMEM_STREAM:
     for (int i = 0; i < iters; i++)

@@ -52,6 +52,7 @@ struct State {
   int me, npes, device;
   int64_t buf;                // bytes of each of src, dst, scratch
   int64_t l2;                 // this GPU's L2 in bytes
+  int sms;                    // this GPU's SMs (co-residency of a grid)
   uint8_t *src, *dst, *scratch;  // symmetric
   uint64_t *flag;             // symmetric: 2 signal words (ping-pong)
   uint64_t *cflags;           // symmetric: NB_MAX_PES x NB_MAX_CTAS barrier words (our AllReduce)
@@ -157,6 +158,13 @@ struct Run {
   int64_t launches;  // launches of this point so far (before the one being made)
   int last;        // iterations of the last launch
   void *comm;      // collectives: the NCCL communicator
+  // stamped: the last launch's kernels wrote iters + 1 in-kernel stamps
+  // (stamp() below) that time the whole launch: its grid was co-resident,
+  // so CTA 0's iterations are the launch's. resident: the CTAs of the last
+  // launch's grid that fit on the GPU at once (0: not known), what the
+  // working set of a grid that runs in waves depends on.
+  int stamped;
+  int64_t resident;
 };
 
 struct Family {
@@ -196,5 +204,66 @@ struct OpEntry {
 
 static int has(const Run *r, int trait) { return (r->e->traits & trait) != 0; }
 
-// Operations per loop iteration: one, or one per thread for counters.
-static int ops_per_iter(const Run *r) { return has(r, T_COUNTERS) ? r->a->ctas * r->a->threads : 1; }
+// The floors take NB_FLOOR_HOPS dependent loads an iteration, between two
+// stamps: a stamp a hop (a %globaltimer read and a store on the chain's
+// critical path) lifted the cache-served floor from about 141 to 183 ns on
+// one H200 (results/h200-2026-12-01b/probe).
+#define NB_FLOOR_HOPS 32
+
+// Operations per loop iteration: one, one per thread for counters, the
+// hops of a floor's iteration.
+static int ops_per_iter(const Run *r) {
+  if (has(r, T_COUNTERS)) return r->a->ctas * r->a->threads;
+  if (has(r, T_FLOOR)) return NB_FLOOR_HOPS;
+  return 1;
+}
+
+// ---------------------------------------------------------------------------
+// In-kernel stamps. Thread 0 of CTA 0 records %globaltimer at the start of
+// iteration it, and after the loop (it = iters) at its end; the host takes
+// the differences: back-to-back periods that cover the whole loop, so their
+// mean is the launch's time per iteration, the events timer's figure, and
+// their spread is the iterations'. A kernel run one operation a launch
+// gets times + (the operation's index) and iters = 1: launch l writes l and
+// l + 1, and launch l + 1 (stream-ordered) overwrites l + 1 with its start.
+
+__device__ static inline uint64_t gtimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+  return t;
+}
+
+__device__ static inline void stamp(int64_t *times, int it) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) times[it] = (int64_t)gtimer();
+}
+
+// coresident: the CTAs of kernel k at `threads` a CTA that this GPU holds at
+// once (0 where the runtime cannot say). A grid larger than that runs in
+// waves: CTA 0 ends its iterations before the last wave starts, so its
+// stamps do not time the launch, and each wave loops over its own share of
+// the buffer.
+template <typename K>
+static int64_t coresident(K k, int threads) {
+  int per = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, threads, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return (int64_t)per * S.sms;
+}
+
+// launched records a launch of a ctas-CTA grid of kernel k: its residency,
+// and whether its stamps time it.
+template <typename K>
+static void launched(Run *r, K k, int ctas, int threads) {
+  r->resident = coresident(k, threads);
+  r->stamped = r->resident >= ctas;
+}
+
+// A grid's working set: what its co-resident CTAs loop over, where the grid
+// runs in waves (a share of the buffer), else the buffer.
+static int64_t wave_share(const Run *r, int64_t bytes) {
+  int64_t ctas = r->a->ctas;
+  if (r->resident <= 0 || r->resident >= ctas) return bytes;
+  return (int64_t)((double)bytes * (double)r->resident / (double)ctas);
+}

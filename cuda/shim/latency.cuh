@@ -39,21 +39,10 @@ enum {
   NB_OP_LAT_CHASE = 38,  // the floor: one thread's dependent 8-byte loads through a chain (limit/chase-*)
 };
 
-__device__ static inline uint64_t gtimer() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
-  return t;
-}
-
-// stamp: thread 0 records %globaltimer at the start of iteration it, and
-// after the loop (it = iters) at its end. The host takes the differences:
-// back-to-back periods that cover the whole loop, so their mean is the
-// launch's time per iteration, the events timer's figure, and their spread
-// is the iterations' (reading the timer around only the operation missed
-// the loop's own cost and read 10-30 % under the events on one H200).
-__device__ static inline void stamp(int64_t *times, int it) {
-  if (threadIdx.x == 0) times[it] = (int64_t)gtimer();
-}
+// stamp (common.cuh): thread 0 records %globaltimer at the start of every
+// iteration and at the end of the loop (reading the timer around only the
+// operation missed the loop's own cost and read 10-30 % under the events on
+// one H200).
 
 // put (scope) + quiet per iteration (round trip); blocking: the call alone.
 template <int SCOPE, int BLOCKING>
@@ -89,10 +78,26 @@ __device__ static inline void chase(int64_t *cursor, int64_t n, int iters, int64
   if (threadIdx.x == 0) *cursor = cur;
 }
 
-// The floor: thread 0 loads the first word of block cur (L2, not L1: a
-// repeated line is never an L1 hit), which names the next block.
-__global__ void k_lat_chase(const uint8_t *chain, int64_t stride, int64_t n, int64_t *cursor, int iters, int64_t *times) {
-  chase(cursor, n, iters, times, [&](int64_t cur) -> uint64_t { return __ldcg((const unsigned long long *)(chain + cur * stride)); });
+// The floor: one thread's dependent 8-byte loads through the chain (L2, not
+// L1: a repeated line is never an L1 hit), NB_FLOOR_HOPS of them between two
+// stamps, the block's address from its index by a shift (the floors' blocks
+// are 128-byte lines, chain_of(8, ...)). Nothing else is on the critical
+// path: no shared memory, no barrier, a stamp every NB_FLOOR_HOPS hops. On
+// one H200 a plain chase (one thread, p = *p) took 141 ns a hop from the L2
+// and 349 ns from memory; the chase() loop with a stamp a hop 183 and 388
+// (results/h200-2026-12-01b/probe).
+__global__ void k_lat_chase(const uint8_t *chain, int64_t n, int64_t *cursor, int iters, int64_t *times) {
+  uint64_t cur = (uint64_t)*cursor, last = (uint64_t)n - 1;
+  for (int it = 0; it < iters; it++) {
+    stamp(times, it);
+#pragma unroll
+    for (int h = 0; h < NB_FLOOR_HOPS; h++) {
+      uint64_t next = __ldcg((const unsigned long long *)(chain + (cur << 7)));
+      cur = next < last ? next : last;  // a damaged word stays inside the chain (the check sees it)
+    }
+  }
+  stamp(times, iters);
+  *cursor = (int64_t)cur;
 }
 
 // Pointer chase with bulk get (scope; nbi + quiet or blocking): fetch block
@@ -328,7 +333,7 @@ static int lat_check(Run *r, nb_result *res) {
     return chain_check_block(lat_chain(r), S.dst, a->size, r->ops, a->peer, a->seed, res);
   case LANDS_CURSOR:
     if (!r->initiator) return 0;
-    return chain_check_cursor(lat_chain(r), r->ops, res);
+    return chain_check_cursor(lat_chain(r), r->ops * ops_per_iter(r), res);
   }
   return 0;
 }
@@ -424,9 +429,10 @@ static int launch_lat_put_signal(Run *r, int iters) {
 // The floor: through this PE's own chain (chase-local) or the peer's.
 static int launch_chase(Run *r, int iters) {
   Chain c = lat_chain(r);
+  if (c.stride != 128) return fail(NB_ERR, "a floor's chain has 128-byte blocks, not %lld", (long long)c.stride);
   const uint8_t *chain = (const uint8_t *)nvshmem_ptr(S.src, r->target);
   if (!chain) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
-  k_lat_chase<<<1, 1, 0, S.stream>>>(chain, c.stride, c.n, S.cursor, iters, S.times);
+  k_lat_chase<<<1, 1, 0, S.stream>>>(chain, c.n, S.cursor, iters, S.times);
   CKLAUNCH("chase kernel");
   return 0;
 }

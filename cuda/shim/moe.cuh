@@ -309,7 +309,8 @@ __device__ static inline void moe_fanout(const MoeArgs &m, uint64_t ep, const Mo
 
 // --- Dispatch, device-initiated (NVSHMEM, LSA).
 template <class T, int MODE>
-__global__ void k_moe_dispatch(T tr, MoeArgs m) {
+__global__ void k_moe_dispatch(T tr, MoeArgs m, int64_t *times) {
+  stamp(times, 0);
   const MoeLayout &L = m.L;
   uint64_t ep = moe_epoch(m);
   int lane = threadIdx.x % 32;
@@ -364,6 +365,7 @@ __global__ void k_moe_dispatch(T tr, MoeArgs m) {
     static_assert(unhandled<MODE>, "a MoE mode without a branch");
   }
   moe_epoch_end(m, ep);
+  stamp(times, 1);
 }
 
 // moe_reduce: the token's rank sums what every rank sent back (ll: the K
@@ -429,7 +431,8 @@ __device__ static inline void moe_partial(const MoeArgs &m, const MoeMetaN *h, c
 
 // --- Combine, device-initiated.
 template <class T, int MODE>
-__global__ void k_moe_combine(T tr, MoeArgs m) {
+__global__ void k_moe_combine(T tr, MoeArgs m, int64_t *times) {
+  stamp(times, 0);
   const MoeLayout &L = m.L;
   uint64_t ep = moe_epoch(m);
   int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32, warps = (int64_t)gridDim.x * blockDim.x / 32;
@@ -461,6 +464,7 @@ __global__ void k_moe_combine(T tr, MoeArgs m) {
   __syncthreads();
   moe_reduce(m, tr.mine(L.o_comb), nullptr);
   moe_epoch_end(m, ep);
+  stamp(times, 1);
 }
 
 // --- NCCL from the host: table-driven gathers and scatters around one
@@ -896,15 +900,22 @@ static int moe_launch(Run *r, int iters) {
       if (int rc = moe_nccl_once(r)) return rc;
       continue;
     }
+    // One kernel an operation: operation i stamps its start at times + i
+    // (common.cuh: stamp).
+    int64_t *times = S.times + i;
+    auto go = [&](auto k, auto tr) {
+      launched(r, k, a->ctas, a->threads);
+      k<<<g, b, 0, S.stream>>>(tr, m, times);
+    };
     auto run = [&](auto tr) {
       using T = decltype(tr);
       if (g_ml.mode == MOE_LL) {
-        if constexpr (OP == NB_OP_MOE_DISPATCH) k_moe_dispatch<T, MOE_LL><<<g, b, 0, S.stream>>>(tr, m);
-        else if constexpr (OP == NB_OP_MOE_COMBINE) k_moe_combine<T, MOE_LL><<<g, b, 0, S.stream>>>(tr, m);
+        if constexpr (OP == NB_OP_MOE_DISPATCH) go(k_moe_dispatch<T, MOE_LL>, tr);
+        else if constexpr (OP == NB_OP_MOE_COMBINE) go(k_moe_combine<T, MOE_LL>, tr);
         else static_assert(unhandled<OP>, "a MoE operation without a branch");
       } else {
-        if constexpr (OP == NB_OP_MOE_DISPATCH) k_moe_dispatch<T, MOE_NORMAL><<<g, b, 0, S.stream>>>(tr, m);
-        else k_moe_combine<T, MOE_NORMAL><<<g, b, 0, S.stream>>>(tr, m);
+        if constexpr (OP == NB_OP_MOE_DISPATCH) go(k_moe_dispatch<T, MOE_NORMAL>, tr);
+        else go(k_moe_combine<T, MOE_NORMAL>, tr);
       }
     };
     if (moe_lsa(a)) {

@@ -39,7 +39,7 @@ __device__ static inline void lane_of(int *lane, int *width) {
 // Bulk put (GET = 0: local -> the peer's window) or get (GET = 1: the peer's
 // window -> local), the peer's address from ncclGetLsaPointer.
 template <int SCOPE, int GET>
-__global__ void k_lsa_bulk(ncclWindow_t win, uint8_t *local, int64_t size, int iters, int lsa_peer) {
+__global__ void k_lsa_bulk(ncclWindow_t win, uint8_t *local, int64_t size, int iters, int lsa_peer, int64_t *times) {
   int64_t groups, g, off, len;
   group_of(SCOPE, &groups, &g);
   chunk_of(size, groups, g, &off, &len);
@@ -48,6 +48,7 @@ __global__ void k_lsa_bulk(ncclWindow_t win, uint8_t *local, int64_t size, int i
   lane_of<SCOPE>(&lane, &width);
   uint8_t *remote = (uint8_t *)ncclGetLsaPointer(win, 0, lsa_peer);
   for (int it = 0; it < iters; it++) {
+    stamp(times, it);
     if (len > 0) {
       if (GET) group_copy(local + off, remote + off, len, lane, width);
       else group_copy(remote + off, local + off, len, lane, width);
@@ -56,6 +57,7 @@ __global__ void k_lsa_bulk(ncclWindow_t win, uint8_t *local, int64_t size, int i
     // delivered, every iteration).
     if (!GET) __threadfence_system();
   }
+  stamp(times, iters);
 }
 
 // The multi-CTA AllReduce (allreduce.cuh) with NCCL's pieces: the peers'
@@ -196,7 +198,11 @@ static int launch_lsa(Run *r, int iters) {
   ncclWindow_t w = GET ? g_nd.wsrc : g_nd.wdst;
   uint8_t *local = GET ? S.dst : S.src;
   dim3 g(a->ctas), b(a->threads);
-  with_scope(a->scope, [&](auto sc) { k_lsa_bulk<decltype(sc)::value, GET><<<g, b, 0, S.stream>>>(w, local, a->size, iters, lp); });
+  with_scope(a->scope, [&](auto sc) {
+    auto k = k_lsa_bulk<decltype(sc)::value, GET>;
+    launched(r, k, a->ctas, a->threads);
+    k<<<g, b, 0, S.stream>>>(w, local, a->size, iters, lp, S.times);
+  });
   CKLAUNCH("LSA bulk kernel");
   return 0;
 }
@@ -228,13 +234,15 @@ static int nd_coll_setup(Run *r) {
   return 0;
 }
 
-static int nd_coll_launch(Run *r, int iters) {
+static int nd_coll_launch(Run *r, int iters, int64_t *times) {
   const Args *a = r->a;
   int64_t n = a->size / 4;
   LsaPeers peers{g_nd.wsrc, g_nd.wdst, g_nd.dc};
   LsaBarrier bar{g_nd.dc};
   with_flag(a->impl == NB_IMPL_LSA_TWOSHOT, [&](auto two) {
-    k_multicta<LsaPeers, LsaBarrier, decltype(two)::value><<<a->ctas, a->threads, 0, S.stream>>>((float *)S.dst, peers, bar, n, iters);
+    auto k = k_multicta<LsaPeers, LsaBarrier, decltype(two)::value>;
+    launched(r, k, a->ctas, a->threads);
+    k<<<a->ctas, a->threads, 0, S.stream>>>((float *)S.dst, peers, bar, n, iters, times);
   });
   CKLAUNCH("LSA allreduce");
   return 0;
@@ -295,7 +303,7 @@ template <int GET>
 static int launch_lsa(Run *, int) { return nd_missing(); }
 static int launch_gin(Run *, int) { return nd_missing(); }
 static int nd_coll_setup(Run *) { return nd_missing(); }
-static int nd_coll_launch(Run *, int) { return nd_missing(); }
+static int nd_coll_launch(Run *, int, int64_t *) { return nd_missing(); }
 static int nd_lat_setup(Run *) { return nd_missing(); }
 static int nd_lat_check(Run *, nb_result *) { return nd_missing(); }
 static int launch_lsa_lat_put(Run *, int) { return nd_missing(); }

@@ -134,6 +134,9 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
     int l2 = 0;
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
     S.l2 = l2;
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    S.sms = sms;
   }
   if (S.npes > NB_MAX_PES) return fail(NB_ERR, "%d PEs: at most %d", S.npes, NB_MAX_PES);
   // Every symmetric allocation of the tool, here and in this order.
@@ -282,9 +285,10 @@ static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, floa
   return 0;
 }
 
-// read_times appends the per-iteration in-kernel times of the last launch
-// (seconds) to out, up to max: the differences of its iters + 1 stamps.
-static int read_times(int iters, double *out, int max, int64_t *n_used) {
+// read_times appends the in-kernel times of the last launch (seconds per
+// operation, as the samples: an iteration's period over its operations) to
+// out, up to max: the differences of its iters + 1 stamps.
+static int read_times(int iters, int per_iter, double *out, int max, int64_t *n_used) {
   int n = iters;
   if (n > max - *n_used) n = (int)(max - *n_used);
   if (n <= 0) return 0;
@@ -294,7 +298,7 @@ static int read_times(int iters, double *out, int max, int64_t *n_used) {
   if (e == cudaSuccess)
     for (int i = 0; i < n; i++) {
       int64_t d = h[i + 1] - h[i];
-      out[(*n_used)++] = (double)(d > 0 ? d : 1) * 1e-9;
+      out[(*n_used)++] = (double)(d > 0 ? d : 1) * 1e-9 / per_iter;
     }
   free(h);
   if (e != cudaSuccess) return fail(NB_ERR, "reading the in-kernel times: %s", cudaGetErrorString(e));
@@ -366,7 +370,9 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
     int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : 1000;
     want = n < 1 ? 1 : (n > cap ? cap : (int64_t)n);
-    // The in-kernel timer's distribution needs iterations: at least ten.
+    // The latency families' in-kernel distribution needs iterations: at
+    // least ten (a bandwidth launch keeps its calibrated count: its samples'
+    // launches give the periods).
     if (f->kernel_timer && want < 10) want = 10;
   }
   if ((st = agree(st, 0, 0, 0, res, nullptr, &want))) return st;  // and every PE takes PE 0's count
@@ -411,7 +417,7 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       st = timed_launch(r, iters, gexec, synced, &ms);
       if (!st && s >= 0 && r->initiator) {
         if (n_used < max_samples) samples_out[n_used++] = (double)ms * 1e-3 / iters / per_iter;
-        if (f->kernel_timer && kernel_out) st = read_times(iters, kernel_out, max_kernel, &n_kernel);
+        if ((f->kernel_timer || r->stamped) && kernel_out) st = read_times(iters, per_iter, kernel_out, max_kernel, &n_kernel);
       }
     }
     r->ops += iters;  // every PE counts what the active ones launched

@@ -111,11 +111,12 @@ __device__ static inline void group_of(int scope, int64_t *groups, int64_t *g) {
 }
 
 template <int OP, int SCOPE, int BLOCKING>
-__global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig) {
+__global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig, int64_t *times) {
   int64_t groups, g, off, len;
   group_of(SCOPE, &groups, &g);
   chunk_of(size, groups, g, &off, &len);
   for (int it = 0; it < iters; it++) {
+    stamp(times, it);
     if (len > 0) {
       if constexpr (OP == NB_OP_PUT_SIGNAL) put_signal_op<SCOPE>(dst + off, src + off, len, sig + g, peer);
       else if constexpr (OP == NB_OP_PUT || OP == NB_OP_GET) bulk_op<OP, SCOPE, BLOCKING>(dst + off, src + off, len, peer);
@@ -124,6 +125,7 @@ __global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters
     if (OP != NB_OP_GET && !BLOCKING) nvshmem_quiet();  // a put ends delivered
   }
   if (OP == NB_OP_GET && !BLOCKING) nvshmem_quiet();  // gets pipeline; every byte has landed at the end
+  stamp(times, iters);
 }
 
 // Scalar p / g: thread t handles elements t, t+T, ... (coalesced).
@@ -139,10 +141,11 @@ template <> __device__ inline uint32_t g1<uint32_t>(const uint32_t *s, int pe) {
 template <> __device__ inline uint64_t g1<uint64_t>(const uint64_t *s, int pe) { return nvshmem_uint64_g(s, pe); }
 
 template <typename T, int OP>
-__global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer) {
+__global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer, int64_t *times) {
   int64_t t0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int it = 0; it < iters; it++) {
+    stamp(times, it);
     for (int64_t i = t0; i < n; i += stride) {
       if constexpr (OP == NB_OP_P) p1<T>(dst + i, src[i], peer);
       else if constexpr (OP == NB_OP_G) dst[i] = g1<T>(src + i, peer);
@@ -150,6 +153,7 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer) {
     }
     if (OP == NB_OP_P) nvshmem_quiet();  // the stores end delivered
   }
+  stamp(times, iters);
 }
 
 // group_copy: the threads lane, lane + width, ... of one scope group copy
@@ -187,13 +191,14 @@ __device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_
 // per iteration at L2-resident sizes (st/ld 8 B: 156 against 150 ns,
 // alternated twice on two H200s, 2026-11-29); the limits were unchanged.
 template <int REMOTE_DST>
-__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters) {
+__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, int64_t *times) {
   int64_t n16 = size / 16;
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   const uint4 *s4 = (const uint4 *)src;
   uint4 *d4 = (uint4 *)dst;
   for (int it = 0; it < iters; it++) {
+    stamp(times, it);
     int64_t i = t;
     for (; i + 3 * stride < n16; i += 4 * stride) {
       uint4 a = s4[i], b = s4[i + stride], c = s4[i + 2 * stride], d = s4[i + 3 * stride];
@@ -206,15 +211,17 @@ __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ sr
     for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
     if constexpr (REMOTE_DST) __threadfence_system();
   }
+  stamp(times, iters);
 }
 
 // Atomics: thread t owns counter t of the peer's uint64 array; base is the
 // value every counter holds before this launch (compare_swap's guess).
 template <int OP>
-__global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base) {
+__global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base, int64_t *times) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   uint64_t cur = base, sink = 0;
   for (int it = 0; it < iters; it++) {
+    stamp(times, it);
     if constexpr (OP == NB_OP_FETCH_ADD) sink += nvshmem_uint64_atomic_fetch_add(slots + t, 1, peer);
     else if constexpr (OP == NB_OP_ADD) nvshmem_uint64_atomic_add(slots + t, 1, peer);
     else if constexpr (OP == NB_OP_SIGNAL_ADD) nvshmemx_signal_op(slots + t, 1, NVSHMEM_SIGNAL_ADD, peer);
@@ -226,6 +233,7 @@ __global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base) {
     } else static_assert(unhandled<OP>, "an atomic operation without a branch");
   }
   nvshmem_quiet();
+  stamp(times, iters);
   if (sink == 0xFFFFFFFFFFFFFFFFull) slots[0] = sink;  // keep the fetches alive
 }
 
@@ -319,9 +327,10 @@ static int64_t rma_bytes(Run *r) {
 
 // The largest buffer one GPU serves: the target's destination of a store,
 // the peer's source of a load, each of a size (the counters of atomics).
+// A grid that runs in waves loops each wave over its share (wave_share).
 static int64_t rma_work_set(Run *r) {
   const Args *a = r->a;
-  return has(r, T_COUNTERS) ? (int64_t)a->ctas * a->threads * 8 : a->size;
+  return has(r, T_COUNTERS) ? (int64_t)a->ctas * a->threads * 8 : wave_share(r, a->size);
 }
 
 static const Family kRMA = {"rma", rma_validate, rma_active, rma_synced, 1, 0, 0, rma_prepare, nullptr, nullptr,
@@ -338,7 +347,9 @@ static int launch_bulk(Run *r, int iters) {
   int peer = r->target;
   with_scope(a->scope, [&](auto sc) {
     with_flag(OP != NB_OP_PUT_SIGNAL && a->blocking, [&](auto blocking) {
-      k_bulk<OP, decltype(sc)::value, decltype(blocking)::value><<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig);
+      auto k = k_bulk<OP, decltype(sc)::value, decltype(blocking)::value>;
+      launched(r, k, a->ctas, a->threads);
+      k<<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig, S.times);
     });
   });
   CKLAUNCH("bulk kernel");
@@ -350,7 +361,9 @@ static int launch_scalar(Run *r, int iters) {
   const Args *a = r->a;
   dim3 g(a->ctas), b(a->threads);
   int64_t n = a->size / a->elem;
-#define SCALAR(T) k_scalar<T, OP><<<g, b, 0, S.stream>>>((T *)S.dst, (const T *)S.src, n, iters, r->target);
+#define SCALAR(T)                                                                          \
+  launched(r, k_scalar<T, OP>, a->ctas, a->threads);                                       \
+  k_scalar<T, OP><<<g, b, 0, S.stream>>>((T *)S.dst, (const T *)S.src, n, iters, r->target, S.times);
   switch (a->elem) {
   case 1: SCALAR(uint8_t) break;
   case 2: SCALAR(uint16_t) break;
@@ -366,7 +379,8 @@ static int launch_scalar(Run *r, int iters) {
 static int launch_store(Run *r, int iters) {
   uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
   if (!rd) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
-  k_copy<1><<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters);
+  launched(r, k_copy<1>, r->a->ctas, r->a->threads);
+  k_copy<1><<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters, S.times);
   CKLAUNCH("store copy kernel");
   return 0;
 }
@@ -375,7 +389,8 @@ static int launch_store(Run *r, int iters) {
 static int launch_load(Run *r, int iters) {
   const uint8_t *rs = (const uint8_t *)nvshmem_ptr(S.src, r->target);
   if (!rs) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
-  k_copy<0><<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters);
+  launched(r, k_copy<0>, r->a->ctas, r->a->threads);
+  k_copy<0><<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters, S.times);
   CKLAUNCH("load copy kernel");
   return 0;
 }
@@ -389,7 +404,8 @@ static int launch_ce(Run *r, int iters) {
 
 template <int OP>
 static int launch_atomic(Run *r, int iters) {
-  k_atomic<OP><<<r->a->ctas, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, (uint64_t)r->ops);
+  launched(r, k_atomic<OP>, r->a->ctas, r->a->threads);
+  k_atomic<OP><<<r->a->ctas, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, (uint64_t)r->ops, S.times);
   CKLAUNCH("atomic kernel");
   return 0;
 }
