@@ -273,6 +273,7 @@ static int launch(Run *r, int iters, cudaGraphExec_t gexec) {
 // is late to enqueue (a busy core under mpirun's binding) delays only the
 // untimed barrier, not the other PE's timed work.
 static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, float *ms) {
+  CK(cudaMemsetAsync(S.times, 0, (iters + 1) * sizeof(int64_t), S.stream));  // the kernels raise them (stamp)
   if (gate) {
     nvshmemx_barrier_all_on_stream(S.stream);
     CKLAUNCH("start gate (on-stream barrier)");
@@ -368,7 +369,12 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     }
     double per = ms / f->cal_iters;
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
-    int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : 1000;
+    // A floor makes as many dependent loads a launch as a round trip row
+    // makes round trips: with 2 PEs on one GPU a longer launch shares the
+    // GPU with the other PE's spinning barrier (one H200: the memory-served
+    // chase read 0.72 us a hop in 20 ms launches; the earlier floor kernel's
+    // 1000-hop launches 0.38).
+    int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) ? 1000 / NB_FLOOR_HOPS : 1000);
     want = n < 1 ? 1 : (n > cap ? cap : (int64_t)n);
     // The latency families' in-kernel distribution needs iterations: at
     // least ten (a bandwidth launch keeps its calibrated count: its samples'
