@@ -271,7 +271,8 @@ type Lib interface {
 	Agree(v int64) ([]int64, error)
 	// Setenv sets a variable in the C environment NVSHMEM and NCCL read.
 	Setenv(name, value string) error
-	// ProbeBootstrap loads NVSHMEM's bootstrap plugin of that file name.
+	// ProbeBootstrap loads NVSHMEM's bootstrap plugin file (a full path, or a
+	// name the loader searches for) as NVSHMEM would, and closes it.
 	ProbeBootstrap(plugin string) error
 	// Run runs one point: on the PEs that timed it, seconds per operation
 	// (one per timed launch, the events timer) and the in-kernel

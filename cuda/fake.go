@@ -185,10 +185,11 @@ func (f *Fake) Agree(v int64) ([]int64, error) {
 func (f *Fake) Setenv(name, value string) error { return os.Setenv(name, value) }
 
 // ProbeBootstrap: every plugin loads, except those NVSHBENCH_FAKE_NO_BOOTSTRAP
-// names (comma list of plugin files), with the loader's message.
+// names (comma list of plugin file names, matched with or without a
+// folder), with the loader's message.
 func (f *Fake) ProbeBootstrap(plugin string) error {
 	for _, p := range strings.Split(os.Getenv("NVSHBENCH_FAKE_NO_BOOTSTRAP"), ",") {
-		if p == plugin {
+		if p != "" && (p == plugin || p == filepath.Base(plugin)) {
 			return &Error{Op: "loading " + plugin, Status: StatusUnreachable, Msg: plugin + ": undefined symbol: pmix_value_load"}
 		}
 	}

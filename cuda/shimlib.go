@@ -31,8 +31,10 @@ type shimLib struct {
 // full paths, so that a shim linked against them loads in this process
 // without LD_LIBRARY_PATH: the loader takes an already open library of the
 // soname a shim needs (the cluster case: a shim built on a login node,
-// NVSHMEM elsewhere on the compute nodes). A library it cannot open is
-// left to the loader's search (the error names it).
+// NVSHMEM elsewhere on the compute nodes). NVSHMEM's bootstrap plugins, which
+// NVSHMEM itself opens later, are handed to it by their full paths in the
+// same folder (Toolchain.PluginFile). A library it cannot open is left to
+// the loader's search (the error names it).
 func Preload(t *Toolchain) error {
 	if t == nil || runtime.GOOS != "linux" {
 		return nil
@@ -54,6 +56,21 @@ func Preload(t *Toolchain) error {
 		return fmt.Errorf("preloading: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// ProbePlugin opens NVSHMEM's bootstrap plugin file (a full path, or a
+// name the loader searches for) the way NVSHMEM does, dlopen with RTLD_NOW
+// (bootstrap_loader.cpp:61 in NVSHMEM 3.4.5), and closes it again: nil when
+// it and what it needs (libmpi, libpmix) load. No GPU is needed.
+func ProbePlugin(file string) error {
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("NVSHMEM's plugins load on Linux only")
+	}
+	h, err := purego.Dlopen(file, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return err
+	}
+	return purego.Dlclose(h)
 }
 
 // Load opens the shim at path. The NVSHMEM and NCCL libraries it links must
@@ -183,8 +200,12 @@ func (l *shimLib) Setenv(name, value string) error {
 	return l.check("setenv", l.setenv(name, value))
 }
 
+// ProbeBootstrap opens the plugin from Go (ProbePlugin), not through the
+// shim's nb_bootstrap_probe: a name dlopen'ed from the shim is searched for
+// in the shim's own RUNPATH, the folder it was built against, which a
+// compute node need not have.
 func (l *shimLib) ProbeBootstrap(plugin string) error {
-	return l.check("loading "+plugin, l.probe(plugin))
+	return ProbePlugin(plugin)
 }
 
 func (l *shimLib) Run(a Args) (Timing, Result, error) {

@@ -141,6 +141,78 @@ func headerVersion(path string, names ...string) string {
 	return strings.Join(parts, ".")
 }
 
+// NVSHMEMLibDir is the folder of the libnvshmem_host.so.3 that Preload
+// opens, "" when discovery found none: NVSHMEM's bootstrap plugins lie
+// beside it.
+func (t *Toolchain) NVSHMEMLibDir() string {
+	if t == nil || t.NVSHMEMHome == "" {
+		return ""
+	}
+	d := filepath.Join(t.NVSHMEMHome, "lib")
+	if !fileExists(filepath.Join(d, "libnvshmem_host.so.3")) {
+		return ""
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		d = abs // the workers and NVSHMEM get paths that hold wherever they run
+	}
+	return d
+}
+
+// BootstrapPlugin is one of NVSHMEM's bootstrap plugins.
+type BootstrapPlugin struct {
+	Mode string // as nvshbench names it: PMI, PMI-2, PMIX, MPI, UID
+	Var  string // the variable NVSHMEM takes the plugin's file from
+	File string // the file's name in NVSHMEM's lib folder
+}
+
+// BootstrapPlugins are NVSHMEM's bootstrap plugins and how NVSHMEM finds
+// them. As read in NVSHMEM 3.4.5's source (github.com/NVIDIA/nvshmem, tag
+// v3.4.5-0, commit 131da55f643ac87c810ba0bc51d359258bf433a1):
+// src/include/host/env/env_defs.h:103-149 defines one variable per plugin,
+// NVSHMEM_BOOTSTRAP_{MPI,SHMEM,PMI,PMI2,PMIX,UID}_PLUGIN, "Absolute path to
+// or name of" its file, by default the bare name nvshmem_bootstrap_<x>.so.3
+// (3 is the plugin ABI major, src/CMakeLists.txt:8);
+// src/host/bootstrap/bootstrap.cpp:146-243 takes the variable of the mode
+// NVSHMEM_BOOTSTRAP (and NVSHMEM_BOOTSTRAP_PMI) select, or of the unique ID
+// (bootstrap.cpp:130-131, 231-235), and bootstrap_loader.cpp:61 hands its
+// value to dlopen(value, RTLD_NOW) as it is: a full path opens that file, a
+// bare name goes through the loader's search. NVSHMEM_BOOTSTRAP_PLUGIN is
+// read only for NVSHMEM_BOOTSTRAP=plugin (bootstrap.cpp:216-226). The pip
+// wheel's libnvshmem_host.so.3 holds these names (strings) and the five
+// files below.
+var BootstrapPlugins = []BootstrapPlugin{
+	{"PMI", "NVSHMEM_BOOTSTRAP_PMI_PLUGIN", "nvshmem_bootstrap_pmi.so.3"},
+	{"PMI-2", "NVSHMEM_BOOTSTRAP_PMI2_PLUGIN", "nvshmem_bootstrap_pmi2.so.3"},
+	{"PMIX", "NVSHMEM_BOOTSTRAP_PMIX_PLUGIN", "nvshmem_bootstrap_pmix.so.3"},
+	{"MPI", "NVSHMEM_BOOTSTRAP_MPI_PLUGIN", "nvshmem_bootstrap_mpi.so.3"},
+	{"UID", "NVSHMEM_BOOTSTRAP_UID_PLUGIN", "nvshmem_bootstrap_uid.so.3"},
+}
+
+// PluginFor returns the bootstrap plugin of a mode (PMI, PMI-2, PMIX, MPI,
+// UID).
+func PluginFor(mode string) (BootstrapPlugin, bool) {
+	for _, p := range BootstrapPlugins {
+		if p.Mode == mode {
+			return p, true
+		}
+	}
+	return BootstrapPlugin{}, false
+}
+
+// PluginFile is the file NVSHMEM will open for p: the user's
+// NVSHMEM_BOOTSTRAP_<x>_PLUGIN where set (theirs is true), else p's file
+// by its full path in NVSHMEMLibDir where it is there, else p's bare name
+// (NVSHMEM's default, found by the loader's search).
+func (t *Toolchain) PluginFile(p BootstrapPlugin) (file string, theirs bool) {
+	if v := os.Getenv(p.Var); v != "" {
+		return v, true
+	}
+	if d := t.NVSHMEMLibDir(); d != "" && fileExists(filepath.Join(d, p.File)) {
+		return filepath.Join(d, p.File), false
+	}
+	return p.File, false
+}
+
 // LibraryPath is what LD_LIBRARY_PATH must hold for the shim's workers:
 // NVSHMEM's lib folder (its bootstrap and transport plugins are opened by
 // soname) and NCCL's (so NVSHMEM's dlopen of libnccl.so.2 finds the same

@@ -165,11 +165,18 @@ func (e *SetupMismatch) Error() string {
 }
 
 // KnobNames lists, sorted, the NVSHMEM_ and NCCL_ variables either header
-// recorded.
+// recorded, but for those naming a bootstrap plugin's file
+// (NVSHMEM_BOOTSTRAP_PLUGIN, NVSHMEM_BOOTSTRAP_<x>_PLUGIN): where a
+// plugin lies differs between machines and changes nothing measured (the
+// NVSHMEM version is compared on its own). nvshbench sets them itself; a
+// file written before it did resumes and compares as before.
 func KnobNames(a, b *Header) []string {
 	keys := map[string]bool{}
 	for _, h := range []*Header{a, b} {
 		for k := range h.Env {
+			if strings.HasPrefix(k, "NVSHMEM_BOOTSTRAP_") && strings.HasSuffix(k, "_PLUGIN") {
+				continue
+			}
 			if strings.HasPrefix(k, "NVSHMEM_") || strings.HasPrefix(k, "NCCL_") {
 				keys[k] = true
 			}

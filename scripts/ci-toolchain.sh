@@ -28,3 +28,13 @@ out=build/libnvshbench.so
 echo "ci-toolchain: built $out with the pip toolchain:"
 "$BIN" doctor --shim "$out" 2>/dev/null | sed -n '1,5p' || true
 test -s "$out"
+# The login-node case (README, Install), no GPU needed: this shim on a
+# machine whose NVSHMEM is a copy in another folder, the wheel's folder out
+# of reach (the shim's RUNPATH rewritten to a folder that does not exist):
+# the shim loads against the copy, doctor lists the copy's bootstrap
+# plugins by full path and they load, and the bootstrap chosen under Open
+# MPI (a real mpirun -np 2 where installed) and Slurm points NVSHMEM at the
+# copy's plugin. Required here: a missing shim fails instead of skipping.
+echo "ci-toolchain: $out against a relocated NVSHMEM:"
+NVSHBENCH_RELOCATE_SHIM=$PWD/$out NVSHBENCH_RELOCATE_REQUIRE=1 "${GO:-go}" test -count=1 -v \
+  -run '^(TestRelocatedNVSHMEM|TestDoctorWithRelocatedNVSHMEM)$' ./cuda ./cmd/nvshbench

@@ -26,8 +26,10 @@ func newDoctorCmd() *cobra.Command {
 		Short: "Show what nvshbench found: toolchain, shim, GPUs, P2P matrix, usable NVSHMEM paths",
 		Long: `doctor prints where nvcc, NVSHMEM and NCCL were found (CUDA_HOME, NVSHMEM_HOME, NCCL_HOME, else
 the pip wheels in python3's site-packages), their versions, the shim it would use, the GPUs,
-their peer-access matrix, and which NVSHMEM paths this machine can measure (P2P, CPU proxy,
-IBGDA, NVLink multicast). It exits non-zero when nothing can be measured.`,
+their peer-access matrix, which NVSHMEM paths this machine can measure (P2P, CPU proxy,
+IBGDA, NVLink multicast), and which of NVSHMEM's bootstrap plugins load, opened by the full path
+NVSHMEM will be given (these also without a GPU), with the one a launcher's job would get. It
+exits non-zero when nothing can be measured.`,
 		Example: `  nvshbench doctor
   nvshbench doctor --build`,
 		Args: noArgs,
@@ -87,6 +89,13 @@ func runDoctor(w, errw io.Writer, o *doctorOptions) error {
 	if lp := tc.LibraryPath(); len(lp) > 0 {
 		fmt.Fprintf(w, "  libraries loaded from (nvshbench opens them itself; no LD_LIBRARY_PATH needed): %s\n", strings.Join(lp, ":"))
 	}
+	// The bootstrap plugins need no GPU: a login node or a compute node
+	// without a driver learns here what a launcher will get.
+	var probeLib cuda.Lib // nil: the loader itself
+	if shim == "fake" {
+		probeLib = cuda.NewFake()
+	}
+	doctorBootstraps(w, pluginsOf(probeLib, tc))
 	if shim != "fake" {
 		n, err := cuda.ProbeDriver()
 		if err != nil {
@@ -165,20 +174,25 @@ func runDoctor(w, errw io.Writer, o *doctorOptions) error {
 		mc = "disabled (NVSHMEM_DISABLE_NVLS=1 / NCCL_NVLS_ENABLE=0): NVLS figures are waived"
 	}
 	fmt.Fprintf(w, "  multicast %s\n", mc)
-	fmt.Fprintln(w, "NVSHMEM bootstraps under srun / mpirun (the unique ID needs none: nvshbench run starts its workers itself):")
-	for _, l := range bootstrapReport(g.lib) {
+	return nil
+}
+
+// doctorBootstraps lists NVSHMEM's bootstrap plugins, each opened as
+// NVSHMEM will open it, and the one a launcher's job would get.
+func doctorBootstraps(w io.Writer, p plugins) {
+	fmt.Fprintln(w, "NVSHMEM bootstrap plugins, opened as NVSHMEM will be told to (UID: nvshbench run's own workers; the others under srun / mpirun):")
+	for _, l := range bootstrapReport(p) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 	if l, ok := launcher.DetectLauncher(); ok {
-		if c, err := chooseBootstrap(g.lib, l); err != nil {
+		if c, err := chooseBootstrap(p, l); err != nil {
 			fmt.Fprintf(w, "  under this %s job: none works: %v\n", l.By, err)
 		} else {
 			fmt.Fprintf(w, "  under this %s job: %s\n", l.By, c.Why)
 		}
 	} else {
-		fmt.Fprintln(w, "  under Open MPI nvshbench picks PMIx where its plugin loads, else MPI; under srun PMIx or PMI-2 (by SLURM_MPI_TYPE)")
+		fmt.Fprintln(w, "  under Open MPI nvshbench picks PMIx where its plugin loads, else MPI; under srun PMIx or PMI-2 (by SLURM_MPI_TYPE); NVSHMEM gets the plugin's full path (NVSHMEM_BOOTSTRAP_<mode>_PLUGIN) unless you set it")
 	}
-	return nil
 }
 
 func indent(s string) string {

@@ -388,6 +388,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		out = fmt.Sprintf("nvshbench-%s.jsonl", host) // the same command resumes it
 	}
 	extra := pathEnv(cfg.Path)
+	addUIDPlugin(gpu, extra) // the workers' unique-ID bootstrap plugin, by its full path
 	if o.NVSHMEMNCCL == "off" {
 		extra["NVSHMEM_DISABLE_NCCL"] = "1"
 	}
@@ -501,7 +502,7 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 		out = fmt.Sprintf("nvshbench-%s-%dpes-%s.jsonl", l.By, l.Size, time.Now().Format("20060102-150405"))
 	}
 	extra := pathEnv(cfg.Path)
-	boot, err := chooseBootstrap(gpu.lib, l)
+	boot, err := chooseBootstrap(gpu.plugins(), l)
 	if err != nil {
 		return nil, err
 	}
