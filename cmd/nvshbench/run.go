@@ -425,9 +425,18 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	for _, n := range flagNotes {
 		fmt.Fprintf(stderr, "nvshbench: %s\n", n)
 	}
+	// run says it; reproduce (no command of its own here) says it once.
+	synthetic := gpu.shimPath == "fake" && o.cmd != nil
+	if synthetic {
+		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
+	}
 	fmt.Fprintf(stderr, "nvshbench: %d PE(s) on %d GPU(s), %d point(s) → %s\n", cfg.PEs, gpus, len(plan.Items), out)
 	sum, err = launcher.Run(ctx, lo)
-	return sum, finish(stderr, sum, err)
+	err = finish(stderr, sum, err)
+	if synthetic {
+		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
+	}
+	return sum, err
 }
 
 // buildPlan lists the points for the job's PEs and refuses what cannot
@@ -537,12 +546,24 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 	return sum, err
 }
 
+// failedPoints is a run that wrote every point, some of which errored or
+// failed verification (exit 1): what it wrote is usable, so reproduce goes
+// on to its other sweeps and its report.
+type failedPoints struct {
+	errors, failed int
+	path           string
+}
+
+func (e failedPoints) Error() string {
+	return fmt.Sprintf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", e.errors+e.failed, e.errors, e.failed, e.path)
+}
+
 // finish prints the run's summary and makes failed points the run's error
 // (exit 1), after everything is written.
 func finish(stderr io.Writer, sum *launcher.Summary, err error) error {
 	reportSummary(stderr, sum)
 	if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
-		err = fmt.Errorf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", sum.Errors+sum.Failed, sum.Errors, sum.Failed, sum.Path)
+		err = failedPoints{errors: sum.Errors, failed: sum.Failed, path: sum.Path}
 	}
 	return err
 }
