@@ -44,3 +44,61 @@ func TestReproduceFakeSaysSyntheticAndReportsFailures(t *testing.T) {
 		}
 	}
 }
+
+// A value listed twice in any list flag asks for what the single value
+// asks for: the same points, measured once (compare then takes the file),
+// and never "none of the selected benchmarks takes it".
+func TestListFlagsDeduplicate(t *testing.T) {
+	for _, c := range []struct {
+		bench, flag, once, twice string
+	}{
+		{"moe/dispatch/nvshmem", "--moe-tokens", "128", "128,128"},
+		{"moe/dispatch/nvshmem", "--moe-dtype", "bf16", "bf16,bf16"},
+		{"moe/dispatch/nvshmem", "--moe-modes", "ll", "ll,ll"},
+		{"moe/dispatch/nvshmem", "--moe-routing", "uniform", "uniform,uniform"},
+		{"collectives/allreduce/nccl", "--dtypes", "float", "float,float"},
+		{"collectives/allreduce/nccl", "--dtypes", "bf16", "bf16,bf16"},
+		{"collectives/allreduce/nccl", "--nccl-protos", "LL", "LL,LL"},
+		{"rma/put/block", "--sizes", "4K", "4K,4K"},
+	} {
+		dir := t.TempDir()
+		keys := map[string]string{}
+		for _, v := range []string{c.once, c.twice} {
+			out := filepath.Join(dir, strings.ReplaceAll(v, ",", "_")+".jsonl")
+			args := []string{"run", "--shim", "fake", "--samples", "3", "--out", out, c.flag, v}
+			if c.flag != "--sizes" && !strings.HasPrefix(c.bench, "moe") {
+				args = append(args, "--sizes", "4K")
+			}
+			if strings.HasPrefix(c.bench, "moe") {
+				for _, f := range []string{"--moe-tokens", "--moe-modes", "--moe-routing"} { // one point each, but for the flag tested
+					if f != c.flag {
+						args = append(args, f, map[string]string{"--moe-tokens": "128", "--moe-modes": "ll", "--moe-routing": "uniform"}[f])
+					}
+				}
+			}
+			_, stderr, code := nvshbench(t, append(args, c.bench)...)
+			if code != 0 {
+				t.Fatalf("%s %s: exit %d: %s", c.flag, v, code, lastLines(stderr, 2))
+			}
+			keys[v] = strings.Join(pointKeys(t, out), "\n")
+			if v == c.twice {
+				if f := mustRead(t, out); len(f.Duplicates) > 0 {
+					t.Errorf("%s %s: points measured twice: %v", c.flag, v, f.Duplicates)
+				}
+				if _, stderr, code := nvshbench(t, "compare", out, out); code != 0 {
+					t.Errorf("%s %s: compare refuses the file: exit %d: %s", c.flag, v, code, lastLines(stderr, 1))
+				}
+			}
+		}
+		if keys[c.once] != keys[c.twice] {
+			t.Errorf("%s %s and %s measured different points:\n%s\n---\n%s", c.flag, c.once, c.twice, keys[c.once], keys[c.twice])
+		}
+	}
+	// The flag still means something: a value no selected benchmark takes
+	// is refused, doubled or not.
+	for _, v := range []string{"bf16", "bf16,bf16"} {
+		if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--dtypes", v, "--out", filepath.Join(t.TempDir(), "x.jsonl"), "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "none of the selected benchmarks takes it") {
+			t.Errorf("--dtypes %s on rma/put/block: exit %d: %s", v, code, stderr)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/internal/lists"
 	"github.com/nvshbench/nvshbench/launcher"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
@@ -179,13 +179,14 @@ func (o *runOptions) config() (*harness.Config, error) {
 	}
 	cfg.Verify, cfg.Bidir, cfg.Blocking, cfg.Quick = !o.NoVerify, o.Bidir, o.Blocking, o.Quick
 	if len(o.DTypes) > 0 {
-		cfg.DTypes = lists.Unique(o.DTypes)
+		cfg.DTypes = o.DTypes
 	}
-	cfg.Graph, cfg.NCCLProtos = o.Graph, lists.Unique(o.NCCLProtos)
+	cfg.Graph, cfg.NCCLProtos = o.Graph, o.NCCLProtos
 	if len(o.MoE.Tokens) > 0 || o.MoE.Hidden != 0 { // set by the flags (tests build options without them)
 		cfg.MoE = harness.MoEConfig{Tokens: o.MoE.Tokens, Hidden: o.MoE.Hidden, TopK: o.MoE.TopK, Experts: o.MoE.Experts,
-			DTypes: lists.Unique(o.MoE.DTypes), Modes: lists.Unique(o.MoE.Modes), Routings: lists.Unique(o.MoE.Routes), Zipf: o.MoE.Zipf}
+			DTypes: o.MoE.DTypes, Modes: o.MoE.Modes, Routings: o.MoE.Routes, Zipf: o.MoE.Zipf}
 	}
+	cfg.Dedupe() // every list flag: a value given twice is measured once
 	if o.NVSHMEMNCCL == "" {
 		o.NVSHMEMNCCL = "auto"
 	}
@@ -275,6 +276,9 @@ func checkPointFlags(o *runOptions, cfg *harness.Config, benches []*harness.Benc
 		acfg, err := alt.config()
 		if err != nil {
 			continue // the default's config is not the question here
+		}
+		if reflect.DeepEqual(cfg, acfg) {
+			continue // what the default asks for (--dtypes float,float): nothing to check
 		}
 		var ignore []string
 		for _, b := range benches {
