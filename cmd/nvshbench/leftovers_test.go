@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,70 @@ func TestListFlagsDeduplicate(t *testing.T) {
 		if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--dtypes", v, "--out", filepath.Join(t.TempDir(), "x.jsonl"), "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "none of the selected benchmarks takes it") {
 			t.Errorf("--dtypes %s on rma/put/block: exit %d: %s", v, code, stderr)
 		}
+	}
+}
+
+// Where --out or the environment cannot work: exit 2, one line saying what
+// to do, and nothing written or lost.
+func TestOutAndTempDirRefusals(t *testing.T) {
+	dir := t.TempDir()
+	// A file cut inside its header: named, with its line and what to do.
+	good := filepath.Join(dir, "good.jsonl")
+	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "3", "--out", good, "rma/put/block"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(good)
+	cut := filepath.Join(dir, "cut.jsonl")
+	os.WriteFile(cut, b[:bytes.IndexByte(b, '\n')/2], 0o644)
+	before, _ := os.ReadFile(cut)
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "3", "--out", cut, "rma/put/block")
+	last := lastLines(stderr, 1)
+	if code != exitUsage || !strings.Contains(last, cut+":1: the header record is cut short") || !strings.Contains(last, "move it away or pass a new --out") {
+		t.Errorf("resuming a file cut in its header: exit %d: %s", code, last)
+	}
+	if after, _ := os.ReadFile(cut); !bytes.Equal(before, after) {
+		t.Errorf("the cut file was changed")
+	}
+	if _, stderr, code := nvshbench(t, "report", cut); code == 0 || !strings.Contains(stderr, cut+":1: the header record is cut short") {
+		t.Errorf("report of a file cut in its header: exit %d: %s", code, stderr)
+	}
+
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("mine\n"), 0o644)
+	for _, c := range []struct {
+		out, want string
+		env       []string
+		gone      string // must not exist afterwards
+	}{
+		{filepath.Join(dir, "newdir") + "/", "names a folder: a run writes one results file; pass a file name such as " + filepath.Join(dir, "newdir", "results.jsonl"), nil, filepath.Join(dir, "newdir")},
+		{filepath.Join(notes, "sub", "x.jsonl"), notes + " is a file, not a folder", nil, ""},
+		{filepath.Join(dir, "t.jsonl"), "TMPDIR=" + filepath.Join(dir, "missing") + " is no folder", []string{"TMPDIR", filepath.Join(dir, "missing")}, filepath.Join(dir, "t.jsonl")},
+	} {
+		if c.env != nil {
+			t.Setenv(c.env[0], c.env[1])
+		}
+		_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", c.out, "rma/put/block")
+		if code != exitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("--out %s: exit %d, want 2 and one line with %q: %s", c.out, code, c.want, stderr)
+		}
+		if c.gone != "" {
+			if _, err := os.Lstat(c.gone); err == nil {
+				t.Errorf("--out %s: %s was made", c.out, c.gone)
+			}
+		}
+		if c.env != nil {
+			repro := filepath.Join(dir, "repro")
+			_, stderr, code := nvshbench(t, "reproduce", "--quick", "--shim", "fake", "--out", repro)
+			if code != exitUsage || !strings.Contains(stderr, c.want) {
+				t.Errorf("reproduce with a missing TMPDIR: exit %d: %s", code, stderr)
+			}
+			if _, err := os.Lstat(repro); err == nil {
+				t.Errorf("reproduce with a missing TMPDIR made %s", repro)
+			}
+			os.Unsetenv(c.env[0])
+		}
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "mine\n" {
+		t.Errorf("notes.txt: %q", b)
 	}
 }

@@ -82,6 +82,9 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 		o.Out = "nvshbench-reproduce-" + host
 	}
 	// Fail fast, before writing anything, on a machine without a GPU.
+	if err := checkTempDir(); err != nil {
+		return err
+	}
 	gpu, err := openGPU(o.run.Shim, stderr)
 	if err != nil {
 		return err

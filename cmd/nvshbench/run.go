@@ -359,10 +359,11 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if err != nil {
 		return nil, err
 	}
-	if o.Out != "" {
-		if err := record.Regular(o.Out); err != nil {
-			return nil, err
-		}
+	if err := record.Usable(o.Out); err != nil {
+		return nil, err
+	}
+	if err := checkTempDir(); err != nil {
+		return nil, err
 	}
 	gpu, err := openGPU(o.Shim, stderr)
 	if err != nil {
@@ -437,10 +438,24 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	fmt.Fprintf(stderr, "nvshbench: %d PE(s) on %d GPU(s), %d point(s) → %s\n", cfg.PEs, gpus, len(plan.Items), out)
 	sum, err = launcher.Run(ctx, lo)
 	err = finish(stderr, sum, err)
-	if synthetic {
+	if synthetic && sum != nil {
 		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
 	}
 	return sum, err
+}
+
+// checkTempDir refuses a TMPDIR that names no folder (Go falls back to
+// /tmp only when it is unset): the fake GPU's rendezvous, the shim's build
+// and, without a home folder, its cache live there.
+func checkTempDir() error {
+	d := os.Getenv("TMPDIR")
+	if d == "" {
+		return nil
+	}
+	if st, err := os.Stat(d); err != nil || !st.IsDir() {
+		return usagef("TMPDIR=%s is no folder: nvshbench needs a temporary folder (the shim's build, the fake GPU's rendezvous); set TMPDIR to an existing folder, or unset it", d)
+	}
+	return nil
 }
 
 // buildPlan lists the points for the job's PEs and refuses what cannot
