@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -166,5 +167,23 @@ func TestOutAndTempDirRefusals(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(notes); string(b) != "mine\n" {
 		t.Errorf("notes.txt: %q", b)
+	}
+}
+
+// The root help's opening lines name every command a user runs.
+func TestRootHelpNamesEveryCommand(t *testing.T) {
+	stdout, _, code := nvshbench(t, "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	opening, _, _ := strings.Cut(stdout, "Usage:")
+	for _, c := range newRootCmd(nil, nil, nil).Commands() {
+		name := c.Name()
+		if c.Hidden || name == "help" || name == "completion" || name == "version" {
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^  .*\b` + regexp.QuoteMeta(name) + `\b`).MatchString(opening) {
+			t.Errorf("the root help's opening does not name %q:\n%s", name, opening)
+		}
 	}
 }
