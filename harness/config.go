@@ -101,6 +101,35 @@ func (m *MoEConfig) Validate() error {
 	return nil
 }
 
+// Dedupe drops every list's repeated values, keeping the first of each in
+// order, as ParseSizes does for sizes: a value listed twice (--dtypes
+// float,float, --moe-tokens 128,128) is measured once, and asks for what
+// the single value asks for.
+func (c *Config) Dedupe() {
+	c.Sizes = unique(c.Sizes)
+	c.DTypes = unique(c.DTypes)
+	c.NCCLProtos = unique(c.NCCLProtos)
+	c.MoE.Tokens = unique(c.MoE.Tokens)
+	c.MoE.DTypes = unique(c.MoE.DTypes)
+	c.MoE.Modes = unique(c.MoE.Modes)
+	c.MoE.Routings = unique(c.MoE.Routings)
+}
+
+func unique[T comparable](items []T) []T {
+	if items == nil {
+		return nil
+	}
+	seen := map[T]bool{}
+	out := items[:0:0]
+	for _, it := range items {
+		if !seen[it] {
+			seen[it] = true
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // GridSMs is SMs, or 132 (an H100/H200) when the run did not say.
 func (c *Config) GridSMs() int {
 	if c.SMs > 0 {

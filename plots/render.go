@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -198,11 +199,22 @@ func lengths(d []float64) []vg.Length {
 	return out
 }
 
-// build turns a spec into a gonum plot and its legend (drawn beside the
-// data, never over it).
-func build(s Spec) (*plot.Plot, plot.Legend, error) {
+// entry is a row of a chart's legend: its text and what it shows of the
+// line (none: a row of text alone).
+type entry struct {
+	text   string
+	thumbs []plot.Thumbnailer
+	series bool // a measured series (the rows a legend too long leaves out)
+}
+
+// build turns a spec into a gonum plot and its legend's rows (drawn beside
+// the data, never over it: drawChart).
+func build(s Spec) (*plot.Plot, []entry, error) {
 	p := plot.New()
-	legend := plot.NewLegend()
+	var legend []entry
+	add := func(text string, thumbs ...plot.Thumbnailer) {
+		legend = append(legend, entry{text: text, thumbs: thumbs})
+	}
 	p.Title.Text = strings.Join(TitleLines(s.Title), "\n")
 	p.X.Label.Text = s.XLabel
 	p.Y.Label.Text = s.YLabel
@@ -268,7 +280,7 @@ func build(s Spec) (*plot.Plot, plot.Legend, error) {
 		shade.Color = color.NRGBA{R: 120, G: 120, B: 120, A: 28}
 		shade.LineStyle.Width = 0
 		p.Add(shade)
-		legend.Add("L2-resident sizes (cache, not link)", shade)
+		add("L2-resident sizes (cache, not link)", shade)
 	}
 	for _, ser := range s.Series {
 		col := rgb(ser.Color)
@@ -302,7 +314,7 @@ func build(s Spec) (*plot.Plot, plot.Legend, error) {
 		pts.Shape = plotutil.Shape(ser.Shape)
 		pts.Radius = vg.Points(2.5)
 		p.Add(l, pts)
-		legend.Add(ser.Label, l, pts)
+		legend = append(legend, entry{text: ser.Label, thumbs: []plot.Thumbnailer{l, pts}, series: true})
 	}
 	for _, m := range append(append([]Mark{}, s.Limits...), s.Marks...) {
 		if m.Y <= 0 {
@@ -318,7 +330,7 @@ func build(s Spec) (*plot.Plot, plot.Legend, error) {
 			sc.Radius = vg.Points(6)
 			p.Add(sc)
 			if m.Label != "" {
-				legend.Add(m.Label, sc)
+				add(m.Label, sc)
 			}
 			continue
 		}
@@ -335,20 +347,21 @@ func build(s Spec) (*plot.Plot, plot.Legend, error) {
 		l.Width = vg.Points(1.2)
 		p.Add(l)
 		if m.Label != "" {
-			legend.Add(m.Label, l)
+			add(m.Label, l)
 		}
 	}
 	// p.Add widened the axes to every plotter's data: set them last.
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = minX, maxX, minY, maxY
-	legend.Top = true
-	legend.Left = true
-	legend.TextStyle.Font.Size = LegendFont
-	legend.ThumbnailWidth = vg.Points(24)
 	return p, legend, nil
 }
 
 // LegendFont is the legend's text size: readable at the image's size.
+// A legend too long for the chart's height is set smaller, down to
+// legendMinFont, and then cut, its last row saying how many rows it left
+// out (plot --spec lists every series).
 var LegendFont = vg.Points(11)
+
+const legendMinFont = vg.Length(8)
 
 // TitleLines wraps a chart's title to at most two lines of about 90
 // characters (what fits above the data at the title's size); what does
@@ -364,48 +377,171 @@ func TitleLines(title string) []string {
 	return lines
 }
 
-// legendTexts are the legend's entries (as build adds them).
-func legendTexts(s Spec) []string {
-	out := []string{"L2-resident sizes (cache, not link)"}
-	for _, ser := range s.Series {
-		out = append(out, ser.Label)
-	}
-	for _, m := range append(append([]Mark{}, s.Limits...), s.Marks...) {
-		out = append(out, m.Label)
-	}
-	return out
-}
-
 // caption is what a chart says below its axes: what the line and the band
 // are, and its notes.
 func caption(s Spec) []string {
 	return append([]string{"line: median; band: " + s.Band}, s.Notes...)
 }
 
-// drawChart lays the data out left, the legend in a column right (as wide
-// as its longest entry, at most 42 % of the image), and the caption
-// below both.
-func drawChart(c draw.Canvas, p *plot.Plot, legend plot.Legend, s Spec) {
-	sty := legend.TextStyle
-	lw := vg.Length(0)
-	for _, t := range legendTexts(s) {
-		lw = max(lw, sty.Width(t))
-	}
-	lw += legend.ThumbnailWidth + vg.Points(24)
-	lw = min(lw, (c.Max.X-c.Min.X)*0.42)
-	cs := sty
+// Layout shares of the image: the legend's column is at most legendShare of
+// its width, the caption at most captionShare of its height, so the data
+// keep the rest whatever a chart holds (50 overlaid files: 50 series and
+// 50 notes).
+const (
+	legendShare  = 0.42
+	captionShare = 0.25
+)
+
+// layout is where drawChart puts a chart's parts on a canvas of w × h.
+type layout struct {
+	legendW  vg.Length   // the legend's column, at the right
+	legend   plot.Legend // its rows (those that fit, the last one saying what it left out)
+	captionH vg.Length   // the caption's band, at the bottom
+	caption  []string    // its lines
+	capStyle text.Style  // their style
+	dataW    vg.Length   // what the data keep: w − legendW
+	dataH    vg.Length   // and h − captionH
+	lineH    vg.Length   // a caption line's height
+}
+
+// legendTop is the room left above the legend's column (the title's).
+const legendTop = vg.Length(40)
+
+// planLayout sizes the legend and the caption of a chart of w × h: the
+// legend a column as wide as its longest row (text cut with … where it
+// would pass legendShare), set smaller and then cut where its rows pass
+// the height; the caption one note a line, notes run together in lines as
+// wide as the image where they would pass captionShare, and then cut.
+func planLayout(w, h vg.Length, rows []entry, notes []string) layout {
+	var l layout
+	cs := plot.NewLegend().TextStyle
 	cs.Font.Size = vg.Points(10)
-	lines := caption(s)
-	lineH := cs.Height("Ag") * 1.25
-	capH := lineH*vg.Length(len(lines)) + vg.Points(8)
-	data := draw.Crop(c, 0, -lw, capH, 0)
+	l.capStyle = cs
+	l.lineH = cs.Height("Ag") * 1.25
+	maxLines := max(2, int(h*captionShare/l.lineH))
+	textW := w - vg.Points(24)
+	l.caption = fitLines(notes, maxLines, func(t string) vg.Length { return cs.Width(t) }, textW,
+		func(n int) string {
+			return fmt.Sprintf("… and %d more note(s): 'nvshbench plot --spec' lists every one", n)
+		})
+	l.captionH = l.lineH*vg.Length(len(l.caption)) + vg.Points(8)
+
+	avail := h - l.captionH - legendTop
+	for size := LegendFont; ; size-- {
+		lg := plot.NewLegend()
+		lg.Top, lg.Left = true, true
+		lg.TextStyle.Font.Size = size
+		lg.ThumbnailWidth = vg.Points(24)
+		shown := rows
+		if size > legendMinFont && legendHeight(lg, len(rows)) > avail {
+			continue // smaller first
+		}
+		if legendHeight(lg, len(rows)) > avail {
+			shown = cutSeries(rows, int((avail+1e-9)/legendHeight(lg, 1)))
+		}
+		sty := lg.TextStyle
+		wmax := w * legendShare
+		room := wmax - lg.ThumbnailWidth - vg.Points(24)
+		lw := vg.Length(0)
+		for _, r := range shown {
+			t := cutText(r.text, room, sty.Width)
+			lg.Add(t, r.thumbs...)
+			lw = max(lw, sty.Width(t))
+		}
+		l.legend = lg
+		l.legendW = min(lw+lg.ThumbnailWidth+vg.Points(24), wmax)
+		break
+	}
+	l.dataW, l.dataH = w-l.legendW, h-l.captionH
+	return l
+}
+
+// cutSeries keeps n rows of a legend: every row that is no series (the
+// shading, the references, the paper's values), the first series, and a
+// row saying how many series it left out.
+func cutSeries(rows []entry, n int) []entry {
+	series := 0
+	for _, r := range rows {
+		if r.series {
+			series++
+		}
+	}
+	keep := max(1, min(series, n-1-(len(rows)-series))) // series rows kept
+	var out []entry
+	seen := 0
+	for _, r := range rows {
+		if !r.series {
+			out = append(out, r)
+			continue
+		}
+		seen++
+		switch {
+		case seen <= keep:
+			out = append(out, r)
+		case seen == keep+1:
+			out = append(out, entry{text: fmt.Sprintf("… and %d more series: 'nvshbench plot --spec' lists them all", series-keep)})
+		}
+	}
+	return out
+}
+
+// legendHeight is the height of n rows of a legend (gonum's rows: each
+// the height of one line of its text).
+func legendHeight(lg plot.Legend, n int) vg.Length {
+	return lg.TextStyle.Rectangle("Ag").Max.Y * vg.Length(n)
+}
+
+// fitLines lays notes out one a line; where there are more than limit, it
+// runs them together ("; ") in lines at most w wide, and where those are
+// still more than limit, keeps limit−1 and says how many notes it left out.
+func fitLines(notes []string, limit int, width func(string) vg.Length, w vg.Length, more func(int) string) []string {
+	if len(notes) <= limit {
+		return notes
+	}
+	var lines []string
+	var in []int // notes per line
+	for _, n := range notes {
+		if k := len(lines) - 1; k >= 0 && width(lines[k]+"; "+n) <= w {
+			lines[k] += "; " + n
+			in[k]++
+			continue
+		}
+		lines, in = append(lines, n), append(in, 1)
+	}
+	if len(lines) <= limit {
+		return lines
+	}
+	left := 0
+	for _, c := range in[limit-1:] {
+		left += c
+	}
+	return append(lines[:limit-1:limit-1], more(left))
+}
+
+// cutText shortens t with … to at most w wide.
+func cutText(t string, w vg.Length, width func(string) vg.Length) string {
+	if width(t) <= w {
+		return t
+	}
+	r := []rune(t)
+	for len(r) > 1 && width(string(r)+"…") > w {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
+// drawChart lays the data out left, the legend in a column right, and the
+// caption below both (planLayout).
+func drawChart(c draw.Canvas, p *plot.Plot, rows []entry, s Spec) {
+	l := planLayout(c.Max.X-c.Min.X, c.Max.Y-c.Min.Y, rows, caption(s))
+	data := draw.Crop(c, 0, -l.legendW, l.captionH, 0)
 	p.Draw(data)
-	side := draw.Crop(c, c.Max.X-c.Min.X-lw+vg.Points(8), 0, capH, -vg.Points(40))
-	legend.Draw(side)
-	y := c.Min.Y + capH - lineH
-	for _, l := range lines {
-		c.FillText(cs, vg.Point{X: c.Min.X + vg.Points(12), Y: y}, l)
-		y -= lineH
+	side := draw.Crop(c, c.Max.X-c.Min.X-l.legendW+vg.Points(8), 0, l.captionH, -legendTop)
+	l.legend.Draw(side)
+	y := c.Min.Y + l.captionH - l.lineH
+	for _, line := range l.caption {
+		c.FillText(l.capStyle, vg.Point{X: c.Min.X + vg.Points(12), Y: y}, line)
+		y -= l.lineH
 	}
 }
 

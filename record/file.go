@@ -41,9 +41,12 @@ func Create(path string, h Header) (*Writer, error) {
 	if strings.HasSuffix(path, ".gz") {
 		return nil, fmt.Errorf("%s: a run writes plain JSONL, a record at a time (nothing lost if it is cut short); gzip the file when the run is done, every reader takes .gz", path)
 	}
+	if err := Usable(path); err != nil {
+		return nil, err
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
+			return nil, &Unusable{fmt.Sprintf("%s: its folder cannot be made (%v): pass an --out in a folder you can write", path, err)}
 		}
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
@@ -154,6 +157,33 @@ func Regular(path string) error {
 	return nil
 }
 
+// Usable refuses, before anything is written, a path that cannot become a
+// results file: a name ending in / (a folder), one below a file, or what
+// Regular refuses. A missing folder is fine: Create makes it.
+func Usable(path string) error {
+	if path == "" {
+		return nil
+	}
+	if strings.HasSuffix(path, "/") {
+		return &Unusable{fmt.Sprintf("%s names a folder: a run writes one results file; pass a file name such as %s", path, filepath.Join(path, "results.jsonl"))}
+	}
+	if err := Regular(path); err != nil {
+		return err
+	}
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return &Unusable{fmt.Sprintf("%s: %s is a file, not a folder: pass an --out in a folder", path, dir)}
+			}
+			return nil
+		}
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) || dir == filepath.Dir(dir) {
+			return nil // Create says what is wrong
+		}
+	}
+}
+
 // Append opens an existing results file to add points (resuming a run),
 // after taking this run's lock on it. A last line cut short by an
 // interrupted run is cut off first, so the file stays valid; a complete
@@ -183,7 +213,8 @@ func Append(path string) (*Writer, *File, error) {
 	}
 	rf, err := Read(bytes.NewReader(data), path)
 	if err != nil {
-		return fail(err)
+		// The user named a file no run can go on with: nothing is touched.
+		return fail(&Unusable{fmt.Sprintf("%v: not resumed; move it away or pass a new --out", err)})
 	}
 	if n := len(data); n > 0 && data[n-1] != '\n' {
 		last := data[bytes.LastIndexByte(data, '\n')+1:]
@@ -323,6 +354,9 @@ func Read(r io.Reader, name string) (*File, error) {
 			if !complete && sawHeader {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("%s:%d: last line is incomplete (interrupted run?); ignored", name, lineNo))
 				break
+			}
+			if !complete && !sawHeader && !json.Valid(trimmed) {
+				return nil, fmt.Errorf("%s:%d: the header record is cut short (the run that made the file stopped as it started): no results in it", name, lineNo)
 			}
 			return nil, fmt.Errorf("%s:%d: %v", name, lineNo, perr)
 		}

@@ -2,8 +2,8 @@
 // RMA, latency and collectives against NCCL, written to one results format
 // and rendered as the tables and charts of "Demystifying NVSHMEM".
 //
-// Pipeline: run | reproduce write a results file; report, plot and compare
-// read results files and work on any machine.
+// Pipeline: run | reproduce write a results file; report, plot, compare
+// and model read results files and work on any machine.
 package main
 
 import (

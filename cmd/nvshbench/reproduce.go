@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -81,11 +82,19 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 		o.Out = "nvshbench-reproduce-" + host
 	}
 	// Fail fast, before writing anything, on a machine without a GPU.
-	if _, err := openGPU(o.run.Shim, stderr); err != nil {
+	if err := checkTempDir(); err != nil {
+		return err
+	}
+	gpu, err := openGPU(o.run.Shim, stderr)
+	if err != nil {
 		return err
 	}
 	if err := claimFolder(o.Out); err != nil {
 		return err
+	}
+	synthetic := gpu.shimPath == "fake"
+	if synthetic {
+		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
 	}
 	resFile := filepath.Join(o.Out, "results.jsonl")
 	r := o.run
@@ -95,7 +104,19 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	r.Warmup, r.Samples, r.Quick = 2, 10, o.Quick
 	r.LaunchSweep = !o.Quick
 	start := time.Now()
-	if _, err := measure(ctx, &r, stderr); err != nil {
+	// A sweep whose points failed wrote them all: the others still run and
+	// the report is still written; the failure is the command's at the end.
+	var failed failedPoints
+	sweep := func(ro *runOptions) error {
+		_, err := measure(ctx, ro, stderr)
+		var fp failedPoints
+		if errors.As(err, &fp) {
+			failed.errors, failed.failed, failed.path = failed.errors+fp.errors, failed.failed+fp.failed, fp.path
+			return nil
+		}
+		return err
+	}
+	if err := sweep(&r); err != nil {
 		return err
 	}
 	// Latency: 8 B … 1 MiB (the 256 B row of the paper's table included).
@@ -104,7 +125,7 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	if o.Quick {
 		lat.Sizes = "8,256,4K,64K,1M"
 	}
-	if _, err := measure(ctx, &lat, stderr); err != nil {
+	if err := sweep(&lat); err != nil {
 		return err
 	}
 	// Fig. 5: AllReduce, float sum, 4 B … 1 GiB, iterations captured in a CUDA
@@ -114,7 +135,7 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	if o.Quick {
 		ar.Sizes = "4:1G:16"
 	}
-	if _, err := measure(ctx, &ar, stderr); err != nil {
+	if err := sweep(&ar); err != nil {
 		return err
 	}
 	// MoE dispatch and combine (DeepEP's workload): every implementation,
@@ -126,7 +147,7 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	if o.Quick {
 		moe.MoE.Tokens, moe.MoE.Routes = []int{128, 4096}, []string{"uniform"}
 	}
-	if _, err := measure(ctx, &moe, stderr); err != nil {
+	if err := sweep(&moe); err != nil {
 		return err
 	}
 	// The remote paths of Fig. 4 (IBGDA): measured where a NIC exists, else
@@ -152,12 +173,24 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 		if _, err := launcher.Waive(launcher.Options{Out: resFile, Plan: plan}, why); err != nil {
 			return err
 		}
-	} else if _, err := measure(ctx, &ib, stderr); err != nil {
+	} else if err := sweep(&ib); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "nvshbench: measured in %s\n", time.Since(start).Round(time.Second))
-	return writeReproduction(o.Out, resFile, stdout)
+	if err := writeReproduction(o.Out, resFile, stdout); err != nil {
+		return err
+	}
+	if synthetic {
+		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
+	}
+	if failed.errors+failed.failed > 0 {
+		return failed
+	}
+	return nil
 }
+
+// syntheticNote is said on the terminal when the fake GPU layer measured.
+const syntheticNote = "SYNTHETIC: --shim fake is the fake GPU layer; every number it writes is invented for testing, not a measurement"
 
 // claimFolder makes dir a reproduce folder: a new or empty folder, or an
 // earlier reproduce folder (whose results the run then resumes, if its

@@ -17,13 +17,16 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "nvshbench",
 		Short: "Characterize GPU communication: NVSHMEM RMA, latency and collectives against NCCL",
 		Long: `nvshbench measures device-initiated NVSHMEM communication (bulk put/get, scalar p/g,
-latency, AllReduce) and NCCL baselines on your GPUs, writes every run to one results
-format (JSON Lines), and renders the tables and charts of "Demystifying NVSHMEM"
-(arXiv 2606.05951) beside the published numbers and the hardware limit measured in
-the same run.
+latency, AllReduce, MoE dispatch/combine) and NCCL baselines on your GPUs, writes every
+run to one results format (JSON Lines), renders the tables and charts of "Demystifying
+NVSHMEM" (arXiv 2606.05951) beside the published numbers and the hardware limit measured
+in the same run, and turns runs into decisions.
 
-  run, reproduce        measure (need GPUs and the CUDA shim; see 'nvshbench doctor')
-  report, plot, compare read results files; work on any machine`,
+  run, reproduce               measure (need GPUs and the CUDA shim)
+  doctor, build-shim           what this machine has and lacks; build the CUDA shim
+  list                         the benchmarks, with their launch
+  report, plot, compare, model read results files (tables, charts, statistics,
+                               decisions); work on any machine`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionString(),

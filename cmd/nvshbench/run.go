@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/internal/lists"
 	"github.com/nvshbench/nvshbench/launcher"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
@@ -179,13 +179,14 @@ func (o *runOptions) config() (*harness.Config, error) {
 	}
 	cfg.Verify, cfg.Bidir, cfg.Blocking, cfg.Quick = !o.NoVerify, o.Bidir, o.Blocking, o.Quick
 	if len(o.DTypes) > 0 {
-		cfg.DTypes = lists.Unique(o.DTypes)
+		cfg.DTypes = o.DTypes
 	}
-	cfg.Graph, cfg.NCCLProtos = o.Graph, lists.Unique(o.NCCLProtos)
+	cfg.Graph, cfg.NCCLProtos = o.Graph, o.NCCLProtos
 	if len(o.MoE.Tokens) > 0 || o.MoE.Hidden != 0 { // set by the flags (tests build options without them)
 		cfg.MoE = harness.MoEConfig{Tokens: o.MoE.Tokens, Hidden: o.MoE.Hidden, TopK: o.MoE.TopK, Experts: o.MoE.Experts,
-			DTypes: lists.Unique(o.MoE.DTypes), Modes: lists.Unique(o.MoE.Modes), Routings: lists.Unique(o.MoE.Routes), Zipf: o.MoE.Zipf}
+			DTypes: o.MoE.DTypes, Modes: o.MoE.Modes, Routings: o.MoE.Routes, Zipf: o.MoE.Zipf}
 	}
+	cfg.Dedupe() // every list flag: a value given twice is measured once
 	if o.NVSHMEMNCCL == "" {
 		o.NVSHMEMNCCL = "auto"
 	}
@@ -276,6 +277,9 @@ func checkPointFlags(o *runOptions, cfg *harness.Config, benches []*harness.Benc
 		if err != nil {
 			continue // the default's config is not the question here
 		}
+		if reflect.DeepEqual(cfg, acfg) {
+			continue // what the default asks for (--dtypes float,float): nothing to check
+		}
 		var ignore []string
 		for _, b := range benches {
 			if samePoints(b, cfg, acfg) {
@@ -355,10 +359,11 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if err != nil {
 		return nil, err
 	}
-	if o.Out != "" {
-		if err := record.Regular(o.Out); err != nil {
-			return nil, err
-		}
+	if err := record.Usable(o.Out); err != nil {
+		return nil, err
+	}
+	if err := checkTempDir(); err != nil {
+		return nil, err
 	}
 	gpu, err := openGPU(o.Shim, stderr)
 	if err != nil {
@@ -426,9 +431,32 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	for _, n := range flagNotes {
 		fmt.Fprintf(stderr, "nvshbench: %s\n", n)
 	}
+	// run says it; reproduce (no command of its own here) says it once.
+	synthetic := gpu.shimPath == "fake" && o.cmd != nil
+	if synthetic {
+		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
+	}
 	fmt.Fprintf(stderr, "nvshbench: %d PE(s) on %d GPU(s), %d point(s) → %s\n", cfg.PEs, gpus, len(plan.Items), out)
 	sum, err = launcher.Run(ctx, lo)
-	return sum, finish(stderr, sum, err)
+	err = finish(stderr, sum, err)
+	if synthetic && sum != nil {
+		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
+	}
+	return sum, err
+}
+
+// checkTempDir refuses a TMPDIR that names no folder (Go falls back to
+// /tmp only when it is unset): the fake GPU's rendezvous, the shim's build
+// and, without a home folder, its cache live there.
+func checkTempDir() error {
+	d := os.Getenv("TMPDIR")
+	if d == "" {
+		return nil
+	}
+	if st, err := os.Stat(d); err != nil || !st.IsDir() {
+		return usagef("TMPDIR=%s is no folder: nvshbench needs a temporary folder (the shim's build, the fake GPU's rendezvous); set TMPDIR to an existing folder, or unset it", d)
+	}
+	return nil
 }
 
 // buildPlan lists the points for the job's PEs and refuses what cannot
@@ -538,12 +566,24 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 	return sum, err
 }
 
+// failedPoints is a run that wrote every point, some of which errored or
+// failed verification (exit 1): what it wrote is usable, so reproduce goes
+// on to its other sweeps and its report.
+type failedPoints struct {
+	errors, failed int
+	path           string
+}
+
+func (e failedPoints) Error() string {
+	return fmt.Sprintf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", e.errors+e.failed, e.errors, e.failed, e.path)
+}
+
 // finish prints the run's summary and makes failed points the run's error
 // (exit 1), after everything is written.
 func finish(stderr io.Writer, sum *launcher.Summary, err error) error {
 	reportSummary(stderr, sum)
 	if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
-		err = fmt.Errorf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", sum.Errors+sum.Failed, sum.Errors, sum.Failed, sum.Path)
+		err = failedPoints{errors: sum.Errors, failed: sum.Failed, path: sum.Path}
 	}
 	return err
 }

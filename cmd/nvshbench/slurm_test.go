@@ -552,3 +552,130 @@ func TestSrunRankKilled(t *testing.T) {
 		t.Errorf("processes %v left after the step", left)
 	}
 }
+
+// The shipped scripts never replace a file they did not write, report a
+// run with a failed point, and pass NVSHBENCH_ARGS through word by word:
+// a glob reaches nvshbench as written, though a folder rma/ in the submit
+// folder would match it.
+func TestSbatchKeepsFilesReportsFailuresPassesGlobs(t *testing.T) {
+	s := needSlurm(t)
+	root := repoRoot(t)
+	exe := nvshbenchExe(t)
+	globDir := func(t *testing.T) string { // a submit folder where rma/put/b* and rma/* match files
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "rma", "put"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"rma/put/bogus", "rma/notes"} {
+			if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	notes := []byte("# my notes\nnot a report\n")
+
+	t.Run("multinode", func(t *testing.T) {
+		dir := globDir(t)
+		if err := os.WriteFile(filepath.Join(dir, "mn.md"), notes, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env := testEnv("NVSHBENCH="+exe, "NVSHBENCH_OUT=mn.jsonl", "NVSHBENCH_FAKE_RDV="+filepath.Join(dir, "rdv"),
+			"NVSHBENCH_FAKE_CORRUPT_SIZE=4096", "NVSHBENCH_ARGS=--sizes 4K,1M  --samples 3\n--timeout 20s\trma/put/b*")
+		id, out := s.sbatch(t, dir, env, "--nodes=1", "--ntasks-per-node=2", filepath.Join(root, "scripts/slurm-multinode.sbatch"))
+		if b, _ := os.ReadFile(filepath.Join(dir, "mn.md")); !bytes.Equal(b, notes) {
+			t.Errorf("the user's mn.md was replaced: %q\njob output:\n%s", b, out)
+		}
+		f, err := record.ReadFile(filepath.Join(dir, "mn.jsonl"))
+		if err != nil {
+			t.Fatalf("the job's results: %v\njob output:\n%s", err, out)
+		}
+		if n := len(f.Header.Argv); n == 0 || f.Header.Argv[n-1] != "rma/put/b*" {
+			t.Errorf("NVSHBENCH_ARGS did not reach nvshbench as written: argv %q", f.Header.Argv)
+		}
+		failed := 0
+		for _, p := range f.Points {
+			if p.Status == record.StatusFailedVerification {
+				failed++
+			}
+		}
+		if failed == 0 {
+			t.Errorf("no point failed verification: the knob did not bite\n%s", out)
+		}
+		if code := s.exitCode(id); code != 1 {
+			t.Errorf("a run with a failed point: job exit %d, want the run's 1\n%s", code, out)
+		}
+		alt := filepath.Join(dir, "mn-"+id+".md")
+		rep, err := os.ReadFile(alt)
+		if err != nil || !strings.HasPrefix(string(rep), "<!-- written by nvshbench's slurm-multinode.sbatch") || !strings.Contains(string(rep), "failed-verification") {
+			t.Errorf("no report of the failed run in %s (%v): %s\njob output:\n%s", alt, err, rep, out)
+		}
+		if !strings.Contains(out, "mn.md exists and this script did not write it") {
+			t.Errorf("the job does not say where the report went:\n%s", out)
+		}
+		// Submitted again with the report of its own in place: that one it
+		// replaces (and the user's mn.md still stays).
+		if err := os.Rename(alt, filepath.Join(dir, "mn2.md")); err != nil {
+			t.Fatal(err)
+		}
+		env = testEnv("NVSHBENCH="+exe, "NVSHBENCH_OUT=mn2.jsonl", "NVSHBENCH_FAKE_RDV="+filepath.Join(dir, "rdv2"),
+			"NVSHBENCH_ARGS=--sizes 4K --samples 3 rma/put/block")
+		id, out = s.sbatch(t, dir, env, "--nodes=1", "--ntasks-per-node=2", filepath.Join(root, "scripts/slurm-multinode.sbatch"))
+		rep, _ = os.ReadFile(filepath.Join(dir, "mn2.md"))
+		if code := s.exitCode(id); code != 0 || strings.Contains(string(rep), "failed-verification") || !strings.Contains(string(rep), "Fig. 4") {
+			t.Errorf("a report of the script's own was not replaced: exit %d\n%s\njob output:\n%s", code, rep, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "mn.md")); !bytes.Equal(b, notes) {
+			t.Errorf("the user's mn.md was replaced by the second job")
+		}
+	})
+
+	t.Run("reproduce", func(t *testing.T) {
+		// A failed point: every sweep still runs, report.md is written, and
+		// the job exits 1. The glob is --label's value.
+		dir := globDir(t)
+		env := testEnv("NVSHBENCH="+exe, "NVSHBENCH_OUT=repro", "NVSHBENCH_FAKE_CORRUPT_SIZE=1024", "NVSHBENCH_ARGS=--quick --label rma/*")
+		id, out := s.sbatch(t, dir, env, filepath.Join(root, "scripts/slurm-reproduce.sbatch"))
+		if code := s.exitCode(id); code != 1 {
+			t.Errorf("reproduce with a failed point: job exit %d, want 1\n%s", code, out)
+		}
+		f, err := record.ReadFile(filepath.Join(dir, "repro", "results.jsonl"))
+		if err != nil {
+			t.Fatalf("%v\njob output:\n%s", err, out)
+		}
+		if f.Header.Label != "rma/*" {
+			t.Errorf("NVSHBENCH_ARGS did not reach nvshbench as written: label %q, argv %q", f.Header.Label, f.Header.Argv)
+		}
+		ids := map[string]bool{}
+		for _, p := range f.Points {
+			ids[strings.SplitN(p.ID, "/", 2)[0]] = true
+		}
+		if !ids["latency"] || !ids["collectives"] || !ids["moe"] {
+			t.Errorf("the sweeps after the failed point did not run: %v", ids)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "repro", "report.md")); err != nil {
+			t.Errorf("no report.md after a failed point: %v\n%s", err, out)
+		}
+		if !strings.Contains(out, "SYNTHETIC") {
+			t.Errorf("the job's output does not say the numbers are synthetic:\n%s", out)
+		}
+
+		// A folder of the user's with a report.md: refused, nothing written.
+		dir = t.TempDir()
+		user := filepath.Join(dir, "repro", "report.md")
+		os.Mkdir(filepath.Dir(user), 0o755)
+		if err := os.WriteFile(user, notes, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		id, out = s.sbatch(t, dir, testEnv("NVSHBENCH="+exe, "NVSHBENCH_OUT=repro", "NVSHBENCH_ARGS=--quick"), filepath.Join(root, "scripts/slurm-reproduce.sbatch"))
+		if code := s.exitCode(id); code != 2 || !strings.Contains(out, "not a reproduce folder") {
+			t.Errorf("a folder of the user's: job exit %d\n%s", code, out)
+		}
+		if b, _ := os.ReadFile(user); !bytes.Equal(b, notes) {
+			t.Errorf("the user's report.md was replaced: %q", b)
+		}
+		if ents, _ := os.ReadDir(filepath.Dir(user)); len(ents) != 1 {
+			t.Errorf("files written into the user's folder: %v", ents)
+		}
+	})
+}
