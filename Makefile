@@ -46,7 +46,7 @@ reproduce: build
 
 ## golden: regenerate golden files of the renderers and fixtures
 golden:
-	$(GO) test ./internal/fixture ./report ./plots ./cmd/nvshbench -update
+	$(GO) test ./internal/fixture ./report ./plots ./compare ./cmd/nvshbench -update
 
 clean:
 	rm -rf build

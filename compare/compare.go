@@ -1,8 +1,13 @@
 // Package compare matches the points of two or more results files on
 // benchmark ID + parameters and tests whether each changed, with benchstat's
 // semantics (golang.org/x/perf/benchmath): median with a distribution-free
-// confidence interval, Mann–Whitney U test, "~" when not significant. It
-// reads results only.
+// confidence interval, Mann–Whitney U test, "~" when not significant. On
+// top of them: a change within one step of the grid a quantized timer's
+// samples sit on is "~" too (resolution.go); the gate's threshold is a
+// slowdown in time per operation for every metric (Slowdown); files of
+// results schema 1 are matched as schema 2 writes the same measurement, and
+// rows whose meaning changed with the schema are said, not gated
+// (schema.go). It reads results only.
 package compare
 
 import (
@@ -24,7 +29,11 @@ import (
 type Options struct {
 	Alpha      float64 // significance level (default 0.05)
 	Confidence float64 // CI level (default 0.95)
-	Threshold  float64 // a significant change worse than this fraction is a regression (0.05 = 5 %)
+	// Threshold: a significant slowdown beyond this fraction is a
+	// regression. It is in time per operation for every metric (see
+	// Slowdown): 1 = twice as slow, a latency twice as long or a bandwidth
+	// of half the base's alike.
+	Threshold float64
 	// AllowFailed: a candidate point that errored, failed verification or
 	// is missing while the base measured it is shown but does not fail
 	// the gate.
@@ -33,30 +42,47 @@ type Options struct {
 
 // Row is one matched point compared across files.
 type Row struct {
-	ID      string
-	Key     string // params
-	Params  record.Params
-	Metric  string
-	Unit    string
-	Base    benchmath.Summary
-	Others  []benchmath.Summary
-	Cmp     []benchmath.Comparison
-	Deltas  []string  // "+1.03%", "~", "?"
-	Changes []float64 // new/old - 1, signed so that > 0 is better
-	Regress []bool
+	ID     string
+	Key    string // params
+	Params record.Params
+	Metric string
+	Unit   string
+	Base   benchmath.Summary
+	Others []benchmath.Summary
+	Cmp    []benchmath.Comparison
+	Deltas []string // "+1.03%", "~", "?"
+	// Slowdown, per other file: how much longer an operation takes than in
+	// the base (Slowdown of the medians; > 0 slower, 1 = twice as slow).
+	Slowdown []float64
+	// Step, per other file: the step of the timer's grid that both runs'
+	// samples sit on (seconds, TimerStep; 0 where they show none).
+	// Unresolved: the medians' times differ by no more than that step, so
+	// the change is "~" whatever the rank test says.
+	Step       []float64
+	Unresolved []bool
+	Regress    []bool
 	// Failed says, per other file, why it has no measurement of a point
 	// the base measured ("" when it has one): missing, waived, error,
 	// failed-verification.
 	Failed []string
+	// SchemaChanged says, per other file, why the point means something
+	// else in that file's results schema, or has no counterpart there
+	// because of the schema ("" when neither): shown, never a regression
+	// or a failure.
+	SchemaChanged []string
 }
 
 // Result of a comparison.
 type Result struct {
-	Files       []string
-	Rows        []Row
-	Unmatched   []string // points present in only some files
-	Warnings    []string // setup differences, sample-size warnings
-	Regressions int
+	Files     []string
+	Rows      []Row
+	Unmatched []string // points present in only some files
+	// CandidateOnly counts the points of Unmatched that only a candidate
+	// measured (not shown).
+	CandidateOnly int
+	Warnings      []string // setup differences, sample-size warnings
+	Notes         []string // how rows were matched (said under the table)
+	Regressions   int
 	// Failures counts the candidate points that errored or failed
 	// verification, and the base's measured points a candidate lacks.
 	Failures int
@@ -86,18 +112,48 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 	thr := benchmath.DefaultThresholds
 	thr.CompareAlpha = opt.Alpha
 
+	// Points are matched on ID + params as the newest schema among the
+	// files writes them (schema.go).
+	measured, fused := map[string]bool{}, map[string]bool{} // collectives of schema-2 files
+	for _, f := range files {
+		if f.Header.Schema < 2 {
+			continue
+		}
+		for _, p := range f.Points {
+			if strings.HasPrefix(p.ID, "collectives/") {
+				measured[p.ID] = true
+				fused[p.ID] = fused[p.ID] || p.Params.Launch == record.LaunchFused
+			}
+		}
+	}
+	schema := func(i int) int { return files[i].Header.Schema }
 	index := make([]map[string]*record.Point, len(files))
 	failed := make([]map[string]*record.Point, len(files)) // not measured: error, failed verification, waived
+	inferred := false
 	for i, f := range files {
 		index[i], failed[i] = map[string]*record.Point{}, map[string]*record.Point{}
 		for j := range f.Points {
 			p := &f.Points[j]
+			if f.Header.Schema < 2 {
+				q := *p
+				inferred = upgrade(&q, measured, fused) || inferred
+				p = &q
+			}
+			k := p.MatchKey()
 			if p.Status == record.StatusOK && len(p.Samples) > 0 {
-				index[i][p.MatchKey()] = p
+				// Two measurements of one point are refused by the reader's
+				// check (Duplicates); two that became one here are too.
+				if first := index[i][k]; first != nil {
+					return nil, fmt.Errorf("%s holds two points that are one in schema %d (%s %s and %s %s): compare will not pick one", f.Name, record.SchemaVersion, first.ID, first.Params.Key(), f.Points[j].ID, f.Points[j].Params.Key())
+				}
+				index[i][k] = p
 			} else {
-				failed[i][p.MatchKey()] = p
+				failed[i][k] = p
 			}
 		}
+	}
+	if inferred {
+		res.Notes = append(res.Notes, inferredLaunch)
 	}
 	why := func(p *record.Point) string {
 		if p == nil {
@@ -121,6 +177,7 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 			}
 		}
 	}()
+	schemaRows := make([]int, len(files)) // per other file: rows that changed with the schema
 	keys := make([]string, 0, len(index[0]))
 	for k := range index[0] {
 		keys = append(keys, k)
@@ -143,14 +200,23 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 		for i := 1; i < len(files); i++ {
 			other, ok := index[i][k]
 			if !ok {
-				complete = false
 				any = true // shown: the base measured it, this file did not
 				row.Others = append(row.Others, benchmath.Summary{Center: math.NaN()})
 				row.Cmp = append(row.Cmp, benchmath.Comparison{})
 				row.Deltas = append(row.Deltas, "?")
-				row.Changes = append(row.Changes, math.NaN())
+				row.Slowdown = append(row.Slowdown, math.NaN())
+				row.Step = append(row.Step, 0)
+				row.Unresolved = append(row.Unresolved, false)
 				row.Regress = append(row.Regress, false)
+				if w := gone(base, schema(0), schema(i), fused); w != "" && failed[i][k] == nil {
+					row.Failed = append(row.Failed, "")
+					row.SchemaChanged = append(row.SchemaChanged, w)
+					schemaRows[i]++
+					continue
+				}
+				complete = false
 				row.Failed = append(row.Failed, why(failed[i][k]))
+				row.SchemaChanged = append(row.SchemaChanged, "")
 				if !opt.AllowFailed {
 					res.Failures++
 				}
@@ -166,20 +232,38 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 			sum := benchmath.AssumeNothing.Summary(os, opt.Confidence)
 			c := benchmath.AssumeNothing.Compare(bs, os)
 			delta := c.FormatDelta(row.Base.Center, sum.Center)
-			change := sum.Center/row.Base.Center - 1
-			if !record.HigherIsBetter(unit) {
-				change = -change
-			}
+			slow := Slowdown(row.Base.Center, sum.Center, unit)
 			significant := c.P < c.Alpha
-			regress := significant && change < -opt.Threshold
+			// A quantized timer: a difference of one step is below what it
+			// resolves; a larger one counts less that step.
+			step, unresolved, gate := TimerStep(base.Samples, other.Samples), false, slow
+			if step > 0 {
+				dt := math.Abs(median(other.Samples) - median(base.Samples))
+				if dt <= step*(1+1e-6) {
+					unresolved = true
+				} else {
+					gate = slow * (dt - step) / dt
+				}
+			}
+			if significant && unresolved {
+				delta = "~"
+			}
+			meaning := changed(base, schema(0), schema(i))
+			if meaning != "" {
+				schemaRows[i]++
+			}
+			regress := significant && !unresolved && meaning == "" && gate > opt.Threshold
 			if regress {
 				res.Regressions++
 			}
 			row.Others = append(row.Others, sum)
 			row.Cmp = append(row.Cmp, c)
 			row.Deltas = append(row.Deltas, delta)
-			row.Changes = append(row.Changes, change)
+			row.Slowdown = append(row.Slowdown, slow)
+			row.Step = append(row.Step, step)
+			row.Unresolved = append(row.Unresolved, unresolved)
 			row.Regress = append(row.Regress, regress)
+			row.SchemaChanged = append(row.SchemaChanged, meaning)
 			for _, w := range append(append([]error{}, c.Warnings...), sum.Warnings...) {
 				statWarn[w.Error()] = append(statWarn[w.Error()], row.ID+" "+row.Key)
 			}
@@ -195,11 +279,15 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 		for k := range index[i] {
 			if _, ok := index[0][k]; !ok {
 				res.Unmatched = append(res.Unmatched, k)
+				res.CandidateOnly++
 			}
 		}
 		// A candidate's errors and failed checks count even where the base
 		// has no measurement of the point.
 		for k, p := range failed[i] {
+			if _, retried := index[i][k]; retried {
+				continue // an error a resumed run measured again
+			}
 			if _, ok := index[0][k]; ok || p.Status == record.StatusWaived {
 				continue
 			}
@@ -208,8 +296,11 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 				row.Others = append(row.Others, benchmath.Summary{Center: math.NaN()})
 				row.Cmp = append(row.Cmp, benchmath.Comparison{})
 				row.Deltas = append(row.Deltas, "?")
-				row.Changes = append(row.Changes, math.NaN())
+				row.Slowdown = append(row.Slowdown, math.NaN())
+				row.Step = append(row.Step, 0)
+				row.Unresolved = append(row.Unresolved, false)
 				row.Regress = append(row.Regress, false)
+				row.SchemaChanged = append(row.SchemaChanged, "")
 				f := ""
 				if j == i {
 					f = why(p)
@@ -220,6 +311,9 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 			if !opt.AllowFailed {
 				res.Failures++
 			}
+		}
+		if n := schemaRows[i]; n > 0 {
+			res.addWarning(fmt.Sprintf("%s is results schema %d and %s schema %d: %d row(s) measure something else in one of them or exist in one only (\"schema changed\"): shown, not gated", res.Files[0], schema(0), res.Files[i], schema(i), n))
 		}
 	}
 	sort.Strings(res.Unmatched)
@@ -305,10 +399,12 @@ func SetupDiffs(files []*record.File) []string {
 func (r *Result) Table() *report.Report {
 	cols := []string{"id", "size", "params", "metric"}
 	right := []bool{false, true, false, false}
-	cols = append(cols, r.Files[0], "±")
+	// A label is the user's text: its control characters are escaped like
+	// every other text of the output (column names are not, by the renderer).
+	cols = append(cols, report.Printable(r.Files[0]), "±")
 	right = append(right, true, true)
 	for _, f := range r.Files[1:] {
-		cols = append(cols, f, "±", "Δ", "p")
+		cols = append(cols, report.Printable(f), "±", "Δ", "p")
 		right = append(right, true, true, true, true)
 	}
 	t := report.Table{Title: "Comparison against " + r.Files[0], Columns: cols, Right: right}
@@ -317,6 +413,8 @@ func (r *Result) Table() *report.Report {
 		t.Wide[i] = c == "±" || c == "p" // the confidence intervals and p-values: --wide
 	}
 	var failures []string
+	schemaWhy := map[string]int{}
+	unresolved, minStep, maxStep := 0, math.Inf(1), 0.0
 	shown, common := distinguishing(r.Rows)
 	for _, id := range slices.Sorted(maps.Keys(common)) {
 		if common[id] != "" {
@@ -341,9 +439,19 @@ func (r *Result) Table() *report.Report {
 			cells = append(cells, report.Str(report.MetricUnit(row.Metric, unit)), report.Sig(row.Base.Center/div, 4), report.Str(row.Base.PctRangeString()))
 		}
 		for i := range row.Others {
+			why := ""
+			if i < len(row.SchemaChanged) {
+				why = row.SchemaChanged[i]
+			}
+			if why != "" {
+				schemaWhy[why]++
+			}
 			if math.IsNaN(row.Others[i].Center) {
 				text := "?"
-				if i < len(row.Failed) && row.Failed[i] != "" {
+				switch {
+				case why != "":
+					text = "schema changed"
+				case i < len(row.Failed) && row.Failed[i] != "":
 					text = "FAILED"
 					if row.Failed[i] == "missing" || strings.HasPrefix(row.Failed[i], "waived") {
 						text = "MISSING"
@@ -354,20 +462,41 @@ func (r *Result) Table() *report.Report {
 				continue
 			}
 			d := row.Deltas[i]
-			if row.Regress[i] {
+			switch {
+			case why != "":
+				d += " schema changed"
+			case row.Regress[i]:
 				d += " REGRESSION"
+			}
+			if i < len(row.Unresolved) && row.Unresolved[i] && row.Cmp[i].P < row.Cmp[i].Alpha {
+				unresolved++
+				minStep, maxStep = math.Min(minStep, row.Step[i]), math.Max(maxStep, row.Step[i])
 			}
 			cells = append(cells, report.Sig(row.Others[i].Center/div, 4), report.Str(row.Others[i].PctRangeString()),
 				report.Str(d), pCell(row.Cmp[i].P))
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	t.Notes = append(t.Notes, "each file's column: the median (± its 95% confidence interval with --wide); Δ: its change from the base median where a Mann–Whitney U test finds p < alpha, else ~")
+	t.Notes = append(t.Notes, "each file's column: the median (± its 95% confidence interval with --wide); Δ: its change from the base median where a Mann–Whitney U test finds p < alpha, else ~; REGRESSION: a significant slowdown beyond --threshold, in time per operation for every metric (2× slower = 100 %, a latency twice as long or a bandwidth of half the base's)")
+	if unresolved > 0 {
+		steps := fmt.Sprintf("%.3g ns", minStep*1e9)
+		if maxStep > minStep*(1+1e-6) {
+			steps = fmt.Sprintf("%.3g–%.3g ns", minStep*1e9, maxStep*1e9)
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%d row(s) are ~ although p < alpha: their samples sit on a timer's grid (a step of %s) and the medians differ by no more than one step, which the timer does not resolve; elsewhere on such a grid the gate takes the slowdown less one step", unresolved, steps))
+	}
+	for _, why := range slices.Sorted(maps.Keys(schemaWhy)) {
+		t.Notes = append(t.Notes, fmt.Sprintf("schema changed (%d row(s), shown, never a regression or a failure): %s", schemaWhy[why], why))
+	}
+	t.Notes = append(t.Notes, r.Notes...)
 	for _, f := range failures {
 		t.Notes = append(t.Notes, f)
 	}
-	if n := len(r.Unmatched); n > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("%d point(s) are not measured in every file: MISSING or FAILED where the base measured them (or the candidate failed them); points only a candidate measured are left out", n))
+	if n := len(r.Unmatched) - r.CandidateOnly; n > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d point(s) the base measured are not measured in every file: MISSING or FAILED", n))
+	}
+	if r.CandidateOnly > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d point(s) only a candidate measured are left out", r.CandidateOnly))
 	}
 	return &report.Report{Tables: []report.Table{t}, Warnings: r.Warnings}
 }

@@ -28,7 +28,7 @@ func TestRegressionDetected(t *testing.T) {
 			put = &res.Rows[i]
 		}
 	}
-	if put == nil || !put.Regress[0] || put.Changes[0] > -0.08 || put.Changes[0] < -0.12 {
+	if put == nil || !put.Regress[0] || put.Slowdown[0] < 0.08 || put.Slowdown[0] > 0.14 {
 		t.Fatalf("128 MiB put row: %+v", put)
 	}
 	warned := false

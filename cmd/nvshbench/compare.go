@@ -28,12 +28,22 @@ func newCompareCmd() *cobra.Command {
 		Short: "Compare runs point by point with benchstat statistics; gate on regressions",
 		Long: `compare matches the points of NEW against OLD on benchmark ID and parameters and prints,
 for each, the median with its 95% confidence interval and the change: a percentage where a
-Mann–Whitney U test finds the difference significant (p < --alpha), "~" where it does not.
-A significant change worse than --threshold is a regression: compare then exits with code 3,
-so it can gate a cluster's acceptance test. A point the base measured that a candidate did not
-(it errored, failed verification, was waived or is missing), and a candidate point that
-errored or failed verification, is shown as FAILED or MISSING and fails the gate too, unless
---allow-failed. For a latency, --threshold 100% means "twice as slow". It warns when the
+Mann–Whitney U test finds the difference significant (p < --alpha), "~" where it does not, and
+"~" too where the samples sit on a timer's grid (a quantized timer's ticks: equal samples) and the
+medians differ by no more than one step of it, which the timer does not resolve.
+
+A significant slowdown beyond --threshold is a regression: compare then exits with code 3, so it
+can gate a cluster's acceptance test. --threshold is in time per operation for every metric:
+100% is twice as slow, a latency twice as long or a bandwidth (or rate) of half the base's
+(slowdown = new/old − 1 for a time, old/new − 1 for a bandwidth); on a timer's grid the gate
+takes the slowdown less one step. A point the base measured that a candidate did not (it errored,
+failed verification, was waived or is missing), and a candidate point that errored or failed
+verification, is shown as FAILED or MISSING and fails the gate too, unless --allow-failed.
+
+Files of results schema 1 are matched as schema 2 writes the same measurement (one row per
+latency point, the launch mode a collective ran with, renamed benchmarks); a row that means
+something else in the other schema (schema 1's in-kernel timer rows; stores, which end delivered
+at every iteration since schema 2) is shown as "schema changed" and never gates. It warns when the
 setups differ (GPU, driver, CUDA, NVSHMEM or NCCL version, PE count, NVSHMEM_/NCCL_ variables).
 
 Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missing points.`,
@@ -56,7 +66,7 @@ Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missin
 	}
 	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
 	c.Flags().BoolVar(&o.Wide, "wide", false, "every column and every text in full (the default fits 120 columns)")
-	c.Flags().StringVar(&o.Threshold, "threshold", "5%", "a significant change worse than this is a regression (e.g. 5% or 0.05)")
+	c.Flags().StringVar(&o.Threshold, "threshold", "5%", "a significant slowdown beyond this is a regression, in time per operation for every metric: 100% = twice as slow, latency or bandwidth (e.g. 5% or 0.05)")
 	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann–Whitney U test")
 	c.Flags().BoolVar(&o.AllowFailed, "allow-failed", false, "show failed and missing candidate points without failing the gate")
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
@@ -79,7 +89,7 @@ func parseThreshold(s string) (float64, error) {
 		v /= 100
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return 0, usagef("invalid --threshold %q: want a finite, non-negative percentage like 5%% (100%% = twice as slow for a latency)", s)
+		return 0, usagef("invalid --threshold %q: want a finite, non-negative percentage like 5%% (100%% = twice as slow, latency or bandwidth)", s)
 	}
 	return v, nil
 }
