@@ -1,6 +1,7 @@
 package record
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -197,8 +198,42 @@ func Annotate(h *Header, p *Point) {
 			p.Flags = append(p.Flags, FlagTimersDisagree)
 		}
 	}
-	if cv, ok := p.SampleCV(); ok && cv > NoiseCV {
+	if cv, ok := p.SampleCV(); ok && cv > NoiseCV && p.Timer != "globaltimer" { // an older file's in-kernel row holds iterations, not launches
 		p.Flags = append(p.Flags, FlagNoisy)
+	}
+}
+
+// MarkTimerTwins compares the timers of an older file (schema 1), whose
+// in-kernel timer is a row of its own (params.extra.timer "globaltimer")
+// beside the events row of the same point: the events row is flagged
+// FlagTimersDisagree where the other's mean per iteration is more than
+// TimerTolerance from its time per operation, as a point carrying
+// kernel_timer is. Readers call it once a file's points are read (Read).
+func MarkTimerTwins(points []Point) {
+	key := func(p *Point) string {
+		q := p.Params
+		q.Extra = maps.Clone(q.Extra)
+		delete(q.Extra, "timer")
+		return p.ID + " " + q.Key()
+	}
+	second := map[string]*Point{}
+	for i := range points {
+		if p := &points[i]; p.Timer == "globaltimer" && p.Status == StatusOK && len(p.Samples) > 0 {
+			second[key(p)] = p
+		}
+	}
+	if len(second) == 0 {
+		return
+	}
+	for i := range points {
+		p := &points[i]
+		g, ok := second[key(p)]
+		if p.Timer == "globaltimer" || p.Status != StatusOK || !ok || p.Has(FlagTimersDisagree) {
+			continue
+		}
+		if t := p.OpTime(); t > 0 && math.Abs(stat.Mean(g.Samples, nil)/t-1) > TimerTolerance {
+			p.Flags = append(p.Flags, FlagTimersDisagree)
+		}
 	}
 }
 

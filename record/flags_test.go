@@ -303,3 +303,45 @@ func TestTimersDisagreeForEveryMetric(t *testing.T) {
 		}
 	}
 }
+
+// An older file's timers are two rows: its events row is flagged where the
+// in-kernel row of the same point is more than 10 % away (the committed
+// schema-1 fixture's are 3 % apart: not flagged). The in-kernel row's
+// samples are iterations, not launches: never "noisy".
+func TestOlderFilesTimerTwins(t *testing.T) {
+	f, err := record.ReadFile("testdata/schema1.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events, second *record.Point
+	for i := range f.Points {
+		if p := &f.Points[i]; p.ID == "latency/put/block" {
+			if p.Timer == "globaltimer" {
+				second = p
+			} else {
+				events = p
+			}
+		}
+	}
+	if events == nil || second == nil {
+		t.Fatal("the fixture lacks the two rows of latency/put/block")
+	}
+	if events.Has(record.FlagTimersDisagree) || second.Has(record.FlagNoisy) {
+		t.Errorf("events row flags %v, in-kernel row flags %v", events.Flags, second.Flags)
+	}
+	for _, c := range []struct {
+		scale    float64
+		disagree bool
+	}{{1.2, true}, {1.05, false}, {0.85, true}} {
+		pts := []record.Point{*events, *second}
+		pts[0].Flags = nil
+		pts[0].Samples = append([]float64(nil), events.Samples...)
+		for i := range pts[0].Samples {
+			pts[0].Samples[i] *= c.scale
+		}
+		record.MarkTimerTwins(pts)
+		if pts[0].Has(record.FlagTimersDisagree) != c.disagree || pts[1].Has(record.FlagTimersDisagree) {
+			t.Errorf("events ×%.2f: flags %v / %v", c.scale, pts[0].Flags, pts[1].Flags)
+		}
+	}
+}
