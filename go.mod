@@ -10,6 +10,7 @@ require (
 	github.com/vbauerster/mpb/v8 v8.16.2
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/term v0.48.0
+	gonum.org/v1/gonum v0.11.0
 	gonum.org/v1/plot v0.10.1
 )
 

@@ -347,3 +347,63 @@ func TestTicksOnMeasuredSizes(t *testing.T) {
 		t.Errorf("labelled %v, want the measured %v", labelled, at)
 	}
 }
+
+// A shape check rings its points on the chart and the caption says what a
+// ring means; a chart with no checked point says nothing of rings.
+func TestShapeChecksAreRinged(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	for i := range f.Points {
+		if p := &f.Points[i]; p.ID == "latency/p" && p.Params.Size == 256 {
+			for j := range p.Samples {
+				p.Samples[j] *= 0.8 // 19 % below 64 B
+			}
+			p.Metrics = nil
+			if err := record.Derive(p, record.MetricLatency); err != nil {
+				t.Fatal(err)
+			}
+			p.KernelTimer = nil
+			record.Annotate(&f.Header, p)
+		}
+	}
+	record.MarkShapes(f.Points)
+	var scalar *plots.Spec
+	specs := plots.Build([]*record.File{f}, record.Paper())
+	for i, s := range specs {
+		ringed := strings.Contains(strings.Join(s.Notes, " "), plots.CheckNote)
+		if s.Name == "latency-scalar" {
+			scalar = &specs[i]
+		} else if ringed {
+			t.Errorf("%s: the ring note without a checked point", s.Name)
+		}
+		for _, ser := range s.Series {
+			for _, p := range ser.Points {
+				if want := ser.ID == "latency/p" && (p.X == 64 || p.X == 256); p.Check != want {
+					t.Errorf("%s %s at %v B: check %v", s.Name, ser.Label, p.X, p.Check)
+				}
+			}
+		}
+	}
+	if scalar == nil || !strings.Contains(strings.Join(scalar.Notes, " "), plots.CheckNote) {
+		t.Fatalf("latency-scalar chart: %+v", scalar)
+	}
+	var svg bytes.Buffer
+	if err := plots.Render(&svg, *scalar, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	s := *scalar
+	s.Series = append([]plots.Series(nil), s.Series...)
+	for i := range s.Series {
+		s.Series[i].Points = append([]plots.Point(nil), s.Series[i].Points...)
+		for j := range s.Series[i].Points {
+			s.Series[i].Points[j].Check = false
+		}
+	}
+	if err := plots.Render(&plain, s, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	// The rings are in the ring colour: the SVG with them has it, without not.
+	if c := "stroke:#E00000"; !strings.Contains(svg.String(), c) || strings.Contains(plain.String(), c) {
+		t.Errorf("ring colour %s: with checks %v, without %v", c, strings.Contains(svg.String(), c), strings.Contains(plain.String(), c))
+	}
+}

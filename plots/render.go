@@ -315,6 +315,9 @@ func build(s Spec) (*plot.Plot, []entry, error) {
 		pts.Radius = vg.Points(2.5)
 		p.Add(l, pts)
 		legend = append(legend, entry{text: ser.Label, thumbs: []plot.Thumbnailer{l, pts}, series: true})
+		if err := addRings(p, ser); err != nil {
+			return nil, legend, err
+		}
 	}
 	for _, m := range append(append([]Mark{}, s.Limits...), s.Marks...) {
 		if m.Y <= 0 {
@@ -354,6 +357,30 @@ func build(s Spec) (*plot.Plot, []entry, error) {
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = minX, maxX, minY, maxY
 	return p, legend, nil
 }
+
+// addRings draws a red ring around each point of the series that a shape
+// check marks (Point.Check; the caption says what a ring means).
+func addRings(p *plot.Plot, ser Series) error {
+	var at plotter.XYs
+	for _, pt := range ser.Points {
+		if pt.Check {
+			at = append(at, plotter.XY{X: pt.X, Y: pt.Y})
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	sc, err := plotter.NewScatter(at)
+	if err != nil {
+		return err
+	}
+	sc.Color, sc.Shape, sc.Radius = rgb(ringColor), draw.RingGlyph{}, vg.Points(7)
+	p.Add(sc)
+	return nil
+}
+
+// ringColor marks a checked point.
+const ringColor = "#e00000"
 
 // LegendFont is the legend's text size: readable at the image's size.
 // A legend too long for the chart's height is set smaller, down to

@@ -24,7 +24,13 @@ type Point struct {
 	Y  float64 `json:"y"`
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
+	// Check: the series' shape marks this point (record.FlagCheck): drawn
+	// ringed, the caption says what a ring means.
+	Check bool `json:"check,omitempty"`
 }
+
+// CheckNote is the caption of a chart with ringed points.
+const CheckNote = "ringed: a shape check (a latency that falls with size beyond its noise, or a tenfold drop between neighbouring sizes beyond the cache): report --points says why"
 
 // Series is one curve: one benchmark with fixed parameters, over sizes.
 // Color and Dash are its style: within one chart no two series share both.
@@ -235,6 +241,9 @@ func buildKinds(files []*record.File, ref *record.Reference) []Spec {
 				if ref != nil {
 					g.Marks = marks(ref, k, g.Series, multiNode(files), pesOf(files))
 				}
+				if anyCheck(g.Series) {
+					g.Notes = append(slices.Clone(g.Notes), CheckNote)
+				}
 				out = append(out, g)
 			}
 			continue
@@ -245,10 +254,25 @@ func buildKinds(files []*record.File, ref *record.Reference) []Spec {
 		if ref != nil && k.refTable != "" {
 			s.Marks = marks(ref, k, s.Series, multiNode(files), pesOf(files))
 		}
+		if anyCheck(s.Series) {
+			s.Notes = append(s.Notes, CheckNote)
+		}
 		clip(&s)
 		out = append(out, s)
 	}
 	return out
+}
+
+// anyCheck: some point of the series is ringed.
+func anyCheck(ss []Series) bool {
+	for _, s := range ss {
+		for _, p := range s.Points {
+			if p.Check {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func anyID(ss []Series, prefix string) bool {
@@ -400,7 +424,7 @@ func series(f *record.File, k chartKind, many bool, taken map[string]bool, exclu
 				lo, hi = kt.P10, kt.P90 // the in-kernel spread of the same launches
 			}
 		}
-		g.Points = append(g.Points, Point{X: float64(p.Params.Size), Y: m.Median / k.div, Lo: lo / k.div, Hi: hi / k.div})
+		g.Points = append(g.Points, Point{X: float64(p.Params.Size), Y: m.Median / k.div, Lo: lo / k.div, Hi: hi / k.div, Check: p.Has(record.FlagCheck)})
 	}
 	sort.Strings(order)
 	out := make([]Series, 0, len(order))

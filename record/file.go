@@ -367,6 +367,8 @@ func Read(r io.Reader, name string) (*File, error) {
 	if !sawHeader {
 		return nil, fmt.Errorf("%s: empty file, not a results file (no header record)", name)
 	}
+	MarkShapes(out.Points)     // a shape needs the series: known once every point is read
+	MarkTimerTwins(out.Points) // an older file's two timers are two rows
 	return out, nil
 }
 

@@ -1,18 +1,40 @@
 package record
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
+
+	"gonum.org/v1/gonum/stat"
 )
 
-// What the checks of a point's numbers can find (Point.Flags). A flagged
-// point is never a peak or a headline; one above the physical link or from
-// an older file's second timer is not drawn either.
+// What the checks of a point's numbers can find (Point.Flags). Some take a
+// point out of the figures (Point.Figure: above the link, cache-served, an
+// older file's second timer, an unknown launch mode); the others are said
+// beside a figure that stays one (timers disagree, noisy, at the memory
+// ceiling, above the copy reference, below the floor, check).
 const (
-	// FlagTimersDisagree: the in-kernel timer's mean differs from the events
-	// figure by more than TimerTolerance.
+	// FlagTimersDisagree: the in-kernel timer's mean per iteration differs
+	// from the events timer's time per operation by more than
+	// TimerTolerance: any point whose launches carry in-kernel stamps
+	// (latency, bandwidth, collectives, MoE alike).
 	FlagTimersDisagree = "timers disagree"
+	// FlagNoisy: the events timer's samples spread by more than NoiseCV
+	// (their coefficient of variation): the median is still the figure,
+	// and the spread is said beside it.
+	FlagNoisy = "noisy"
+	// FlagAtMemoryCeiling: a copy that stays on one GPU, its working set
+	// beyond the cache, at MemoryCeilingShare of its memory's read+write
+	// ceiling or more: memory-bound, a figure of the memory and never of a
+	// link (and above what the in-run copies reach from memory: look again).
+	FlagAtMemoryCeiling = "at the memory ceiling"
+	// FlagCheck: the shape of the point's series says look again: a
+	// latency that falls with size by more than its noise, or a tenfold
+	// drop of the delivered rate between neighbouring sizes beyond the
+	// cache (ShapeChecks says which and why). Readers derive it from the
+	// series; a point alone cannot.
+	FlagCheck = "check"
 	// FlagAboveLink: a bandwidth above its path's physical ceiling (a bug
 	// until explained).
 	FlagAboveLink = "above the physical link"
@@ -37,6 +59,26 @@ const (
 // events figure (relative).
 const TimerTolerance = 0.10
 
+// NoiseCV is the coefficient of variation (sample standard deviation over
+// mean) of a point's events-timer samples (samples_s, the seconds per
+// operation of each timed launch) above which it is noisy. The samples are
+// what every metric is derived from, so one test holds for latency,
+// bandwidth and collectives alike (a bandwidth is bytes over them: the same
+// relative spread to first order). 10 %: the tolerance the two timers are
+// held to — samples spread further cannot tell such a disagreement, or a
+// 10 % difference between two rows, from noise. Measured runs sit far
+// below it: of the 1602 ok points of the committed 1-H200 reproduce
+// (results/h200-2026-12-01) the median CV is 0.1 %, the 99th percentile
+// 2 %, and one point (a host-NCCL MoE dispatch, 11.7 %) is above.
+const NoiseCV = 0.10
+
+// MemoryCeilingShare: a copy within one GPU at this fraction of its
+// memory's read+write ceiling or more is at the memory ceiling. The in-run
+// copies of one H200 reach 0.88 of it from memory (the copy engine, 2122
+// of 2407 GB/s) and 0.83 (the best SM copy, 1995): 0.95 is above anything
+// seen from memory, so a copy there is memory-bound at the very least.
+const MemoryCeilingShare = 0.95
+
 // CacheMargin: a buffer up to this many times the L2 can still be answered
 // by it in part (two H200s: the multi-CTA AllReduce read 337 GB/s at 64 MiB,
 // a buffer just over the 60 MiB L2, and 315 GB/s from 128 MiB up).
@@ -51,7 +93,13 @@ func (p *Point) Has(flag string) bool { return slices.Contains(p.Flags, flag) }
 
 // Figure reports whether the point may be a peak, a headline or a table's
 // value: measured (ok), not served by a cache, within its link, timed by
-// the one timer, of a known launch mode.
+// the one timer, of a known launch mode. The other flags leave it a figure
+// and are said beside it: noisy (the median of its samples is still the
+// best estimate, and compare weighs the spread), check (the shape of its
+// series is odd, but which of two neighbours is wrong a series cannot
+// tell), at the memory ceiling (a figure of the local path: the memory's,
+// never a link's), timers disagree, above the copy reference, below the
+// floor.
 func (p *Point) Figure() bool {
 	if p.Status != StatusOK {
 		return false
@@ -65,7 +113,8 @@ func (p *Point) Figure() bool {
 }
 
 // Drawn reports whether the point belongs on a curve: measured, within its
-// link, timed by the one timer.
+// link, timed by the one timer. Noisy points, checked points and points at
+// the memory ceiling are drawn (a chart marks the checked ones).
 func (p *Point) Drawn() bool {
 	return p.Status == StatusOK && !p.Has(FlagAboveLink) && !p.Has(FlagSecondTimer)
 }
@@ -123,6 +172,9 @@ func Annotate(h *Header, p *Point) {
 	if p.L2Resident && p.BandwidthMetric() != "" { // a round trip is one wherever its result lands
 		p.Flags = append(p.Flags, FlagCacheServed)
 	}
+	if atMemoryCeiling(p) {
+		p.Flags = append(p.Flags, FlagAtMemoryCeiling)
+	}
 	if lat, ok := p.Metrics[MetricLatency]; ok {
 		floor := 0.0
 		if p.Floor != nil {
@@ -140,10 +192,111 @@ func Annotate(h *Header, p *Point) {
 		if floor > 0 && lat.Median < floor {
 			p.Flags = append(p.Flags, FlagBelowFloor)
 		}
-		if k := p.KernelTimer; k != nil && k.N > 0 && lat.Median > 0 && math.Abs(k.Mean/lat.Median-1) > TimerTolerance {
+	}
+	if k := p.KernelTimer; k != nil && k.N > 0 {
+		if t := p.OpTime(); t > 0 && math.Abs(k.Mean/t-1) > TimerTolerance {
 			p.Flags = append(p.Flags, FlagTimersDisagree)
 		}
 	}
+	if cv, ok := p.SampleCV(); ok && cv > NoiseCV && p.Timer != "globaltimer" { // an older file's in-kernel row holds iterations, not launches
+		p.Flags = append(p.Flags, FlagNoisy)
+	}
+}
+
+// MarkTimerTwins compares the timers of an older file (schema 1), whose
+// in-kernel timer is a row of its own (params.extra.timer "globaltimer")
+// beside the events row of the same point: the events row is flagged
+// FlagTimersDisagree where the other's mean per iteration is more than
+// TimerTolerance from its time per operation, as a point carrying
+// kernel_timer is. Readers call it once a file's points are read (Read).
+func MarkTimerTwins(points []Point) {
+	key := func(p *Point) string {
+		q := p.Params
+		q.Extra = maps.Clone(q.Extra)
+		delete(q.Extra, "timer")
+		return p.ID + " " + q.Key()
+	}
+	second := map[string]*Point{}
+	for i := range points {
+		if p := &points[i]; p.Timer == "globaltimer" && p.Status == StatusOK && len(p.Samples) > 0 {
+			second[key(p)] = p
+		}
+	}
+	if len(second) == 0 {
+		return
+	}
+	for i := range points {
+		p := &points[i]
+		g, ok := second[key(p)]
+		if p.Timer == "globaltimer" || p.Status != StatusOK || !ok || p.Has(FlagTimersDisagree) {
+			continue
+		}
+		if t := p.OpTime(); t > 0 && math.Abs(stat.Mean(g.Samples, nil)/t-1) > TimerTolerance {
+			p.Flags = append(p.Flags, FlagTimersDisagree)
+		}
+	}
+}
+
+// atMemoryCeiling: a copy on one GPU (the memory is its path's ceiling),
+// beyond the cache, within MemoryCeilingShare of the ceiling and not above
+// it (that is FlagAboveLink).
+func atMemoryCeiling(p *Point) bool {
+	m := p.BandwidthMetric()
+	if m == "" || p.L2Resident || p.Ceiling == nil || p.Ceiling.ID != "link/"+LinkMemory || p.Ceiling.Value <= 0 {
+		return false
+	}
+	v := p.Metrics[m].Median
+	return v >= MemoryCeilingShare*p.Ceiling.Value && v <= p.Ceiling.Value
+}
+
+// OpTime is the events timer's time per operation (seconds): the median of
+// the point's samples, what every metric is derived from; for a point
+// stored without samples, its stored metric turned back into a time
+// (bytes over a bandwidth, one over a rate). 0 when neither says.
+func (p *Point) OpTime() float64 {
+	if len(p.Samples) > 0 {
+		s := append([]float64(nil), p.Samples...)
+		slices.Sort(s)
+		return Quantile(s, 0.5)
+	}
+	for _, name := range []string{MetricLatency, MetricBandwidth, MetricAlgBW, MetricBusBW, MetricLink, MetricRate} {
+		m, ok := p.Metrics[name]
+		if !ok || m.Median <= 0 {
+			continue
+		}
+		var per float64 // what one operation counts, in the metric's numerator
+		switch name {
+		case MetricLatency:
+			return m.Median
+		case MetricBandwidth:
+			per = float64(p.Bytes)
+		case MetricAlgBW:
+			per = float64(p.Params.Size)
+		case MetricBusBW:
+			per = float64(p.Params.Size) * p.BusFactor
+		case MetricLink:
+			per = p.Values["remote_bytes"]
+		case MetricRate:
+			per = 1
+		}
+		if per > 0 {
+			return per / m.Median
+		}
+	}
+	return 0
+}
+
+// SampleCV is the coefficient of variation of the point's events-timer
+// samples (sample standard deviation over mean); false with fewer than two.
+func (p *Point) SampleCV() (float64, bool) {
+	if len(p.Samples) < 2 {
+		return 0, false
+	}
+	mean, sd := stat.MeanStdDev(p.Samples, nil)
+	if mean <= 0 {
+		return 0, false
+	}
+	return sd / mean, true
 }
 
 // ceilingOf is the physical link of the point's path: PE 0's GPU to its

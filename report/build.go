@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -290,10 +291,14 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) Tabl
 	default:
 		t.Columns = append(t.Columns, "launch")
 	}
+	if !latency { // the tails of one iteration (µs), with --wide
+		t.Columns = append(t.Columns, tailColumns...)
+	}
 	t.Columns = append(t.Columns, "status")
-	t.Right = columnFlags(t.Columns, "measured", "paper", "ratio", "copy reference", "of reference", "in-kernel p50", "in-kernel p99", "floor", "of floor")
-	t.Wide = columnFlags(t.Columns, "ran as", "at", "paper bound", "best launch", "in-kernel p50")
+	t.Right = columnFlags(t.Columns, append([]string{"measured", "paper", "ratio", "copy reference", "of reference", "in-kernel p50", "in-kernel p99", "floor", "of floor"}, tailColumns...)...)
+	t.Wide = columnFlags(t.Columns, append([]string{"ran as", "at", "paper bound", "best launch", "in-kernel p50"}, tailColumns...)...)
 	t.Long = columnFlags(t.Columns, "status")
+	checks := record.ShapeChecks(f.Points)
 	for i := range ref.Rows {
 		row := &ref.Rows[i]
 		if row.Table != name {
@@ -323,7 +328,7 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) Tabl
 				cells = append(cells, Str(""))
 			}
 			if launched {
-				cells[len(cells)-1] = Str(best)
+				cells[slices.Index(t.Columns, "best launch")] = Str(best)
 			}
 			t.Rows = append(t.Rows, append(cells, Str(pick.Status)))
 			continue
@@ -368,16 +373,17 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) Tabl
 		default:
 			cells = append(cells, Str(p.Params.Launch))
 		}
+		if !latency {
+			cells = append(cells, tailCells(p)...)
+		}
 		status := "ok"
 		if why != "" {
 			status = why
 		} else if name == "allreduce" && f.Header.PEs == 1 {
 			status = "ok; 1 PE: a local reduction, no link crossed"
 		}
-		for _, fl := range []string{record.FlagTimersDisagree, record.FlagBelowFloor} {
-			if p.Has(fl) {
-				status += "; " + fl
-			}
+		if said := FlagsSaid(p, checks); said != "" {
+			status += "; " + said
 		}
 		if row.Bound == "lt" {
 			status += "; paper: upper bound"
@@ -419,6 +425,41 @@ func describe(p *record.Point) string {
 	return strings.Join(parts, " ")
 }
 
+// tailColumns are the in-kernel timer's tails of one iteration, µs: the
+// median and the 99th percentile over every stamped iteration of the
+// point's timed launches (kernel_timer), beside the events figure.
+var tailColumns = []string{"in-kernel p50 µs", "in-kernel p99 µs"}
+
+// tailCells are the point's tailColumns (empty where its launches carry no
+// in-kernel stamps).
+func tailCells(p *record.Point) []Cell {
+	if k := p.KernelTimer; k != nil && k.N > 0 {
+		return []Cell{Sig(k.Median/us, 3), Sig(k.P99/us, 3)}
+	}
+	return []Cell{Str(""), Str("")}
+}
+
+// FlagsSaid are the flags said beside a figure (those that leave it one),
+// a shape check with its reason (checks: record.ShapeChecks of its file).
+func FlagsSaid(p *record.Point, checks map[*record.Point]string) string {
+	var out []string
+	for _, fl := range []string{record.FlagTimersDisagree, record.FlagBelowFloor, record.FlagNoisy, record.FlagAtMemoryCeiling, record.FlagCheck} {
+		if !p.Has(fl) {
+			continue
+		}
+		if why := checks[p]; fl == record.FlagCheck && why != "" {
+			fl += ": " + why
+		}
+		if fl == record.FlagNoisy {
+			if cv, ok := p.SampleCV(); ok {
+				fl += fmt.Sprintf(" (CV %.0f %%)", 100*cv)
+			}
+		}
+		out = append(out, fl)
+	}
+	return strings.Join(out, "; ")
+}
+
 // FormatBytes prints a size with binary units: 8 B, 4 KiB, 1 MiB, 1 GiB.
 func FormatBytes(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
@@ -434,11 +475,15 @@ func FormatBytes(n int64) string {
 // metric's median and spread, the effective path and verification.
 func PointsTable(f *record.File, tag string) Table {
 	t := Table{Title: "All points" + tag,
-		Columns: []string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max", "ran as", "verified; flags"},
-		Right:   []bool{false, true, false, false, false, true, true, true, true, false, false}}
+		Columns: append([]string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max"}, append(tailColumns, "ran as", "verified; flags")...)}
+	t.Right = columnFlags(t.Columns, append([]string{"size", "median", "min", "p99", "max"}, tailColumns...)...)
 	t.Trunc = columnFlags(t.Columns, "params")
 	t.Long = columnFlags(t.Columns, "status", "verified; flags")
-	t.Wide = columnFlags(t.Columns, "min", "p99", "max", "ran as")
+	t.Wide = columnFlags(t.Columns, append([]string{"min", "p99", "max", "ran as"}, tailColumns...)...)
+	checks := map[string]string{} // a copy's points: the checks by match key
+	for p, why := range record.ShapeChecks(f.Points) {
+		checks[p.MatchKey()] = why
+	}
 	pts := append([]record.Point(nil), f.Points...)
 	sort.SliceStable(pts, func(i, j int) bool {
 		if pts[i].ID != pts[j].ID {
@@ -471,7 +516,15 @@ func PointsTable(f *record.File, tag string) Table {
 		} else {
 			row = append(row, Str(""), Str(""), Str(""), Str(""), Str(""))
 		}
-		row = append(row, Str(p.Effective), Str(strings.Join(append([]string{VerifiedText(p)}, p.Flags...), "; ")))
+		row = append(row, tailCells(p)...)
+		flags := []string{VerifiedText(p)}
+		for _, fl := range p.Flags {
+			if why := checks[p.MatchKey()]; fl == record.FlagCheck && why != "" {
+				fl += ": " + why
+			}
+			flags = append(flags, fl)
+		}
+		row = append(row, Str(p.Effective), Str(strings.Join(flags, "; ")))
 		t.Rows = append(t.Rows, row)
 	}
 	return t

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -309,4 +310,89 @@ func TestRowsTakeOnlyFigures(t *testing.T) {
 		}
 	}
 	t.Error("the fixture has no lower second-timer reading: the test proves nothing")
+}
+
+// The marks that leave a point a figure are said beside it: in a table's
+// status (a footnote in the narrow text) and in the points table's flags,
+// a shape check with its reason; the in-kernel tails of one iteration are
+// columns with --wide (and in CSV / JSON), for bandwidths as for round trips.
+func TestFlagsAndTailsAreShown(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	for i := range f.Points {
+		p := &f.Points[i]
+		switch {
+		case p.ID == "rma/put/block" && p.Params.Size == 128<<20 && p.Status == record.StatusOK:
+			per := p.OpTime()
+			for j := range p.Samples { // ±11.4 %: a CV of 12 %, noisy
+				p.Samples[j] = per * (1 + 0.114*float64(1-2*(j%2)))
+			}
+			k := record.Summarize([]float64{per * 1.14, per * 1.15, per * 1.16, per * 1.3}, record.UnitSeconds) // 15 % and more off
+			p.KernelTimer = &k
+		case p.ID == "latency/p" && p.Params.Size == 256:
+			for j := range p.Samples {
+				p.Samples[j] *= 0.8 // 19 % below 64 B
+			}
+			k := record.Summarize([]float64{p.Samples[0], p.Samples[1]}, record.UnitSeconds)
+			p.KernelTimer = &k
+		default:
+			continue
+		}
+		m := record.PrimaryMetric(p)
+		p.Metrics = nil
+		if err := record.Derive(p, m); err != nil {
+			t.Fatal(err)
+		}
+		record.Annotate(&f.Header, p)
+	}
+	record.MarkShapes(f.Points)
+	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{Points: true})
+	cell := func(tab report.Table, row []report.Cell, col string) report.Cell {
+		for i, c := range tab.Columns {
+			if c == col {
+				return row[i]
+			}
+		}
+		t.Fatalf("%s: no column %q in %v", tab.Title, col, tab.Columns)
+		return report.Cell{}
+	}
+	rma, lat, pts := rep.Tables[0], rep.Tables[1], rep.Tables[len(rep.Tables)-1]
+	put := rma.Rows[0]
+	if s := cell(rma, put, "status").Text; !strings.Contains(s, "timers disagree") || !strings.Contains(s, "noisy (CV 12 %)") {
+		t.Errorf("put status %q", s)
+	}
+	if c := cell(rma, put, "in-kernel p50 µs"); c.Num == nil || *c.Num < 1.14*float64(128<<20)/300e9/1e-6*0.9 {
+		t.Errorf("put in-kernel p50 %+v", c)
+	}
+	var p256 []report.Cell
+	for _, r := range lat.Rows {
+		if r[0].Text == "p" && r[1].Text == "p2p" {
+			p256 = r
+		}
+	}
+	if s := cell(lat, p256, "status").Text; !strings.Contains(s, "check: latency falls 19 % from 64 B to 256 B (1.21 → 0.983 µs)") {
+		t.Errorf("p status %q", s)
+	}
+	found := 0
+	for _, r := range pts.Rows {
+		if r[0].Text == "latency/p" && (r[1].Text == "256 B" || r[1].Text == "64 B") {
+			found++
+			if s := cell(pts, r, "verified; flags").Text; !strings.Contains(s, "yes; check: latency falls 19 %") {
+				t.Errorf("points table %s flags %q", r[1].Text, s)
+			}
+			if c := cell(pts, r, "in-kernel p99 µs"); c.Num == nil || *c.Num <= 0 {
+				t.Errorf("points table %s in-kernel p99 %+v", r[1].Text, c)
+			}
+		}
+	}
+	if found != 2 {
+		t.Fatalf("%d latency/p rows at 64 and 256 B", found)
+	}
+	narrow := string(render(t, rep, "text"))
+	if strings.Contains(narrow, "in-kernel p50 µs") || !regexp.MustCompile(`\[\d+\] ok; timers disagree; noisy \(CV 12 %\)`).MatchString(narrow) {
+		t.Error("narrow text: the tails shown without --wide, or the put's marks not a footnote")
+	}
+	rep.Wide = true
+	if wide := string(render(t, rep, "text")); !strings.Contains(wide, "in-kernel p50 µs") || !strings.Contains(wide, "in-kernel p99 µs") {
+		t.Error("--wide: no tail columns")
+	}
 }
