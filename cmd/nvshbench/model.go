@@ -22,6 +22,7 @@ type modelOptions struct {
 	NS      []int
 	Sizes   string
 	Chart   string
+	Margin  string
 	NIC     model.NIC
 	RTT     time.Duration
 }
@@ -92,6 +93,7 @@ func newModelCmd() *cobra.Command {
 	f.IntSliceVar(&o.NS, "predict", []int{4, 8}, "GPU counts to predict AllReduce and all-to-all at")
 	f.StringVar(&o.Sizes, "sizes", "4K,64K,1M,16M,256M", "message sizes of the predictions")
 	f.StringVar(&o.Chart, "chart", "", "also draw the guide's charts (PNG, SVG) into this folder")
+	addMarginFlag(f, &o.Margin)
 	f.Float64Var(&o.NIC.Gbps, "nic-gbps", o.NIC.Gbps, "inter-node predictions: line rate of one NIC, Gb/s (ConnectX-7: 400)")
 	f.IntVar(&o.NIC.PerNode, "nics-per-node", o.NIC.PerNode, "inter-node predictions: NICs per node")
 	f.IntVar(&o.NIC.GPUsPerNode, "gpus-per-node", o.NIC.GPUsPerNode, "inter-node predictions: GPUs per node")
@@ -105,6 +107,10 @@ func newModelCmd() *cobra.Command {
 }
 
 func runModel(c *cobra.Command, o *modelOptions) error {
+	rule, err := parseMargin(o.Margin)
+	if err != nil {
+		return err
+	}
 	sizes, err := harness.ParseSizes(o.Sizes)
 	if err != nil {
 		return usagef("--sizes: %v", err)
@@ -114,7 +120,7 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 		return err
 	}
 	fits := model.FitAll(model.Collect(files))
-	guide := model.BuildGuide(fits)
+	guide := model.BuildGuide(fits, rule)
 	rep := &report.Report{Wide: o.Wide}
 	if !o.Guide {
 		rep.Tables = append(rep.Tables, model.FitTable(fits))

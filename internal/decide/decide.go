@@ -72,6 +72,9 @@ type Verdict struct {
 	// Within is how far apart the tied may be: at least the margin, or the
 	// furthest end of their intervals (NaN: too few samples to say).
 	Within float64
+	// Few says why there is no interval, where the samples are too few for
+	// its level ("5 and 5 samples; 6 a side needed").
+	Few string
 	// Cached: some contender's working set was cache-served: the verdict
 	// holds in the cache only.
 	Cached bool
@@ -84,7 +87,7 @@ func (v Verdict) Tie() bool { return v.Winner == "" }
 
 // Label is the verdict in words: the winner, "X (in cache only)", "tie
 // (within 3 %)", "tie (within 12 %): A, B" where not every contender tied,
-// "tie (too few samples)".
+// "too few samples (5 and 5 samples; 6 a side needed)": no verdict.
 func (v Verdict) Label() string {
 	if !v.Tie() {
 		if v.Cached {
@@ -93,8 +96,8 @@ func (v Verdict) Label() string {
 		return v.Winner
 	}
 	s := "tie (within " + Percent(v.Within) + ")"
-	if math.IsNaN(v.Within) {
-		s = "tie (too few samples)"
+	if v.Few != "" {
+		s = "too few samples (" + v.Few + ")"
 	}
 	if len(v.Tied) < v.All {
 		s += ": " + strings.Join(v.Tied, ", ")
@@ -147,6 +150,7 @@ func (r Rule) Decide(entries []Entry, family int) Verdict {
 		v.Tied = append(v.Tied, e.Name)
 		if !hl.OK() || math.IsNaN(lead) {
 			within = math.NaN()
+			v.Few = fmt.Sprintf("%d and %d samples; %d a side needed", len(f.Samples), len(e.Samples), NeedSamples(level))
 			continue
 		}
 		within = math.Max(within, math.Max(math.Abs(lead), math.Max(hl.Hi-1, 1-hl.Lo)))
@@ -157,6 +161,19 @@ func (r Rule) Decide(entries []Entry, family int) Verdict {
 		v.Within = within
 	}
 	return v
+}
+
+// NeedSamples is the fewest samples a side that give an interval at the
+// level: the smallest n with P(U = 0) = 1 / C(2n, n) ≤ (1 − level)/2.
+func NeedSamples(level float64) int {
+	tail := (1 - level) / 2
+	for n := 2; ; n++ {
+		lg, _ := math.Lgamma(float64(2*n + 1))
+		l1, _ := math.Lgamma(float64(n + 1))
+		if -(lg - 2*l1) <= math.Log(tail) {
+			return n
+		}
+	}
 }
 
 func median(xs []float64) float64 {

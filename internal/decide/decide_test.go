@@ -112,7 +112,7 @@ func TestWinnerMustBeatEveryone(t *testing.T) {
 		t.Fatalf("%+v: %q", v, v.Label())
 	}
 	few := decideTwo([]float64{1, 1.1}, []float64{2, 2.1}, 1)
-	if !few.Tie() || few.Label() != "tie (too few samples)" {
+	if !few.Tie() || few.Label() != "too few samples (2 and 2 samples; 4 a side needed)" {
 		t.Errorf("two samples a side: %+v %q", few, few.Label())
 	}
 }
@@ -177,6 +177,16 @@ func TestLargeSamples(t *testing.T) {
 	}
 }
 
+// The fewest samples a side for an interval: 4 at 95 % (1/70 ≤ 0.025),
+// 6 for one of 11 sizes, 7 for one of 29.
+func TestNeedSamples(t *testing.T) {
+	for m, want := range map[int]int{1: 4, 11: 6, 29: 7} {
+		if got := decide.NeedSamples(decide.Default().Level(m)); got != want {
+			t.Errorf("family %d: %d samples a side, want %d", m, got, want)
+		}
+	}
+}
+
 func TestPercent(t *testing.T) {
 	for f, want := range map[float64]string{0.03: "3 %", 0.025: "2.5 %", 0.1201: "13 %", 0.0301: "3.1 %", 1: "100 %"} {
 		if got := decide.Percent(f); got != want {
@@ -224,7 +234,7 @@ func TestOperation(t *testing.T) {
 	large, _ := decide.Operation("collectives/allreduce/multicta", "", 4, 1<<20)
 	two, _ := decide.Operation("collectives/allreduce/multicta", "", 2, 1<<20)
 	if small != op("collectives/allreduce/multicta-oneshot", "", 4, 64<<10) || large != op("collectives/allreduce/multicta-twoshot", "", 4, 1<<20) ||
-		two != small || !strings.Contains(why, "does not say") {
+		two != small || !strings.Contains(why, "do not say") {
 		t.Errorf("by the rule: %q %q %q (%s)", small, large, two, why)
 	}
 	if op("moe/dispatch/nccl", "local", 1, 8) == op("moe/dispatch/nvshmem", "local", 1, 8) || op("rma/put/block", "p2p", 2, 8) != "rma/put/block" {

@@ -41,16 +41,16 @@ func Operation(id, effective string, pes int, size int64) (op, why string) {
 	switch {
 	case (ncclHost || viaNCCL) && pes == 1:
 		return "collectives/" + coll + ": NCCL's one-rank copy",
-			"one PE: NCCL runs no algorithm for one rank, whichever is forced (ncclLaunchOneRank: a local copy); nvshmem-stream handed to NCCL"
+			"on one PE NCCL runs no algorithm, whichever is forced: ncclLaunchOneRank copies the buffer; NVSHMEM's on-stream call, where handed to NCCL, is that call"
 	case viaNCCL || impl == "nccl":
-		return "collectives/" + coll + ": NCCL's own choice", "NVSHMEM handed its on-stream call to NCCL (effective nccl-via-nvshmem): NCCL's own choice"
+		return "collectives/" + coll + ": NCCL's own choice", "NVSHMEM handed its on-stream call to NCCL (effective nccl-via-nvshmem), which ran its own choice"
 	case coll == "allreduce" && (strings.HasPrefix(impl, "multicta") || strings.HasPrefix(impl, "nccl-lsa")):
 		family := "our multi-CTA"
 		if strings.HasPrefix(impl, "nccl-lsa") {
 			family = "NCCL LSA"
 		}
 		if k := shotOf(effective); k != "" {
-			return "collectives/allreduce: " + family + " " + k + " kernel", "the same kernel ran (the record's effective field)"
+			return "collectives/allreduce: " + family + " " + k + " kernel", "the same kernel ran, as each record's effective field says"
 		}
 		k := "one-shot"
 		switch {
@@ -61,7 +61,7 @@ func Operation(id, effective string, pes int, size int64) (op, why string) {
 			k = "two-shot"
 		}
 		return "collectives/allreduce: " + family + " " + k + " kernel",
-			"the record does not say which kernel ran: by the rule that picks it (one-shot up to 256 KiB and with 2 PEs, suites/collectives)"
+			"the records do not say which kernel ran: by the rule that picks it, one-shot up to 256 KiB and with 2 PEs (suites/collectives)"
 	}
 	return id, ""
 }
