@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/report"
 )
@@ -274,16 +275,22 @@ func GuideCharts(g Guide) []plots.Spec {
 	for i, c := range g.Comparisons {
 		s := plots.Spec{Name: fmt.Sprintf("guide-%02d-%s", i+1, strings.NewReplacer(" ", "-", ",", "").Replace(c.Pattern)),
 			Title: "Fastest " + c.Pattern + ": the lead over the next, by size", XLabel: "message size", YLabel: "lead over the next (%)",
-			Band: "none (a lead, not a spread)", Notes: []string{c.Group, "a winner under the rule: " + g.Rule.Describe()}}
+			Band: "none (a lead, not a spread)", Notes: []string{c.Group, fmt.Sprintf("a winner: a lead of %s or more and a 95 %% interval of the time ratio without 1 (model --guide)", decide.Percent(g.Rule.Margin))}}
 		series := map[string]*plots.Series{}
 		var order []string
 		for _, r := range c.Rows {
 			name := r.Winner
-			if r.Tie() {
+			switch {
+			case r.Few != "":
+				name = "too few samples"
+			case r.Tie():
 				name = "tie"
 			}
-			if r.Cached {
+			switch {
+			case r.Cached && !r.Tie():
 				name += " (in cache only)"
+			case r.Cached:
+				name += " (cache-served)"
 			}
 			ser, ok := series[name]
 			if !ok {
