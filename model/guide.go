@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/perf/benchmath"
+	"github.com/nvshbench/nvshbench/internal/decide"
 )
 
 // A pattern is one thing a user does, with several implementations to
@@ -87,24 +87,24 @@ func usable(s *Series) bool {
 	return s.point.Params.Mode != "blocking"
 }
 
-// Row is one size of a pattern's comparison.
+// Row is one size of a pattern's comparison: the rule's verdict among the
+// operations measured there, each named by the implementations that ran it
+// ("nccl = nccl-ring": the same operation here).
 type Row struct {
-	Size     int64
-	Tokens   int // MoE: tokens per rank
-	Winner   string
-	Time     float64 // the winner's median, seconds
-	Second   string
-	Margin   float64 // the runner-up's time over the winner's, minus one
-	P        float64 // Mann–Whitney U between the two (NaN: too few samples)
-	Cached   bool    // the winner's size was cache-served
-	Compared int     // implementations measured at this size
+	Size   int64
+	Tokens int // MoE: tokens per rank
+	decide.Verdict
+	// WinnerOp and TiedOps are the operations behind the verdict's names
+	// (decide.Operation): what tells one range or crossover from the next.
+	WinnerOp string
+	TiedOps  []string
+	Time     float64 // the fastest's median, seconds
 }
 
-// Significant: the winner's lead is beyond chance at alpha 0.05.
-func (r Row) Significant() bool { return !math.IsNaN(r.P) && r.P < 0.05 }
-
-// Crossover is where the fastest implementation changes, solved from the
-// two fits where both cover the sizes between, else the interval.
+// Crossover is where the winner changes between two memory-served sizes
+// (a tie between them is skipped over; cache-served sizes never give one),
+// solved from the two fits where both cover the sizes between, else the
+// interval.
 type Crossover struct {
 	From, To string  // implementations: From is faster below
 	Size     float64 // bytes (0: not solved, see Lo..Hi)
@@ -117,22 +117,27 @@ type Crossover struct {
 type Comparison struct {
 	Pattern   string
 	Group     string
-	Impls     []string
+	Impls     []string // the operations compared, by the names that ran each
+	Same      []string // which names ran the same operation here, and why
 	Rows      []Row
 	Crossings []Crossover
+	// Family is the number of sizes compared: each interval is made at
+	// 1 − Alpha/Family (Bonferroni).
+	Family int
 }
 
 // Guide compares the implementations of every pattern, like with like.
 type Guide struct {
+	Rule        decide.Rule
 	Comparisons []Comparison
-	// NotCompared says which groups were left out and why (one
-	// implementation only, a launch mode unknown).
+	// NotCompared says which groups were left out and why (a launch mode
+	// unknown, one operation under several names).
 	NotCompared []string
 }
 
-// BuildGuide builds the guide from the fitted series.
-func BuildGuide(fits []*Fit) Guide {
-	var g Guide
+// BuildGuide builds the guide from the fitted series under the rule.
+func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
+	g := Guide{Rule: rule.OrDefault()}
 	for _, pat := range patterns {
 		groups := map[string][]*Fit{}
 		var order []string
@@ -140,7 +145,8 @@ func BuildGuide(fits []*Fit) Guide {
 			if pat.impl(f.ID) == "" || !usable(f.Series) {
 				continue
 			}
-			k := group(f.Series)
+			// Never across files: the file's position, not only its label.
+			k := strconv.Itoa(f.file) + "\x00" + group(f.Series)
 			if _, ok := groups[k]; !ok {
 				order = append(order, k)
 			}
@@ -148,6 +154,7 @@ func BuildGuide(fits []*Fit) Guide {
 		}
 		for _, k := range order {
 			fs := groups[k]
+			key := group(fs[0].Series)
 			impls := map[string]bool{}
 			for _, f := range fs {
 				impls[pat.impl(f.ID)] = true
@@ -156,39 +163,67 @@ func BuildGuide(fits []*Fit) Guide {
 				continue // nothing to choose between
 			}
 			if fs[0].Launch == "unknown" {
-				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): an older file that did not record launch modes; its host-launched and fused implementations are not compared", pat.name, k))
+				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): an older file that did not record launch modes; its host-launched and fused implementations are not compared", pat.name, key))
 				continue
 			}
-			g.Comparisons = append(g.Comparisons, compare(pat, k, fs))
+			c := compare(pat, key, fs, g.Rule)
+			if len(c.Rows) == 0 {
+				why := "no size that two implementations both measured"
+				if len(c.Same) > 0 {
+					why = strings.Join(c.Same, "; ") + ": nothing else to choose between"
+				}
+				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): %s", pat.name, key, why))
+				continue
+			}
+			g.Comparisons = append(g.Comparisons, c)
 		}
 	}
 	return g
 }
 
-// compare ranks the implementations of one group at every size they share.
-func compare(pat pattern, key string, fs []*Fit) Comparison {
+// impl is one implementation of a comparison: its series (MoE has one per
+// token count) and their sizes.
+type impl struct {
+	name string
+	fits []*Fit
+	obs  map[int64]Obs
+	fit  map[int64]*Fit
+}
+
+// at is one operation at one size: the implementations that ran it.
+type at struct {
+	op    string
+	names []string
+	why   string
+	samp  []float64
+	cache bool
+	tok   int
+}
+
+// compare decides the implementations of one group at every size.
+func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 	c := Comparison{Pattern: pat.name, Group: key}
-	type cand struct {
-		name string
-		fit  *Fit
-		obs  map[int64]Obs
-	}
-	var cands []cand
+	byName := map[string]*impl{}
+	var names []string
 	for _, f := range fs {
-		name := pat.impl(f.ID)
-		m := map[int64]Obs{}
-		for _, o := range f.Obs {
-			m[o.Size] = o
+		n := pat.impl(f.ID)
+		im := byName[n]
+		if im == nil {
+			im = &impl{name: n, obs: map[int64]Obs{}, fit: map[int64]*Fit{}}
+			byName[n] = im
+			names = append(names, n)
 		}
-		cands = append(cands, cand{name, f, m})
+		im.fits = append(im.fits, f)
+		for _, o := range f.Obs {
+			if _, dup := im.obs[o.Size]; !dup {
+				im.obs[o.Size], im.fit[o.Size] = o, f
+			}
+		}
 	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].name < cands[j].name })
-	for _, cd := range cands {
-		c.Impls = append(c.Impls, cd.name)
-	}
+	sort.Strings(names)
 	sizes := map[int64]bool{}
-	for _, cd := range cands {
-		for s := range cd.obs {
+	for _, im := range byName {
+		for s := range im.obs {
 			sizes[s] = true
 		}
 	}
@@ -197,52 +232,155 @@ func compare(pat pattern, key string, fs []*Fit) Comparison {
 		ss = append(ss, s)
 	}
 	sort.Slice(ss, func(i, j int) bool { return ss[i] < ss[j] })
-	thr := benchmath.DefaultThresholds
+
+	// Each size's operations: the implementations that ran the same code
+	// pooled into one.
+	perSize := map[int64][]*at{}
+	opNames := map[string]map[string]bool{}
+	whys := map[string]string{}
+	var opOrder []string
 	for _, size := range ss {
-		type at struct {
-			cand
-			o Obs
-		}
-		var here []at
-		for _, cd := range cands {
-			if o, ok := cd.obs[size]; ok {
-				here = append(here, at{cd, o})
+		var ops []*at
+		idx := map[string]*at{}
+		for _, n := range names {
+			im := byName[n]
+			o, ok := im.obs[size]
+			if !ok {
+				continue
+			}
+			f := im.fit[size]
+			op, why := decide.Operation(f.ID, f.Path, f.PEs, size)
+			a := idx[op]
+			if a == nil {
+				a = &at{op: op, why: why, tok: o.Tokens}
+				idx[op] = a
+				ops = append(ops, a)
+			}
+			a.names = append(a.names, n)
+			a.samp = append(a.samp, o.Samples...)
+			a.cache = a.cache || f.Cached[size]
+			if opNames[op] == nil {
+				opNames[op] = map[string]bool{}
+				opOrder = append(opOrder, op)
+			}
+			opNames[op][n] = true
+			if why != "" {
+				whys[op] = why
 			}
 		}
-		if len(here) < 2 {
+		if len(ops) >= 2 {
+			perSize[size] = ops
+			c.Family++
+		}
+	}
+	for _, op := range opOrder {
+		c.Impls = append(c.Impls, joinNames(opNames[op]))
+		if len(opNames[op]) > 1 {
+			c.Same = append(c.Same, joinNames(opNames[op])+": the same operation here: "+whys[op])
+		}
+	}
+	for _, size := range ss {
+		ops := perSize[size]
+		if ops == nil {
 			continue
 		}
-		sort.Slice(here, func(i, j int) bool { return here[i].o.Time < here[j].o.Time })
-		r := Row{Size: size, Winner: here[0].name, Time: here[0].o.Time, Second: here[1].name,
-			Margin: here[1].o.Time/here[0].o.Time - 1, P: math.NaN(), Cached: here[0].fit.Cached[size], Compared: len(here)}
-		r.Tokens = here[0].o.Tokens
-		a, b := benchmath.NewSample(here[0].o.Samples, &thr), benchmath.NewSample(here[1].o.Samples, &thr)
-		if cmp := benchmath.AssumeNothing.Compare(a, b); len(cmp.Warnings) == 0 {
-			r.P = cmp.P
+		var es []decide.Entry
+		display := map[string]*at{}
+		for _, a := range ops {
+			es = append(es, decide.Entry{Name: a.op, Samples: a.samp, Cached: a.cache})
+			display[a.op] = a
+		}
+		v := rule.Decide(es, c.Family)
+		r := Row{Size: size, Tokens: ops[0].tok, Verdict: v, WinnerOp: v.Winner, TiedOps: v.Tied,
+			Time: medianOf(display[v.Fastest].samp)}
+		name := func(op string) string { return strings.Join(display[op].names, " = ") }
+		r.Fastest, r.Next = name(v.Fastest), name(v.Next)
+		if v.Winner != "" {
+			r.Winner = name(v.Winner)
+		}
+		r.Tied = nil
+		for _, op := range v.Tied {
+			r.Tied = append(r.Tied, name(op))
+		}
+		if v.Winner != "" {
+			r.TiedOps = nil
 		}
 		c.Rows = append(c.Rows, r)
 	}
-	// Crossovers: where the winner changes between two measured sizes.
-	byName := map[string]*Fit{}
-	for _, cd := range cands {
-		byName[cd.name] = cd.fit
+	c.Crossings = crossings(c.Rows, byName)
+	return c
+}
+
+func joinNames(set map[string]bool) string {
+	var ns []string
+	for n := range set {
+		ns = append(ns, n)
 	}
-	for i := 1; i < len(c.Rows); i++ {
-		a, b := c.Rows[i-1], c.Rows[i]
-		if a.Winner == b.Winner {
+	sort.Strings(ns)
+	return strings.Join(ns, " = ")
+}
+
+func medianOf(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// crossings are where the winner changes between memory-served sizes: a
+// winner in the cache only never starts or ends one.
+func crossings(rows []Row, byName map[string]*impl) []Crossover {
+	var out []Crossover
+	var prev *Row
+	for i := range rows {
+		r := &rows[i]
+		if r.Cached || r.Tie() {
 			continue
 		}
-		x := Crossover{From: a.Winner, To: b.Winner, Lo: a.Size, Hi: b.Size}
-		if s, ok := solve(byName[a.Winner], byName[b.Winner], float64(a.Size), float64(b.Size)); ok {
-			x.Size, x.FromFits = s, true
-		} else if fa, fb := byName[a.Winner], byName[b.Winner]; fa.NoFit != "" || fb.NoFit != "" {
-			x.Why = "no fit of both to solve it"
-		} else {
-			x.Why = "the fits do not cross there"
+		if prev != nil && prev.WinnerOp != r.WinnerOp {
+			x := Crossover{From: prev.Winner, To: r.Winner, Lo: prev.Size, Hi: r.Size}
+			fa, fb := spanning(prev.Winner, byName, prev.Size, r.Size), spanning(r.Winner, byName, prev.Size, r.Size)
+			if s, ok := solve(fa, fb, float64(prev.Size), float64(r.Size)); ok {
+				x.Size, x.FromFits = s, true
+			} else if fa == nil || fb == nil {
+				x.Why = "no fit of both to solve it"
+			} else {
+				x.Why = "the fits do not cross there"
+			}
+			out = append(out, x)
 		}
-		c.Crossings = append(c.Crossings, x)
+		prev = r
 	}
-	return c
+	return out
+}
+
+// spanning is a fit of one of the implementations named (a = b) that
+// measured both sizes and has a fit.
+func spanning(names string, byName map[string]*impl, lo, hi int64) *Fit {
+	for _, n := range strings.Split(names, " = ") {
+		im := byName[n]
+		if im == nil {
+			continue
+		}
+		for _, f := range im.fits {
+			if f.NoFit != "" || len(f.Segments) == 0 {
+				continue
+			}
+			var a, b bool
+			for _, o := range f.Obs {
+				a, b = a || o.Size == lo, b || o.Size == hi
+			}
+			if a && b {
+				return f
+			}
+		}
+	}
+	return nil
 }
 
 // solve finds S in [lo, hi] where the two fits give the same time.
@@ -268,42 +406,100 @@ func solve(a, b *Fit, lo, hi float64) (float64, bool) {
 	return math.Exp((l + h) / 2), true
 }
 
-// Ranges folds a comparison's rows into runs of one winner: "4 B – 64 KiB:
-// NCCL by 12–40 %".
+// Range is a run of sizes with one verdict on one side of the cache
+// ("4 B – 64 KiB: NCCL by 12–40 %"); a range never holds both cache-served
+// and memory-served sizes.
 type Range struct {
 	From, To         int64
-	Winner           string
+	Label            string // the verdict in words (decide.Verdict.Label)
+	Winner           string // "" for a tie
+	Cached           bool
 	MinLead, MaxLead float64
-	Significant      int // rows whose lead is significant
-	Rows             int
-	Cached           int
+	// Lo, Hi: the widest ends of the rows' intervals of the runner-up's
+	// ratio (NaN where a row had too few samples).
+	Lo, Hi float64
+	Rows   int
 }
 
 // Ranges of the comparison.
 func (c *Comparison) Ranges() []Range {
-	var out []Range
-	for _, r := range c.Rows {
-		if n := len(out); n > 0 && out[n-1].Winner == r.Winner {
-			g := &out[n-1]
-			g.To = r.Size
-			g.MinLead, g.MaxLead = math.Min(g.MinLead, r.Margin), math.Max(g.MaxLead, r.Margin)
-			g.Rows++
-			if r.Significant() {
-				g.Significant++
-			}
-			if r.Cached {
-				g.Cached++
-			}
-			continue
-		}
-		g := Range{From: r.Size, To: r.Size, Winner: r.Winner, MinLead: r.Margin, MaxLead: r.Margin, Rows: 1}
-		if r.Significant() {
-			g.Significant = 1
-		}
-		if r.Cached {
-			g.Cached = 1
-		}
-		out = append(out, g)
+	type acc struct {
+		Range
+		id     string
+		names  map[string]map[string]bool // op → names
+		tied   []string
+		within float64
+		few    string
+		some   bool // a row where not every operation tied
 	}
-	return out
+	var out []*acc
+	for _, r := range c.Rows {
+		id := r.WinnerOp
+		if r.Tie() {
+			ops := append([]string(nil), r.TiedOps...)
+			sort.Strings(ops) // who is a hair ahead inside a tie does not split it
+			id = "tie\x00" + strings.Join(ops, "\x00") + fmt.Sprint("\x00", r.Few != "")
+		}
+		id += fmt.Sprint("\x00", r.Cached)
+		n := len(out)
+		if n == 0 || out[n-1].id != id {
+			out = append(out, &acc{Range: Range{From: r.Size, MinLead: r.Lead, MaxLead: r.Lead, Lo: r.Lo, Hi: r.Hi, Cached: r.Cached},
+				id: id, names: map[string]map[string]bool{}, within: r.Within})
+			n++
+		}
+		g := out[n-1]
+		g.To = r.Size
+		g.Rows++
+		g.MinLead, g.MaxLead = math.Min(g.MinLead, r.Lead), math.Max(g.MaxLead, r.Lead)
+		g.Lo, g.Hi = minNaN(g.Lo, r.Lo), maxNaN(g.Hi, r.Hi)
+		g.within = maxNaN(g.within, r.Within)
+		if r.Few != "" {
+			g.few = r.Few
+		}
+		g.some = g.some || len(r.Tied) < r.All
+		ops := r.TiedOps
+		names := r.Tied
+		if !r.Tie() {
+			ops, names = []string{r.WinnerOp}, []string{r.Winner}
+		}
+		for i, op := range ops {
+			if g.names[op] == nil {
+				g.names[op] = map[string]bool{}
+				g.tied = append(g.tied, op)
+			}
+			for _, nm := range strings.Split(names[i], " = ") {
+				g.names[op][nm] = true
+			}
+		}
+	}
+	var rs []Range
+	for _, g := range out {
+		v := decide.Verdict{Cached: g.Cached, Within: g.within, Few: g.few, All: len(g.tied)}
+		for _, op := range g.tied {
+			v.Tied = append(v.Tied, joinNames(g.names[op]))
+		}
+		if !strings.HasPrefix(g.id, "tie\x00") {
+			v.Winner = v.Tied[0]
+			g.Winner = v.Winner
+		} else if g.some {
+			v.All++ // some operation was clearly slower: name the tied
+		}
+		g.Label = v.Label()
+		rs = append(rs, g.Range)
+	}
+	return rs
+}
+
+func minNaN(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return math.Min(a, b)
+}
+
+func maxNaN(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return math.Max(a, b)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/golden"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/record"
@@ -153,7 +154,7 @@ func TestBadInputsGiveNoFitRows(t *testing.T) {
 	if len(fits) != 4 || !strings.Contains(notes[0], "one size") || !strings.Contains(notes[1], "every size left out") || notes[2] != "" || notes[3] != "" {
 		t.Fatalf("no-fit reasons %q", notes)
 	}
-	if g := model.BuildGuide(fits); len(g.Comparisons) != 0 {
+	if g := model.BuildGuide(fits, decide.Default()); len(g.Comparisons) != 0 {
 		t.Errorf("compared across PE counts: %+v", g.Comparisons)
 	}
 	var buf bytes.Buffer
@@ -180,7 +181,7 @@ func guideFiles() []*record.File {
 
 func TestGuideGolden(t *testing.T) {
 	fits := model.FitAll(model.Collect(guideFiles()))
-	g := model.BuildGuide(fits)
+	g := model.BuildGuide(fits, decide.Default())
 	if len(g.Comparisons) != 1 {
 		t.Fatalf("%d comparisons", len(g.Comparisons))
 	}
@@ -189,7 +190,7 @@ func TestGuideGolden(t *testing.T) {
 	// GB/s): S = 6 µs / (1/140 − 1/400 GB/s) ≈ 1.29 MB.
 	var x *model.Crossover
 	for i := range c.Crossings {
-		if c.Crossings[i].To == "multicta" || c.Crossings[i].To == "multicta-oneshot" {
+		if strings.HasPrefix(c.Crossings[i].To, "multicta") {
 			x = &c.Crossings[i]
 		}
 	}

@@ -3,8 +3,10 @@ package model
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/report"
 )
@@ -104,13 +106,14 @@ func FitTable(fits []*Fit) report.Table {
 }
 
 // GuideTables are the guide: per comparison, the sizes each implementation
-// wins, by how much, and the crossovers.
+// wins under the rule (decide), by how much, the ties, and the crossovers;
+// cache-served sizes in ranges of their own.
 func GuideTables(g Guide) []report.Table {
 	var out []report.Table
-	for _, c := range g.Comparisons {
+	for i, c := range g.Comparisons {
 		t := report.Table{Title: "Fastest " + c.Pattern + " [" + c.Group + "]: " + strings.Join(c.Impls, " vs "),
-			Columns: []string{"sizes", "fastest", "lead over the next", "significant", "cache-served"},
-			Right:   []bool{false, false, true, true, true}}
+			Columns: []string{"sizes", "fastest", "lead over the next", "95 % interval", "served from"},
+			Right:   []bool{false, false, true, true, false}}
 		for _, r := range c.Ranges() {
 			sizes := report.FormatBytes(r.From)
 			if r.To != r.From {
@@ -119,12 +122,12 @@ func GuideTables(g Guide) []report.Table {
 			if tk := tokensOf(c, r); tk != "" {
 				sizes += " (" + tk + " tokens)"
 			}
-			lead := pct(r.MinLead)
-			if math.Abs(r.MaxLead-r.MinLead) >= 0.005 {
-				lead = fmt.Sprintf("%.0f–%.0f %%", 100*r.MinLead, 100*r.MaxLead)
+			from := "memory"
+			if r.Cached {
+				from = "cache"
 			}
-			t.Rows = append(t.Rows, []report.Cell{report.Str(sizes), report.Str(r.Winner), report.Str(lead),
-				report.Str(fmt.Sprintf("%d of %d", r.Significant, r.Rows)), report.Str(fmt.Sprintf("%d of %d", r.Cached, r.Rows))})
+			t.Rows = append(t.Rows, []report.Cell{report.Str(sizes), report.Str(r.Label), report.Str(span(r.MinLead, r.MaxLead)),
+				report.Str(span(r.Lo-1, r.Hi-1)), report.Str(from)})
 		}
 		for _, x := range c.Crossings {
 			if x.FromFits {
@@ -133,7 +136,18 @@ func GuideTables(g Guide) []report.Table {
 				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, report.FormatBytes(x.Lo), report.FormatBytes(x.Hi), x.Why))
 			}
 		}
-		t.Notes = append(t.Notes, "lead: the next implementation's median time over the fastest's, minus one; significant: sizes where a Mann–Whitney U test on the two sets of samples gives p < 0.05")
+		for _, s := range c.Same {
+			t.Notes = append(t.Notes, s)
+		}
+		if i == 0 {
+			t.Notes = append(t.Notes,
+				"fastest: "+g.Rule.Describe(),
+				"lead: the next implementation's median time over the fastest's, minus one; 95 % interval: that ratio's (Hodges–Lehmann), minus one, the widest over the range",
+				"served from: cache where some implementation's working set may be cache-served: a winner there holds in the cache only, never for larger working sets, and no crossover is drawn from it")
+		} else {
+			t.Notes = append(t.Notes, "fastest, lead, 95 % interval, served from: as under the first table")
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("m = %d sizes: each interval at %.4g %%", c.Family, 100*g.Rule.Level(c.Family)))
 		out = append(out, t)
 	}
 	if len(g.NotCompared) > 0 {
@@ -145,6 +159,26 @@ func GuideTables(g Guide) []report.Table {
 		out = append(out, t)
 	}
 	return out
+}
+
+// span writes two fractions as a percentage range, a decimal below 10 %:
+// "4.2 – 17 %", "2.8 %", "" for NaN (too few samples).
+func span(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return ""
+	}
+	a, b := leadPct(lo), leadPct(hi)
+	if a == b {
+		return a + " %"
+	}
+	return a + " – " + b + " %"
+}
+
+func leadPct(f float64) string {
+	if math.Abs(f) < 0.1 {
+		return strconv.FormatFloat(100*f, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(100*f, 'f', 0, 64)
 }
 
 // humanBytes writes a size that is no power of two with three digits: 1.23 MiB.
@@ -234,24 +268,37 @@ func ChoiceTable(cs []Choice) report.Table {
 	return t
 }
 
-// GuideCharts draws each comparison: size on x, each winner's lead over
-// the next (%) at the sizes it wins.
+// GuideCharts draws each comparison: size on x, the lead of the fastest
+// over the next (%) at each size, a series per winner and one for the ties.
 func GuideCharts(g Guide) []plots.Spec {
 	var out []plots.Spec
 	for i, c := range g.Comparisons {
 		s := plots.Spec{Name: fmt.Sprintf("guide-%02d-%s", i+1, strings.NewReplacer(" ", "-", ",", "").Replace(c.Pattern)),
-			Title: "Fastest " + c.Pattern + ": the winner's lead over the next, by size", XLabel: "message size", YLabel: "lead over the next (%)",
-			Band: "none (a lead, not a spread)", Notes: []string{c.Group}}
+			Title: "Fastest " + c.Pattern + ": the lead over the next, by size", XLabel: "message size", YLabel: "lead over the next (%)",
+			Band: "none (a lead, not a spread)", Notes: []string{c.Group, fmt.Sprintf("a winner: a lead of %s or more and a 95 %% interval of the time ratio without 1 (model --guide)", decide.Percent(g.Rule.Margin))}}
 		series := map[string]*plots.Series{}
 		var order []string
 		for _, r := range c.Rows {
-			ser, ok := series[r.Winner]
-			if !ok {
-				ser = &plots.Series{ID: r.Winner, Label: r.Winner}
-				series[r.Winner] = ser
-				order = append(order, r.Winner)
+			name := r.Winner
+			switch {
+			case r.Few != "":
+				name = "too few samples"
+			case r.Tie():
+				name = "tie"
 			}
-			y := math.Max(100*r.Margin, 0.1) // a tie still shows at the axis
+			switch {
+			case r.Cached && !r.Tie():
+				name += " (in cache only)"
+			case r.Cached:
+				name += " (cache-served)"
+			}
+			ser, ok := series[name]
+			if !ok {
+				ser = &plots.Series{ID: name, Label: name}
+				series[name] = ser
+				order = append(order, name)
+			}
+			y := math.Max(100*r.Lead, 0.1) // a tie still shows at the axis
 			ser.Points = append(ser.Points, plots.Point{X: float64(r.Size), Y: y, Lo: y, Hi: y})
 		}
 		for j, name := range order {

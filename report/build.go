@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -88,6 +89,9 @@ func paperCell(r *record.RefRow) Cell {
 // Options select what Build shows.
 type Options struct {
 	Points bool // add a table of every point
+	// Rule names the fastest in the MoE and device-API tables (zero: the
+	// default, a 3 % margin at 95 %).
+	Rule decide.Rule
 }
 
 // Build makes the measured tables of each file beside the published numbers.
@@ -111,10 +115,10 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *Report {
 			}
 		}
 		if hasDeviceAPI(f) {
-			rep.Tables = append(rep.Tables, deviceAPITable(f, tag))
+			rep.Tables = append(rep.Tables, deviceAPITable(f, tag, opt.Rule.OrDefault()))
 		}
 		if hasMoE(f) {
-			rep.Tables = append(rep.Tables, moeTable(f, tag))
+			rep.Tables = append(rep.Tables, moeTable(f, tag, opt.Rule.OrDefault()))
 		}
 		if opt.Points {
 			rep.Tables = append(rep.Tables, PointsTable(f, tag))

@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -65,11 +66,32 @@ func oneWay(f *record.File) *record.File {
 	return &g
 }
 
-func deviceAPITable(f *record.File, tag string) Table {
+// costs are a pick's samples as times per unit of its metric, lower
+// better: the time itself for a latency, one over each sample's rate for a
+// bandwidth (a ratio of two of them is the ratio of their times for the
+// same work, whatever sizes the picks were at).
+func costs(p Pick, metric string) []float64 {
+	if p.Best == nil {
+		return nil
+	}
+	vs, unit, err := record.SampleValues(p.Best, metric)
+	if err != nil {
+		return nil
+	}
+	if record.HigherIsBetter(unit) {
+		for i, v := range vs {
+			vs[i] = 1 / v
+		}
+	}
+	return vs
+}
+
+func deviceAPITable(f *record.File, tag string, rule decide.Rule) Table {
 	t := Table{Title: "Device-initiated: NVSHMEM vs NCCL device API" + tag,
-		Columns: []string{"operation", "metric", "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "limit", "status"}}
+		Columns: []string{"operation", "metric", "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "faster", "limit", "status"}}
 	t.Right = columnFlags(t.Columns, "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "limit")
 	t.Long = columnFlags(t.Columns, "status")
+	t.Wide = columnFlags(t.Columns, "ratio", "limit") // the verdict says it in 120 columns; --wide, CSV and JSON keep them
 	uni := oneWay(f)
 	for _, r := range deviceAPIRows {
 		div, unit, prec := metricScale(r.metric)
@@ -114,6 +136,22 @@ func deviceAPITable(f *record.File, tag string) Table {
 		} else {
 			cells = append(cells, Str(""))
 		}
+		// The verdict of the rule on the row's picks (each row one
+		// question: a family of one).
+		var entries []decide.Entry
+		for _, e := range []struct {
+			who string
+			p   Pick
+		}{{"NVSHMEM", nv}, {"NCCL dev API", nc}, {"host NCCL", host}} {
+			if c := costs(e.p, r.metric); len(c) > 0 {
+				entries = append(entries, decide.Entry{Name: e.who, Samples: c, Cached: e.p.Best.Has(record.FlagCacheServed) || e.p.Best.L2Resident})
+			}
+		}
+		if len(entries) >= 2 {
+			cells = append(cells, Str(rule.Decide(entries, 1).Label()))
+		} else {
+			cells = append(cells, Str(""))
+		}
 		limit := Str("")
 		for _, p := range []Pick{nc, nv} {
 			if p.Best != nil && p.Best.Limit != nil && p.Best.Limit.Value > 0 && r.metric != record.MetricLatency {
@@ -138,7 +176,8 @@ func deviceAPITable(f *record.File, tag string) Table {
 		t.Rows = append(t.Rows, cells)
 	}
 	t.Notes = append(t.Notes,
-		"NCCL dev API: NCCL's device API (LSA pointers and barriers; GIN for put + signal); ratio: NCCL dev API / NVSHMEM; host NCCL: ncclAllReduce launched from the host; limit: the in-run copy reference (GB/s)",
+		"NCCL dev API: NCCL's device API (LSA pointers and barriers; GIN for put + signal); host NCCL: ncclAllReduce launched from the host; with --wide, ratio: NCCL dev API / NVSHMEM, limit: the in-run copy reference (GB/s)",
+		"faster: of the values shown, by the samples of the points they come from: "+rule.Describe(),
 		"round trips: the lowest median (events timer) over scopes at 256 B (NVSHMEM put: putmem_nbi + quiet; NCCL: the CTA's stores + a system-scope fence; get: pointer chases through the peer's memory)",
 		"put/get: one initiator, at the paper's launch (32 CTAs × 256 threads), the highest median over sizes beyond L2; NVSHMEM = nvshmem[x]_{put,get}mem_nbi[_warp|_block] (+ quiet), NCCL device API = each scope group's 16-byte stores into / loads from the pointer ncclGetLsaPointer gives",
 		"AllReduce (float sum, busbw), one launch per operation on every side: NVSHMEM = our multi-CTA kernel over nvshmem_ptr and NVSHMEM signals; NCCL device API = the same kernel structure over LSA pointers and LSA barriers (ncclLsaBarrierSession); ncclAllReduce = host-launched, NCCL's choice or forced Ring, the better",

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
@@ -15,9 +16,12 @@ func deviceAPIFile(t *testing.T) *record.File {
 	add := func(id string, size int64, secs float64, metrics ...string) {
 		p := record.Point{Type: record.TypePoint, ID: id, Status: record.StatusOK,
 			Params:    record.Params{Size: size, CTAs: 32, Threads: 256, PEs: 2, Path: "p2p", Dir: "uni"},
-			Effective: "p2p", Timer: "events", Iters: 10, Bytes: size, BusFactor: 1, Samples: []float64{secs, secs, secs},
+			Effective: "p2p", Timer: "events", Iters: 10, Bytes: size, BusFactor: 1,
 			Verify: record.Verification{Checked: true, OK: true}, Limit: &record.Limit{ID: "limit/ce-copy", Value: 396e9},
 			WorkingSetBytes: size}
+		for k := 0; k < 6; k++ {
+			p.Samples = append(p.Samples, secs*(1+0.002*float64(k%3-1))) // ±0.2 %, the median secs
+		}
 		if strings.HasPrefix(id, "collectives/") {
 			p.Params.CTAs, p.Params.Threads, p.Limit, p.Effective = 132, 512, nil, "oneshot-p2p"
 			p.Params.Launch = record.LaunchPerOp
@@ -30,6 +34,8 @@ func deviceAPIFile(t *testing.T) *record.File {
 	const big = 256 << 20
 	add("rma/put/block", big, big/310e9, record.MetricBandwidth)
 	add("rma/nccl-lsa/put/block", big, big/350e9, record.MetricBandwidth)
+	add("rma/get/block", big, big/300e9, record.MetricBandwidth)
+	add("rma/nccl-lsa/get/block", big, big/303e9, record.MetricBandwidth) // 1 % apart: a tie
 	add("rma/nccl-lsa/put/block", big, big/999e9, record.MetricBandwidth) // bidirectional: not this table's
 	f.Points[len(f.Points)-1].Params.Dir = "bidir"
 	for _, id := range []string{"collectives/allreduce/multicta", "collectives/allreduce/nccl-lsa", "collectives/allreduce/nccl-ring"} {
@@ -66,15 +72,26 @@ func TestDeviceAPITable(t *testing.T) {
 		rows[r[0].Text] = r
 	}
 	put := rows["put, block scope"]
-	if put == nil || put[2].Text != "310.0" || put[3].Text != "350.0" || put[4].Text != "1.13" || put[6].Text != "396.0" {
+	if put == nil || put[2].Text != "310.0" || put[3].Text != "350.0" || put[4].Text != "1.13" || put[6].Text != "NCCL dev API" || put[7].Text != "396.0" {
 		t.Errorf("put row: %+v", put)
 	}
+	// The verdict is the rule's: 1 % apart is a tie however tight; a
+	// margin of 0.5 % makes it a winner.
+	if get := rows["get, block scope"]; get == nil || get[6].Text != "tie (within 3 %)" {
+		t.Errorf("get row: %+v", get)
+	}
+	loose := report.Build([]*record.File{deviceAPIFile(t)}, record.Paper(), report.Options{Rule: decide.Rule{Margin: 0.005, Alpha: 0.05}})
+	for _, r := range findTable(loose, "Device-initiated").Rows {
+		if r[0].Text == "get, block scope" && r[6].Text != "NCCL dev API" {
+			t.Errorf("get row with a 0.5 %% margin: %+v", r)
+		}
+	}
 	ar := rows["AllReduce at 8 B"]
-	if ar == nil || ar[2].Text != "3.60" || ar[3].Text != "3.10" || ar[5].Text != "5.60" {
+	if ar == nil || ar[2].Text != "3.60" || ar[3].Text != "3.10" || ar[5].Text != "5.60" || ar[6].Text != "NCCL dev API" {
 		t.Errorf("AllReduce 8 B row (one launch per operation on every side, the fused 2.0 µs never): %+v", ar)
 	}
 	gin := rows["put + signal, block scope"]
-	if gin == nil || !strings.Contains(gin[7].Text, "NCCL: waived: ncclDevCommCreate") || !strings.Contains(gin[7].Text, "GIN not supported") {
+	if gin == nil || gin[6].Text != "" || !strings.Contains(gin[8].Text, "NCCL: waived: ncclDevCommCreate") || !strings.Contains(gin[8].Text, "GIN not supported") {
 		t.Fatalf("GIN row: %+v", gin)
 	}
 	if _, ok := rows["get, warp scope"]; ok {

@@ -6,14 +6,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/record"
 )
 
 // The MoE table: dispatch and combine by token count, the three
 // implementations side by side on the same tokens and routing (same mode,
-// routing, token type and launch), the fastest with its link bandwidth,
-// and the floor (the bytes rank 0 sends to other GPUs at the link's rate
-// plus one round trip).
+// routing, token type and launch), the fastest as the decision rule names
+// it (decide: a margin and an interval corrected over the token counts of
+// the series), the lowest median's link bandwidth, and the floor (the bytes
+// rank 0 sends to other GPUs at the link's rate plus one round trip).
 
 var moeImpls = []struct{ id, label string }{{"nvshmem", "NVSHMEM"}, {"nccl-lsa", "NCCL dev API"}, {"nccl", "NCCL host"}}
 
@@ -44,7 +46,11 @@ type moeKey struct {
 	tokens                           int
 }
 
-func moeTable(f *record.File, tag string) Table {
+// series is the key of a row without its token count: one family of
+// comparisons for the rule.
+func (k moeKey) series() moeKey { k.tokens = 0; return k }
+
+func moeTable(f *record.File, tag string, rule decide.Rule) Table {
 	t := Table{Title: "MoE dispatch / combine (µs per operation; one launch per operation)" + tag,
 		Columns: []string{"op", "mode", "routing", "dtype", "launch", "tokens", "NVSHMEM", "NCCL dev API", "NCCL host", "fastest", "link GB/s", "floor µs", "of floor", "load", "status"}}
 	t.Right = columnFlags(t.Columns, "tokens", "NVSHMEM", "NCCL dev API", "NCCL host", "link GB/s", "floor µs", "of floor", "load")
@@ -79,11 +85,25 @@ func moeTable(f *record.File, tag string) Table {
 		}
 		return a.tokens < b.tokens
 	})
+	// The family of each series: its token counts where two or more
+	// implementations have a time.
+	family := map[moeKey]int{}
+	for _, k := range keys {
+		ok := 0
+		for _, im := range moeImpls {
+			if p := rows[k][im.id]; p != nil && p.Status == record.StatusOK && len(p.Samples) > 0 {
+				ok++
+			}
+		}
+		if ok >= 2 {
+			family[k.series()]++
+		}
+	}
 	for _, k := range keys {
 		cells := []Cell{Str(k.op), Str(k.mode), Str(k.routing), Str(k.dtype), Str(k.launch), Str(strconv.Itoa(k.tokens))}
 		var best *record.Point
-		bestLabel := ""
 		var why []string
+		var entries []decide.Entry
 		for _, im := range moeImpls {
 			p := rows[k][im.id]
 			switch {
@@ -96,8 +116,9 @@ func moeTable(f *record.File, tag string) Table {
 				m := p.Metrics[record.MetricLatency]
 				cells = append(cells, Sig(m.Median/us, 3))
 				if best == nil || m.Median < best.Metrics[record.MetricLatency].Median {
-					best, bestLabel = p, im.label
+					best = p
 				}
+				entries = append(entries, decide.Entry{Name: im.label, Samples: p.Samples, Cached: p.Has(record.FlagCacheServed) || p.L2Resident})
 			}
 		}
 		if best == nil {
@@ -105,7 +126,7 @@ func moeTable(f *record.File, tag string) Table {
 			t.Rows = append(t.Rows, cells)
 			continue
 		}
-		cells = append(cells, Str(bestLabel))
+		cells = append(cells, Str(rule.Decide(entries, family[k.series()]).Label()))
 		if l, ok := best.Metrics[record.MetricLink]; ok {
 			cells = append(cells, Sig(l.Median/gb, 3))
 		} else {
@@ -130,7 +151,8 @@ func moeTable(f *record.File, tag string) Table {
 	}
 	t.Notes = append(t.Notes,
 		"each row: the same tokens, routing and checks for every implementation; µs: the median per operation (events timer, one launch per operation, plain or a CUDA graph)",
-		"link GB/s: the bytes rank 0 sent to other GPUs (payload and headers) over the fastest's time; floor: those bytes at the link's ceiling plus one round trip (the in-run cache-served chase through the peer); of floor: the fastest over it",
+		"fastest: "+rule.Describe()+"; m: the token counts of the row's op, mode, routing, dtype and launch",
+		"link GB/s: the bytes rank 0 sent to other GPUs (payload and headers) over the lowest median time; floor: those bytes at the link's ceiling plus one round trip (the in-run cache-served chase through the peer); of floor: the lowest median over it",
 		"load: the busiest rank's and the busiest expert's messages over the mean (1.00: even)",
 		"dispatch ends with every message in its expert's slot and every count known at the receiver; combine with the weighted sums on the tokens' ranks")
 	if f.Header.PEs == 8 {

@@ -22,6 +22,7 @@ type modelOptions struct {
 	NS      []int
 	Sizes   string
 	Chart   string
+	Margin  string
 	NIC     model.NIC
 	RTT     time.Duration
 }
@@ -38,10 +39,12 @@ func newModelCmd() *cobra.Command {
               three segments where a protocol or algorithm switches; B beside the link ceiling and
               the copy reference of the same run, α beside the in-run floor and the launch.
   guide       for each pattern with several implementations on the same GPUs (one-sided put/get,
-              AllReduce, all-gather, all-to-all, MoE dispatch/combine): the fastest per size, its
-              lead over the next, whether a Mann–Whitney test finds it significant, and where the
-              winner changes (solved from the fits). Only like with like: the same file, PE count,
-              launch mode, dtype and graph setting.
+              AllReduce, all-gather, all-to-all, MoE dispatch/combine): the fastest per size where
+              its lead is at least --margin and the 95 % interval of the time ratio (corrected
+              over the series' sizes) excludes 1, else "tie (within x %)"; implementations that
+              ran the same code here as one; cache-served sizes apart ("in cache only"); where the
+              winner changes between memory-served sizes (solved from the fits). Only like with
+              like: the same file, PE count, launch mode, dtype and graph setting.
   predictions AllReduce and all-to-all at --predict GPUs from a 2-PE run's fits (ring, one-shot,
               two-shot, NCCL's tuning model), beside files of that many PEs where given; the
               paper's inter-node rows predicted from a NIC's line rate (--nic-gbps ...); and
@@ -50,6 +53,7 @@ func newModelCmd() *cobra.Command {
 --guide prints the guide alone (the README's "Which should I use?" is its output).`,
 		Example: `  nvshbench model --example
   nvshbench model --guide --format markdown --example
+  nvshbench model --guide --margin 5% --example
   nvshbench model --predict 4,8 --sizes 4K,1M,256M --example
   nvshbench model --nic-gbps 400 --nics-per-node 8 --fabric-rtt 4us --example
   nvshbench model --guide --chart guide-charts --example`,
@@ -92,6 +96,7 @@ func newModelCmd() *cobra.Command {
 	f.IntSliceVar(&o.NS, "predict", []int{4, 8}, "GPU counts to predict AllReduce and all-to-all at")
 	f.StringVar(&o.Sizes, "sizes", "4K,64K,1M,16M,256M", "message sizes of the predictions")
 	f.StringVar(&o.Chart, "chart", "", "also draw the guide's charts (PNG, SVG) into this folder")
+	addMarginFlag(f, &o.Margin)
 	f.Float64Var(&o.NIC.Gbps, "nic-gbps", o.NIC.Gbps, "inter-node predictions: line rate of one NIC, Gb/s (ConnectX-7: 400)")
 	f.IntVar(&o.NIC.PerNode, "nics-per-node", o.NIC.PerNode, "inter-node predictions: NICs per node")
 	f.IntVar(&o.NIC.GPUsPerNode, "gpus-per-node", o.NIC.GPUsPerNode, "inter-node predictions: GPUs per node")
@@ -105,6 +110,10 @@ func newModelCmd() *cobra.Command {
 }
 
 func runModel(c *cobra.Command, o *modelOptions) error {
+	rule, err := parseMargin(o.Margin)
+	if err != nil {
+		return err
+	}
 	sizes, err := harness.ParseSizes(o.Sizes)
 	if err != nil {
 		return usagef("--sizes: %v", err)
@@ -114,7 +123,7 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 		return err
 	}
 	fits := model.FitAll(model.Collect(files))
-	guide := model.BuildGuide(fits)
+	guide := model.BuildGuide(fits, rule)
 	rep := &report.Report{Wide: o.Wide}
 	if !o.Guide {
 		rep.Tables = append(rep.Tables, model.FitTable(fits))

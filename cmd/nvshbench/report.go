@@ -16,6 +16,7 @@ type reportOptions struct {
 	Format  string
 	Points  bool
 	Wide    bool
+	Margin  string
 }
 
 func newReportCmd() *cobra.Command {
@@ -26,11 +27,16 @@ func newReportCmd() *cobra.Command {
 		Long: `report prints, for each results file, the paper's tables with the measured value beside
 the published one: RMA peak bandwidth by operation and path (Fig. 4), latency at 256 B, and
 AllReduce peak bandwidth (Fig. 5). Each row shows the ratio to the paper and the fraction of
-the hardware limit measured in the same run; rows the machine could not run say why.`,
+the hardware limit measured in the same run; rows the machine could not run say why.
+Where a file measured NCCL's device API or MoE dispatch/combine, a table sets the
+implementations side by side and names the faster only where the lead is at least
+--margin and a confidence interval of the time ratio, corrected over a series' sizes,
+excludes 1; otherwise "tie (within x %)".`,
 		Example: `  nvshbench report --paper
   nvshbench report --example
   nvshbench report --example --points --format markdown
-  nvshbench report --example --format csv`,
+  nvshbench report --example --format csv
+  nvshbench report --example --margin 5%`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if err := checkChoice("format", o.Format, report.Formats); err != nil {
@@ -43,6 +49,7 @@ the hardware limit measured in the same run; rows the machine could not run say 
 	c.Flags().BoolVar(&o.Example, "example", false, "use the embedded example run (measured on an H200)")
 	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
 	c.Flags().BoolVar(&o.Points, "points", false, "add a table of every point")
+	addMarginFlag(c.Flags(), &o.Margin)
 	c.Flags().BoolVar(&o.Wide, "wide", false, "every column and every text in full (the default fits 120 columns; long reasons become footnotes)")
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
 	c.ValidArgsFunction = jsonlCompletion
@@ -54,6 +61,10 @@ func jsonlCompletion(*cobra.Command, []string, string) ([]string, cobra.ShellCom
 }
 
 func runReport(c *cobra.Command, o *reportOptions) error {
+	rule, err := parseMargin(o.Margin)
+	if err != nil {
+		return err
+	}
 	ref := record.Paper()
 	out, errw := c.OutOrStdout(), c.ErrOrStderr()
 	if o.Paper {
@@ -68,7 +79,7 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := report.Build(files, ref, report.Options{Points: o.Points})
+	rep := report.Build(files, ref, report.Options{Points: o.Points, Rule: rule})
 	rep.Wide = o.Wide
 	if err := report.Render(out, rep, o.Format); err != nil {
 		return err
