@@ -107,8 +107,9 @@ func (r Row) Significant() bool { return !math.IsNaN(r.P) && r.P < 0.05 }
 // two fits where both cover the sizes between, else the interval.
 type Crossover struct {
 	From, To string  // implementations: From is faster below
-	Size     float64 // bytes (0: not solved, see Lo..Hi)
-	Lo, Hi   int64   // the measured sizes it lies between
+	Size     float64 // on Axis: bytes, or tokens per rank for MoE (0: not solved, see Lo..Hi)
+	Axis     Axis
+	Lo, Hi   int64 // the measured sizes it lies between
 	FromFits bool
 	Why      string // why the fits did not give it
 }
@@ -233,7 +234,10 @@ func compare(pat pattern, key string, fs []*Fit) Comparison {
 			continue
 		}
 		x := Crossover{From: a.Winner, To: b.Winner, Lo: a.Size, Hi: b.Size}
-		if s, ok := solve(byName[a.Winner], byName[b.Winner], float64(a.Size), float64(b.Size)); ok {
+		// Solved on the fits' axis: bytes, or tokens per rank for MoE.
+		fa := byName[a.Winner]
+		x.Axis = fa.Axis
+		if s, ok := solve(fa, byName[b.Winner], fa.Coord(a.Size, a.Tokens), fa.Coord(b.Size, b.Tokens)); ok {
 			x.Size, x.FromFits = s, true
 		} else if fa, fb := byName[a.Winner], byName[b.Winner]; fa.NoFit != "" || fb.NoFit != "" {
 			x.Why = "no fit of both to solve it"

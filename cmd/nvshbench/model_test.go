@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -71,4 +73,109 @@ func errorLine(stderr string) string {
 		return ""
 	}
 	return found[0]
+}
+
+// Issue 30: --predict beyond one NVLink domain is refused (exit 2) with
+// what an inter-node prediction needs; the NIC's flags refuse values no
+// NIC has (issue 33: --nic-gbps 1e-300 printed a 330-digit number).
+func TestModelRefusesWhatNoModelHolds(t *testing.T) {
+	for args, want := range map[string]string{
+		"--predict 16":        "--predict 16: beyond one NVLink domain (HGX H200: 8 GPUs on NVSwitch)",
+		"--predict 4,1000":    "--predict 1000: beyond one NVLink domain",
+		"--predict 1":         "--predict 1: want GPU counts of 2 or more",
+		"--nic-gbps 1e-300":   "--nic-gbps 1e-300: want a NIC's line rate, 1 to 3200 Gb/s",
+		"--nic-gbps 1e6":      "--nic-gbps 1e+06: want a NIC's line rate",
+		"--nic-gbps NaN":      "--nic-gbps NaN",
+		"--nic-gbps Inf":      "--nic-gbps +Inf",
+		"--nic-gbps -400":     "--nic-gbps -400",
+		"--wire-efficiency 0": "--wire-efficiency 0",
+		"--ring-efficiency 2": "--ring-efficiency 2",
+		"--fabric-rtt 0s":     "--fabric-rtt 0µs",
+		"--fabric-rtt 2s":     "--fabric-rtt 2e+06µs",
+		"--nics-per-node 0":   "--nics-per-node 0",
+		"--gpus-per-node 500": "--gpus-per-node 500",
+		"--nodes 1":           "--nodes 1",
+	} {
+		_, stderr, code := nvshbench(t, append(append([]string{"model"}, strings.Fields(args)...), "--example")...)
+		if code != exitUsage || !strings.Contains(errorLine(stderr), want) {
+			t.Errorf("model %s: exit %d, stderr %q; want exit 2 and one line with %q", args, code, stderr, want)
+		}
+	}
+	_, stderr, _ := nvshbench(t, "model", "--predict", "16", "--example")
+	if !strings.Contains(stderr, "--nic-gbps") || !strings.Contains(stderr, "inter-node rows") {
+		t.Errorf("--predict 16 does not say what an inter-node prediction needs: %q", stderr)
+	}
+}
+
+// Issue 30 item 8: every model table fits 120 columns, series names are
+// whole (never cut with "…"), and --format json writes numbers as numbers.
+func TestModelOutputFitsAndJSONHasNumbers(t *testing.T) {
+	root := repoRoot(t)
+	for _, args := range [][]string{
+		{"model", "--example"},
+		{"model", filepath.Join(root, "results/h200-2026-12-01/reproduce/results.jsonl")},
+		{"model", "--predict", "2,4,8", filepath.Join(root, "results/h200x2-2026-11-29/reproduce/results.jsonl.gz")},
+	} {
+		out, stderr, code := nvshbench(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		for i, l := range strings.Split(out, "\n") {
+			if n := len([]rune(l)); n > 120 {
+				t.Errorf("%v: line %d has %d columns: %s", args, i+1, n, l)
+			}
+			if strings.HasPrefix(l, "| ") && strings.Contains(l, "…") {
+				t.Errorf("%v: a cut name on line %d: %s", args, i+1, l)
+			}
+		}
+		js, stderr, code := nvshbench(t, append(args, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%v json: exit %d: %s", args, code, stderr)
+		}
+		var doc struct {
+			Tables []struct {
+				Title string           `json:"title"`
+				Rows  []map[string]any `json:"rows"`
+			} `json:"tables"`
+		}
+		if err := json.Unmarshal([]byte(js), &doc); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		numbers := 0
+		for _, tab := range doc.Tables {
+			for _, row := range tab.Rows {
+				for col, v := range row {
+					switch x := v.(type) {
+					case float64:
+						numbers++
+					case string:
+						if _, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
+							t.Errorf("%v: %q, column %q: the number %q is a string", args, tab.Title, col, x)
+						}
+					}
+				}
+			}
+		}
+		if numbers == 0 {
+			t.Errorf("%v: no number in the JSON", args)
+		}
+	}
+}
+
+// Issue 30: an H200 file and an H100 file given together are fitted apart
+// and the difference is said, as compare says it.
+func TestModelWarnsOnSetupDifferences(t *testing.T) {
+	dir := t.TempDir()
+	a := copyUnlabelled(t, "examples/baseline.jsonl", dir, "h200/results.jsonl")
+	b := copyUnlabelled(t, "examples/baseline.jsonl", dir, "h100/results.jsonl")
+	body, _ := os.ReadFile(b)
+	os.WriteFile(b, []byte(strings.ReplaceAll(string(body), `"name":"NVIDIA H200"`, `"name":"NVIDIA H100 80GB HBM3"`)), 0o644)
+	out, stderr, code := nvshbench(t, "model", a, b)
+	if code != 0 || !strings.Contains(stderr, `setups differ: GPU is "2× NVIDIA H200" in h200 but "2× NVIDIA H100 80GB HBM3" in h100`) ||
+		!strings.Contains(stderr, "each file is fitted on its own") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(out, "α–β fits of h200 (2 × NVIDIA H200") || !strings.Contains(out, "α–β fits of h100 (2 × NVIDIA H100 80GB HBM3") {
+		t.Errorf("no fit table per file:\n%s", out)
+	}
 }
