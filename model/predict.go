@@ -310,7 +310,7 @@ func modelsOf(fits []*Fit) ([]Model, []string) {
 		busBw := x.b / 1e9 // at n = 2 a ring's algbw is its busbw
 		if g, ok := ncclGenOf(DomainOf(x.f.header).CC); ok {
 			llMax := g.llMax
-			out = append(out, model(x, Model{Name: "NCCL's tuning model", Collective: "allreduce", Measured: "collectives/allreduce/nccl",
+			nm := model(x, Model{Name: "NCCL's tuning model", Collective: "allreduce", Measured: "collectives/allreduce/nccl",
 				Paper: []string{"allreduce-latency/nccl-ring/intra", "allreduce/nccl-nvls/intra"},
 				Basis: fmt.Sprintf("NCCL's own choice by its cost model: min over ring, tree × LL, LL128, Simple of latency + S / algbw, busbw %.0f GB/s", busBw),
 				Notes: ncclRefs(busBw, g),
@@ -325,7 +325,9 @@ func modelsOf(fits []*Fit) ([]Model, []string) {
 						}
 					}
 					return best * 1e-6, how
-				}}))
+				}})
+			nm.Inputs = nm.Inputs[1:] // its latencies are NCCL's constants: only B is the run's
+			out = append(out, nm)
 		} else {
 			skipped = append(skipped, fmt.Sprintf("NCCL's tuning model [%s]: the GPU's generation (compute capability) is not in the file: NCCL's constants depend on it", x.f.File))
 		}

@@ -44,7 +44,9 @@ func cell(text string, v float64) report.Cell {
 // usCell, gbpsCell and pctCell are numeric cells in µs, GB/s and percent.
 func usCell(s float64) report.Cell   { return cell(us(s), s*1e6) }
 func gbpsCell(b float64) report.Cell { return cell(plots.FormatValue(b/1e9), b/1e9) }
-func pctCell(f float64) report.Cell  { return cell(fmt.Sprintf("%.0f", 100*f), 100*f) }
+func pctCell(f float64) report.Cell {
+	return cell(strconv.FormatFloat(math.Round(100*f)+0, 'f', 0, 64), 100*f) // +0: never "-0"
+}
 func numCell(v float64, prec int) report.Cell {
 	return cell(strconv.FormatFloat(v, 'f', prec, 64), v)
 }
@@ -125,7 +127,7 @@ func fitTable(fits []*Fit, params map[*Series]string, family string) report.Tabl
 	axis, pes := f0.Axis, f0.header.PEs
 	title := fmt.Sprintf("α–β fits of %s (%s, %s), %s/…: T(S) = α + S / B per series", f0.File, gpuName(f0.header), plural(pes, "PE"), family)
 	cols := []string{"series", "params", "PEs", "launch", "sizes", "α µs", "B GB/s", "worst %", "note",
-		"id", "R²", "α t", "B t", "from B", "to B", "B / link", "B / copy", "α / floor", "launch / α"}
+		"id", "R²", "α t", "B t", "from bytes", "to bytes", "B / link", "B / copy", "α / floor", "launch / α"}
 	if axis == Tokens {
 		title = fmt.Sprintf("MoE fits of %s (%s, %s), %s/…: T = a + tokens · c per series, over the tokens per rank", f0.File, gpuName(f0.header), plural(pes, "PE"), family)
 		cols = []string{"series", "params", "PEs", "launch", "tokens", "a µs", "c ns/token", "worst %", "note",
