@@ -107,8 +107,9 @@ type Row struct {
 // interval.
 type Crossover struct {
 	From, To string  // implementations: From is faster below
-	Size     float64 // bytes (0: not solved, see Lo..Hi)
-	Lo, Hi   int64   // the measured sizes it lies between
+	Size     float64 // on Axis: bytes, or tokens per rank for MoE (0: not solved, see Lo..Hi)
+	Axis     Axis
+	Lo, Hi   int64 // the measured sizes it lies between
 	FromFits bool
 	Why      string // why the fits did not give it
 }
@@ -345,10 +346,14 @@ func crossings(rows []Row, byName map[string]*impl) []Crossover {
 		if prev != nil && prev.WinnerOp != r.WinnerOp {
 			x := Crossover{From: prev.Winner, To: r.Winner, Lo: prev.Size, Hi: r.Size}
 			fa, fb := spanning(prev.Winner, byName, prev.Size, r.Size), spanning(r.Winner, byName, prev.Size, r.Size)
-			if s, ok := solve(fa, fb, float64(prev.Size), float64(r.Size)); ok {
-				x.Size, x.FromFits = s, true
-			} else if fa == nil || fb == nil {
+			if fa != nil {
+				// Solved on the fits' axis: bytes, or tokens per rank for MoE.
+				x.Axis = fa.Axis
+			}
+			if fa == nil || fb == nil {
 				x.Why = "no fit of both to solve it"
+			} else if s, ok := solve(fa, fb, fa.Coord(prev.Size, prev.Tokens), fa.Coord(r.Size, r.Tokens)); ok {
+				x.Size, x.FromFits = s, true
 			} else {
 				x.Why = "the fits do not cross there"
 			}

@@ -2,20 +2,25 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	comparefiles "github.com/nvshbench/nvshbench/compare"
 	"github.com/nvshbench/nvshbench/record"
 )
 
 // Series is one curve: a benchmark with its parameters but the size, on
-// one file's PEs, launch mode and path.
+// one file's PEs, launch mode and path. MoE series run over the tokens per
+// rank (their parameters but the token count): one fixed cost and one cost
+// per token.
 type Series struct {
-	File   string // the file's label, else its name
+	File   string // the file's label (record.Labels: its own, else the path ending that tells it apart)
 	file   int    // the file's position among the inputs
+	Axis   Axis   // what it is fitted over: bytes, or (MoE) tokens per rank
 	ID     string
 	Params string // Params.KeyWithoutSize
 	PEs    int
@@ -33,11 +38,23 @@ type Series struct {
 	// reference of the same run (bytes/s, 0 unknown); Floor the in-run chase
 	// of the path (s) and Launch0 the run's empty-kernel launch (s).
 	Ceiling, CopyRef, Floor, Launch0 float64
-	point                            *record.Point // one of its points: parameters for grouping
+	point                            *record.Point  // one of its points: parameters for grouping
+	header                           *record.Header // its file's: the GPUs, the setup
 }
 
-// Key names the series.
-func (s *Series) Key() string { return s.File + "|" + s.ID + "|" + s.Params + "|" + s.Path }
+// Key names the series (its file by position: two files never share one).
+func (s *Series) Key() string {
+	return strconv.Itoa(s.file) + "|" + s.ID + "|" + s.Params + "|" + s.Path
+}
+
+// X is an observation's coordinate on the series' axis (bytes or tokens).
+func (s *Series) X(o Obs) float64 { return s.Axis.Of(o) }
+
+// Coord is the coordinate of a size, or (MoE) of a token count, on the
+// series' axis: what At and the crossover solver take.
+func (s *Series) Coord(size int64, tokens int) float64 {
+	return s.Axis.Of(Obs{Size: size, Tokens: tokens})
+}
 
 // Fit is a series and its segments, or why it has none.
 type Fit struct {
@@ -62,27 +79,19 @@ func (f *Fit) First() *Segment {
 	return &f.Segments[0]
 }
 
-// At is the fitted time at size (NaN without a fit): the segment covering
-// it, the nearest one outside the fitted range.
-func (f *Fit) At(size float64) float64 {
+// At is the fitted time at x on the series' axis (bytes, or tokens for
+// MoE: Coord): the segment covering it, the nearest one outside the fitted
+// range; NaN without a fit.
+func (f *Fit) At(x float64) float64 {
 	if len(f.Segments) == 0 || f.NoFit != "" {
 		return math.NaN()
 	}
 	for _, s := range f.Segments {
-		if size <= float64(s.To) {
-			return s.At(size)
+		if x <= float64(s.To) {
+			return s.At(x)
 		}
 	}
-	return f.Segments[len(f.Segments)-1].At(size)
-}
-
-// FileLabel names a file in tables: its label, else its base name (a
-// table has no room for the folder).
-func FileLabel(f *record.File) string {
-	if f.Header.Label != "" {
-		return f.Header.Label
-	}
-	return filepath.Base(f.Name)
+	return f.Segments[len(f.Segments)-1].At(x)
 }
 
 // launchOf is the point's launch mode for grouping: collectives of an older
@@ -98,12 +107,14 @@ func launchOf(p *record.Point) string {
 }
 
 // Collect builds the series of the files (the limit and floor benchmarks
-// apart: they are references, not series to fit).
+// apart: they are references, not series to fit; an older file's in-kernel
+// timer rows too: a spread, never a figure). A series never spans two
+// files.
 func Collect(files []*record.File) []*Series {
 	byKey := map[string]*Series{}
 	var order []string
+	labels := record.Labels(files)
 	for fi, f := range files {
-		label := FileLabel(f)
 		launch0 := 0.0
 		for i := range f.Points {
 			p := &f.Points[i]
@@ -115,15 +126,25 @@ func Collect(files []*record.File) []*Series {
 		}
 		for i := range f.Points {
 			p := &f.Points[i]
-			if strings.HasPrefix(p.ID, "limit/") || p.ID == "latency/launch" || p.Params.Size <= 0 || p.Status == record.StatusWaived {
+			if strings.HasPrefix(p.ID, "limit/") || p.ID == "latency/launch" || p.Params.Size <= 0 || p.Status == record.StatusWaived || p.Has(record.FlagSecondTimer) {
 				continue
 			}
 			pes := p.Params.PEs
 			if pes == 0 {
 				pes = f.Header.PEs
 			}
-			s := &Series{File: label, file: fi, ID: p.ID, Params: p.Params.KeyWithoutSize(), PEs: pes, Launch: launchOf(p), Path: p.Effective,
-				Cached: map[int64]bool{}, Launch0: launch0, point: p}
+			params, axis := p.Params, Bytes
+			tk, _ := strconv.Atoi(p.Params.Extra["tokens"])
+			at := fmt.Sprintf("%d B", p.Params.Size)
+			if strings.HasPrefix(p.ID, "moe/") {
+				// One series over the token counts: a fixed cost and a cost
+				// per token.
+				params.Extra = maps.Clone(params.Extra)
+				delete(params.Extra, "tokens")
+				axis, at = Tokens, fmt.Sprintf("%d tokens", tk)
+			}
+			s := &Series{File: labels[fi], file: fi, Axis: axis, ID: p.ID, Params: params.KeyWithoutSize(), PEs: pes, Launch: launchOf(p), Path: p.Effective,
+				Cached: map[int64]bool{}, Launch0: launch0, point: p, header: &f.Header}
 			if old, ok := byKey[s.Key()]; ok {
 				s = old
 			} else {
@@ -132,17 +153,16 @@ func Collect(files []*record.File) []*Series {
 			}
 			switch {
 			case p.Status != record.StatusOK:
-				s.Dropped = append(s.Dropped, fmt.Sprintf("%d B: %s", p.Params.Size, p.Status))
+				s.Dropped = append(s.Dropped, fmt.Sprintf("%s: %s", at, p.Status))
 				continue
 			case !p.Drawn():
-				s.Dropped = append(s.Dropped, fmt.Sprintf("%d B: %s", p.Params.Size, strings.Join(p.Flags, ", ")))
+				s.Dropped = append(s.Dropped, fmt.Sprintf("%s: %s", at, strings.Join(p.Flags, ", ")))
 				continue
 			case len(p.Samples) == 0:
-				s.Dropped = append(s.Dropped, fmt.Sprintf("%d B: no samples", p.Params.Size))
+				s.Dropped = append(s.Dropped, fmt.Sprintf("%s: no samples", at))
 				continue
 			}
 			t := record.Summarize(p.Samples, record.UnitSeconds).Median
-			tk, _ := strconv.Atoi(p.Params.Extra["tokens"])
 			s.Obs = append(s.Obs, Obs{Size: p.Params.Size, Time: t, Samples: p.Samples, Tokens: tk})
 			if p.Has(record.FlagCacheServed) || p.L2Resident {
 				s.Cached[p.Params.Size] = true
@@ -161,7 +181,7 @@ func Collect(files []*record.File) []*Series {
 	out := make([]*Series, 0, len(order))
 	for _, k := range order {
 		s := byKey[k]
-		sort.Slice(s.Obs, func(i, j int) bool { return s.Obs[i].Size < s.Obs[j].Size })
+		sort.Slice(s.Obs, func(i, j int) bool { return s.X(s.Obs[i]) < s.X(s.Obs[j]) })
 		out = append(out, s)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -181,9 +201,20 @@ func FitAll(series []*Series) []*Fit {
 		if len(s.Obs) == 0 && len(s.Dropped) > 0 {
 			f.NoFit = "every size left out (" + s.Dropped[0] + ")"
 		} else {
-			f.Segments, f.NoFit = FitSeries(s.Obs)
+			f.Segments, f.NoFit = FitSeriesOver(s.Obs, s.Axis)
 		}
 		out = append(out, f)
+	}
+	return out
+}
+
+// in lists the observations a segment covers.
+func (f *Fit) in(seg *Segment) []Obs {
+	var out []Obs
+	for _, o := range f.Obs {
+		if x := f.X(o); x >= float64(seg.From) && x <= float64(seg.To) {
+			out = append(out, o)
+		}
 	}
 	return out
 }
@@ -191,10 +222,95 @@ func FitAll(series []*Series) []*Fit {
 // CachedOnly reports whether every size of the segment was cache-served:
 // its bandwidth is then not a link figure.
 func (f *Fit) CachedOnly(seg *Segment) bool {
-	for _, o := range f.Obs {
-		if o.Size >= seg.From && o.Size <= seg.To && !f.Cached[o.Size] {
+	for _, o := range f.in(seg) {
+		if !f.Cached[o.Size] {
 			return false
 		}
 	}
 	return true
+}
+
+// MemoryB reports whether the segment's B comes from memory-served sizes:
+// two or more of its sizes were not cache-served, and at the largest of
+// them the size term is at least half of the fitted time (they measure the
+// bandwidth, not the latency).
+func (f *Fit) MemoryB(seg *Segment) bool {
+	n, top := 0, 0.0
+	for _, o := range f.in(seg) {
+		if !f.Cached[o.Size] {
+			n++
+			top = max(top, f.X(o))
+		}
+	}
+	return n >= 2 && top*seg.Beta >= 0.5*seg.At(top)
+}
+
+// Alpha is the series' α for a prediction: its first segment's, where that
+// segment determines it; else why there is none.
+func (f *Fit) Alpha() (float64, *Segment, string) {
+	if f.NoFit != "" {
+		return 0, nil, "no fit: " + f.NoFit
+	}
+	seg := f.First()
+	if seg.NoAlpha != "" {
+		return 0, seg, "no α: " + seg.NoAlpha
+	}
+	return seg.Alpha, seg, ""
+}
+
+// LinkB is the series' B for a prediction: its last segment's, where that
+// segment determines B from memory-served sizes; else why there is none (a
+// B only cache-served sizes give measures the cache: never used).
+func (f *Fit) LinkB() (float64, *Segment, string) {
+	if f.NoFit != "" {
+		return 0, nil, "no fit: " + f.NoFit
+	}
+	seg := f.Last()
+	switch {
+	case seg.NoB != "":
+		return 0, seg, "no B: " + seg.NoB
+	case !f.MemoryB(seg):
+		return 0, seg, fmt.Sprintf("B from cache-served sizes (%s – %s): not a link figure", f.Axis.Format(float64(seg.From)), f.Axis.Format(float64(seg.To)))
+	}
+	return seg.Bandwidth(), seg, ""
+}
+
+// SetupDiffs lists how the files' setups differ, by compare's check
+// (compare.SetupDiffs: GPU, driver, CUDA, NVSHMEM, NCCL, PE count, the
+// NVSHMEM_ / NCCL_ variables), the files named by their labels. Fits never
+// span files; a prediction is set beside a measurement only from a file of
+// the same setup but for its GPU and PE counts.
+func SetupDiffs(files []*record.File) []string {
+	if len(files) < 2 {
+		return nil
+	}
+	labels := record.Labels(files)
+	named := make([]*record.File, len(files))
+	for i, f := range files {
+		named[i] = &record.File{Name: f.Name, Header: f.Header}
+		named[i].Header.Label = labels[i]
+	}
+	return comparefiles.SetupDiffs(named)
+}
+
+// setupOnly is a copy of the header without its GPU and PE counts: one GPU
+// of each kind, no PE or node count.
+func setupOnly(h *record.Header) record.Header {
+	c := *h
+	c.PEs, c.Nodes, c.GPUs = 0, 0, nil
+	for _, g := range h.GPUs {
+		if !slices.ContainsFunc(c.GPUs, func(x record.GPU) bool { return x.Name == g.Name }) {
+			c.GPUs = append(c.GPUs, record.GPU{Name: g.Name})
+		}
+	}
+	return c
+}
+
+// sameSetup reports whether two files' setups agree but for their GPU and
+// PE counts.
+func sameSetup(a, b *record.Header) bool {
+	if a == b {
+		return true
+	}
+	return len(comparefiles.SetupDiffs([]*record.File{{Header: setupOnly(a)}, {Header: setupOnly(b)}})) == 0
 }

@@ -3,11 +3,13 @@ package model
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/plots"
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
 )
 
@@ -32,77 +34,218 @@ func pct(f float64) string {
 	return fmt.Sprintf("%.0f %%", 100*f)
 }
 
-// seriesName is a series' benchmark and the parameters that tell it from
-// its neighbours (the PE count, path and launch have their own columns).
-func seriesName(s *Series) string {
-	var keep []string
-	for _, kv := range strings.Fields(s.Params) {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "pes", "path", "launch", "op":
-			continue
-		}
-		keep = append(keep, kv)
+// cell is a number shown as text: JSON and CSV get the number.
+func cell(text string, v float64) report.Cell {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return report.Str("")
 	}
-	return strings.TrimSpace(s.ID + " " + strings.Join(keep, " "))
+	return report.Cell{Text: text, Num: &v}
 }
 
-// FitTable lists every series' fit: one row per segment, or why there is
-// none.
-func FitTable(fits []*Fit) report.Table {
-	t := report.Table{Title: "α–β fits: T(S) = α + S / B per series (robust least squares on relative error; up to three segments)",
-		Columns: []string{"file", "series", "PEs", "launch", "sizes", "α µs", "B GB/s", "R²", "worst", "B / link", "B / copy", "α / floor", "launch / α", "note"},
-		Right:   []bool{false, false, true, false, false, true, true, true, true, true, true, true, true, false}}
-	t.Long = make([]bool, len(t.Columns))
-	t.Long[13] = true
-	t.Trunc = make([]bool, len(t.Columns))
-	t.Trunc[1] = true
+// usCell, gbpsCell and pctCell are numeric cells in µs, GB/s and percent.
+func usCell(s float64) report.Cell   { return cell(us(s), s*1e6) }
+func gbpsCell(b float64) report.Cell { return cell(plots.FormatValue(b/1e9), b/1e9) }
+func pctCell(f float64) report.Cell {
+	return cell(strconv.FormatFloat(math.Round(100*f)+0, 'f', 0, 64), 100*f) // +0: never "-0"
+}
+func numCell(v float64, prec int) report.Cell {
+	return cell(strconv.FormatFloat(v, 'f', prec, 64), v)
+}
+
+// distinguishing lists, per series, the parameters that tell it from the
+// other series of its benchmark in its file (the rest say nothing): the
+// PE count, path and launch mode have columns of their own.
+func distinguishing(fits []*Fit) map[*Series]string {
+	byID := map[string][]*Series{}
 	for _, f := range fits {
-		base := []report.Cell{report.Str(f.File), report.Str(seriesName(f.Series)), report.Str(fmt.Sprint(f.PEs)), report.Str(f.Launch)}
-		if f.NoFit != "" && len(f.Segments) == 0 {
-			t.Rows = append(t.Rows, append(base, report.Str(fmt.Sprintf("%d", len(f.Obs))), report.Str(""), report.Str(""), report.Str(""), report.Str(""),
-				report.Str(""), report.Str(""), report.Str(""), report.Str(""), report.Str("no fit: "+f.NoFit)))
-			continue
-		}
-		for i, seg := range f.Segments {
-			note := ""
-			if f.NoFit != "" {
-				note = "no fit: " + f.NoFit
-			} else if f.CachedOnly(&seg) {
-				note = "B from cache-served sizes only: not a link figure"
-			}
-			if seg.Outlier > 0 {
-				note = strings.TrimPrefix(note+"; ", "; ") + fmt.Sprintf("outlier set aside: %s at %s", report.FormatBytes(seg.Outlier), pct(seg.OutlierRes))
-			}
-			if i > 0 {
-				note = strings.TrimSpace("after a switch at " + report.FormatBytes(seg.From) + "; " + note)
-				note = strings.TrimSuffix(note, "; ")
-			}
-			b := seg.Bandwidth()
-			ratio := func(v float64) string {
-				if v <= 0 || math.IsInf(b, 0) {
-					return ""
+		k := strconv.Itoa(f.file) + " " + f.ID
+		byID[k] = append(byID[k], f.Series)
+	}
+	out := map[*Series]string{}
+	for _, ss := range byID {
+		vals, has := map[string]map[string]bool{}, map[string]int{}
+		for _, s := range ss {
+			for _, kv := range strings.Fields(s.Params) {
+				k, v, _ := strings.Cut(kv, "=")
+				if vals[k] == nil {
+					vals[k] = map[string]bool{}
 				}
-				return fmt.Sprintf("%.2f", b/v)
+				vals[k][v] = true
+				has[k]++
 			}
-			floor, launch := "", ""
-			if f.Floor > 0 && seg.Alpha > 0 {
-				floor = fmt.Sprintf("%.2f", seg.Alpha/f.Floor)
+		}
+		for _, s := range ss {
+			var keep []string
+			for _, kv := range strings.Fields(s.Params) {
+				k, _, _ := strings.Cut(kv, "=")
+				switch k {
+				case "pes", "path", "launch":
+					continue
+				}
+				if len(vals[k]) > 1 || has[k] < len(ss) {
+					keep = append(keep, kv)
+				}
 			}
-			if f.Launch0 > 0 && seg.Alpha > 0 && f.Launch == "per-op" && i == 0 {
-				launch = pct(math.Min(f.Launch0/seg.Alpha, 1))
-			}
-			t.Rows = append(t.Rows, append(append([]report.Cell{}, base...),
-				report.Str(report.FormatBytes(seg.From)+" – "+report.FormatBytes(seg.To)), report.Str(us(seg.Alpha)), report.Str(gbps(b)),
-				report.Str(fmt.Sprintf("%.3f", seg.R2)), report.Str(pct(seg.Worst)), report.Str(ratio(f.Ceiling)), report.Str(ratio(f.CopyRef)),
-				report.Str(floor), report.Str(launch), report.Str(note)))
+			out[s] = strings.Join(keep, " ")
 		}
 	}
+	return out
+}
+
+// FitTables lists every series' fit, a table per file and family of
+// benchmarks (rma, latency, collectives; MoE over tokens): a row per
+// segment with what it determines, or why there is no fit.
+func FitTables(fits []*Fit) []report.Table {
+	var out []report.Table
+	params := distinguishing(fits)
+	type key struct {
+		file   int
+		family string
+	}
+	var order []key
+	groups := map[key][]*Fit{}
+	for _, f := range fits {
+		family, _, _ := strings.Cut(f.ID, "/")
+		k := key{f.file, family}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], f)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].file < order[j].file })
+	for i, k := range order {
+		t := fitTable(groups[k], params, k.family)
+		if i > 0 && order[i-1].file == k.file && groups[order[i-1]][0].Axis == groups[k][0].Axis {
+			t.Notes = []string{"the rules: as under the first table of " + groups[k][0].File}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func fitTable(fits []*Fit, params map[*Series]string, family string) report.Table {
+	f0 := fits[0]
+	axis, pes := f0.Axis, f0.header.PEs
+	title := fmt.Sprintf("α–β fits of %s (%s, %s), %s/…: T(S) = α + S / B per series", f0.File, gpuName(f0.header), plural(pes, "PE"), family)
+	cols := []string{"series", "params", "PEs", "launch", "sizes", "α µs", "B GB/s", "worst %", "note",
+		"id", "R²", "α t", "B t", "from bytes", "to bytes", "B / link", "B / copy", "α / floor", "launch / α"}
+	if axis == Tokens {
+		title = fmt.Sprintf("MoE fits of %s (%s, %s), %s/…: T = a + tokens · c per series, over the tokens per rank", f0.File, gpuName(f0.header), plural(pes, "PE"), family)
+		cols = []string{"series", "params", "PEs", "launch", "tokens", "a µs", "c ns/token", "worst %", "note",
+			"id", "R²", "a t", "c t", "from tokens", "to tokens"}
+	}
+	t := report.Table{Title: title, Columns: cols, Right: make([]bool, len(cols))}
+	t.Wide, t.Long = make([]bool, len(cols)), make([]bool, len(cols))
+	for i, c := range cols {
+		t.Right[i] = i == 2 || i >= 5 && c != "note" && c != "id"
+		t.Wide[i] = i >= 9
+	}
+	t.Long[8] = true
+	for _, f := range fits {
+		name := []report.Cell{report.Str(strings.TrimPrefix(f.ID, family+"/")), report.Str(params[f.Series]), report.Str(""), report.Str(f.Launch)}
+		if f.PEs != pes {
+			name[2] = numCell(float64(f.PEs), 0)
+		}
+		if len(f.Segments) == 0 {
+			n := fmt.Sprintf("%d sizes", len(f.Obs))
+			switch {
+			case axis == Tokens:
+				n = fmt.Sprintf("%d counts", len(f.Obs))
+			case len(f.Obs) == 1:
+				n = "1 size"
+			}
+			row := append(name, report.Str(n), report.Str(""), report.Str(""), report.Str(""), report.Str("no fit: "+f.NoFit), report.Str(f.ID))
+			t.Rows = append(t.Rows, row)
+			continue
+		}
+		for i := range f.Segments {
+			seg := &f.Segments[i]
+			var note []string
+			switch {
+			case f.NoFit != "":
+				note = append(note, "no fit: "+f.NoFit)
+			default:
+				if seg.NoAlpha != "" {
+					note = append(note, "no α: "+seg.NoAlpha)
+				}
+				if seg.NoB != "" {
+					note = append(note, "no B: "+seg.NoB)
+				} else if !f.MemoryB(seg) && axis == Bytes {
+					note = append(note, "B from cache-served sizes: not a link figure, never used for a prediction")
+				}
+			}
+			if seg.Outlier > 0 {
+				note = append(note, fmt.Sprintf("outlier set aside: %s at %s", axis.Format(float64(seg.Outlier)), pct(seg.OutlierRes)))
+			}
+			known := f.NoFit == ""
+			alpha, b := report.Str(""), report.Str("")
+			if known && seg.NoAlpha == "" {
+				alpha = usCell(seg.Alpha)
+			}
+			if known && seg.NoB == "" {
+				if axis == Tokens {
+					b = cell(plots.FormatValue(seg.Beta*1e9), seg.Beta*1e9)
+				} else {
+					b = gbpsCell(seg.Bandwidth())
+				}
+			}
+			span := report.FormatBytes(seg.From) + " – " + report.FormatBytes(seg.To)
+			if axis == Tokens {
+				span = fmt.Sprintf("%d – %d", seg.From, seg.To)
+			}
+			row := append(append([]report.Cell{}, name...), report.Str(span), alpha, b, pctCell(seg.Worst), report.Str(strings.Join(note, "; ")),
+				report.Str(f.ID), numCell(seg.R2, 3), numCell(seg.AlphaT, 1), numCell(seg.BetaT, 1), numCell(float64(seg.From), 0), numCell(float64(seg.To), 0))
+			if axis == Bytes {
+				ratio := func(v float64) report.Cell {
+					if v <= 0 || b.Num == nil {
+						return report.Str("")
+					}
+					return numCell(seg.Bandwidth()/v, 2)
+				}
+				floor, launch := report.Str(""), report.Str("")
+				if f.Floor > 0 && alpha.Num != nil {
+					floor = numCell(seg.Alpha/f.Floor, 2)
+				}
+				if f.Launch0 > 0 && alpha.Num != nil && f.Launch == record.LaunchPerOp && i == 0 {
+					launch = pctCell(math.Min(f.Launch0/seg.Alpha, 1))
+				}
+				row = append(row, ratio(f.Ceiling), ratio(f.CopyRef), floor, launch)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	what := "sizes"
+	if axis == Tokens {
+		what = "token counts"
+	}
 	t.Notes = append(t.Notes,
-		"sizes: those measured, within the link and timed by the one timer; a cache-served size stays in (it measures the round trip and the link latency too), and a bandwidth only such sizes give is said in the note",
-		fmt.Sprintf("a series splits where one line leaves a residual over %.0f %% (a protocol or algorithm switch), at most %d segments of %d sizes or more; past %.0f %% it has no fit; a segment of %d sizes or more may set one outlier aside (said in the note)", 100*SplitTol, MaxSegments, MinPerSegment, 100*NoFitTol, 2*MinPerSegment),
-		"B / link: the path's physical ceiling; B / copy: the best copy reference of the same run; α / floor: the in-run dependent-load chase of the path; launch / α: the run's empty-kernel launch (latency/launch) over α, one launch per operation")
+		fmt.Sprintf("a segment holds %d %s or more spanning %d× or more; a series splits where one line leaves a residual over %.0f %% (a protocol or algorithm switch: a row per segment), at most %d segments; past %.0f %% it has no fit; a segment of %d or more may set one outlier aside, where its neighbours were measured within %d× of it", MinPerSegment, what, MinSpan, 100*SplitTol, MaxSegments, 100*NoFitTol, 2*MinPerSegment, OutlierGap),
+		fmt.Sprintf("α and B are shown where the segment determines them: positive, %d standard errors or more from zero, and %.0f %% or more of the time at the segment's smallest (α) or largest (S/B) point; else the note says why", MinT, 100*MinShare),
+	)
+	if axis == Bytes {
+		t.Notes = append(t.Notes,
+			"a cache-served size stays in (it measures the round trip and the link latency too); a B is a link figure, and used for a prediction, only where two or more of its sizes are memory-served and the largest of them is bandwidth-bound",
+			"--wide adds B / link (the path's physical ceiling), B / copy (the best copy reference of the same run), α / floor (the in-run dependent-load chase), launch / α (the run's empty-kernel launch over α), R², the t values, and the sizes in bytes")
+	} else {
+		t.Notes = append(t.Notes, "a: the fixed cost of one operation; c: the cost of each token per rank; crossovers between implementations are solved in tokens")
+	}
 	return t
+}
+
+// plural writes a count and its noun: "1 PE", "2 PEs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// gpuName names a file's GPUs: "2 × NVIDIA H200".
+func gpuName(h *record.Header) string {
+	if h == nil || len(h.GPUs) == 0 {
+		return "GPUs not recorded"
+	}
+	return fmt.Sprintf("%d × %s", len(h.GPUs), DomainOf(h).GPU)
 }
 
 // GuideTables are the guide: per comparison, the sizes each implementation
@@ -131,7 +274,7 @@ func GuideTables(g Guide) []report.Table {
 		}
 		for _, x := range c.Crossings {
 			if x.FromFits {
-				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s at %s (from the two fits; measured between %s and %s)", x.From, x.To, humanBytes(x.Size), report.FormatBytes(x.Lo), report.FormatBytes(x.Hi)))
+				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s at %s (from the two fits; measured between %s and %s)", x.From, x.To, x.Axis.Format(x.Size), report.FormatBytes(x.Lo), report.FormatBytes(x.Hi)))
 			} else {
 				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, report.FormatBytes(x.Lo), report.FormatBytes(x.Hi), x.Why))
 			}
@@ -211,27 +354,84 @@ func tokensOf(c Comparison, r Range) string {
 	return fmt.Sprintf("%d – %d", lo, hi)
 }
 
-// PredictionTable shows the n-GPU predictions beside measurements.
-func PredictionTable(models []Model, preds []Prediction) report.Table {
-	t := report.Table{Title: "Predicted time per operation on n GPUs of one node, from the 2-PE fits",
-		Columns: []string{"collective", "model", "n", "size", "predicted µs", "measured µs", "error"},
-		Right:   []bool{false, false, true, true, true, true, true}}
+// Assumptions are what every n-GPU prediction takes for granted.
+var Assumptions = []string{
+	"one node of the measured kind, n GPUs up to one NVLink domain, all to all through NVSwitch at the 2-PE run's per-GPU bandwidth (no incast: a GPU's links serve its peers in parallel)",
+	"no protocol, algorithm or channel change beyond those the 2-PE fits saw: α from the first segment, B from the last, each only where the segment determines it (B from memory-served sizes)",
+	"a ring step's latency is the 2-PE fit's α less the launch, over its two steps; one launch per operation; sizes only within those the input series measured",
+}
+
+// PredictionTables show the n-GPU predictions, a table per file and
+// collective, beside measurements of the same setup and the paper's
+// figure for the nearest condition.
+func PredictionTables(models []Model, preds []Prediction) []report.Table {
+	var out []report.Table
+	type key struct{ file, coll string }
+	var order []key
+	rows := map[key][]Prediction{}
 	for _, p := range preds {
-		m := ""
-		if p.Measured > 0 {
-			m = us(p.Measured)
+		k := key{p.File, p.Collective}
+		if _, ok := rows[k]; !ok {
+			order = append(order, k)
 		}
-		t.Rows = append(t.Rows, []report.Cell{report.Str(p.Collective), report.Str(p.Model), report.Str(fmt.Sprint(p.N)), report.Str(report.FormatBytes(p.Size)),
-			report.Str(us(p.Predicted)), report.Str(m), report.Str(pct(p.Error()))})
+		rows[k] = append(rows[k], p)
 	}
-	for _, m := range models {
-		t.Notes = append(t.Notes, m.Name+" ("+m.Collective+"): "+m.Basis)
+	for _, k := range order {
+		var dom Domain
+		for _, m := range models {
+			if m.File == k.file && m.Collective == k.coll {
+				dom = m.Domain
+			}
+		}
+		t := report.Table{Title: fmt.Sprintf("Predicted %s time on n GPUs of one node (%s), from the 2-PE fits of %s", k.coll, dom.System, k.file),
+			Columns: []string{"model", "n", "size", "predicted µs", "NCCL picks", "measured µs", "error %", "paper µs", "paper's setup", "note", "bytes", "paper low µs", "paper high µs", "measured in"},
+			Right:   []bool{false, true, true, true, false, true, true, true, false, false, true, true, true, false}}
+		t.Long = []bool{false, false, false, false, false, false, false, false, true, true}
+		t.Wide = []bool{false, false, false, false, false, false, false, false, false, false, true, true, true, true}
+		for _, p := range rows[k] {
+			pred := report.Str("")
+			if !math.IsNaN(p.Predicted) {
+				pred = usCell(p.Predicted)
+			}
+			meas, e := report.Str(""), report.Str("")
+			if p.Measured > 0 {
+				meas, e = usCell(p.Measured), pctCell(p.Error())
+			}
+			paper, cond, lo, hi := report.Str(""), report.Str(""), report.Str(""), report.Str("")
+			if p.Paper != nil {
+				paper, cond, lo = report.Str(p.Paper.Text()), report.Str(p.Paper.Condition), usCell(p.Paper.Lo)
+				if p.Paper.Hi > 0 {
+					hi = usCell(p.Paper.Hi)
+				}
+			}
+			note := report.Str("")
+			if p.Refused != "" {
+				note = report.Str("refused: " + p.Refused)
+			}
+			t.Rows = append(t.Rows, []report.Cell{report.Str(p.Model), numCell(float64(p.N), 0), report.Str(report.FormatBytes(p.Size)),
+				pred, report.Str(p.How), meas, e, paper, cond, note, numCell(float64(p.Size), 0), lo, hi, report.Str(p.MeasuredIn)})
+		}
+		var refs []string
+		for _, m := range models {
+			if m.File != k.file || m.Collective != k.coll {
+				continue
+			}
+			t.Notes = append(t.Notes, m.Name+": "+m.Basis+"; from "+strings.Join(m.Inputs, "; ")+" ("+m.File+")")
+			for _, n := range m.Notes {
+				if !containsString(refs, n) {
+					refs = append(refs, n)
+				}
+			}
+		}
+		t.Notes = append(t.Notes, refs...)
+		for _, a := range Assumptions {
+			t.Notes = append(t.Notes, "assumed: "+a)
+		}
+		t.Notes = append(t.Notes, "measured: a file of n PEs among the inputs, of the same setup, one launch per operation; error = predicted / measured − 1; "+
+			"paper: the published figure of the nearest condition, at its GPU count only (a small-message range, or its peak algbw as the least time at the size); the paper's setup says how it differs")
+		out = append(out, t)
 	}
-	for _, a := range Assumptions {
-		t.Notes = append(t.Notes, "assumed: "+a)
-	}
-	t.Notes = append(t.Notes, "measured: a file of n PEs among the inputs, one launch per operation; error = predicted / measured − 1")
-	return t
+	return out
 }
 
 // NICTable shows the paper's inter-node rows predicted from a NIC.
@@ -240,13 +440,9 @@ func NICTable(rows []NICRow) report.Table {
 		Columns: []string{"row", "unit", "predicted", "paper", "how"}, Right: []bool{false, false, true, true, false}}
 	t.Long = []bool{false, false, false, false, true}
 	for _, r := range rows {
-		v := ""
-		if !math.IsNaN(r.Predicted) {
-			v = plots.FormatValue(r.Predicted)
-		}
-		t.Rows = append(t.Rows, []report.Cell{report.Str(r.Row), report.Str(r.Unit), report.Str(v), report.Str(plots.FormatValue(r.Paper)), report.Str(r.How)})
+		t.Rows = append(t.Rows, []report.Cell{report.Str(r.Row), report.Str(r.Unit), cell(plots.FormatValue(r.Predicted), r.Predicted), cell(plots.FormatValue(r.Paper), r.Paper), report.Str(r.How)})
 	}
-	t.Notes = append(t.Notes, "a prediction to be measured on a second node: the line rate and the efficiencies are the model's inputs (model --nic-gbps, --ring-efficiency, --fabric-rtt)")
+	t.Notes = append(t.Notes, "a prediction to be measured on a second node: the line rate and the efficiencies are the model's inputs (model --nic-gbps, --wire-efficiency, --ring-efficiency, --fabric-rtt, --nics-per-node, --gpus-per-node, --nodes)")
 	return t
 }
 
@@ -254,15 +450,17 @@ func NICTable(rows []NICRow) report.Table {
 // algorithms forced in the same run.
 func ChoiceTable(cs []Choice) report.Table {
 	t := report.Table{Title: "NCCL's choice against its forced algorithms (AllReduce)",
-		Columns: []string{"group", "size", "NCCL's choice µs", "fastest forced", "its µs", "NCCL's miss"},
-		Right:   []bool{false, true, true, false, true, true}}
-	t.Trunc = []bool{true}
+		Columns: []string{"file", "group", "size", "NCCL's choice µs", "fastest forced", "its µs", "NCCL's miss", "miss %"},
+		Right:   []bool{false, false, true, true, false, true, true, true}}
+	t.Wide = []bool{false, false, false, false, false, false, false, true}
 	for _, c := range cs {
 		miss := "chose well"
 		if m := c.Miss(); m > 0.005 {
 			miss = pct(m) + " slower"
 		}
-		t.Rows = append(t.Rows, []report.Cell{report.Str(c.Group), report.Str(report.FormatBytes(c.Size)), report.Str(us(c.Default)), report.Str(c.Best), report.Str(us(c.BestTime)), report.Str(miss)})
+		group := strings.TrimSpace(strings.TrimPrefix(c.Group, c.File))
+		t.Rows = append(t.Rows, []report.Cell{report.Str(c.File), report.Str(group), report.Str(report.FormatBytes(c.Size)), usCell(c.Default), report.Str(c.Best), usCell(c.BestTime),
+			report.Str(miss), pctCell(c.Miss())})
 	}
 	t.Notes = append(t.Notes, "NCCL's choice: collectives/allreduce/nccl; forced: NCCL_ALGO set per communicator (nccl-ring, nccl-tree, nccl-nvls where allowed); within 0.5 % counts as chosen well")
 	return t

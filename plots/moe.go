@@ -21,7 +21,8 @@ func moeCharts(files []*record.File) []Spec {
 	groups := map[string]*Series{}
 	var gorder []string
 	seriesOf := map[string]key{}
-	for _, f := range files {
+	names := record.Labels(files)
+	for fi, f := range files {
 		for i := range f.Points {
 			p := &f.Points[i]
 			parts := strings.Split(p.ID, "/")
@@ -42,7 +43,7 @@ func moeCharts(files []*record.File) []Spec {
 				order = append(order, k)
 			}
 			if f.Header.Synthetic {
-				charts[k].Notes = appendOnce(charts[k].Notes, "SYNTHETIC data ("+fileName(f)+"), not a measurement")
+				charts[k].Notes = appendOnce(charts[k].Notes, "SYNTHETIC data ("+names[fi]+"), not a measurement")
 			}
 			variant := p.Params.Extra["routing"] + ", " + p.Params.DType
 			if p.Params.Mode == "graph" {
@@ -50,7 +51,7 @@ func moeCharts(files []*record.File) []Spec {
 			}
 			prefix := ""
 			if len(files) > 1 {
-				prefix = fileName(f) + ": "
+				prefix = names[fi] + ": "
 			}
 			add := func(id, label string, y, lo, hi float64) {
 				gk := fmt.Sprint(k) + "|" + id + "|" + label

@@ -407,3 +407,30 @@ func TestShapeChecksAreRinged(t *testing.T) {
 		t.Errorf("ring colour %s: with checks %v, without %v", c, strings.Contains(svg.String(), c), strings.Contains(plain.String(), c))
 	}
 }
+
+// Issue 30: two files both named results.jsonl (what reproduce always
+// writes) are two curves labelled by the folders that tell them apart; one
+// was dropped before, both taking the label "results.jsonl".
+func TestTwoResultsFilesAreTwoCurves(t *testing.T) {
+	var files []*record.File
+	for _, dir := range []string{"h200/reproduce", "h100/reproduce"} {
+		f := &record.File{Name: dir + "/results.jsonl", Header: record.Header{PEs: 2, Nodes: 1}}
+		for _, size := range []int64{1 << 20, 1 << 30} {
+			p := record.Point{Type: record.TypePoint, ID: "rma/put/block", Status: record.StatusOK,
+				Params: record.Params{Size: size, Op: "put", CTAs: 32, Threads: 256}, Bytes: size, Samples: []float64{float64(size) / 300e9}}
+			if err := record.Derive(&p, record.MetricBandwidth); err != nil {
+				t.Fatal(err)
+			}
+			f.Points = append(f.Points, p)
+		}
+		files = append(files, f)
+	}
+	s := plots.Build(files, nil)[0]
+	var labels []string
+	for _, ser := range s.Series {
+		labels = append(labels, ser.Label)
+	}
+	if len(labels) != 2 || !strings.HasPrefix(labels[0], "h200/reproduce: ") || !strings.HasPrefix(labels[1], "h100/reproduce: ") {
+		t.Errorf("%s: curves %q, want one per file labelled h200/reproduce and h100/reproduce", s.Name, labels)
+	}
+}

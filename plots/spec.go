@@ -7,7 +7,6 @@ package plots
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -200,6 +199,7 @@ func Build(files []*record.File, ref *record.Reference) []Spec {
 func buildKinds(files []*record.File, ref *record.Reference) []Spec {
 	var out []Spec
 	taken := map[string]bool{} // metric + series key: already on an earlier chart
+	names := record.Labels(files)
 	for _, k := range kinds {
 		s := Spec{Name: k.name, Title: k.title, XLabel: "message size", YLabel: k.ylabel, LogY: k.logY, Band: "min–max over samples"}
 		if k.metric == record.MetricLatency {
@@ -207,11 +207,11 @@ func buildKinds(files []*record.File, ref *record.Reference) []Spec {
 		}
 		exclusive := k.name != "device-api" // the device-API chart repeats series of the put/get charts
 		var limits map[string]float64
-		for _, f := range files {
+		for fi, f := range files {
 			if f.Header.Synthetic {
-				s.Notes = appendOnce(s.Notes, "SYNTHETIC data ("+fileName(f)+"), not a measurement")
+				s.Notes = appendOnce(s.Notes, "SYNTHETIC data ("+names[fi]+"), not a measurement")
 			}
-			ser, lim, edge := series(f, k, len(files) > 1, taken, exclusive)
+			ser, lim, edge := series(f, names[fi], k, len(files) > 1, taken, exclusive)
 			s.Series = append(s.Series, ser...)
 			for id, v := range lim {
 				if limits == nil {
@@ -346,16 +346,6 @@ func FormatValue(v float64) string {
 	return strconv.FormatFloat(math.Round(v*r)/r, 'f', -1, 64)
 }
 
-// fileName names a file on a chart: its label, else its base name. A legend
-// has no room for the folder; report.FileLabel keeps the path, so that two
-// runs both named results.jsonl stay apart in a table.
-func fileName(f *record.File) string {
-	if f.Header.Label != "" {
-		return f.Header.Label
-	}
-	return filepath.Base(f.Name)
-}
-
 func appendOnce(s []string, v string) []string {
 	for _, x := range s {
 		if x == v {
@@ -381,10 +371,10 @@ func belongs(p *record.Point, k chartKind) bool {
 	return record.PrimaryMetric(p) == k.metric
 }
 
-// series collects the file's curves for chart k (series other charts took
+// series collects the file's curves for chart k (the file labelled name) (series other charts took
 // are skipped when exclusive), the in-run limits of their points (limit ID
 // → B/s) and the largest L2-resident size.
-func series(f *record.File, k chartKind, many bool, taken map[string]bool, exclusive bool) ([]Series, map[string]float64, float64) {
+func series(f *record.File, name string, k chartKind, many bool, taken map[string]bool, exclusive bool) ([]Series, map[string]float64, float64) {
 	groups := map[string]*Series{}
 	var order []string
 	limits := map[string]float64{}
@@ -403,7 +393,7 @@ func series(f *record.File, k chartKind, many bool, taken map[string]bool, exclu
 			continue // log axes cannot show it
 		}
 		key := p.ID + " " + p.Params.KeyWithoutSize()
-		tk := takenKey(k) + " " + fileName(f) + " " + key
+		tk := takenKey(k) + " " + name + " " + key
 		if exclusive && taken[tk] {
 			continue
 		}
@@ -411,7 +401,7 @@ func series(f *record.File, k chartKind, many bool, taken map[string]bool, exclu
 		if !ok {
 			label := strings.TrimPrefix(p.ID, k.trim) + seriesSuffix(p)
 			if many {
-				label = fileName(f) + ": " + label
+				label = name + ": " + label
 			}
 			g = &Series{ID: p.ID, Path: p.Effective, Label: label}
 			groups[key] = g
@@ -434,7 +424,7 @@ func series(f *record.File, k chartKind, many bool, taken map[string]bool, exclu
 			continue // a launch-sweep point at one size is no curve (report --points lists it)
 		}
 		if exclusive {
-			taken[takenKey(k)+" "+fileName(f)+" "+key] = true
+			taken[takenKey(k)+" "+name+" "+key] = true
 		}
 		sort.Slice(g.Points, func(i, j int) bool { return g.Points[i].X < g.Points[j].X })
 		out = append(out, *g)

@@ -582,28 +582,17 @@ func MetricUnit(metric, unit string) string {
 	return metric + " " + unit
 }
 
-// FileLabel names a file in a table: its label, else its name as given
-// (the path: two runs both named results.jsonl stay apart; charts use the
-// base name, plots.fileName).
-func FileLabel(f *record.File) string {
-	if f.Header.Label != "" {
-		return f.Header.Label
-	}
-	return f.Name
-}
-
 // sideBySide is one figure's table over several runs: the paper's value, each
 // run's measured value (the same selection rule as the single-run table),
 // each later run's ratio to the first, and why a run has no value.
 func sideBySide(files []*record.File, ref *record.Reference, name string) Table {
-	base := FileLabel(files[0])
-	t := Table{Title: tableTitles[name] + ": " + base + " against " + labels(files[1:])}
+	names := record.Labels(files)
+	base := names[0]
+	t := Table{Title: tableTitles[name] + ": " + base + " against " + strings.Join(names[1:], ", ")}
 	t.Columns = []string{"operation", "path", "paper"}
-	for _, f := range files {
-		t.Columns = append(t.Columns, FileLabel(f))
-	}
-	for _, f := range files[1:] {
-		t.Columns = append(t.Columns, FileLabel(f)+" / "+base)
+	t.Columns = append(t.Columns, names...)
+	for _, n := range names[1:] {
+		t.Columns = append(t.Columns, n+" / "+base)
 	}
 	t.Columns = append(t.Columns, "status")
 	t.Right = make([]bool, len(t.Columns))
@@ -627,7 +616,7 @@ func sideBySide(files []*record.File, ref *record.Reference, name string) Table 
 			picks[j] = Select(f, row)
 			if picks[j].Best == nil {
 				cells = append(cells, Str(""))
-				why = append(why, FileLabel(f)+": "+picks[j].Status)
+				why = append(why, names[j]+": "+picks[j].Status)
 			} else {
 				cells = append(cells, Num(picks[j].Value/div, prec))
 			}
@@ -654,14 +643,6 @@ func sideBySide(files []*record.File, ref *record.Reference, name string) Table 
 		t.Notes = append(t.Notes, "SYNTHETIC data among the runs: not a measurement")
 	}
 	return t
-}
-
-func labels(files []*record.File) string {
-	var s []string
-	for _, f := range files {
-		s = append(s, FileLabel(f))
-	}
-	return strings.Join(s, ", ")
 }
 
 func allSame(p []Pick) bool {

@@ -299,8 +299,10 @@ func renderTable(w io.Writer, r *Report, md bool) error {
 		}
 		if md {
 			fmt.Fprintf(w, "### %s\n\n", Printable(t.Title))
-		} else {
+		} else if r.Wide {
 			fmt.Fprintf(w, "%s\n", Printable(t.Title))
+		} else {
+			fmt.Fprintf(w, "%s\n", FoldText(Printable(t.Title), Width))
 		}
 		align := make([]tw.Align, len(t.Columns))
 		for c := range align {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +9,7 @@ import (
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/plots"
+	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
 )
 
@@ -25,6 +25,9 @@ type modelOptions struct {
 	Margin  string
 	NIC     model.NIC
 	RTT     time.Duration
+	// NSGiven: --predict was set; a count beyond one NVLink domain is then
+	// refused (exit 2), where the default's is left out with a note.
+	NSGiven bool
 }
 
 func newModelCmd() *cobra.Command {
@@ -35,9 +38,12 @@ func newModelCmd() *cobra.Command {
 		Long: `model reads results files (no GPU needed) and prints:
 
   fits        T(S) = α + S/B for every series (a benchmark at fixed parameters, on one file's PEs,
-              launch mode and path), robust least squares on relative error, split into up to
-              three segments where a protocol or algorithm switches; B beside the link ceiling and
-              the copy reference of the same run, α beside the in-run floor and the launch.
+              launch mode and path; MoE as T = a + tokens·c over the tokens per rank), robust
+              least squares on relative error, split into up to three segments where a protocol or
+              algorithm switches. A segment holds 4 sizes or more spanning 16× or more and passes a
+              residual test; α and B are shown where it determines them (positive, 3 standard
+              errors from zero, 5 % of the time or more), else "no fit" or "no B" with the reason.
+              A B only cache-served sizes give is said so and never used for a prediction.
   guide       for each pattern with several implementations on the same GPUs (one-sided put/get,
               AllReduce, all-gather, all-to-all, MoE dispatch/combine): the fastest per size where
               its lead is at least --margin and the 95 % interval of the time ratio (corrected
@@ -45,12 +51,17 @@ func newModelCmd() *cobra.Command {
               ran the same code here as one; cache-served sizes apart ("in cache only"); where the
               winner changes between memory-served sizes (solved from the fits). Only like with
               like: the same file, PE count, launch mode, dtype and graph setting.
-  predictions AllReduce and all-to-all at --predict GPUs from a 2-PE run's fits (ring, one-shot,
-              two-shot, NCCL's tuning model), beside files of that many PEs where given; the
-              paper's inter-node rows predicted from a NIC's line rate (--nic-gbps ...); and
-              NCCL's own algorithm against the ones forced in the same run.
+  predictions AllReduce and all-to-all at --predict GPUs of one node from a 2-PE run's fits (ring,
+              one-shot, two-shot, NCCL's tuning model with its source lines), each naming its
+              inputs, within one NVLink domain of the measured GPUs (8 on HGX H100 / H200) and the
+              sizes measured, beside files of that many PEs of the same setup and the paper's
+              8 × H200 figures; the paper's inter-node rows predicted from a NIC's line rate
+              (--nic-gbps ...); and NCCL's own algorithm against the ones forced in the same run.
 
---guide prints the guide alone (the README's "Which should I use?" is its output).`,
+Files whose setups differ (GPU, driver, versions, NVSHMEM_/NCCL_ variables) are said, as compare
+says them, and never fitted together. --predict beyond one NVLink domain is refused (exit 2):
+across nodes the NIC path decides. --guide prints the guide alone (the README's "Which should I
+use?" is its output).`,
 		Example: `  nvshbench model --example
   nvshbench model --guide --format markdown --example
   nvshbench model --guide --margin 5% --example
@@ -64,27 +75,14 @@ func newModelCmd() *cobra.Command {
 			}
 			o.NIC.FabricRTT = o.RTT.Seconds()
 			for _, n := range o.NS {
-				if n < 2 || n > 1024 {
-					return usagef("--predict %d: want GPU counts from 2 to 1024", n)
+				if n < 2 {
+					return usagef("--predict %d: want GPU counts of 2 or more", n)
 				}
 			}
-			for _, v := range []struct {
-				name string
-				v    float64
-				ok   bool
-			}{
-				{"--nic-gbps", o.NIC.Gbps, o.NIC.Gbps > 0 && o.NIC.Gbps <= 10000},
-				{"--ring-efficiency", o.NIC.Ring, o.NIC.Ring > 0 && o.NIC.Ring <= 1},
-				{"--wire-efficiency", o.NIC.Wire, o.NIC.Wire > 0 && o.NIC.Wire <= 1},
-				{"--fabric-rtt", o.NIC.FabricRTT, o.NIC.FabricRTT >= 0 && o.NIC.FabricRTT < 1},
-			} {
-				if !v.ok || math.IsNaN(v.v) {
-					return usagef("%s %v: out of range", v.name, v.v)
-				}
+			if err := o.NIC.Check(); err != nil {
+				return usagef("%v", err)
 			}
-			if o.NIC.PerNode < 1 || o.NIC.GPUsPerNode < 1 || o.NIC.Nodes < 2 {
-				return usagef("--nics-per-node, --gpus-per-node must be at least 1 and --nodes at least 2")
-			}
+			o.NSGiven = c.Flags().Changed("predict")
 			return runModel(c, o)
 		},
 	}
@@ -93,17 +91,17 @@ func newModelCmd() *cobra.Command {
 	f.BoolVar(&o.Guide, "guide", false, "print the guide alone: the fastest implementation per size")
 	f.StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
 	f.BoolVar(&o.Wide, "wide", false, "every column and every text in full")
-	f.IntSliceVar(&o.NS, "predict", []int{4, 8}, "GPU counts to predict AllReduce and all-to-all at")
+	f.IntSliceVar(&o.NS, "predict", []int{4, 8}, "GPU counts of one node to predict AllReduce and all-to-all at (up to one NVLink domain: 8 on HGX H100 / H200)")
 	f.StringVar(&o.Sizes, "sizes", "4K,64K,1M,16M,256M", "message sizes of the predictions")
 	f.StringVar(&o.Chart, "chart", "", "also draw the guide's charts (PNG, SVG) into this folder")
 	addMarginFlag(f, &o.Margin)
-	f.Float64Var(&o.NIC.Gbps, "nic-gbps", o.NIC.Gbps, "inter-node predictions: line rate of one NIC, Gb/s (ConnectX-7: 400)")
-	f.IntVar(&o.NIC.PerNode, "nics-per-node", o.NIC.PerNode, "inter-node predictions: NICs per node")
-	f.IntVar(&o.NIC.GPUsPerNode, "gpus-per-node", o.NIC.GPUsPerNode, "inter-node predictions: GPUs per node")
-	f.IntVar(&o.NIC.Nodes, "nodes", o.NIC.Nodes, "inter-node predictions: nodes")
-	f.Float64Var(&o.NIC.Ring, "ring-efficiency", o.NIC.Ring, "inter-node predictions: share of the nodes' NIC bandwidth a ring's busbw reaches")
-	f.Float64Var(&o.NIC.Wire, "wire-efficiency", o.NIC.Wire, "inter-node predictions: payload share of the line rate")
-	f.DurationVar(&o.RTT, "fabric-rtt", time.Duration(o.NIC.FabricRTT*1e9), "inter-node predictions: a GPU-initiated round trip through the NICs and one switch, beyond the on-node one")
+	f.Float64Var(&o.NIC.Gbps, "nic-gbps", o.NIC.Gbps, "inter-node predictions: line rate of one NIC, 1 to 3200 Gb/s (ConnectX-7: 400)")
+	f.IntVar(&o.NIC.PerNode, "nics-per-node", o.NIC.PerNode, "inter-node predictions: NICs per node (1 to 72)")
+	f.IntVar(&o.NIC.GPUsPerNode, "gpus-per-node", o.NIC.GPUsPerNode, "inter-node predictions: GPUs per node (1 to 72)")
+	f.IntVar(&o.NIC.Nodes, "nodes", o.NIC.Nodes, "inter-node predictions: nodes (2 or more)")
+	f.Float64Var(&o.NIC.Ring, "ring-efficiency", o.NIC.Ring, "inter-node predictions: share of the nodes' NIC bandwidth a ring's busbw reaches (above 0, at most 1)")
+	f.Float64Var(&o.NIC.Wire, "wire-efficiency", o.NIC.Wire, "inter-node predictions: payload share of the line rate (above 0, at most 1)")
+	f.DurationVar(&o.RTT, "fabric-rtt", time.Duration(o.NIC.FabricRTT*1e9), "inter-node predictions: a GPU-initiated round trip through the NICs and one switch, beyond the on-node one (above 0, at most 1ms)")
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
 	c.ValidArgsFunction = jsonlCompletion
 	return c
@@ -122,22 +120,45 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 	if err != nil {
 		return err
 	}
+	ns := o.NS
+	if err := model.CheckN(files, ns); err != nil {
+		if o.NSGiven {
+			return usagef("--predict %v", err)
+		}
+		ns = nil
+		for _, n := range o.NS {
+			if model.CheckN(files, []int{n}) == nil {
+				ns = append(ns, n)
+			}
+		}
+	}
 	fits := model.FitAll(model.Collect(files))
 	guide := model.BuildGuide(fits, rule)
 	rep := &report.Report{Wide: o.Wide}
+	rep.Warnings = append(rep.Warnings, model.SetupDiffs(files)...)
+	if len(rep.Warnings) > 0 {
+		rep.Warnings = append(rep.Warnings, "each file is fitted on its own: no series, guide row or prediction spans files whose setups differ")
+	}
 	if !o.Guide {
-		rep.Tables = append(rep.Tables, model.FitTable(fits))
+		rep.Tables = append(rep.Tables, model.FitTables(fits)...)
 	}
 	rep.Tables = append(rep.Tables, model.GuideTables(guide)...)
 	if len(guide.Comparisons) == 0 {
 		rep.Warnings = append(rep.Warnings, "no pattern has two implementations measured alike in these files: no guide")
 	}
 	if !o.Guide {
-		models := model.Models(fits)
-		if len(models) > 0 {
-			rep.Tables = append(rep.Tables, model.PredictionTable(models, model.Predict(models, fits, o.NS, sizes)))
-		} else {
-			rep.Warnings = append(rep.Warnings, "no n-GPU prediction: it needs a 2-PE run with NCCL's ring (or our one-shot / two-shot, all-to-all) fitted, one launch per operation")
+		models, skipped := model.Models(fits)
+		for _, s := range skipped {
+			rep.Warnings = append(rep.Warnings, s)
+		}
+		switch {
+		case len(models) == 0:
+			rep.Warnings = append(rep.Warnings, "no n-GPU prediction: it needs a 2-PE run with NCCL's ring (or our one-shot / two-shot, all-to-all) fitted, one launch per operation, α and a memory-served B determined")
+		case len(ns) < len(o.NS):
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("--predict %v: the counts beyond one NVLink domain of these GPUs are left out. %s", o.NS, model.InterNode))
+		}
+		if len(models) > 0 && len(ns) > 0 {
+			rep.Tables = append(rep.Tables, model.PredictionTables(models, model.Predict(models, fits, ns, sizes, record.Paper()))...)
 		}
 		rep.Tables = append(rep.Tables, model.NICTable(model.PredictNIC(o.NIC, fits)))
 		if ch := model.NCCLChoices(fits); len(ch) > 0 {

@@ -106,5 +106,8 @@ func inputFiles(args []string, example bool, c *cobra.Command) ([]*record.File, 
 		}
 		files = append(files, ex)
 	}
+	if err := record.CheckLabels(files); err != nil {
+		return nil, usagef("%v", err)
+	}
 	return files, nil
 }
