@@ -429,6 +429,7 @@ func parseLine(out *File, line []byte, sawHeader *bool) error {
 		if w := p.Rederive(); w != "" {
 			out.Warnings = append(out.Warnings, w)
 		}
+		olderCacheRule(&out.Header, &p)
 		Annotate(&out.Header, &p)
 		out.Points = append(out.Points, p)
 		return nil
@@ -442,4 +443,23 @@ func parseLine(out *File, line []byte, sawHeader *bool) error {
 func shortJSONErr(err error) string {
 	s := err.Error()
 	return strings.TrimPrefix(s, "json: ")
+}
+
+// olderCacheRule applies today's cache rule (CacheServed: a buffer up to
+// CacheMargin × the smallest L2 of the job's GPUs) to a point of a schema-1
+// file, whose writer marked only buffers within one L2: a bandwidth of such
+// a file at 64 MiB on an H200 (60 MiB of L2) is then cache-served, as a new
+// file's is, and no peak or memory-served fit takes it. It only adds the
+// mark (no schema-1 benchmark was exempt from the rule).
+func olderCacheRule(h *Header, p *Point) {
+	if h.Schema >= 2 || p.L2Resident || p.BandwidthMetric() == "" {
+		return
+	}
+	var l2 int64
+	for _, g := range h.GPUs {
+		if g.L2Bytes > 0 && (l2 == 0 || g.L2Bytes < l2) {
+			l2 = g.L2Bytes
+		}
+	}
+	p.L2Resident = CacheServed(p.WorkingSetBytes, l2)
 }
