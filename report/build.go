@@ -145,6 +145,11 @@ func fileTag(f *record.File, many bool) string {
 	return " [" + strings.Join(parts, "; ") + "]"
 }
 
+// ModeUnknown is why a row of an older file's collectives has no value:
+// its file did not record whether each operation was launched on its own
+// or fused into one launch, and the two are never compared.
+const ModeUnknown = "older run: launch mode unknown, not compared"
+
 // Pick is the outcome of selecting measured points for a reference row.
 type Pick struct {
 	Best   *record.Point // the point whose median is the row's value (a range's: its low end)
@@ -236,7 +241,7 @@ func Select(f *record.File, row *record.RefRow) Pick {
 	case resident != nil:
 		return Pick{Status: "only cache-served sizes measured"}
 	case unknown != nil:
-		return Pick{Status: "only rows of an unknown launch mode (an older file): not compared"}
+		return Pick{Status: ModeUnknown}
 	case row.Needs != "":
 		return Pick{Status: "not run: needs " + row.Needs}
 	}

@@ -41,6 +41,25 @@ var deviceAPIRows = []deviceAPIRow{
 		[]string{"collectives/allreduce/nccl", "collectives/allreduce/nccl-ring"}, false, ""},
 }
 
+// pick selects one side of the row (ids: its nvshmem, nccl or host IDs)
+// from a file of one initiator's points (oneWay).
+func (r deviceAPIRow) pick(uni *record.File, ids []string) Pick {
+	if len(ids) == 0 {
+		return Pick{}
+	}
+	row := &record.RefRow{IDs: ids, Metric: r.metric, Agg: r.agg, Size: r.size}
+	if strings.HasPrefix(ids[0], "latency/put/") {
+		row.Mode = r.mode // a round trip, never a blocking put's issue time
+	}
+	if strings.HasPrefix(ids[0], "collectives/") {
+		row.Launch = record.LaunchPerOp // one launch per operation on every side: the host API has no other
+	}
+	if r.launch {
+		row.CTAs, row.Threads, row.Path = paperCTAs, paperThreads, "p2p"
+	}
+	return Select(uni, row)
+}
+
 // hasDeviceAPI reports whether the file measured NCCL's device API at all.
 func hasDeviceAPI(f *record.File) bool {
 	for i := range f.Points {
@@ -95,23 +114,7 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) Table {
 	uni := oneWay(f)
 	for _, r := range deviceAPIRows {
 		div, unit, prec := metricScale(r.metric)
-		pick := func(ids []string) Pick {
-			if len(ids) == 0 {
-				return Pick{}
-			}
-			row := &record.RefRow{IDs: ids, Metric: r.metric, Agg: r.agg, Size: r.size}
-			if strings.HasPrefix(ids[0], "latency/put/") {
-				row.Mode = r.mode // a round trip, never a blocking put's issue time
-			}
-			if strings.HasPrefix(ids[0], "collectives/") {
-				row.Launch = record.LaunchPerOp // one launch per operation on every side: the host API has no other
-			}
-			if r.launch {
-				row.CTAs, row.Threads, row.Path = paperCTAs, paperThreads, "p2p"
-			}
-			return Select(uni, row)
-		}
-		nv, nc, host := pick(r.nvshmem), pick(r.nccl), pick(r.host)
+		nv, nc, host := r.pick(uni, r.nvshmem), r.pick(uni, r.nccl), r.pick(uni, r.host)
 		if nv.Status == "not run" && nc.Status == "not run" {
 			continue // neither side in this file
 		}
@@ -144,7 +147,7 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) Table {
 			p   Pick
 		}{{"NVSHMEM", nv}, {"NCCL dev API", nc}, {"host NCCL", host}} {
 			if c := costs(e.p, r.metric); len(c) > 0 {
-				entries = append(entries, decide.Entry{Name: e.who, Samples: c, Cached: e.p.Best.Has(record.FlagCacheServed) || e.p.Best.L2Resident})
+				entries = append(entries, decide.Entry{Name: e.who, Samples: c, Cached: e.p.Best.Has(record.FlagCacheServed)}) // a round trip is one wherever its data sits
 			}
 		}
 		if len(entries) >= 2 {

@@ -17,6 +17,7 @@ type reportOptions struct {
 	Points  bool
 	Wide    bool
 	Margin  string
+	Summary bool
 }
 
 func newReportCmd() *cobra.Command {
@@ -31,12 +32,17 @@ the hardware limit measured in the same run; rows the machine could not run say 
 Where a file measured NCCL's device API or MoE dispatch/combine, a table sets the
 implementations side by side and names the faster only where the lead is at least
 --margin and a confidence interval of the time ratio, corrected over a series' sizes,
-excludes 1; otherwise "tie (within x %)".`,
+excludes 1; otherwise "tie (within x %)".
+--summary prints one table instead: the headline figure of each table, a row each,
+chosen by the same rules; of several files, each row from the first that gives the
+most of its values (a column names it). The README's tables are its output.`,
 		Example: `  nvshbench report --paper
   nvshbench report --example
   nvshbench report --example --points --format markdown
   nvshbench report --example --format csv
-  nvshbench report --example --margin 5%`,
+  nvshbench report --example --margin 5%
+  nvshbench report --summary --example
+  nvshbench report --summary --format markdown --example`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if err := checkChoice("format", o.Format, report.Formats); err != nil {
@@ -49,6 +55,7 @@ excludes 1; otherwise "tie (within x %)".`,
 	c.Flags().BoolVar(&o.Example, "example", false, "use the embedded example run (measured on an H200)")
 	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
 	c.Flags().BoolVar(&o.Points, "points", false, "add a table of every point")
+	c.Flags().BoolVar(&o.Summary, "summary", false, "one table of the headline figures, a row each (of several files: each row from the first that gives most of it)")
 	addMarginFlag(c.Flags(), &o.Margin)
 	c.Flags().BoolVar(&o.Wide, "wide", false, "every column and every text in full (the default fits 120 columns; long reasons become footnotes)")
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
@@ -67,6 +74,9 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 	}
 	ref := record.Paper()
 	out, errw := c.OutOrStdout(), c.ErrOrStderr()
+	if o.Summary && (o.Paper || o.Points) {
+		return usagef("--summary prints one table of the headline figures; leave out --paper and --points")
+	}
 	if o.Paper {
 		if len(o.Files) > 0 || o.Example {
 			return usagef("--paper prints the published tables alone; leave out files and --example")
@@ -80,6 +90,12 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 		return err
 	}
 	rep := report.Build(files, ref, report.Options{Points: o.Points, Rule: rule})
+	if o.Summary {
+		rep = report.Summary(files, ref, rule)
+		for _, f := range files {
+			rep.Warnings = append(rep.Warnings, f.Warnings...)
+		}
+	}
 	rep.Wide = o.Wide
 	if err := report.Render(out, rep, o.Format); err != nil {
 		return err
