@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,9 @@ type modelOptions struct {
 	Margin  string
 	NIC     model.NIC
 	RTT     time.Duration
+	// CTAs and Threads keep the bandwidth series of one launch shape (0:
+	// every shape).
+	CTAs, Threads int
 	// NSGiven: --predict was set; a count beyond one NVLink domain is then
 	// refused (exit 2), where the default's is left out with a note.
 	NSGiven bool
@@ -61,13 +65,15 @@ func newModelCmd() *cobra.Command {
 Files whose setups differ (GPU, driver, versions, NVSHMEM_/NCCL_ variables) are said, as compare
 says them, and never fitted together. --predict beyond one NVLink domain is refused (exit 2):
 across nodes the NIC path decides. --guide prints the guide alone (the README's "Which should I
-use?" is its output).`,
+use?" is its output). --ctas and --threads keep the bandwidth series (rma/...) of that launch
+shape only: a launch sweep's other shapes, each a series of one size, are left out.`,
 		Example: `  nvshbench model --example
   nvshbench model --guide --format markdown --example
   nvshbench model --guide --margin 5% --example
   nvshbench model --predict 4,8 --sizes 4K,1M,256M --example
   nvshbench model --nic-gbps 400 --nics-per-node 8 --fabric-rtt 4us --example
-  nvshbench model --guide --chart guide-charts --example`,
+  nvshbench model --guide --chart guide-charts --example
+  nvshbench model --guide --ctas 32 --threads 256 --example`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if err := checkChoice("format", o.Format, report.Formats); err != nil {
@@ -82,6 +88,9 @@ use?" is its output).`,
 			if err := o.NIC.Check(); err != nil {
 				return usagef("%v", err)
 			}
+			if o.CTAs < 0 || o.Threads < 0 {
+				return usagef("--ctas %d --threads %d: want a positive launch shape (or 0: every shape)", o.CTAs, o.Threads)
+			}
 			o.NSGiven = c.Flags().Changed("predict")
 			return runModel(c, o)
 		},
@@ -95,6 +104,8 @@ use?" is its output).`,
 	f.StringVar(&o.Sizes, "sizes", "4K,64K,1M,16M,256M", "message sizes of the predictions")
 	f.StringVar(&o.Chart, "chart", "", "also draw the guide's charts (PNG, SVG) into this folder")
 	addMarginFlag(f, &o.Margin)
+	f.IntVar(&o.CTAs, "ctas", 0, "bandwidth series of this many CTAs only (the paper's and reproduce's size sweep: 32; 0: every launch)")
+	f.IntVar(&o.Threads, "threads", 0, "bandwidth series of this many threads per CTA only (the paper's: 256; 0: every launch)")
 	f.Float64Var(&o.NIC.Gbps, "nic-gbps", o.NIC.Gbps, "inter-node predictions: line rate of one NIC, 1 to 3200 Gb/s (ConnectX-7: 400)")
 	f.IntVar(&o.NIC.PerNode, "nics-per-node", o.NIC.PerNode, "inter-node predictions: NICs per node (1 to 72)")
 	f.IntVar(&o.NIC.GPUsPerNode, "gpus-per-node", o.NIC.GPUsPerNode, "inter-node predictions: GPUs per node (1 to 72)")
@@ -120,6 +131,7 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 	if err != nil {
 		return err
 	}
+	files = oneLaunchShape(files, o.CTAs, o.Threads)
 	ns := o.NS
 	if err := model.CheckN(files, ns); err != nil {
 		if o.NSGiven {
@@ -183,4 +195,25 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 		return err
 	}
 	return nil
+}
+
+// oneLaunchShape keeps, of each file's bandwidth points (rma/...), those of
+// ctas CTAs and threads threads per CTA (0: any); everything else stays.
+func oneLaunchShape(files []*record.File, ctas, threads int) []*record.File {
+	if ctas == 0 && threads == 0 {
+		return files
+	}
+	out := make([]*record.File, len(files))
+	for i, f := range files {
+		g := *f
+		g.Points = nil
+		for _, p := range f.Points {
+			if strings.HasPrefix(p.ID, "rma/") && ((ctas > 0 && p.Params.CTAs != ctas) || (threads > 0 && p.Params.Threads != threads)) {
+				continue
+			}
+			g.Points = append(g.Points, p)
+		}
+		out[i] = &g
+	}
+	return out
 }
