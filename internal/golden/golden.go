@@ -12,6 +12,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
+// Updating reports whether the tests run with -update (a test that keeps
+// its golden text elsewhere, such as the README's generated blocks,
+// rewrites it then).
+func Updating() bool { return *update }
+
 // Check compares got with testdata/name; -update rewrites the file.
 func Check(t *testing.T, name string, got []byte) {
 	t.Helper()
