@@ -165,6 +165,12 @@ struct Run {
   // working set of a grid that runs in waves depends on.
   int stamped;
   int64_t resident;
+  int resident_known;  // resident was asked for this point's kernel
+  // every: a fused loop stamps every `every`-th iteration (a group at
+  // least NB_STAMP_NS long, from the calibration: a stamp an iteration
+  // cost 0.1-0.2 us an iteration at small sizes on one H200, and its
+  // atomic ended on the critical path wherever the iteration fences).
+  int every;
 };
 
 struct Family {
@@ -242,6 +248,41 @@ __device__ static inline void stamp(int64_t *times, int it) {
   if (threadIdx.x == 0) atomicMax((unsigned long long *)(times + it), (unsigned long long)gtimer());
 }
 
+// Stamps is what a kernel of many CTAs is given: every > 0, a fused loop
+// whose every `every`-th iteration is stamped by every CTA (stamp: group g
+// at t[g], the end at t[groups]); every == 0, one operation a launch
+// (stream-ordered: its start is CTA 0's), whose CTA 0 alone writes t[0] at
+// its start and t[1] at its end: no atomic in an operation of a few us.
+struct Stamps {
+  int64_t *t;
+  int every;
+};
+
+#define NB_STAMP_NS 50000  // a fused loop's stamp groups last at least this
+
+struct StampClock {
+  int64_t *t;
+  int every, left, g;
+  __device__ explicit StampClock(Stamps s) : t(s.t), every(s.every), left(0), g(0) {}
+  // tick: at the start of every iteration.
+  __device__ void tick() {
+    if (every == 0) {
+      if (g++ == 0 && blockIdx.x == 0 && threadIdx.x == 0) t[0] = (int64_t)gtimer();
+    } else if (--left <= 0) {
+      left = every;
+      stamp(t, g++);
+    }
+  }
+  // end: after the loop, once every iteration is complete.
+  __device__ void end() {
+    if (every == 0) {
+      if (blockIdx.x == 0 && threadIdx.x == 0) t[1] = (int64_t)gtimer();
+    } else {
+      stamp(t, g);
+    }
+  }
+};
+
 // coresident: the CTAs of kernel k at `threads` a CTA that this GPU holds at
 // once (0 where the runtime cannot say). A grid larger than that runs in
 // waves: the first wave ends its iterations before the last starts, so
@@ -261,9 +302,16 @@ static int64_t coresident(K k, int threads) {
 // and whether its stamps time it.
 template <typename K>
 static void launched(Run *r, K k, int ctas, int threads) {
-  r->resident = coresident(k, threads);
+  if (!r->resident_known) {  // once a point: a per-operation run launches it often
+    r->resident = coresident(k, threads);
+    r->resident_known = 1;
+  }
   r->stamped = r->resident >= ctas;
 }
+
+// The stamps of a fused launch of this point, and of per-operation launch l.
+static Stamps fused_stamps(const Run *r) { return Stamps{S.times, r->every > 0 ? r->every : 1}; }
+static Stamps op_stamps(int l) { return Stamps{S.times + l, 0}; }
 
 // A grid's working set: what its co-resident CTAs loop over, where the grid
 // runs in waves (a share of the buffer), else the buffer.

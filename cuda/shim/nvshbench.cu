@@ -287,23 +287,36 @@ static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, floa
 }
 
 // read_times appends the in-kernel times of the last launch (seconds per
-// operation, as the samples: an iteration's period over its operations) to
-// out, up to max: the differences of its iters + 1 stamps.
-static int read_times(int iters, int per_iter, double *out, int max, int64_t *n_used) {
-  int n = iters;
+// operation, as the samples) to out, up to max: the periods between its
+// stamps, a group of `every` iterations each (the last group what is
+// left), over the group's operations.
+static int read_times(int iters, int every, int per_iter, double *out, int max, int64_t *n_used) {
+  if (every < 1) every = 1;
+  int groups = (iters + every - 1) / every;
+  int n = groups;
   if (n > max - *n_used) n = (int)(max - *n_used);
   if (n <= 0) return 0;
   int64_t *h = (int64_t *)malloc((n + 1) * sizeof(int64_t));
   if (!h) return fail(NB_ERR, "no host memory for %d in-kernel times", n);
   cudaError_t e = cudaMemcpy(h, S.times, (n + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost);
   if (e == cudaSuccess)
-    for (int i = 0; i < n; i++) {
-      int64_t d = h[i + 1] - h[i];
-      out[(*n_used)++] = (double)(d > 0 ? d : 1) * 1e-9 / per_iter;
+    for (int g = 0; g < n; g++) {
+      int64_t d = h[g + 1] - h[g];
+      int its = g < groups - 1 ? every : iters - (groups - 1) * every;
+      out[(*n_used)++] = (double)(d > 0 ? d : 1) * 1e-9 / ((double)its * per_iter);
     }
   free(h);
   if (e != cudaSuccess) return fail(NB_ERR, "reading the in-kernel times: %s", cudaGetErrorString(e));
   return 0;
+}
+
+// stamp_every: the iterations a stamp period spans: one for the latency
+// families (every iteration of one CTA) and for one operation a launch,
+// the calibrated group of a fused loop (1 when --iters skipped the
+// calibration).
+static int stamp_every(Run *r, const Family *f) {
+  if (f->kernel_timer || (f->per_op_launches && f->per_op_launches(r))) return 1;
+  return r->every > 0 ? r->every : 1;
 }
 
 // The one measurement loop. Collective calls, in this order on every PE:
@@ -368,6 +381,8 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       r->last = n;
     }
     double per = ms / f->cal_iters;
+    // A fused loop's stamp groups: at least NB_STAMP_NS of iterations.
+    r->every = (int)(NB_STAMP_NS * 1e-6 / (per > 1e-6 ? per : 1e-6)) + 1;
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
     // A floor makes as many dependent loads a launch as a round trip row
     // makes round trips: with 2 PEs on one GPU a longer launch shares the
@@ -423,7 +438,7 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       st = timed_launch(r, iters, gexec, synced, &ms);
       if (!st && s >= 0 && r->initiator) {
         if (n_used < max_samples) samples_out[n_used++] = (double)ms * 1e-3 / iters / per_iter;
-        if ((f->kernel_timer || r->stamped) && kernel_out) st = read_times(iters, per_iter, kernel_out, max_kernel, &n_kernel);
+        if ((f->kernel_timer || r->stamped) && kernel_out) st = read_times(iters, stamp_every(r, f), per_iter, kernel_out, max_kernel, &n_kernel);
       }
     }
     r->ops += iters;  // every PE counts what the active ones launched

@@ -111,12 +111,13 @@ __device__ static inline void group_of(int scope, int64_t *groups, int64_t *g) {
 }
 
 template <int OP, int SCOPE, int BLOCKING>
-__global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig, int64_t *times) {
+__global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig, Stamps st) {
   int64_t groups, g, off, len;
   group_of(SCOPE, &groups, &g);
   chunk_of(size, groups, g, &off, &len);
+  StampClock clk(st);
   for (int it = 0; it < iters; it++) {
-    stamp(times, it);
+    clk.tick();
     if (len > 0) {
       if constexpr (OP == NB_OP_PUT_SIGNAL) put_signal_op<SCOPE>(dst + off, src + off, len, sig + g, peer);
       else if constexpr (OP == NB_OP_PUT || OP == NB_OP_GET) bulk_op<OP, SCOPE, BLOCKING>(dst + off, src + off, len, peer);
@@ -125,7 +126,7 @@ __global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters
     if (OP != NB_OP_GET && !BLOCKING) nvshmem_quiet();  // a put ends delivered
   }
   if (OP == NB_OP_GET && !BLOCKING) nvshmem_quiet();  // gets pipeline; every byte has landed at the end
-  stamp(times, iters);
+  clk.end();
 }
 
 // Scalar p / g: thread t handles elements t, t+T, ... (coalesced).
@@ -141,11 +142,12 @@ template <> __device__ inline uint32_t g1<uint32_t>(const uint32_t *s, int pe) {
 template <> __device__ inline uint64_t g1<uint64_t>(const uint64_t *s, int pe) { return nvshmem_uint64_g(s, pe); }
 
 template <typename T, int OP>
-__global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer, int64_t *times) {
+__global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer, Stamps st) {
   int64_t t0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  StampClock clk(st);
   for (int it = 0; it < iters; it++) {
-    stamp(times, it);
+    clk.tick();
     for (int64_t i = t0; i < n; i += stride) {
       if constexpr (OP == NB_OP_P) p1<T>(dst + i, src[i], peer);
       else if constexpr (OP == NB_OP_G) dst[i] = g1<T>(src + i, peer);
@@ -153,7 +155,7 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer, i
     }
     if (OP == NB_OP_P) nvshmem_quiet();  // the stores end delivered
   }
-  stamp(times, iters);
+  clk.end();
 }
 
 // group_copy: the threads lane, lane + width, ... of one scope group copy
@@ -191,37 +193,46 @@ __device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_
 // per iteration at L2-resident sizes (st/ld 8 B: 156 against 150 ns,
 // alternated twice on two H200s, 2026-11-29); the limits were unchanged.
 template <int REMOTE_DST>
-__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, int64_t *times) {
+__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, uint32_t zero, Stamps st) {
   int64_t n16 = size / 16;
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   const uint4 *s4 = (const uint4 *)src;
   uint4 *d4 = (uint4 *)dst;
+  StampClock clk(st);
   for (int it = 0; it < iters; it++) {
-    stamp(times, it);
+    clk.tick();
     int64_t i = t;
     for (; i + 3 * stride < n16; i += 4 * stride) {
       uint4 a = s4[i], b = s4[i + stride], c = s4[i + 2 * stride], d = s4[i + 3 * stride];
-      d4[i] = a;
-      d4[i + stride] = b;
-      d4[i + 2 * stride] = c;
-      d4[i + 3 * stride] = d;
+      // k == i (zero is 0), but the compiler cannot know: every store waits
+      // for all four loads, so the four are in flight together.
+      // ptxas otherwise chose per build whether to store the first vector
+      // before loading the others (one load in flight): the stamps' code in
+      // the loop tipped it, and rma/st and rma/ld at 256 MiB, 32 x 256, ran
+      // 55 % slower (one H200, results/h200-2026-12-01b).
+      int64_t k = i + (int64_t)((a.w ^ b.w ^ c.w ^ d.w) & zero);
+      d4[k] = a;
+      d4[k + stride] = b;
+      d4[k + 2 * stride] = c;
+      d4[k + 3 * stride] = d;
     }
     for (; i < n16; i += stride) d4[i] = s4[i];
     for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
     if constexpr (REMOTE_DST) __threadfence_system();
   }
-  stamp(times, iters);
+  clk.end();
 }
 
 // Atomics: thread t owns counter t of the peer's uint64 array; base is the
 // value every counter holds before this launch (compare_swap's guess).
 template <int OP>
-__global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base, int64_t *times) {
+__global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base, Stamps st) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   uint64_t cur = base, sink = 0;
+  StampClock clk(st);
   for (int it = 0; it < iters; it++) {
-    stamp(times, it);
+    clk.tick();
     if constexpr (OP == NB_OP_FETCH_ADD) sink += nvshmem_uint64_atomic_fetch_add(slots + t, 1, peer);
     else if constexpr (OP == NB_OP_ADD) nvshmem_uint64_atomic_add(slots + t, 1, peer);
     else if constexpr (OP == NB_OP_SIGNAL_ADD) nvshmemx_signal_op(slots + t, 1, NVSHMEM_SIGNAL_ADD, peer);
@@ -233,7 +244,7 @@ __global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base, in
     } else static_assert(unhandled<OP>, "an atomic operation without a branch");
   }
   nvshmem_quiet();
-  stamp(times, iters);
+  clk.end();
   if (sink == 0xFFFFFFFFFFFFFFFFull) slots[0] = sink;  // keep the fetches alive
 }
 
@@ -349,7 +360,7 @@ static int launch_bulk(Run *r, int iters) {
     with_flag(OP != NB_OP_PUT_SIGNAL && a->blocking, [&](auto blocking) {
       auto k = k_bulk<OP, decltype(sc)::value, decltype(blocking)::value>;
       launched(r, k, a->ctas, a->threads);
-      k<<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig, S.times);
+      k<<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig, fused_stamps(r));
     });
   });
   CKLAUNCH("bulk kernel");
@@ -363,7 +374,7 @@ static int launch_scalar(Run *r, int iters) {
   int64_t n = a->size / a->elem;
 #define SCALAR(T)                                                                          \
   launched(r, k_scalar<T, OP>, a->ctas, a->threads);                                       \
-  k_scalar<T, OP><<<g, b, 0, S.stream>>>((T *)S.dst, (const T *)S.src, n, iters, r->target, S.times);
+  k_scalar<T, OP><<<g, b, 0, S.stream>>>((T *)S.dst, (const T *)S.src, n, iters, r->target, fused_stamps(r));
   switch (a->elem) {
   case 1: SCALAR(uint8_t) break;
   case 2: SCALAR(uint16_t) break;
@@ -380,7 +391,7 @@ static int launch_store(Run *r, int iters) {
   uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
   if (!rd) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
   launched(r, k_copy<1>, r->a->ctas, r->a->threads);
-  k_copy<1><<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters, S.times);
+  k_copy<1><<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters, 0, fused_stamps(r));
   CKLAUNCH("store copy kernel");
   return 0;
 }
@@ -390,7 +401,7 @@ static int launch_load(Run *r, int iters) {
   const uint8_t *rs = (const uint8_t *)nvshmem_ptr(S.src, r->target);
   if (!rs) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
   launched(r, k_copy<0>, r->a->ctas, r->a->threads);
-  k_copy<0><<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters, S.times);
+  k_copy<0><<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters, 0, fused_stamps(r));
   CKLAUNCH("load copy kernel");
   return 0;
 }
@@ -405,7 +416,7 @@ static int launch_ce(Run *r, int iters) {
 template <int OP>
 static int launch_atomic(Run *r, int iters) {
   launched(r, k_atomic<OP>, r->a->ctas, r->a->threads);
-  k_atomic<OP><<<r->a->ctas, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, (uint64_t)r->ops, S.times);
+  k_atomic<OP><<<r->a->ctas, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, (uint64_t)r->ops, fused_stamps(r));
   CKLAUNCH("atomic kernel");
   return 0;
 }
