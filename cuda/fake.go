@@ -350,8 +350,8 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 		samples[i] = t * (1 + 0.001*float64(i%5))
 	}
 	tm := Timing{Samples: samples}
-	if op.Name != "rma.ce_copy" { // the copy engine has no kernel of ours to stamp
-		tm.Kernel = stampsOf(samples, r.Iters, a)
+	if op.Name != "rma.ce_copy" { // the copy engine has no kernel of ours to stamp; the others stamp their loop
+		tm.Kernel = stampsOf(samples, 1, a)
 	}
 	return tm, nil
 }
@@ -404,15 +404,17 @@ func (f *Fake) latency(a Args, op Op, r *Result) (Timing, error) {
 }
 
 // stampsOf models the in-kernel timer of a kernel of ours whose grid is
-// co-resident (at most 2048 threads on each of 132 SMs): per-iteration
-// periods within 2 % of the events samples, as the shim's stamps give.
-func stampsOf(samples []float64, iters int32, a Args) []float64 {
+// co-resident (at most 2048 threads on each of 132 SMs): periods within 2 %
+// of the events samples, periods a sample as the shim gives (one for a
+// fused launch, which stamps its loop; one an operation for a launch per
+// operation).
+func stampsOf(samples []float64, periods int32, a Args) []float64 {
 	if int64(a.CTAs)*int64(a.Threads) > 132*2048 {
 		return nil
 	}
 	var k []float64
 	for _, s := range samples {
-		for i := 0; i < int(iters) && len(k) < maxKernelSamples; i++ {
+		for i := 0; i < int(periods) && len(k) < maxKernelSamples; i++ {
 			k = append(k, s*(0.985+0.003*float64(i%7)))
 		}
 	}
@@ -438,7 +440,7 @@ func (f *Fake) moe(a Args, op Op, r *Result) (Timing, error) {
 		r.Bytes = a.Size
 	}
 	t := Timing{Samples: samples}
-	if a.Impl != ImplNCCL { // the device kernels stamp; NCCL's host calls do not
+	if a.Impl != ImplNCCL { // the device kernels stamp, a launch an operation; NCCL's host calls do not
 		t.Kernel = stampsOf(samples, r.Iters, a)
 	}
 	return t, nil
@@ -465,7 +467,11 @@ func (f *Fake) collective(a Args, op Op, r *Result) Timing {
 	}
 	t := Timing{Samples: samples}
 	if a.Impl != ImplNCCL && a.Impl != ImplNVSHMEMStream { // the device kernels stamp; the host APIs do not
-		t.Kernel = stampsOf(samples, r.Iters, a)
+		periods := int32(1) // a fused launch: its loop
+		if a.PerOp != 0 {
+			periods = r.Iters
+		}
+		t.Kernel = stampsOf(samples, periods, a)
 	}
 	return t
 }

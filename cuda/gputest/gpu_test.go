@@ -148,9 +148,10 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int) {
 			if strings.HasPrefix(p.ID, "latency/") && p.ID != "latency/launch" && (p.KernelTimer == nil || p.KernelTimer.N < 30) {
 				t.Errorf("%s %s: in-kernel timer %+v", p.ID, p.Params.Key(), p.KernelTimer)
 			}
-			// Every kernel of ours stamps its iterations: where its grid is
-			// surely co-resident (no more CTAs than SMs, at most 512 threads)
-			// the point carries the in-kernel timer beside the events.
+			// Every kernel of ours stamps (a fused loop its launch, a launch
+			// of one operation its operation): where its grid is surely
+			// co-resident (no more CTAs than SMs, at most 512 threads) the
+			// point carries the in-kernel timer beside the events.
 			if stamped(p.ID) && p.Params.CTAs <= sms(f) && p.Params.Threads <= 512 && (p.KernelTimer == nil || p.KernelTimer.N < 3) {
 				t.Errorf("%s %s (%d x %d): no in-kernel timer: %+v", p.ID, p.Params.Key(), p.Params.CTAs, p.Params.Threads, p.KernelTimer)
 			}

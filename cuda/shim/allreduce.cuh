@@ -108,19 +108,18 @@ struct NvshmemBarrier {
 // The AllReduce: iters operations in this launch (one per launch when run
 // one operation per launch). Every CTA must be resident (the barriers spin).
 template <class Peers, class Barrier, int TWOSHOT>
-__global__ void k_multicta(float *dst, Peers peers, Barrier barrier, int64_t n, int iters, Stamps st) {
+__global__ void k_multicta(float *dst, Peers peers, Barrier barrier, int64_t n, int iters, int64_t *st) {
   __shared__ PeerPtrs src, scr;
   peers.resolve(src, scr);
   __syncthreads();
   const int me = peers.rank(), npes = peers.size();
   typename Barrier::Session bar(barrier);
-  StampClock clk(st);
+  stamp_begin(st);
   if constexpr (!TWOSHOT) {
     int64_t per = (n + gridDim.x - 1) / gridDim.x;
     per = (per + 3) & ~3ll;
     int64_t lo = blockIdx.x * per, hi = lo + per < n ? lo + per : n;
     for (int it = 0; it < iters; it++) {
-      clk.tick();
       bar.sync();
       if (lo < hi) sum_range(dst, src, npes, lo, hi);
     }
@@ -131,7 +130,6 @@ __global__ void k_multicta(float *dst, Peers peers, Barrier barrier, int64_t n, 
     int64_t per = (chunk + gridDim.x - 1) / gridDim.x;
     per = (per + 3) & ~3ll;
     for (int it = 0; it < iters; it++) {
-      clk.tick();
       bar.sync();
       {  // reduce-scatter: this PE's chunk
         int64_t lo = me * chunk + blockIdx.x * per;
@@ -148,6 +146,6 @@ __global__ void k_multicta(float *dst, Peers peers, Barrier barrier, int64_t n, 
       }
     }
   }
-  clk.end();
+  stamp_end(st);
   bar.end();
 }

@@ -29,57 +29,52 @@ template <> __device__ inline void red_block<__half>(__half *d, const __half *s,
 template <> __device__ inline void red_block<__nv_bfloat16>(__nv_bfloat16 *d, const __nv_bfloat16 *s, size_t n) { nvshmemx_bfloat16_sum_reduce_block(NVSHMEM_TEAM_WORLD, d, s, n); }
 
 template <typename T, int SCOPE>
-__global__ void k_dev_allreduce(T *dst, const T *src, size_t n, int iters, Stamps st) {
-  StampClock clk(st);
+__global__ void k_dev_allreduce(T *dst, const T *src, size_t n, int iters, int64_t *st) {
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     if constexpr (SCOPE == NB_SCOPE_BLOCK) red_block<T>(dst, src, n);
     else if constexpr (SCOPE == NB_SCOPE_WARP) { if (threadIdx.x < 32) red_warp<T>(dst, src, n); }
     else { if (threadIdx.x == 0) red_thread<T>(dst, src, n); }
     __syncthreads();
   }
-  clk.end();
+  stamp_end(st);
 }
 
-__global__ void k_dev_broadcast(float *dst, const float *src, size_t n, int iters, Stamps st) {
-  StampClock clk(st);
+__global__ void k_dev_broadcast(float *dst, const float *src, size_t n, int iters, int64_t *st) {
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     nvshmemx_float_broadcast_block(NVSHMEM_TEAM_WORLD, dst, src, n, 0);
     __syncthreads();
   }
-  clk.end();
+  stamp_end(st);
 }
 
-__global__ void k_dev_alltoall(float *dst, const float *src, size_t n, int iters, Stamps st) {
-  StampClock clk(st);
+__global__ void k_dev_alltoall(float *dst, const float *src, size_t n, int iters, int64_t *st) {
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     nvshmemx_float_alltoall_block(NVSHMEM_TEAM_WORLD, dst, src, n);
     __syncthreads();
   }
-  clk.end();
+  stamp_end(st);
 }
 
 // n: elements each PE contributes (its block of the output).
-__global__ void k_dev_allgather(float *dst, const float *src, size_t n, int iters, Stamps st) {
-  StampClock clk(st);
+__global__ void k_dev_allgather(float *dst, const float *src, size_t n, int iters, int64_t *st) {
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     nvshmemx_float_fcollect_block(NVSHMEM_TEAM_WORLD, dst, src, n);
     __syncthreads();
   }
-  clk.end();
+  stamp_end(st);
 }
 
 // The same arguments as the other device collectives (one launch path).
-__global__ void k_dev_barrier(float *, const float *, size_t, int iters, Stamps st) {
-  StampClock clk(st);
+__global__ void k_dev_barrier(float *, const float *, size_t, int iters, int64_t *st) {
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     nvshmemx_barrier_all_block();
   }
-  clk.end();
+  stamp_end(st);
 }
 
 // One collective, in the style of nccl-tests' testColl: how each library
@@ -157,7 +152,7 @@ static int coll_blocks(const Run *r) { return r->e->lands == COLL_BLOCKS || r->e
 
 // Our multi-CTA AllReduce through NVSHMEM (allreduce.cuh): iters operations
 // in one kernel, stamped at times (common.cuh: stamp).
-static int our_allreduce(Run *r, int64_t n, int iters, Stamps times) {
+static int our_allreduce(Run *r, int64_t n, int iters, int64_t *times) {
   const Args *a = r->a;
   NvshmemPeers peers;
   peers.me = S.me, peers.npes = S.npes;
@@ -193,12 +188,12 @@ static int coll_launch(Run *r, int iters) {
     size_t nn = (size_t)(coll_blocks(r) ? n / S.npes : n);  // NVSHMEM counts per PE
     int it = each;
     void *dst = S.dst, *src = S.src;
-    Stamps st = fused_stamps(r);
+    int64_t *st = S.times;
     void *args[] = {&dst, &src, &nn, &it, &st};
     r->resident = 1;
     r->stamped = 1;  // one CTA
     for (int l = 0; l < launches; l++) {
-      if (a->per_op) st = op_stamps(l);
+      if (a->per_op) st = S.times + l;
       int rc = nvshmemx_collective_launch(C::device(a), dim3(1), dim3(a->threads), args, 0, s);
       if (rc != 0) return fail(NB_ERR, "nvshmemx_collective_launch: %d", rc);
       CKLAUNCH("device collective");
@@ -208,12 +203,12 @@ static int coll_launch(Run *r, int iters) {
   case NB_IMPL_OUR_ONESHOT:
   case NB_IMPL_OUR_TWOSHOT:  // AllReduce only (validated)
     for (int l = 0; l < launches; l++)
-      if (int rc = our_allreduce(r, n, each, a->per_op ? op_stamps(l) : fused_stamps(r))) return rc;
+      if (int rc = our_allreduce(r, n, each, a->per_op ? S.times + l : S.times)) return rc;
     return 0;
   case NB_IMPL_LSA_ONESHOT:
   case NB_IMPL_LSA_TWOSHOT:  // AllReduce only (validated)
     for (int l = 0; l < launches; l++)
-      if (int rc = nd_coll_launch(r, each, a->per_op ? op_stamps(l) : fused_stamps(r))) return rc;
+      if (int rc = nd_coll_launch(r, each, a->per_op ? S.times + l : S.times)) return rc;
     return 0;
   case NB_IMPL_NVSHMEM_STREAM:
     for (int i = 0; i < iters; i++)

@@ -166,11 +166,6 @@ struct Run {
   int stamped;
   int64_t resident;
   int resident_known;  // resident was asked for this point's kernel
-  // every: a fused loop stamps every `every`-th iteration (a group at
-  // least NB_STAMP_NS long, from the calibration: a stamp an iteration
-  // cost 0.1-0.2 us an iteration at small sizes on one H200, and its
-  // atomic ended on the critical path wherever the iteration fences).
-  int every;
 };
 
 struct Family {
@@ -248,40 +243,21 @@ __device__ static inline void stamp(int64_t *times, int it) {
   if (threadIdx.x == 0) atomicMax((unsigned long long *)(times + it), (unsigned long long)gtimer());
 }
 
-// Stamps is what a kernel of many CTAs is given: every > 0, a fused loop
-// whose every `every`-th iteration is stamped by every CTA (stamp: group g
-// at t[g], the end at t[groups]); every == 0, one operation a launch
-// (stream-ordered: its start is CTA 0's), whose CTA 0 alone writes t[0] at
-// its start and t[1] at its end: no atomic in an operation of a few us.
-struct Stamps {
-  int64_t *t;
-  int every;
-};
-
-#define NB_STAMP_NS 50000  // a fused loop's stamp groups last at least this
-
-struct StampClock {
-  int64_t *t;
-  int every, left, g;
-  __device__ explicit StampClock(Stamps s) : t(s.t), every(s.every), left(0), g(0) {}
-  // tick: at the start of every iteration.
-  __device__ void tick() {
-    if (every == 0) {
-      if (g++ == 0 && blockIdx.x == 0 && threadIdx.x == 0) t[0] = (int64_t)gtimer();
-    } else if (--left <= 0) {
-      left = every;
-      stamp(t, g++);
-    }
-  }
-  // end: after the loop, once every iteration is complete.
-  __device__ void end() {
-    if (every == 0) {
-      if (blockIdx.x == 0 && threadIdx.x == 0) t[1] = (int64_t)gtimer();
-    } else {
-      stamp(t, g);
-    }
-  }
-};
+// A kernel of many CTAs stamps its launch, not each iteration: CTA 0 writes
+// t[0] when it starts, and every CTA raises t[1] when it ends (an atomic max,
+// once a CTA and launch). Stamps inside the loop cost more than they told:
+// one H200, against 53d8fe9's build: rma/g at 4 KiB 0.118 -> 0.214 us an
+// iteration with a stamp group every ~50 us (the stamp's branch and its
+// clobber end the overlap of one iteration's loads with the next's), the
+// LSA put at 256 MiB 60 % slower and rma/st 55 % (ptxas reordered the copy
+// loop's loads and stores). A fused launch gives one period (its loop); a
+// launch of one operation, given t = times + l, gives the operation's.
+__device__ static inline void stamp_begin(int64_t *t) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = (int64_t)gtimer();
+}
+__device__ static inline void stamp_end(int64_t *t) {
+  if (threadIdx.x == 0) atomicMax((unsigned long long *)(t + 1), (unsigned long long)gtimer());
+}
 
 // coresident: the CTAs of kernel k at `threads` a CTA that this GPU holds at
 // once (0 where the runtime cannot say). A grid larger than that runs in
@@ -309,9 +285,6 @@ static void launched(Run *r, K k, int ctas, int threads) {
   r->stamped = r->resident >= ctas;
 }
 
-// The stamps of a fused launch of this point, and of per-operation launch l.
-static Stamps fused_stamps(const Run *r) { return Stamps{S.times, r->every > 0 ? r->every : 1}; }
-static Stamps op_stamps(int l) { return Stamps{S.times + l, 0}; }
 
 // A grid's working set: what its co-resident CTAs loop over, where the grid
 // runs in waves (a share of the buffer), else the buffer.

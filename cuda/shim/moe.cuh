@@ -309,9 +309,8 @@ __device__ static inline void moe_fanout(const MoeArgs &m, uint64_t ep, const Mo
 
 // --- Dispatch, device-initiated (NVSHMEM, LSA).
 template <class T, int MODE>
-__global__ void k_moe_dispatch(T tr, MoeArgs m, Stamps st) {
-  StampClock clk(st);
-  clk.tick();
+__global__ void k_moe_dispatch(T tr, MoeArgs m, int64_t *st) {
+  stamp_begin(st);
   const MoeLayout &L = m.L;
   uint64_t ep = moe_epoch(m);
   int lane = threadIdx.x % 32;
@@ -366,7 +365,7 @@ __global__ void k_moe_dispatch(T tr, MoeArgs m, Stamps st) {
     static_assert(unhandled<MODE>, "a MoE mode without a branch");
   }
   moe_epoch_end(m, ep);
-  clk.end();
+  stamp_end(st);
 }
 
 // moe_reduce: the token's rank sums what every rank sent back (ll: the K
@@ -432,9 +431,8 @@ __device__ static inline void moe_partial(const MoeArgs &m, const MoeMetaN *h, c
 
 // --- Combine, device-initiated.
 template <class T, int MODE>
-__global__ void k_moe_combine(T tr, MoeArgs m, Stamps st) {
-  StampClock clk(st);
-  clk.tick();
+__global__ void k_moe_combine(T tr, MoeArgs m, int64_t *st) {
+  stamp_begin(st);
   const MoeLayout &L = m.L;
   uint64_t ep = moe_epoch(m);
   int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32, warps = (int64_t)gridDim.x * blockDim.x / 32;
@@ -466,7 +464,7 @@ __global__ void k_moe_combine(T tr, MoeArgs m, Stamps st) {
   __syncthreads();
   moe_reduce(m, tr.mine(L.o_comb), nullptr);
   moe_epoch_end(m, ep);
-  clk.end();
+  stamp_end(st);
 }
 
 // --- NCCL from the host: table-driven gathers and scatters around one
@@ -904,7 +902,7 @@ static int moe_launch(Run *r, int iters) {
     }
     // One kernel an operation: operation i stamps its start at times + i
     // (common.cuh: Stamps).
-    Stamps times = op_stamps(i);
+    int64_t *times = S.times + i;
     auto go = [&](auto k, auto tr) {
       launched(r, k, a->ctas, a->threads);
       k<<<g, b, 0, S.stream>>>(tr, m, times);

@@ -39,7 +39,7 @@ __device__ static inline void lane_of(int *lane, int *width) {
 // Bulk put (GET = 0: local -> the peer's window) or get (GET = 1: the peer's
 // window -> local), the peer's address from ncclGetLsaPointer.
 template <int SCOPE, int GET>
-__global__ void k_lsa_bulk(ncclWindow_t win, uint8_t *local, int64_t size, int iters, int lsa_peer, Stamps st) {
+__global__ void k_lsa_bulk(ncclWindow_t win, uint8_t *local, int64_t size, int iters, int lsa_peer, int64_t *st) {
   int64_t groups, g, off, len;
   group_of(SCOPE, &groups, &g);
   chunk_of(size, groups, g, &off, &len);
@@ -47,9 +47,8 @@ __global__ void k_lsa_bulk(ncclWindow_t win, uint8_t *local, int64_t size, int i
   int lane, width;
   lane_of<SCOPE>(&lane, &width);
   uint8_t *remote = (uint8_t *)ncclGetLsaPointer(win, 0, lsa_peer);
-  StampClock clk(st);
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     if (len > 0) {
       if (GET) group_copy(local + off, remote + off, len, lane, width);
       else group_copy(remote + off, local + off, len, lane, width);
@@ -58,7 +57,7 @@ __global__ void k_lsa_bulk(ncclWindow_t win, uint8_t *local, int64_t size, int i
     // delivered, every iteration).
     if (!GET) __threadfence_system();
   }
-  clk.end();
+  stamp_end(st);
 }
 
 // The multi-CTA AllReduce (allreduce.cuh) with NCCL's pieces: the peers'
@@ -202,7 +201,7 @@ static int launch_lsa(Run *r, int iters) {
   with_scope(a->scope, [&](auto sc) {
     auto k = k_lsa_bulk<decltype(sc)::value, GET>;
     launched(r, k, a->ctas, a->threads);
-    k<<<g, b, 0, S.stream>>>(w, local, a->size, iters, lp, fused_stamps(r));
+    k<<<g, b, 0, S.stream>>>(w, local, a->size, iters, lp, S.times);
   });
   CKLAUNCH("LSA bulk kernel");
   return 0;
@@ -235,7 +234,7 @@ static int nd_coll_setup(Run *r) {
   return 0;
 }
 
-static int nd_coll_launch(Run *r, int iters, Stamps times) {
+static int nd_coll_launch(Run *r, int iters, int64_t *times) {
   const Args *a = r->a;
   int64_t n = a->size / 4;
   LsaPeers peers{g_nd.wsrc, g_nd.wdst, g_nd.dc};
@@ -304,7 +303,7 @@ template <int GET>
 static int launch_lsa(Run *, int) { return nd_missing(); }
 static int launch_gin(Run *, int) { return nd_missing(); }
 static int nd_coll_setup(Run *) { return nd_missing(); }
-static int nd_coll_launch(Run *, int, Stamps) { return nd_missing(); }
+static int nd_coll_launch(Run *, int, int64_t *) { return nd_missing(); }
 static int nd_lat_setup(Run *) { return nd_missing(); }
 static int nd_lat_check(Run *, nb_result *) { return nd_missing(); }
 static int launch_lsa_lat_put(Run *, int) { return nd_missing(); }

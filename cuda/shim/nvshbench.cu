@@ -311,12 +311,11 @@ static int read_times(int iters, int every, int per_iter, double *out, int max, 
 }
 
 // stamp_every: the iterations a stamp period spans: one for the latency
-// families (every iteration of one CTA) and for one operation a launch,
-// the calibrated group of a fused loop (1 when --iters skipped the
-// calibration).
-static int stamp_every(Run *r, const Family *f) {
+// families (one CTA stamps every iteration) and for one operation a launch;
+// a fused loop of many CTAs stamps its launch (common.cuh: stamp_begin).
+static int stamp_every(Run *r, const Family *f, int iters) {
   if (f->kernel_timer || (f->per_op_launches && f->per_op_launches(r))) return 1;
-  return r->every > 0 ? r->every : 1;
+  return iters;
 }
 
 // The one measurement loop. Collective calls, in this order on every PE:
@@ -381,8 +380,6 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       r->last = n;
     }
     double per = ms / f->cal_iters;
-    // A fused loop's stamp groups: at least NB_STAMP_NS of iterations.
-    r->every = (int)(NB_STAMP_NS * 1e-6 / (per > 1e-6 ? per : 1e-6)) + 1;
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
     // A floor makes as many dependent loads a launch as a round trip row
     // makes round trips: with 2 PEs on one GPU a longer launch shares the
@@ -438,7 +435,7 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       st = timed_launch(r, iters, gexec, synced, &ms);
       if (!st && s >= 0 && r->initiator) {
         if (n_used < max_samples) samples_out[n_used++] = (double)ms * 1e-3 / iters / per_iter;
-        if ((f->kernel_timer || r->stamped) && kernel_out) st = read_times(iters, stamp_every(r, f), per_iter, kernel_out, max_kernel, &n_kernel);
+        if ((f->kernel_timer || r->stamped) && kernel_out) st = read_times(iters, stamp_every(r, f, iters), per_iter, kernel_out, max_kernel, &n_kernel);
       }
     }
     r->ops += iters;  // every PE counts what the active ones launched

@@ -111,13 +111,12 @@ __device__ static inline void group_of(int scope, int64_t *groups, int64_t *g) {
 }
 
 template <int OP, int SCOPE, int BLOCKING>
-__global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig, Stamps st) {
+__global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig, int64_t *st) {
   int64_t groups, g, off, len;
   group_of(SCOPE, &groups, &g);
   chunk_of(size, groups, g, &off, &len);
-  StampClock clk(st);
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     if (len > 0) {
       if constexpr (OP == NB_OP_PUT_SIGNAL) put_signal_op<SCOPE>(dst + off, src + off, len, sig + g, peer);
       else if constexpr (OP == NB_OP_PUT || OP == NB_OP_GET) bulk_op<OP, SCOPE, BLOCKING>(dst + off, src + off, len, peer);
@@ -126,7 +125,7 @@ __global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters
     if (OP != NB_OP_GET && !BLOCKING) nvshmem_quiet();  // a put ends delivered
   }
   if (OP == NB_OP_GET && !BLOCKING) nvshmem_quiet();  // gets pipeline; every byte has landed at the end
-  clk.end();
+  stamp_end(st);
 }
 
 // Scalar p / g: thread t handles elements t, t+T, ... (coalesced).
@@ -142,12 +141,11 @@ template <> __device__ inline uint32_t g1<uint32_t>(const uint32_t *s, int pe) {
 template <> __device__ inline uint64_t g1<uint64_t>(const uint64_t *s, int pe) { return nvshmem_uint64_g(s, pe); }
 
 template <typename T, int OP>
-__global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer, Stamps st) {
+__global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer, int64_t *st) {
   int64_t t0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  StampClock clk(st);
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     for (int64_t i = t0; i < n; i += stride) {
       if constexpr (OP == NB_OP_P) p1<T>(dst + i, src[i], peer);
       else if constexpr (OP == NB_OP_G) dst[i] = g1<T>(src + i, peer);
@@ -155,7 +153,7 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer, S
     }
     if (OP == NB_OP_P) nvshmem_quiet();  // the stores end delivered
   }
-  clk.end();
+  stamp_end(st);
 }
 
 // group_copy: the threads lane, lane + width, ... of one scope group copy
@@ -193,15 +191,14 @@ __device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_
 // per iteration at L2-resident sizes (st/ld 8 B: 156 against 150 ns,
 // alternated twice on two H200s, 2026-11-29); the limits were unchanged.
 template <int REMOTE_DST>
-__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, uint32_t zero, Stamps st) {
+__global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, uint32_t zero, int64_t *st) {
   int64_t n16 = size / 16;
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   const uint4 *s4 = (const uint4 *)src;
   uint4 *d4 = (uint4 *)dst;
-  StampClock clk(st);
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     int64_t i = t;
     for (; i + 3 * stride < n16; i += 4 * stride) {
       uint4 a = s4[i], b = s4[i + stride], c = s4[i + 2 * stride], d = s4[i + 3 * stride];
@@ -221,18 +218,17 @@ __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ sr
     for (int64_t j = n16 * 16 + t; j < size; j += stride) dst[j] = src[j];
     if constexpr (REMOTE_DST) __threadfence_system();
   }
-  clk.end();
+  stamp_end(st);
 }
 
 // Atomics: thread t owns counter t of the peer's uint64 array; base is the
 // value every counter holds before this launch (compare_swap's guess).
 template <int OP>
-__global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base, Stamps st) {
+__global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base, int64_t *st) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   uint64_t cur = base, sink = 0;
-  StampClock clk(st);
+  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    clk.tick();
     if constexpr (OP == NB_OP_FETCH_ADD) sink += nvshmem_uint64_atomic_fetch_add(slots + t, 1, peer);
     else if constexpr (OP == NB_OP_ADD) nvshmem_uint64_atomic_add(slots + t, 1, peer);
     else if constexpr (OP == NB_OP_SIGNAL_ADD) nvshmemx_signal_op(slots + t, 1, NVSHMEM_SIGNAL_ADD, peer);
@@ -244,7 +240,7 @@ __global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base, St
     } else static_assert(unhandled<OP>, "an atomic operation without a branch");
   }
   nvshmem_quiet();
-  clk.end();
+  stamp_end(st);
   if (sink == 0xFFFFFFFFFFFFFFFFull) slots[0] = sink;  // keep the fetches alive
 }
 
@@ -360,7 +356,7 @@ static int launch_bulk(Run *r, int iters) {
     with_flag(OP != NB_OP_PUT_SIGNAL && a->blocking, [&](auto blocking) {
       auto k = k_bulk<OP, decltype(sc)::value, decltype(blocking)::value>;
       launched(r, k, a->ctas, a->threads);
-      k<<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig, fused_stamps(r));
+      k<<<g, b, 0, s>>>(dst, src, a->size, iters, peer, sig, S.times);
     });
   });
   CKLAUNCH("bulk kernel");
@@ -374,7 +370,7 @@ static int launch_scalar(Run *r, int iters) {
   int64_t n = a->size / a->elem;
 #define SCALAR(T)                                                                          \
   launched(r, k_scalar<T, OP>, a->ctas, a->threads);                                       \
-  k_scalar<T, OP><<<g, b, 0, S.stream>>>((T *)S.dst, (const T *)S.src, n, iters, r->target, fused_stamps(r));
+  k_scalar<T, OP><<<g, b, 0, S.stream>>>((T *)S.dst, (const T *)S.src, n, iters, r->target, S.times);
   switch (a->elem) {
   case 1: SCALAR(uint8_t) break;
   case 2: SCALAR(uint16_t) break;
@@ -391,7 +387,7 @@ static int launch_store(Run *r, int iters) {
   uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
   if (!rd) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
   launched(r, k_copy<1>, r->a->ctas, r->a->threads);
-  k_copy<1><<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters, 0, fused_stamps(r));
+  k_copy<1><<<r->a->ctas, r->a->threads, 0, S.stream>>>(rd, S.src, r->a->size, iters, 0, S.times);
   CKLAUNCH("store copy kernel");
   return 0;
 }
@@ -401,7 +397,7 @@ static int launch_load(Run *r, int iters) {
   const uint8_t *rs = (const uint8_t *)nvshmem_ptr(S.src, r->target);
   if (!rs) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
   launched(r, k_copy<0>, r->a->ctas, r->a->threads);
-  k_copy<0><<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters, 0, fused_stamps(r));
+  k_copy<0><<<r->a->ctas, r->a->threads, 0, S.stream>>>(S.dst, rs, r->a->size, iters, 0, S.times);
   CKLAUNCH("load copy kernel");
   return 0;
 }
@@ -416,7 +412,7 @@ static int launch_ce(Run *r, int iters) {
 template <int OP>
 static int launch_atomic(Run *r, int iters) {
   launched(r, k_atomic<OP>, r->a->ctas, r->a->threads);
-  k_atomic<OP><<<r->a->ctas, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, (uint64_t)r->ops, fused_stamps(r));
+  k_atomic<OP><<<r->a->ctas, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, (uint64_t)r->ops, S.times);
   CKLAUNCH("atomic kernel");
   return 0;
 }
