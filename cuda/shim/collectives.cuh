@@ -37,7 +37,7 @@ __global__ void k_dev_allreduce(T *dst, const T *src, size_t n, int iters, int64
     else { if (threadIdx.x == 0) red_thread<T>(dst, src, n); }
     __syncthreads();
   }
-  stamp_end(st);
+  stamp_end0(st);
 }
 
 __global__ void k_dev_broadcast(float *dst, const float *src, size_t n, int iters, int64_t *st) {
@@ -46,7 +46,7 @@ __global__ void k_dev_broadcast(float *dst, const float *src, size_t n, int iter
     nvshmemx_float_broadcast_block(NVSHMEM_TEAM_WORLD, dst, src, n, 0);
     __syncthreads();
   }
-  stamp_end(st);
+  stamp_end0(st);
 }
 
 __global__ void k_dev_alltoall(float *dst, const float *src, size_t n, int iters, int64_t *st) {
@@ -55,7 +55,7 @@ __global__ void k_dev_alltoall(float *dst, const float *src, size_t n, int iters
     nvshmemx_float_alltoall_block(NVSHMEM_TEAM_WORLD, dst, src, n);
     __syncthreads();
   }
-  stamp_end(st);
+  stamp_end0(st);
 }
 
 // n: elements each PE contributes (its block of the output).
@@ -65,7 +65,7 @@ __global__ void k_dev_allgather(float *dst, const float *src, size_t n, int iter
     nvshmemx_float_fcollect_block(NVSHMEM_TEAM_WORLD, dst, src, n);
     __syncthreads();
   }
-  stamp_end(st);
+  stamp_end0(st);
 }
 
 // The same arguments as the other device collectives (one launch path).
@@ -74,7 +74,7 @@ __global__ void k_dev_barrier(float *, const float *, size_t, int iters, int64_t
   for (int it = 0; it < iters; it++) {
     nvshmemx_barrier_all_block();
   }
-  stamp_end(st);
+  stamp_end0(st);
 }
 
 // One collective, in the style of nccl-tests' testColl: how each library

@@ -258,6 +258,16 @@ __device__ static inline void stamp_begin(int64_t *t) {
 __device__ static inline void stamp_end(int64_t *t) {
   if (threadIdx.x == 0) atomicMax((unsigned long long *)(t + 1), (unsigned long long)gtimer());
 }
+// stamp_end0: CTA 0 alone stamps the end, for the collectives (their CTAs
+// meet in a barrier every operation, so they end together) and MoE (one
+// operation a launch: the next launch's start ends the period, and only
+// the last launch's end is CTA 0's): every CTA's atomic on one word,
+// awaited before a kernel of a few us may end, made a launch of one
+// operation 0.25 us slower (the multi-CTA AllReduce at 4 KiB, 4.30 -> 4.54
+// us, one H200, results/h200-2026-12-01b).
+__device__ static inline void stamp_end0(int64_t *t) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) t[1] = (int64_t)gtimer();
+}
 
 // coresident: the CTAs of kernel k at `threads` a CTA that this GPU holds at
 // once (0 where the runtime cannot say). A grid larger than that runs in

@@ -365,7 +365,7 @@ __global__ void k_moe_dispatch(T tr, MoeArgs m, int64_t *st) {
     static_assert(unhandled<MODE>, "a MoE mode without a branch");
   }
   moe_epoch_end(m, ep);
-  stamp_end(st);
+  stamp_end0(st);
 }
 
 // moe_reduce: the token's rank sums what every rank sent back (ll: the K
@@ -464,7 +464,7 @@ __global__ void k_moe_combine(T tr, MoeArgs m, int64_t *st) {
   __syncthreads();
   moe_reduce(m, tr.mine(L.o_comb), nullptr);
   moe_epoch_end(m, ep);
-  stamp_end(st);
+  stamp_end0(st);
 }
 
 // --- NCCL from the host: table-driven gathers and scatters around one
