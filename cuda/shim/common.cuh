@@ -53,6 +53,7 @@ struct State {
   int64_t buf;                // bytes of each of src, dst, scratch
   int64_t l2;                 // this GPU's L2 in bytes
   int sms;                    // this GPU's SMs (co-residency of a grid)
+  int shared_gpu;             // another PE of the job runs on this GPU (nb_job)
   uint8_t *src, *dst, *scratch;  // symmetric
   uint64_t *flag;             // symmetric: 2 signal words (ping-pong)
   uint64_t *cflags;           // symmetric: NB_MAX_PES x NB_MAX_CTAS barrier words (our AllReduce)

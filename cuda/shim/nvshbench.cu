@@ -209,7 +209,10 @@ extern "C" int nb_job(nb_info *all, int max, int32_t *paths) {
   int rc = info_fill(&mine);
   int rc2 = exchange(&mine, sizeof mine, all);  // always: every PE makes the same calls
   int32_t row[NB_MAX_PES];
-  for (int q = 0; q < S.npes; q++) row[q] = path_to(q);
+  for (int q = 0; q < S.npes; q++) {
+    row[q] = path_to(q);
+    if (q != S.me && row[q] == NB_PATH_LOCAL) S.shared_gpu = 1;
+  }
   static int32_t rows[NB_MAX_PES * NB_MAX_PES];
   int rc3 = exchange(row, S.npes * (int)sizeof(int32_t), rows);
   if (rc || rc2 || rc3) return rc ? rc : (rc2 ? rc2 : rc3);
@@ -381,12 +384,15 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     }
     double per = ms / f->cal_iters;
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
-    // A floor makes as many dependent loads a launch as a round trip row
-    // makes round trips: with 2 PEs on one GPU a longer launch shares the
-    // GPU with the other PE's spinning barrier (one H200: the memory-served
-    // chase read 0.72 us a hop in 20 ms launches; the earlier floor kernel's
-    // 1000-hop launches 0.38).
-    int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) ? 1000 / NB_FLOOR_HOPS : 1000);
+    // Where another PE shares this GPU, a floor makes as many dependent
+    // loads a launch as a round trip row makes round trips: a longer launch
+    // shares the GPU with the other PE's spinning barrier (one H200, 2 PEs:
+    // the memory-served chase read 0.72 us a hop in 20 ms launches; the
+    // earlier floor kernel's 1000-hop launches 0.38). Alone on its GPU a
+    // floor runs ~20 ms launches: in 992-hop launches the cache-served chase
+    // read 0.18-0.19 us a hop, in 20 ms ones 0.150 (a plain chase: 0.142;
+    // results/h200-2026-12-01b).
+    int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) && S.shared_gpu ? 1000 / NB_FLOOR_HOPS : 1000);
     want = n < 1 ? 1 : (n > cap ? cap : (int64_t)n);
     // The latency families' in-kernel distribution needs iterations: at
     // least ten (a bandwidth launch keeps its calibrated count: its samples'
