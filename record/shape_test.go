@@ -122,17 +122,11 @@ func TestShapeSeriesAndReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range latSeries(t, "latency/nccl-lsa/get/block", []int64{4 << 10, 8 << 10, 16 << 10}, []float64{1.18e-6, 1.21e-6, 0.94e-6}, 0.01) {
-		p.Verify = record.Verification{Checked: true, OK: true}
-		if err := w.WritePoint(p); err != nil {
-			t.Fatal(err)
-		}
+	series := latSeries(t, "latency/nccl-lsa/get/block", []int64{4 << 10, 8 << 10, 16 << 10}, []float64{1.18e-6, 1.21e-6, 0.94e-6}, 0.01)
+	for i := range series {
+		series[i].Verify = record.Verification{Checked: true, OK: true}
 	}
-	w.Close()
-	f, err := record.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := writeAndRead(t, w, path, series...)
 	for _, p := range f.Points {
 		want := p.Params.Size != 4<<10
 		if p.Has(record.FlagCheck) != want || !p.Figure() || !p.Drawn() {

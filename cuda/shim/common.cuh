@@ -159,11 +159,11 @@ struct Run {
   int64_t launches;  // launches of this point so far (before the one being made)
   int last;        // iterations of the last launch
   void *comm;      // collectives: the NCCL communicator
-  // stamped: the last launch's kernels wrote iters + 1 in-kernel stamps
-  // (stamp() below) that time the whole launch: its grid was co-resident,
-  // so CTA 0's iterations are the launch's. resident: the CTAs of the last
-  // launch's grid that fit on the GPU at once (0: not known), what the
-  // working set of a grid that runs in waves depends on.
+  // stamped: the last launch's kernels stamped it (stamp_begin / stamp_end
+  // below; nb_run's stamp_every says how many stamps) and its grid was
+  // co-resident, so CTA 0's start is the launch's. resident: the CTAs of
+  // the last launch's grid that fit on the GPU at once (0: not known), what
+  // the working set of a grid that runs in waves depends on.
   int stamped;
   int64_t resident;
   int resident_known;  // resident was asked for this point's kernel
