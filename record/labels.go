@@ -36,10 +36,7 @@ func Labels(files []*File) []string {
 	// Lengthen the endings that collide until they differ or are whole.
 	for changed := true; changed; {
 		changed = false
-		count := map[string]int{}
-		for _, l := range out {
-			count[l]++
-		}
+		count := tally(out)
 		for i := range files {
 			if k[i] > 0 && count[out[i]] > 1 && k[i] < len(parts[i]) {
 				k[i]++
@@ -64,10 +61,7 @@ func Labels(files []*File) []string {
 	}
 	for changed := true; changed; {
 		changed = false
-		count := map[string]int{}
-		for _, l := range short {
-			count[l]++
-		}
+		count := tally(short)
 		for i := range short {
 			if count[short[i]] > 1 && short[i] != out[i] {
 				short[i], changed = out[i], true
@@ -75,6 +69,15 @@ func Labels(files []*File) []string {
 		}
 	}
 	return short
+}
+
+// tally counts how often each label occurs.
+func tally(labels []string) map[string]int {
+	count := map[string]int{}
+	for _, l := range labels {
+		count[l]++
+	}
+	return count
 }
 
 // pathParts splits a file's name into its path's components (cleaned, so

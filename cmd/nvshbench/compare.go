@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -76,22 +73,7 @@ Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missin
 
 // parseThreshold accepts "5%" or "0.05".
 func parseThreshold(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
-	if err != nil {
-		return 0, usagef("invalid --threshold %q: want a percentage like 5%% or a fraction like 0.05", s)
-	}
-	if !pct && v >= 1 {
-		return 0, usagef("invalid --threshold %q: a bare number is a fraction (%s would mean %s%%); did you mean %s%%?", s, t, strconv.FormatFloat(v*100, 'g', -1, 64), t)
-	}
-	if pct {
-		v /= 100
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return 0, usagef("invalid --threshold %q: want a finite, non-negative percentage like 5%% (100%% = twice as slow, latency or bandwidth)", s)
-	}
-	return v, nil
+	return parsePercent("threshold", s, "5", "0.05", " (100% = twice as slow, latency or bandwidth)")
 }
 
 func runCompare(c *cobra.Command, o *compareOptions) error {
