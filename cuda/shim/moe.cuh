@@ -901,7 +901,7 @@ static int moe_launch(Run *r, int iters) {
       continue;
     }
     // One kernel an operation: operation i stamps its start at times + i
-    // (common.cuh: Stamps).
+    // (common.cuh: stamp_begin).
     int64_t *times = S.times + i;
     auto go = [&](auto k, auto tr) {
       launched(r, k, a->ctas, a->threads);

@@ -291,12 +291,10 @@ static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, floa
 
 // read_times appends the in-kernel times of the last launch (seconds per
 // operation, as the samples) to out, up to max: the periods between its
-// stamps, a group of `every` iterations each (the last group what is
-// left), over the group's operations.
+// stamps, each over the operations of the `every` iterations it spans
+// (stamp_every: 1 or the whole launch, so the periods tile the loop).
 static int read_times(int iters, int every, int per_iter, double *out, int max, int64_t *n_used) {
-  if (every < 1) every = 1;
-  int groups = (iters + every - 1) / every;
-  int n = groups;
+  int n = iters / every;
   if (n > max - *n_used) n = (int)(max - *n_used);
   if (n <= 0) return 0;
   int64_t *h = (int64_t *)malloc((n + 1) * sizeof(int64_t));
@@ -305,8 +303,7 @@ static int read_times(int iters, int every, int per_iter, double *out, int max, 
   if (e == cudaSuccess)
     for (int g = 0; g < n; g++) {
       int64_t d = h[g + 1] - h[g];
-      int its = g < groups - 1 ? every : iters - (groups - 1) * every;
-      out[(*n_used)++] = (double)(d > 0 ? d : 1) * 1e-9 / ((double)its * per_iter);
+      out[(*n_used)++] = (double)(d > 0 ? d : 1) * 1e-9 / ((double)every * per_iter);
     }
   free(h);
   if (e != cudaSuccess) return fail(NB_ERR, "reading the in-kernel times: %s", cudaGetErrorString(e));
