@@ -146,6 +146,6 @@ __global__ void k_multicta(float *dst, Peers peers, Barrier barrier, int64_t n, 
       }
     }
   }
-  stamp_end0(st);
+  stamp_end_of(st, iters);
   bar.end();
 }
