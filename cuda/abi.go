@@ -48,7 +48,7 @@ const (
 	StatusNotCapturable = -4
 	MaxPEs              = 64
 	MaxLinks            = 36 // NB_MAX_LINKS: NVLinks a GPU may have
-	ABIVersion          = 4
+	ABIVersion          = 5
 	OpNameLen           = 32     // NB_OP_NAME: bytes of nb_args.op, the NUL included
 	maxKernelSamples    = 100000 // in-kernel times kept per point
 	InitUID             = 0      // unique-ID bootstrap: the controller passes the ID
@@ -93,6 +93,7 @@ type Args struct {
 	TopK      int32           // MoE: experts per token
 	Experts   int32           // MoE: experts over all PEs
 	MoEMode   int32           // MoE: MoELL or MoENormal
+	Corrupt   int32           // tests: damage one element of what the check reads before it runs (it must then fail)
 	Op        [OpNameLen]byte // the operation: a name of the shim's dispatch table (SetOp)
 	NCCLAlgo  [32]byte
 	NCCLProto [32]byte

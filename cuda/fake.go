@@ -261,7 +261,7 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 	}
 	if a.Verify != 0 && r.Bytes > 0 {
 		r.Checked = a.Size
-		if envInt("NVSHBENCH_FAKE_CORRUPT_SIZE") == a.Size {
+		if envInt("NVSHBENCH_FAKE_CORRUPT_SIZE") == a.Size || a.Corrupt != 0 {
 			r.Errors = 3
 			copy(r.Detail[:], "byte 0: got 0x00, want 0x5a")
 		}
@@ -368,8 +368,7 @@ func (f *Fake) latency(a Args, op Op, r *Result) (Timing, error) {
 		r.Iters = 100
 	}
 	r.WorkSet = a.Size
-	chases := op.Lands == "LANDS_CHASED" || op.Lands == "LANDS_CURSOR"
-	if chases {
+	if op.Has(TraitChase) {
 		r.WorkSet = 256 << 20 // the chain
 		if a.Extent > 0 {
 			r.WorkSet = a.Extent

@@ -17,7 +17,7 @@ type Op struct {
 	Code   string   // the family's private code (NB_OP_PUT), for messages
 	Value  int      // its value
 	Family string   // the C family it belongs to (kRMA, kLat, ...)
-	Lands  string   // where its result lands (the family's LANDS_*)
+	Check  string   // its check (what its result must be): a Check object of the shim (kCheckPut, ...)
 	Traits []string // its traits (T_PAYLOAD, T_LOADSTORE, ...), as the entry states them
 	Launch string   // the entry's launch function, as written (launch_bulk<NB_OP_PUT>)
 	File   string   // the shim file that holds the entry
@@ -33,6 +33,10 @@ const (
 	TraitRoundTrip = "T_ROUNDTRIP" // a round trip (compared with the in-run floor)
 	TraitFloor     = "T_FLOOR"     // an in-run floor (a dependent-load chase)
 	TraitNetwork   = "T_NETWORK"   // needs a network (GIN): an InfiniBand/RoCE NIC
+	TraitPingPong  = "T_PINGPONG"  // both PEs run the kernel, each answering the other
+	TraitChase     = "T_CHASE"     // walks a pointer chain (each address from the last result)
+	TraitBlocks    = "T_BLOCKS"    // a collective whose output is one block per PE
+	TraitNoOutput  = "T_NO_OUTPUT" // leaves nothing to check (the empty kernel)
 )
 
 // Has reports whether the entry states the trait.
@@ -50,27 +54,63 @@ var (
 )
 
 var (
-	reEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"\s*,\s*&(\w+)\s*,\s*(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*([\w<>]+)\s*\}`)
+	reEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*(\w+)\s*,\s*([\w<>]+)\s*\}`)
 	reCode  = regexp.MustCompile(`\b(NB_OP_[A-Z0-9_]+)\s*=\s*(\d+)`)
+	// reAnyEntry: anything written like an entry, to find one reEntry cannot read (a field left out).
+	reAnyEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"[^}]*\}`)
+	// reCheck: a check declared with NB_CHECK, or a Check object written out (whose corrupt may be nullptr).
+	reCheck = regexp.MustCompile(`(?m)(?:^\s*NB_CHECK\(\s*(\w+)\s*,)|(?:static\s+constexpr\s+Check\s+(\w+)\s*=\s*\{[^}]*?,\s*(\w+)\s*\})`)
 )
 
-// readOps parses the dispatch tables and the families' code enums of the
-// embedded shim sources. problems lists what the shim would get wrong at
-// run time: a name twice, a code twice (the families share helpers that
-// branch on codes), an entry whose code is not declared, a malformed or
-// too long name, a trait that is not one, and an entry whose launch is a
-// template of its code while no branch of the shim compares with that code
-// (the kernel would run another operation's branch: the templates also
-// refuse to compile an unhandled code).
-func readOps() (map[string]Op, []string) {
+// CheckDecl is a check the shim declares: its name, the file, and whether
+// the test can corrupt what it reads (false only for a check written out
+// with a nullptr corrupt, which only an entry that leaves no output may name).
+type CheckDecl struct {
+	Name        string
+	File        string
+	Corruptible bool
+}
+
+// Checks lists the checks the shim's sources declare, by name.
+func Checks() map[string]CheckDecl {
+	files := shimFiles()
+	return parseChecks(files)
+}
+
+func parseChecks(files map[string]string) map[string]CheckDecl {
+	out := map[string]CheckDecl{}
+	for n, text := range files {
+		for _, m := range reCheck.FindAllStringSubmatch(text, -1) {
+			if m[1] != "" {
+				out[m[1]] = CheckDecl{Name: m[1], File: n, Corruptible: true}
+			} else {
+				out[m[2]] = CheckDecl{Name: m[2], File: n, Corruptible: m[3] != "nullptr"}
+			}
+		}
+	}
+	return out
+}
+
+func shimFiles() map[string]string {
 	files := map[string]string{}
 	names, _ := fs.Glob(shimSources, "shim/*")
 	for _, n := range names {
 		b, _ := shimSources.ReadFile(n)
 		files[strings.TrimPrefix(n, "shim/")] = string(b)
 	}
-	return parseOps(files)
+	return files
 }
+
+// readOps parses the dispatch tables and the families' code enums of the
+// embedded shim sources. problems lists what the shim would get wrong at
+// run time: an entry without its check (the compiler refuses it too), a
+// check not declared or one the test cannot corrupt, a name twice, a code twice (the families share helpers that
+// branch on codes), an entry whose code is not declared, a malformed or
+// too long name, a trait that is not one, and an entry whose launch is a
+// template of its code while no branch of the shim compares with that code
+// (the kernel would run another operation's branch: the templates also
+// refuse to compile an unhandled code).
+func readOps() (map[string]Op, []string) { return parseOps(shimFiles()) }
 
 // parseOps reads the tables and codes of the shim files (name → text).
 func parseOps(files map[string]string) (map[string]Op, []string) {
@@ -92,10 +132,20 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			codeOf[v], values[m[1]] = m[1], v
 		}
 	}
+	checks := parseChecks(files)
 	for _, n := range names {
+		read := map[string]bool{}
 		for _, m := range reEntry.FindAllStringSubmatch(files[n], -1) {
-			o := Op{Name: m[2], Code: m[1], Family: m[3], Lands: m[4], Launch: m[6], File: n}
-			for _, t := range strings.Split(m[5], "|") {
+			read[m[0]] = true
+		}
+		for _, m := range reAnyEntry.FindAllStringSubmatch(files[n], -1) {
+			if !read[m[0]] {
+				problems = append(problems, m[2]+": not an entry {code, name, &family, traits, check, launch}: "+m[0])
+			}
+		}
+		for _, m := range reEntry.FindAllStringSubmatch(files[n], -1) {
+			o := Op{Name: m[2], Code: m[1], Family: m[3], Check: m[5], Launch: m[6], File: n}
+			for _, t := range strings.Split(m[4], "|") {
 				switch t = strings.TrimSpace(t); {
 				case t == "0":
 				case strings.HasPrefix(t, "T_"):
@@ -117,6 +167,11 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			}
 			if len(o.Name) >= OpNameLen {
 				problems = append(problems, o.Name+": longer than the ABI's "+strconv.Itoa(OpNameLen-1)+" bytes")
+			}
+			if c, ok := checks[o.Check]; !ok {
+				problems = append(problems, o.Name+": its check "+o.Check+" is not a declared Check")
+			} else if !c.Corruptible && !o.Has(TraitNoOutput) {
+				problems = append(problems, o.Name+": its check "+o.Check+" cannot be corrupted, and the entry is not T_NO_OUTPUT")
 			}
 			if strings.Contains(o.Launch, "<"+o.Code+">") && !branched(files, o.Code) {
 				problems = append(problems, o.Name+": its launch "+o.Launch+" is a template of "+o.Code+", which no kernel branch names (== "+o.Code+")")

@@ -37,7 +37,7 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, err
 	a, waiver := b.Args(e, p)
 	if op, ok := cuda.LookupOp(a.OpString()); ok && (op.Has(cuda.TraitRoundTrip) || op.Kind() == "moe") {
 		o.Floor = ServedCache // a round trip served where its result lands (MoE: one, after its bytes)
-		if op.Lands == "LANDS_CHASED" {
+		if op.Has(cuda.TraitChase) {
 			o.Floor = ServedMemory // a chase's hops come from memory (its chain is flushed from the caches)
 		}
 	}

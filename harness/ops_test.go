@@ -110,8 +110,8 @@ func TestBenchmarksAgreeWithTheirEntriesTraits(t *testing.T) {
 		if strings.HasPrefix(b.ID, "limit/chase-") != op.Has(cuda.TraitFloor) {
 			t.Errorf("%s: its entry %s a floor %v", b.ID, op.Name, op.Has(cuda.TraitFloor))
 		}
-		if (b.Unverifiable != "") != (op.Lands == "LANDS_NONE") {
-			t.Errorf("%s: unverifiable %q, its entry %s lands %s", b.ID, b.Unverifiable, op.Name, op.Lands)
+		if (b.Unverifiable != "") != op.Has(cuda.TraitNoOutput) {
+			t.Errorf("%s: unverifiable %q, its entry %s leaves no output %v", b.ID, b.Unverifiable, op.Name, op.Has(cuda.TraitNoOutput))
 		}
 		// A load/store-only operation is waived where the peer has no mapping.
 		if op.Kind() == "rma" && !op.Has(cuda.TraitNetwork) {

@@ -83,6 +83,40 @@ static int check_u64(const uint64_t *buf, int64_t n, uint64_t want, nb_result *r
       });
 }
 
+// corrupt_region damages element n/2 of w: its most significant byte's bit 6
+// flips (a byte of a pattern, a counter's high bits, the exponent's top bit
+// of a float or half: a value no exact or tolerant comparison accepts).
+static int corrupt_region(Region w) {
+  uint8_t *p = (uint8_t *)w.p + (w.n / 2) * w.elem + (w.elem - 1);
+  uint8_t b = 0;
+  CK(cudaStreamSynchronize(S.stream));
+  CK(cudaMemcpy(&b, p, 1, cudaMemcpyDeviceToHost));
+  b ^= 0x40;
+  CK(cudaMemcpy(p, &b, 1, cudaMemcpyHostToDevice));
+  return 0;
+}
+
+// CheckAt makes a Check of where a result lands on this PE (a Region, p null
+// where nothing lands) and how it is verified there: verify and corrupt
+// read the same region, so what the test damages is what the check reads.
+template <Region (*WHERE)(Run *), int (*VERIFY)(Run *, Region, nb_result *)>
+struct CheckAt {
+  static int verify(Run *r, nb_result *res) {
+    Region w = WHERE(r);
+    return w.p ? VERIFY(r, w, res) : 0;
+  }
+  static int corrupt(Run *r) {
+    Region w = WHERE(r);
+    return w.p ? corrupt_region(w) : 0;
+  }
+};
+#define NB_CHECK(name, what, where, how) \
+  static constexpr Check name = {what, CheckAt<where, how>::verify, CheckAt<where, how>::corrupt}
+
+// Region helpers: nothing, and n elements of elem bytes at p.
+static inline Region nowhere() { return Region{nullptr, 0, 0}; }
+static inline Region region(void *p, int64_t n, int elem) { return Region{p, n, elem}; }
+
 static int fill_src(int64_t n, int64_t seed) {
   k_fill<<<1024, 256, 0, S.stream>>>(S.src, n, S.me, seed);
   CKLAUNCH("fill kernel");

@@ -148,7 +148,7 @@ template <> struct Coll<NB_OP_BARRIER> {
   static ncclResult_t nccl(const Args *, int64_t, ncclComm_t c, cudaStream_t s) { return g_nccl.allReduce(S.src, S.dst, 1, ncclFloat32, ncclSum, c, s); }
 };
 
-static int coll_blocks(const Run *r) { return r->e->lands == COLL_BLOCKS || r->e->lands == COLL_GATHERED; }
+static int coll_blocks(const Run *r) { return has(r, T_BLOCKS); }
 
 // Our multi-CTA AllReduce through NVSHMEM (allreduce.cuh): iters operations
 // in one kernel, stamped at times (common.cuh: stamp).
@@ -234,7 +234,7 @@ static int coll_validate(Run *r) {
   r->initiator = 1;  // every PE runs and times (PE 0's samples are reported)
   r->target = -1;
   int es = esize(a->dtype);
-  if (r->e->lands != COLL_BARRIER && (a->size <= 0 || a->size > S.buf || a->size % es))
+  if (has(r, T_PAYLOAD) && (a->size <= 0 || a->size > S.buf || a->size % es))
     return fail(NB_ERR, "size %lld: 1..%lld and a multiple of %d", (long long)a->size, (long long)S.buf, es);
   if (coll_blocks(r) && (a->size / es) % S.npes)
     return fail(NB_UNREACHABLE, "%s: %lld elements do not divide by %d PEs", r->e->name, (long long)(a->size / es), S.npes);
@@ -267,13 +267,13 @@ static int coll_synced(Run *) { return 1; }
 
 static int coll_prepare(Run *r) {
   const Args *a = r->a;
-  if (r->e->lands == COLL_BARRIER) {
+  if (!has(r, T_PAYLOAD)) {  // the barrier
     k_zero_u64<<<1, 64, 0, S.stream>>>((uint64_t *)S.scratch, S.npes);  // the barrier check's words
     CKLAUNCH("barrier words");
     return 0;
   }
   int64_t n = a->size / esize(a->dtype);
-  int blocks = r->e->lands == COLL_BLOCKS;  // a source block per destination PE
+  int blocks = a->op == NB_OP_ALLTOALL;  // a source block per destination PE
   int64_t block = coll_blocks(r) ? n / S.npes : n;
   with_dtype(a->dtype, [&](auto t) {
     using T = decltype(t);
@@ -313,6 +313,15 @@ __global__ void k_bar_check(const uint64_t *words, int npes, uint64_t round, uns
 
 enum { BARRIER_ROUNDS = 8 };
 
+// The barrier's corrupt: the check's rounds write the words it reads, so
+// the damage waits for its first round (this PE's own word, after the
+// barrier under test: what a barrier that let a write pass would leave).
+static int g_bar_corrupt;
+static int coll_corrupt_barrier(Run *) {
+  g_bar_corrupt = 1;
+  return 0;
+}
+
 static int coll_check_barrier(Run *r, nb_result *res) {
   uint64_t *words = (uint64_t *)S.scratch;
   int st = 0;
@@ -321,6 +330,8 @@ static int coll_check_barrier(Run *r, nb_result *res) {
     if (!st && cudaGetLastError() != cudaSuccess) st = fail(NB_ERR, "barrier check: put kernel");
     int rc = r->e->launch(r, 1);
     if (!st) st = rc;
+    if (g_bar_corrupt && !st) st = corrupt_region(region(words + S.me, 1, 8));
+    g_bar_corrupt = 0;
     if (!st)
       st = counted(S.npes, res, [&](unsigned long long *cnt) { k_bar_check<<<1, 64, 0, S.stream>>>(words, S.npes, round, cnt); },
                    [&](unsigned long long first, unsigned long long) {
@@ -334,41 +345,49 @@ static int coll_check_barrier(Run *r, nb_result *res) {
   return st;
 }
 
-static int coll_check(Run *r, nb_result *res) {
+template <int KIND>
+static int coll_verify(Run *r, Region w, nb_result *res) {
   const Args *a = r->a;
-  if (r->e->lands == COLL_BARRIER) return coll_check_barrier(r, res);
-  int64_t n = a->size / esize(a->dtype);
-  int kind = r->e->lands;
+  int64_t n = w.n;
   int64_t block = coll_blocks(r) ? n / S.npes : n;
   return counted(
       n, res,
       [&](unsigned long long *cnt) {
         with_dtype(a->dtype, [&](auto t) {
           using T = decltype(t);
-          k_ccheck<T><<<1024, 256, 0, S.stream>>>((const T *)S.dst, n, S.me, S.npes, a->seed, kind, block, cnt);
+          k_ccheck<T><<<1024, 256, 0, S.stream>>>((const T *)w.p, n, S.me, S.npes, a->seed, KIND, block, cnt);
         });
       },
       [&](unsigned long long first, unsigned long long wrong) {
         snprintf(res->detail, sizeof res->detail, "element %llu wrong (%llu of %lld)", first, wrong, (long long)n);
       });
 }
+// Every PE's output: size bytes of elements of the point's dtype.
+static Region coll_output(Run *r) { return region(S.dst, r->a->size / esize(r->a->dtype), esize(r->a->dtype)); }
+NB_CHECK(kCheckSum, "the sum over PEs of every element", coll_output, coll_verify<COLL_SUM>);
+NB_CHECK(kCheckRoot, "the root's source at every PE", coll_output, coll_verify<COLL_ROOT>);
+NB_CHECK(kCheckBlocks, "block p from PE p at every PE", coll_output, coll_verify<COLL_BLOCKS>);
+NB_CHECK(kCheckGathered, "PE p's source as block p at every PE", coll_output, coll_verify<COLL_GATHERED>);
+static constexpr Check kCheckBarrier = {"every PE's writes seen by every PE after the barrier", coll_check_barrier,
+                                        coll_corrupt_barrier};
 
-static int64_t coll_bytes(Run *r) { return r->e->lands == COLL_BARRIER ? 0 : r->a->size; }
+static int64_t coll_bytes(Run *r) { return has(r, T_PAYLOAD) ? r->a->size : 0; }
 
 // The largest buffer one GPU serves: each PE's source (a one-shot reads every
 // peer's) and destination are size bytes.
-static int64_t coll_work_set(Run *r) { return r->e->lands == COLL_BARRIER ? 0 : r->a->size; }
+static int64_t coll_work_set(Run *r) { return has(r, T_PAYLOAD) ? r->a->size : 0; }
 
 // A per-operation collective makes a launch per operation; a fused one loops.
 static int coll_per_op_launches(Run *r) { return r->a->per_op; }
 
 static const Family kColl = {"collectives", coll_validate, coll_active, coll_synced, 2, 0, 0, coll_prepare,
-                             coll_setup, nullptr, coll_check, coll_bytes, coll_work_set, coll_per_op_launches};
+                             coll_setup, nullptr, coll_bytes, coll_work_set, coll_per_op_launches};
 
-static const OpEntry kCollOps[] = {
-    {NB_OP_ALLREDUCE, "coll.allreduce", &kColl, COLL_SUM, T_PAYLOAD, coll_launch<NB_OP_ALLREDUCE>},
-    {NB_OP_BROADCAST, "coll.broadcast", &kColl, COLL_ROOT, T_PAYLOAD, coll_launch<NB_OP_BROADCAST>},
-    {NB_OP_ALLTOALL, "coll.alltoall", &kColl, COLL_BLOCKS, T_PAYLOAD, coll_launch<NB_OP_ALLTOALL>},
-    {NB_OP_ALLGATHER, "coll.allgather", &kColl, COLL_GATHERED, T_PAYLOAD, coll_launch<NB_OP_ALLGATHER>},
-    {NB_OP_BARRIER, "coll.barrier", &kColl, COLL_BARRIER, 0, coll_launch<NB_OP_BARRIER>},
+static constexpr OpEntry kCollOps[] = {
+    {NB_OP_ALLREDUCE, "coll.allreduce", &kColl, T_PAYLOAD, kCheckSum, coll_launch<NB_OP_ALLREDUCE>},
+    {NB_OP_BROADCAST, "coll.broadcast", &kColl, T_PAYLOAD, kCheckRoot, coll_launch<NB_OP_BROADCAST>},
+    {NB_OP_ALLTOALL, "coll.alltoall", &kColl, T_PAYLOAD | T_BLOCKS, kCheckBlocks, coll_launch<NB_OP_ALLTOALL>},
+    {NB_OP_ALLGATHER, "coll.allgather", &kColl, T_PAYLOAD | T_BLOCKS, kCheckGathered, coll_launch<NB_OP_ALLGATHER>},
+    {NB_OP_BARRIER, "coll.barrier", &kColl, 0, kCheckBarrier, coll_launch<NB_OP_BARRIER>},
 };
+NB_CHECKED(kCollOps);

@@ -125,10 +125,11 @@ template <int OP> constexpr bool unhandled = false;
 
 // ---------------------------------------------------------------------------
 // The dispatch table. A family holds what its operations share (who runs,
-// how they are prepared and checked); an entry is one operation: its name,
-// what lands where, its traits and its launch. The Go side reads the
-// entries (name, lands, traits) from these sources: the traits are stated
-// here once and nowhere else.
+// how they are prepared); an entry is one operation: its name, its traits,
+// its check (what its result must be, as code: an entry cannot be written
+// without one) and its launch. The Go side reads the entries (name, traits,
+// check) from these sources: the traits are stated here once and nowhere
+// else.
 
 // An entry's traits (or-ed).
 enum {
@@ -138,6 +139,10 @@ enum {
   T_ROUNDTRIP = 8,  // a round trip: iteration i+1 starts when i's result is back (a latency)
   T_FLOOR = 16,     // the in-run floor of round trips: a dependent-load chase (limit/chase-*)
   T_NETWORK = 32,   // needs a network (NCCL's GIN): an InfiniBand/RoCE NIC
+  T_PINGPONG = 64,  // both PEs run the kernel, each answering the other (a ping-pong)
+  T_CHASE = 128,    // walks a pointer chain: each operation's address comes from the last one's result
+  T_BLOCKS = 256,   // a collective whose output is one block per PE (all-to-all, allgather)
+  T_NO_OUTPUT = 512,  // leaves nothing to check (the empty kernel): its check says so, nothing can corrupt it
 };
 
 struct OpEntry;
@@ -182,9 +187,6 @@ struct Family {
   int (*prepare)(Run *r);    // local: fill, poison, reset
   int (*setup)(Run *r);      // collective on every PE after the first agreement (may be null)
   int (*before_launch)(Run *r);  // local, before the barrier of a synchronised launch (may be null)
-  // check runs after the timed launches on every PE; it is collective only
-  // where the family says so (every PE then calls it, whatever it finds).
-  int (*check)(Run *r, nb_result *res);
   int64_t (*bytes)(Run *r);        // payload this PE moved per operation
   int64_t (*work_set)(Run *r);     // bytes of the largest buffer one GPU serves
   // per_op_launches: a timed launch is iters launches of one operation each
@@ -195,14 +197,52 @@ struct Family {
 
 #define NB_PER_OP_ITERS 100
 
+// A check: what an operation's result must be, run on every PE after the
+// timed launches. verify counts into res the elements of this PE's memory
+// that differ from what should have landed there (a PE where nothing of
+// the operation lands checks nothing and returns 0; collective only where
+// its family says so). corrupt damages one element of what verify reads on
+// this PE (nothing where verify reads nothing): the GPU test runs every
+// entry with args.corrupt set, and its check must then report a mismatch.
+struct Check {
+  const char *what;  // what it checks, for messages and `list`
+  int (*verify)(Run *r, nb_result *res);
+  int (*corrupt)(Run *r);
+};
+
+// Region: the n elements of `elem` bytes at p (device memory) that a check
+// reads on this PE; p == nullptr: nothing lands on this PE.
+struct Region {
+  void *p;
+  int64_t n;
+  int elem;
+};
+
 struct OpEntry {
   int op;            // the family's private code (NB_OP_* of its file)
   const char *name;  // the name the Go side asks for (nb_args.op)
   const Family *family;
-  int lands;   // where the result lands (family-specific LANDS_*)
-  int traits;  // T_*
+  int traits;          // T_*
+  const Check *check;  // never null: the constructor takes a Check
   int (*launch)(Run *r, int iters);
+  // Every entry is written {code, name, &family, traits, check, launch}: no
+  // field has a default, so an entry without its check does not compile.
+  constexpr OpEntry(int op_, const char *name_, const Family *family_, int traits_, const Check &check_,
+                    int (*launch_)(Run *, int))
+      : op(op_), name(name_), family(family_), traits(traits_), check(&check_), launch(launch_) {}
 };
+
+// checked: every entry of a table names a check with a verify, and a
+// corrupt unless it leaves no output (T_NO_OUTPUT). Each table asserts it.
+template <size_t N>
+constexpr bool checked(const OpEntry (&t)[N]) {
+  for (size_t i = 0; i < N; i++) {
+    if (!t[i].check->verify) return false;
+    if (!(t[i].traits & T_NO_OUTPUT) && !t[i].check->corrupt) return false;
+  }
+  return true;
+}
+#define NB_CHECKED(t) static_assert(checked(t), #t ": an entry whose check cannot verify, or cannot be corrupted")
 
 static int has(const Run *r, int trait) { return (r->e->traits & trait) != 0; }
 

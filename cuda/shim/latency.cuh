@@ -239,30 +239,13 @@ __global__ void k_lat_put_signal(uint8_t *dst, const uint8_t *src, int64_t size,
 __global__ void k_empty() {}
 
 // ---------------------------------------------------------------------------
-// What lands where, and what the check compares it with:
-//  AT_TARGET: the message at the peer (the initiator's pattern);
-//  CHASED: the last block the chase delivered (its chain's next word, the
-//    peer's pattern);
-//  BOTH_WAYS: each side's payload at the other (ping-pongs);
-//  FLAGS: each side's flag at the value of the last launch's last iteration
-//    (ping-pongs without payload);
-//  COUNTER: the peer's counter at the operations issued (fetching atomics);
-//  LAST: the peer's word at the last iteration's value (p + quiet / fence);
-//  CURSOR: the chase's cursor where the chain says (the floors);
-//  NONE: nothing (the empty kernel; the Go side records why).
-enum { LANDS_NONE = 0, LANDS_AT_TARGET = 1, LANDS_CHASED = 2, LANDS_BOTH_WAYS = 3, LANDS_FLAGS = 4, LANDS_COUNTER = 5, LANDS_LAST = 6, LANDS_CURSOR = 7 };
-
-static int lat_is_pingpong(const Run *r) { return r->e->lands == LANDS_BOTH_WAYS || r->e->lands == LANDS_FLAGS; }
-
-static int lat_chases(const Run *r) { return r->e->lands == LANDS_CHASED || r->e->lands == LANDS_CURSOR; }
-
 // The chain of a chasing point: size-byte blocks (the floors: 8-byte hops,
 // one line each) over args.extent bytes (0: memory-served).
-static Chain lat_chain(const Run *r) { return chain_of(r->e->lands == LANDS_CURSOR ? 8 : r->a->size, r->a->extent); }
+static Chain lat_chain(const Run *r) { return chain_of(has(r, T_FLOOR) ? 8 : r->a->size, r->a->extent); }
 
 static int lat_validate(Run *r) {
   const Args *a = r->a;
-  int pp = lat_is_pingpong(r);
+  int pp = has(r, T_PINGPONG);
   r->initiator = S.me == 0;
   r->target = r->initiator ? a->peer : 0;
   if (a->size <= 0 || a->size > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)S.buf);
@@ -270,7 +253,7 @@ static int lat_validate(Run *r) {
   if ((a->op == NB_OP_LAT_P || a->op == NB_OP_LAT_G || a->op == NB_OP_PP_P) && a->size % 8)
     return fail(NB_ERR, "size %lld is not a multiple of 8", (long long)a->size);
   if (pp && a->peer == S.me && 2 * a->size > S.buf) return fail(NB_ERR, "loopback ping-pong needs 2 x size of buffer");
-  if (lat_chases(r) && lat_chain(r).n < 2)
+  if (has(r, T_CHASE) && lat_chain(r).n < 2)
     return fail(NB_ERR, "a pointer chase of %lld-byte blocks needs a larger buffer", (long long)a->size);
   if (a->extent < 0 || a->extent > S.buf) return fail(NB_ERR, "chain extent %lld outside 0..%lld", (long long)a->extent, (long long)S.buf);
   if (r->initiator && has(r, T_LOADSTORE) && nvshmem_ptr(S.src, r->target) == nullptr)
@@ -279,21 +262,62 @@ static int lat_validate(Run *r) {
 }
 
 static int lat_active(Run *r) {
-  return r->initiator || (lat_is_pingpong(r) && S.me == r->a->peer);
+  return r->initiator || (has(r, T_PINGPONG) && S.me == r->a->peer);
 }
-static int lat_synced(Run *r) { return lat_is_pingpong(r); }
+static int lat_synced(Run *r) { return has(r, T_PINGPONG); }
+
+// The checks of the latency family: where each round trip's result lands on
+// this PE and what it must hold there.
+static Region at_peer(Run *r) { return S.me != r->a->peer ? nowhere() : region(S.dst, r->a->size, 1); }
+static Region at_peer_word(Run *r) { return S.me != r->a->peer ? nowhere() : region(S.dst, 1, 8); }
+static Region at_peer_last(Run *r) { return S.me != r->a->peer || r->last <= 0 ? nowhere() : region(S.dst, 1, 8); }
+static Region at_both(Run *r) { return !lat_active(r) ? nowhere() : region(S.dst, r->a->size, 1); }
+// A loopback ping-pong (the peer is this PE) has both flags here.
+static Region at_flags(Run *r) { return !lat_active(r) ? nowhere() : region(S.flag, r->a->peer == S.me ? 2 : 1, 8); }
+static Region at_chased(Run *r) { return !r->initiator ? nowhere() : region(S.dst, r->a->size, 1); }
+static Region at_cursor(Run *r) { return !r->initiator ? nowhere() : region(S.cursor, 1, 8); }
+
+static int pattern_of_pe0(Run *r, Region w, nb_result *res) {
+  return check_bytes((const uint8_t *)w.p, w.n, 0, 0, r->a->seed, res);
+}
+// Each side received the other's payload (loopback: the initiator's half).
+static int pattern_of_other(Run *r, Region w, nb_result *res) {
+  return check_bytes((const uint8_t *)w.p, w.n, 0, r->initiator ? r->a->peer : 0, r->a->seed, res);
+}
+// Each side's flag reached the last launch's last value.
+static int at_last_launch(Run *r, Region w, nb_result *res) { return check_u64((const uint64_t *)w.p, w.n, (uint64_t)r->last, res); }
+// Every fetching atomic of every launch reached the peer's counter.
+static int at_all_ops(Run *r, Region w, nb_result *res) { return check_u64((const uint64_t *)w.p, w.n, (uint64_t)r->ops, res); }
+// The last p of the last launch was delivered.
+static int at_last_op(Run *r, Region w, nb_result *res) { return check_u64((const uint64_t *)w.p, w.n, (uint64_t)(r->last - 1), res); }
+// r->ops hops from block 0: dst holds the block of the last hop.
+static int last_hop_block(Run *r, Region w, nb_result *res) {
+  return chain_check_block(lat_chain(r), (const uint8_t *)w.p, w.n, r->ops, r->a->peer, r->a->seed, res);
+}
+static int cursor_after_hops(Run *r, Region, nb_result *res) { return chain_check_cursor(lat_chain(r), r->ops * ops_per_iter(r), res); }
+static int nothing_lands(Run *, nb_result *) { return 0; }
+
+NB_CHECK(kCheckAtPeer, "PE 0's pattern at the peer", at_peer, pattern_of_pe0);
+NB_CHECK(kCheckBothWays, "each side's pattern at the other", at_both, pattern_of_other);
+NB_CHECK(kCheckFlags, "each side's flag at the last launch's last value", at_flags, at_last_launch);
+NB_CHECK(kCheckCounter, "the peer's counter at the number of operations", at_peer_word, at_all_ops);
+NB_CHECK(kCheckLast, "the peer's word at the last operation's value", at_peer_last, at_last_op);
+NB_CHECK(kCheckChased, "the chain's block of the last hop at the initiator", at_chased, last_hop_block);
+NB_CHECK(kCheckCursor, "the chase's cursor where the chain says", at_cursor, cursor_after_hops);
+// The empty kernel leaves nothing (T_NO_OUTPUT; the Go side records why).
+static constexpr Check kCheckNothing = {"nothing: the kernel leaves no result", nothing_lands, nullptr};
 
 static int lat_prepare(Run *r) {
   const Args *a = r->a;
   int rc;
-  if (lat_chases(r)) {
+  if (has(r, T_CHASE)) {
     if ((rc = chain_prepare(lat_chain(r), a->seed))) return rc;
   } else if ((rc = fill_src(a->size, a->seed))) {
     return rc;
   }
-  if (r->e->lands == LANDS_COUNTER) {
+  if (r->e->check == &kCheckCounter) {  // the counter the check reads starts at zero
     CK(cudaMemsetAsync(S.dst, 0, sizeof(uint64_t), S.stream));  // the counter starts at zero
-  } else if (a->verify && r->e->lands != LANDS_CURSOR && (rc = poison_dst(lat_is_pingpong(r) ? 2 * a->size : a->size))) {
+  } else if (a->verify && !has(r, T_FLOOR) && (rc = poison_dst(has(r, T_PINGPONG) ? 2 * a->size : a->size))) {
     return rc;
   }
   CK(cudaMemsetAsync(S.flag, 0, 2 * sizeof(uint64_t), S.stream));
@@ -303,38 +327,9 @@ static int lat_prepare(Run *r) {
 
 // A ping-pong restarts its signal values from 1 at every launch.
 static int lat_before_launch(Run *r) {
-  if (!lat_is_pingpong(r)) return 0;
+  if (!has(r, T_PINGPONG)) return 0;
   CK(cudaMemsetAsync(S.flag, 0, 2 * sizeof(uint64_t), S.stream));
   CK(cudaStreamSynchronize(S.stream));
-  return 0;
-}
-
-static int lat_check(Run *r, nb_result *res) {
-  const Args *a = r->a;
-  switch (r->e->lands) {
-  case LANDS_AT_TARGET:
-    if (S.me != a->peer) return 0;
-    return check_bytes(S.dst, a->size, 0, 0, a->seed, res);
-  case LANDS_BOTH_WAYS:  // each side received the other's payload (loopback: the initiator's half)
-    if (!lat_active(r)) return 0;
-    return check_bytes(S.dst, a->size, 0, r->initiator ? a->peer : 0, a->seed, res);
-  case LANDS_FLAGS: {  // each side's flag reached the last launch's last value (loopback: both flags)
-    if (!lat_active(r)) return 0;
-    return check_u64(S.flag, a->peer == S.me ? 2 : 1, (uint64_t)r->last, res);
-  }
-  case LANDS_COUNTER:  // every fetching atomic of every launch reached the peer's counter
-    if (S.me != a->peer) return 0;
-    return check_u64((const uint64_t *)S.dst, 1, (uint64_t)r->ops, res);
-  case LANDS_LAST:  // the last p of the last launch was delivered
-    if (S.me != a->peer || r->last <= 0) return 0;
-    return check_u64((const uint64_t *)S.dst, 1, (uint64_t)(r->last - 1), res);
-  case LANDS_CHASED:  // r->ops hops from block 0: dst holds the block of the last hop
-    if (!r->initiator) return 0;
-    return chain_check_block(lat_chain(r), S.dst, a->size, r->ops, a->peer, a->seed, res);
-  case LANDS_CURSOR:
-    if (!r->initiator) return 0;
-    return chain_check_cursor(lat_chain(r), r->ops * ops_per_iter(r), res);
-  }
   return 0;
 }
 
@@ -342,7 +337,7 @@ static int64_t lat_bytes(Run *r) { return r->initiator && has(r, T_PAYLOAD) ? r-
 
 // The largest buffer one GPU serves: the chain of a chase, else the message.
 static int64_t lat_work_set(Run *r) {
-  if (lat_chases(r)) {
+  if (has(r, T_CHASE)) {
     Chain c = lat_chain(r);
     return c.n * c.stride;
   }
@@ -350,13 +345,13 @@ static int64_t lat_work_set(Run *r) {
 }
 
 static const Family kLat = {"latency", lat_validate, lat_active, lat_synced, 10, 0, 1, lat_prepare, nullptr,
-                            lat_before_launch, lat_check, lat_bytes, lat_work_set};
+                            lat_before_launch, lat_bytes, lat_work_set};
 // The empty kernel keeps no in-kernel time.
 static const Family kLatLaunch = {"launch", lat_validate, lat_active, lat_synced, 10, 0, 0, lat_prepare, nullptr,
-                                  lat_before_launch, lat_check, lat_bytes, lat_work_set};
+                                  lat_before_launch, lat_bytes, lat_work_set};
 // Ping-pongs are not calibrated: both sides run the same fixed count.
 static const Family kLatPP = {"ping-pong", lat_validate, lat_active, lat_synced, 0, 1000, 1, lat_prepare, nullptr,
-                              lat_before_launch, lat_check, lat_bytes, lat_work_set};
+                              lat_before_launch, lat_bytes, lat_work_set};
 
 // --- launches
 template <int BLOCKING>
@@ -443,21 +438,22 @@ static int launch_empty(Run *, int iters) {
   return 0;
 }
 
-static const OpEntry kLatOps[] = {
-    {NB_OP_LAT_PUT, "lat.put", &kLat, LANDS_AT_TARGET, T_PAYLOAD | T_ROUNDTRIP, launch_lat_put<0>},
-    {NB_OP_LAT_PUT_ISSUE, "lat.put_issue", &kLat, LANDS_AT_TARGET, T_PAYLOAD, launch_lat_put<1>},
-    {NB_OP_LAT_GET, "lat.get", &kLat, LANDS_CHASED, T_PAYLOAD | T_ROUNDTRIP, launch_lat_get},
-    {NB_OP_LAT_P, "lat.p", &kLat, LANDS_AT_TARGET, T_PAYLOAD | T_ROUNDTRIP, launch_lat_p},
-    {NB_OP_LAT_G, "lat.g", &kLat, LANDS_CHASED, T_PAYLOAD | T_ROUNDTRIP, launch_lat_g},
-    {NB_OP_PP_PUT_SIGNAL, "lat.pp_put_signal", &kLatPP, LANDS_BOTH_WAYS, T_PAYLOAD | T_ROUNDTRIP, launch_pingpong<NB_OP_PP_PUT_SIGNAL>},
-    {NB_OP_PP_P, "lat.pp_p", &kLatPP, LANDS_BOTH_WAYS, T_PAYLOAD | T_ROUNDTRIP, launch_pingpong<NB_OP_PP_P>},
-    {NB_OP_PP_ATOMIC, "lat.pp_atomic", &kLatPP, LANDS_FLAGS, T_ROUNDTRIP, launch_pingpong<NB_OP_PP_ATOMIC>},
-    {NB_OP_PP_SIGNAL, "lat.pp_signal", &kLatPP, LANDS_FLAGS, T_ROUNDTRIP, launch_pingpong<NB_OP_PP_SIGNAL>},
-    {NB_OP_LAT_FENCE, "lat.fence", &kLat, LANDS_LAST, 0, launch_order<NB_OP_LAT_FENCE>},
-    {NB_OP_LAT_QUIET, "lat.quiet", &kLat, LANDS_LAST, T_ROUNDTRIP, launch_order<NB_OP_LAT_QUIET>},
-    {NB_OP_LAT_FETCH_ADD, "lat.fetch_add", &kLat, LANDS_COUNTER, T_ROUNDTRIP, launch_lat_atomic<NB_OP_LAT_FETCH_ADD>},
-    {NB_OP_LAT_CSWAP, "lat.compare_swap", &kLat, LANDS_COUNTER, T_ROUNDTRIP, launch_lat_atomic<NB_OP_LAT_CSWAP>},
-    {NB_OP_LAT_PUT_SIGNAL, "lat.put_signal", &kLat, LANDS_AT_TARGET, T_PAYLOAD | T_ROUNDTRIP, launch_lat_put_signal},
-    {NB_OP_LAT_LAUNCH, "lat.launch", &kLatLaunch, LANDS_NONE, 0, launch_empty},
-    {NB_OP_LAT_CHASE, "lat.chase", &kLat, LANDS_CURSOR, T_FLOOR | T_LOADSTORE, launch_chase},
+static constexpr OpEntry kLatOps[] = {
+    {NB_OP_LAT_PUT, "lat.put", &kLat, T_PAYLOAD | T_ROUNDTRIP, kCheckAtPeer, launch_lat_put<0>},
+    {NB_OP_LAT_PUT_ISSUE, "lat.put_issue", &kLat, T_PAYLOAD, kCheckAtPeer, launch_lat_put<1>},
+    {NB_OP_LAT_GET, "lat.get", &kLat, T_PAYLOAD | T_ROUNDTRIP | T_CHASE, kCheckChased, launch_lat_get},
+    {NB_OP_LAT_P, "lat.p", &kLat, T_PAYLOAD | T_ROUNDTRIP, kCheckAtPeer, launch_lat_p},
+    {NB_OP_LAT_G, "lat.g", &kLat, T_PAYLOAD | T_ROUNDTRIP | T_CHASE, kCheckChased, launch_lat_g},
+    {NB_OP_PP_PUT_SIGNAL, "lat.pp_put_signal", &kLatPP, T_PAYLOAD | T_ROUNDTRIP | T_PINGPONG, kCheckBothWays, launch_pingpong<NB_OP_PP_PUT_SIGNAL>},
+    {NB_OP_PP_P, "lat.pp_p", &kLatPP, T_PAYLOAD | T_ROUNDTRIP | T_PINGPONG, kCheckBothWays, launch_pingpong<NB_OP_PP_P>},
+    {NB_OP_PP_ATOMIC, "lat.pp_atomic", &kLatPP, T_ROUNDTRIP | T_PINGPONG, kCheckFlags, launch_pingpong<NB_OP_PP_ATOMIC>},
+    {NB_OP_PP_SIGNAL, "lat.pp_signal", &kLatPP, T_ROUNDTRIP | T_PINGPONG, kCheckFlags, launch_pingpong<NB_OP_PP_SIGNAL>},
+    {NB_OP_LAT_FENCE, "lat.fence", &kLat, 0, kCheckLast, launch_order<NB_OP_LAT_FENCE>},
+    {NB_OP_LAT_QUIET, "lat.quiet", &kLat, T_ROUNDTRIP, kCheckLast, launch_order<NB_OP_LAT_QUIET>},
+    {NB_OP_LAT_FETCH_ADD, "lat.fetch_add", &kLat, T_ROUNDTRIP, kCheckCounter, launch_lat_atomic<NB_OP_LAT_FETCH_ADD>},
+    {NB_OP_LAT_CSWAP, "lat.compare_swap", &kLat, T_ROUNDTRIP, kCheckCounter, launch_lat_atomic<NB_OP_LAT_CSWAP>},
+    {NB_OP_LAT_PUT_SIGNAL, "lat.put_signal", &kLat, T_PAYLOAD | T_ROUNDTRIP, kCheckAtPeer, launch_lat_put_signal},
+    {NB_OP_LAT_LAUNCH, "lat.launch", &kLatLaunch, T_NO_OUTPUT, kCheckNothing, launch_empty},
+    {NB_OP_LAT_CHASE, "lat.chase", &kLat, T_FLOOR | T_LOADSTORE | T_CHASE, kCheckCursor, launch_chase},
 };
+NB_CHECKED(kLatOps);

@@ -1047,10 +1047,11 @@ static int64_t moe_work_set(Run *) { return g_ml.max_slots * g_ml.sz; }
 
 static int moe_per_op_launches(Run *) { return 1; }
 
-static const Family kMoE = {"moe", moe_validate, moe_active, moe_synced, 2, 0, 0, moe_prepare, moe_setup, nullptr, moe_check, moe_bytes, moe_work_set,
+static const Family kMoE = {"moe", moe_validate, moe_active, moe_synced, 2, 0, 0, moe_prepare, moe_setup, nullptr, moe_bytes, moe_work_set,
                             moe_per_op_launches};
 
-static const OpEntry kMoEOps[] = {
-    {NB_OP_MOE_DISPATCH, "moe.dispatch", &kMoE, 0, T_PAYLOAD, moe_launch<NB_OP_MOE_DISPATCH>},
-    {NB_OP_MOE_COMBINE, "moe.combine", &kMoE, 0, T_PAYLOAD, moe_launch<NB_OP_MOE_COMBINE>},
+static constexpr Check kCheckMoE = {"every token's dispatched rows and combined sum", moe_check, nullptr};
+static constexpr OpEntry kMoEOps[] = {
+    {NB_OP_MOE_DISPATCH, "moe.dispatch", &kMoE, T_PAYLOAD, kCheckMoE, moe_launch<NB_OP_MOE_DISPATCH>},
+    {NB_OP_MOE_COMBINE, "moe.combine", &kMoE, T_PAYLOAD, kCheckMoE, moe_launch<NB_OP_MOE_COMBINE>},
 };

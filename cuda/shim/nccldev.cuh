@@ -177,18 +177,21 @@ static int nd_setup(Run *r) {
   return 0;
 }
 
-static int nd_check(Run *r, nb_result *res) {
-  const Args *a = r->a;
-  int from = rma_landed_from(r);
-  if (from < 0) return 0;
-  if (r->e->lands == LANDS_INITIATOR) return check_bytes(S.dst, a->size, 0, from, a->seed, res);
-  int rc = check_bytes((const uint8_t *)g_nd.dst, a->size, 0, from, a->seed, res);
-  if (rc || r->e->lands != LANDS_TARGET_SIGNALS) return rc;
-  // Every CTA that moved bytes signalled once per operation.
-  k_gin_read<<<1, 256, 0, S.stream>>>(g_nd.gdc, (int)rma_active_groups(a), (uint64_t *)S.scratch);
+// A put through NCCL lands in the target's window (g_nd.dst); a get in the
+// initiator's destination (rma.cuh's kCheckGet).
+static Region at_window_target(Run *r) { return rma_put_from(r) < 0 ? nowhere() : region(g_nd.dst, r->a->size, 1); }
+// The payload, and every CTA that moved bytes signalled once per operation (GIN's signals).
+static int put_pattern_gin_signals(Run *r, Region w, nb_result *res) {
+  int rc = put_pattern(r, w, res);
+  if (rc) return rc;
+  int groups = (int)rma_active_groups(r->a);
+  k_gin_read<<<1, 256, 0, S.stream>>>(g_nd.gdc, groups, (uint64_t *)S.scratch);
   CKLAUNCH("GIN signal read");
-  return check_u64((const uint64_t *)S.scratch, rma_active_groups(a), (uint64_t)r->ops, res);
+  return check_u64((const uint64_t *)S.scratch, groups, (uint64_t)r->ops, res);
 }
+NB_CHECK(kCheckWindowPut, "the initiator's pattern in the target's NCCL window", at_window_target, put_pattern);
+NB_CHECK(kCheckGinPutSignals, "the pattern in the target's window, each CTA's GIN signal at the number of operations",
+         at_window_target, put_pattern_gin_signals);
 
 template <int GET>
 static int launch_lsa(Run *r, int iters) {
@@ -253,7 +256,7 @@ static int nd_lat_setup(Run *r) {
   int st = nd_ready(0);  // collective
   if (st) return st;
   int64_t n = a->size;
-  if (lat_chases(r)) {
+  if (has(r, T_CHASE)) {
     Chain c = lat_chain(r);
     n = c.n * c.stride;
   }
@@ -264,21 +267,16 @@ static int nd_lat_setup(Run *r) {
     k_poison<<<1024, 256, 0, S.stream>>>((uint8_t *)g_nd.dst, a->size);
     CKLAUNCH("window poison");
   }
-  if (lat_chases(r) && (st = l2_flush())) return st;  // the copy's last lines are not the chase's cache
+  if (has(r, T_CHASE) && (st = l2_flush())) return st;  // the copy's last lines are not the chase's cache
   CK(cudaStreamSynchronize(S.stream));
   if (r->initiator && nd_lsa_peer(g_nd.dc, r->target) < 0)
     return fail(NB_UNREACHABLE, "PE %d is not in PE %d's LSA team (no load/store access through NCCL)", r->target, S.me);
   return 0;
 }
 
-static int nd_lat_check(Run *r, nb_result *res) {
-  const Args *a = r->a;
-  if (r->e->lands == LANDS_AT_TARGET) {
-    if (S.me != a->peer) return 0;
-    return check_bytes((const uint8_t *)g_nd.dst, a->size, 0, 0, a->seed, res);
-  }
-  return lat_check(r, res);  // the chase lands in this PE's own memory
-}
+// The round trip's put lands in the peer's window.
+static Region at_window_peer(Run *r) { return S.me != r->a->peer ? nowhere() : region(g_nd.dst, r->a->size, 1); }
+NB_CHECK(kCheckWindowLatPut, "PE 0's pattern in the peer's NCCL window", at_window_peer, pattern_of_pe0);
 
 static int launch_lsa_lat_put(Run *r, int iters) {
   k_lsa_lat_put<<<1, r->a->threads, 0, S.stream>>>(g_nd.wdst, S.src, r->a->size, iters, nd_lsa_peer(g_nd.dc, r->target), S.times);
@@ -337,13 +335,14 @@ static int nd_active(Run *r) {
 static int nd_synced(Run *r) { return r->a->op == NB_OP_GIN_PUT_SIGNAL || rma_synced(r); }
 
 static const Family kND = {"nccl-device", nd_validate, nd_active, nd_synced, 1, 0, 0, rma_prepare, nd_setup, nullptr,
-                           nd_check, rma_bytes, rma_work_set};
+                           rma_bytes, rma_work_set};
 
-static const OpEntry kNDOps[] = {
-    {NB_OP_LSA_PUT, "rma.lsa_put", &kND, LANDS_TARGET, T_PAYLOAD | T_LOADSTORE, launch_lsa<0>},
-    {NB_OP_LSA_GET, "rma.lsa_get", &kND, LANDS_INITIATOR, T_PAYLOAD | T_LOADSTORE, launch_lsa<1>},
-    {NB_OP_GIN_PUT_SIGNAL, "rma.gin_put_signal", &kND, LANDS_TARGET_SIGNALS, T_PAYLOAD | T_NETWORK, launch_gin},
+static constexpr OpEntry kNDOps[] = {
+    {NB_OP_LSA_PUT, "rma.lsa_put", &kND, T_PAYLOAD | T_LOADSTORE, kCheckWindowPut, launch_lsa<0>},
+    {NB_OP_LSA_GET, "rma.lsa_get", &kND, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_lsa<1>},
+    {NB_OP_GIN_PUT_SIGNAL, "rma.gin_put_signal", &kND, T_PAYLOAD | T_NETWORK, kCheckGinPutSignals, launch_gin},
 };
+NB_CHECKED(kNDOps);
 
 // --- latency: the latency family's roles, chain and checks, the message
 // (and the chain) copied into this PE's source window at setup.
@@ -356,9 +355,10 @@ static int nd_lat_validate(Run *r) {
 }
 
 static const Family kNDLat = {"nccl-device latency", nd_lat_validate, lat_active, lat_synced, 10, 0, 1, lat_prepare, nd_lat_setup,
-                              lat_before_launch, nd_lat_check, lat_bytes, lat_work_set};
+                              lat_before_launch, lat_bytes, lat_work_set};
 
-static const OpEntry kNDLatOps[] = {
-    {NB_OP_LSA_LAT_PUT, "lat.lsa_put", &kNDLat, LANDS_AT_TARGET, T_PAYLOAD | T_ROUNDTRIP | T_LOADSTORE, launch_lsa_lat_put},
-    {NB_OP_LSA_LAT_GET, "lat.lsa_get", &kNDLat, LANDS_CHASED, T_PAYLOAD | T_ROUNDTRIP | T_LOADSTORE, launch_lsa_lat_get},
+static constexpr OpEntry kNDLatOps[] = {
+    {NB_OP_LSA_LAT_PUT, "lat.lsa_put", &kNDLat, T_PAYLOAD | T_ROUNDTRIP | T_LOADSTORE, kCheckWindowLatPut, launch_lsa_lat_put},
+    {NB_OP_LSA_LAT_GET, "lat.lsa_get", &kNDLat, T_PAYLOAD | T_ROUNDTRIP | T_LOADSTORE | T_CHASE, kCheckChased, launch_lsa_lat_get},
 };
+NB_CHECKED(kNDLatOps);

@@ -460,7 +460,8 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
   // Every PE checks, also after an error (a family's check may be
   // collective: the barrier's makes barriers of its own).
   if (a->verify) {
-    int rc = f->check(r, res);
+    int rc = a->corrupt && r->e->check->corrupt ? r->e->check->corrupt(r) : 0;
+    if (!rc) rc = r->e->check->verify(r, res);
     if (!st) st = rc;
   }
   int64_t sums[3] = {0, 0, 0};

@@ -13,7 +13,7 @@
 #define NVSHBENCH_H
 #include <stdint.h>
 
-#define NB_ABI_VERSION 4
+#define NB_ABI_VERSION 5
 
 /* Status codes (negative returns). */
 #define NB_ERR -1          /* the operation failed */
@@ -80,6 +80,7 @@ typedef struct {
   int32_t topk;     /* MoE: experts per token */
   int32_t experts;  /* MoE: experts over all PEs */
   int32_t moe_mode; /* MoE: 0 ll (a message per selection), 1 normal (a message per destination rank) */
+  int32_t corrupt;  /* tests: damage one element of what the check reads before it runs (it must then fail) */
   char op[NB_OP_NAME]; /* the operation: a dispatch-table name, NUL-terminated */
   char nccl_algo[32];  /* "" = NCCL's choice; else forced with NCCL_ALGO at communicator creation */
   char nccl_proto[32];

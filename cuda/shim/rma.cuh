@@ -38,8 +38,6 @@ enum {
   NB_OP_SWAP = 18,       // uint64 atomic swap
 };
 
-enum { LANDS_TARGET = 1, LANDS_INITIATOR = 2, LANDS_COUNTERS = 3, LANDS_TARGET_SIGNALS = 4 };
-
 // Bulk put/get: the buffer is cut into one chunk per group (CTA, warp or
 // thread), 16-byte aligned; the last chunks take the remainder, so every
 // byte of size moves (perftest drops remainders).
@@ -298,33 +296,42 @@ static int rma_prepare(Run *r) {
   return rc;
 }
 
-// The PE whose pattern landed in this PE's destination, or -1 if none did.
-static int rma_landed_from(Run *r) {
+// The PE whose pattern a put's target holds in its destination (-1: none:
+// this PE is not a target), and a get's (-1: this PE did not initiate).
+static int rma_put_from(Run *r) {
   const Args *a = r->a;
-  if (r->e->lands == LANDS_INITIATOR) return r->initiator ? r->target : -1;
   if (S.me == a->peer) return 0;
   if (a->bidir && S.me == 0) return a->peer;
   return -1;
 }
+static int rma_get_from(Run *r) { return r->initiator ? r->target : -1; }
 
-static int rma_check(Run *r, nb_result *res) {
-  const Args *a = r->a;
-  int from = rma_landed_from(r);
-  if (from < 0) return 0;
-  switch (r->e->lands) {
-  case LANDS_COUNTERS:
-    // Every counter saw one increment per operation of its initiator.
-    return check_u64((const uint64_t *)S.dst, (int64_t)a->ctas * a->threads, (uint64_t)r->ops, res);
-  case LANDS_TARGET_SIGNALS: {
-    int rc = check_bytes(S.dst, a->size, 0, from, a->seed, res);
-    if (rc) return rc;
-    // Every group that moved bytes signalled once per operation.
-    return check_u64((const uint64_t *)S.scratch, rma_active_groups(a), (uint64_t)r->ops, res);
-  }
-  default:
-    return check_bytes(S.dst, a->size, 0, from, a->seed, res);
-  }
+// The checks of the RMA family (and of NCCL's LSA put/get, nccldev.cuh):
+// where each result lands on this PE and what it must hold there.
+static Region at_put_target(Run *r) { return rma_put_from(r) < 0 ? nowhere() : region(S.dst, r->a->size, 1); }
+static Region at_get_initiator(Run *r) { return rma_get_from(r) < 0 ? nowhere() : region(S.dst, r->a->size, 1); }
+static Region at_counters(Run *r) {
+  return rma_put_from(r) < 0 ? nowhere() : region(S.dst, (int64_t)r->a->ctas * r->a->threads, 8);
 }
+static int put_pattern(Run *r, Region w, nb_result *res) {
+  return check_bytes((const uint8_t *)w.p, w.n, 0, rma_put_from(r), r->a->seed, res);
+}
+static int get_pattern(Run *r, Region w, nb_result *res) {
+  return check_bytes((const uint8_t *)w.p, w.n, 0, rma_get_from(r), r->a->seed, res);
+}
+// Every counter saw one increment per operation of its initiator.
+static int counted_ops(Run *r, Region w, nb_result *res) { return check_u64((const uint64_t *)w.p, w.n, (uint64_t)r->ops, res); }
+// The payload, and every group that moved bytes signalled once per operation.
+static int put_pattern_signals(Run *r, Region w, nb_result *res) {
+  int rc = put_pattern(r, w, res);
+  if (rc) return rc;
+  return check_u64((const uint64_t *)S.scratch, rma_active_groups(r->a), (uint64_t)r->ops, res);
+}
+NB_CHECK(kCheckPut, "the initiator's pattern in the target's destination", at_put_target, put_pattern);
+NB_CHECK(kCheckGet, "the target's pattern in the initiator's destination", at_get_initiator, get_pattern);
+NB_CHECK(kCheckCounters, "every counter at the number of operations", at_counters, counted_ops);
+NB_CHECK(kCheckPutSignals, "the pattern at the target, each group's signal at the number of operations", at_put_target,
+         put_pattern_signals);
 
 // Per operation: the payload, or the 8-byte word of a counter operation.
 static int64_t rma_bytes(Run *r) {
@@ -341,7 +348,7 @@ static int64_t rma_work_set(Run *r) {
 }
 
 static const Family kRMA = {"rma", rma_validate, rma_active, rma_synced, 1, 0, 0, rma_prepare, nullptr, nullptr,
-                            rma_check, rma_bytes, rma_work_set};
+                            rma_bytes, rma_work_set};
 
 // --- launches
 template <int OP>
@@ -417,20 +424,21 @@ static int launch_atomic(Run *r, int iters) {
   return 0;
 }
 
-static const OpEntry kRMAOps[] = {
-    {NB_OP_PUT, "rma.put", &kRMA, LANDS_TARGET, T_PAYLOAD, launch_bulk<NB_OP_PUT>},
-    {NB_OP_GET, "rma.get", &kRMA, LANDS_INITIATOR, T_PAYLOAD, launch_bulk<NB_OP_GET>},
-    {NB_OP_PUT_SIGNAL, "rma.put_signal", &kRMA, LANDS_TARGET_SIGNALS, T_PAYLOAD, launch_bulk<NB_OP_PUT_SIGNAL>},
-    {NB_OP_P, "rma.p", &kRMA, LANDS_TARGET, T_PAYLOAD, launch_scalar<NB_OP_P>},
-    {NB_OP_G, "rma.g", &kRMA, LANDS_INITIATOR, T_PAYLOAD, launch_scalar<NB_OP_G>},
-    {NB_OP_ST, "rma.st", &kRMA, LANDS_TARGET, T_PAYLOAD | T_LOADSTORE, launch_store},
-    {NB_OP_LD, "rma.ld", &kRMA, LANDS_INITIATOR, T_PAYLOAD | T_LOADSTORE, launch_load},
-    {NB_OP_FETCH_ADD, "rma.fetch_add", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_FETCH_ADD>},
-    {NB_OP_ADD, "rma.add", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_ADD>},
-    {NB_OP_CSWAP, "rma.compare_swap", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_CSWAP>},
-    {NB_OP_SWAP, "rma.swap", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_SWAP>},
-    {NB_OP_SIGNAL_ADD, "rma.signal_add", &kRMA, LANDS_COUNTERS, T_COUNTERS, launch_atomic<NB_OP_SIGNAL_ADD>},
-    {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, LANDS_TARGET, T_PAYLOAD | T_LOADSTORE, launch_ce},
-    {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, LANDS_TARGET, T_PAYLOAD | T_LOADSTORE, launch_store},
-    {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, LANDS_INITIATOR, T_PAYLOAD | T_LOADSTORE, launch_load},
+static constexpr OpEntry kRMAOps[] = {
+    {NB_OP_PUT, "rma.put", &kRMA, T_PAYLOAD, kCheckPut, launch_bulk<NB_OP_PUT>},
+    {NB_OP_GET, "rma.get", &kRMA, T_PAYLOAD, kCheckGet, launch_bulk<NB_OP_GET>},
+    {NB_OP_PUT_SIGNAL, "rma.put_signal", &kRMA, T_PAYLOAD, kCheckPutSignals, launch_bulk<NB_OP_PUT_SIGNAL>},
+    {NB_OP_P, "rma.p", &kRMA, T_PAYLOAD, kCheckPut, launch_scalar<NB_OP_P>},
+    {NB_OP_G, "rma.g", &kRMA, T_PAYLOAD, kCheckGet, launch_scalar<NB_OP_G>},
+    {NB_OP_ST, "rma.st", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_store},
+    {NB_OP_LD, "rma.ld", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_load},
+    {NB_OP_FETCH_ADD, "rma.fetch_add", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_FETCH_ADD>},
+    {NB_OP_ADD, "rma.add", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_ADD>},
+    {NB_OP_CSWAP, "rma.compare_swap", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_CSWAP>},
+    {NB_OP_SWAP, "rma.swap", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_SWAP>},
+    {NB_OP_SIGNAL_ADD, "rma.signal_add", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_SIGNAL_ADD>},
+    {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_ce},
+    {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_store},
+    {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_load},
 };
+NB_CHECKED(kRMAOps);
