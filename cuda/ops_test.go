@@ -79,6 +79,19 @@ static constexpr OpEntry k[] = {
 	}
 }
 
+// No switch of the shim has a catch-all branch: a case it does not name
+// must not run another's code (an operation, a check, a kind). The
+// compiler's -Wswitch cannot see switches over ints; this can.
+func TestShimHasNoCatchAll(t *testing.T) {
+	for name, text := range shimFiles() {
+		for i, line := range strings.Split(text, "\n") {
+			if strings.Contains(line, "default:") {
+				t.Errorf("%s:%d: a catch-all branch: %s", name, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
 // Every declared check is some entry's, and only an entry that leaves no
 // output names a check the GPU test cannot corrupt (every other check is
 // proved able to fail there: cuda/gputest).

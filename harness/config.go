@@ -9,24 +9,28 @@ import (
 
 // Config is the sweep configuration shared by every benchmark of a run.
 type Config struct {
-	Sizes       []int64  `json:"sizes"`
-	CTAs        int      `json:"ctas"`
-	Threads     int      `json:"threads"`
-	LaunchSweep bool     `json:"launch_sweep"` // also sweep CTAs × threads at SweepSize
-	SweepSize   int64    `json:"sweep_size"`
-	Path        string   `json:"path"`    // p2p, proxy, ibgda (the run's requested path)
-	Iters       int      `json:"iters"`   // operations per timed launch; 0: calibrated to about 20 ms
-	Warmup      int      `json:"warmup"`  // untimed launches
-	Samples     int      `json:"samples"` // timed launches per point
-	Verify      bool     `json:"verify"`
-	Bidir       bool     `json:"bidir"`
-	Blocking    bool     `json:"blocking"` // also the blocking forms of put/get
-	PEs         int      `json:"pes"`
-	LimitSize   int64    `json:"limit_size"` // size of the in-run limit measurements
-	Quick       bool     `json:"quick"`
-	DTypes      []string `json:"dtypes,omitempty"`      // collectives: float, bf16, half
-	Graph       bool     `json:"graph,omitempty"`       // collectives: capture the timed iterations in a CUDA graph
-	NCCLProtos  []string `json:"nccl_protos,omitempty"` // NCCL protocols to force (LL, LL128, Simple); none: NCCL's choice
+	Sizes       []int64 `json:"sizes"`
+	CTAs        int     `json:"ctas"`
+	Threads     int     `json:"threads"`
+	LaunchSweep bool    `json:"launch_sweep"` // also sweep CTAs × threads at SweepSize
+	SweepSize   int64   `json:"sweep_size"`
+	Path        string  `json:"path"`    // p2p, proxy, ibgda (the run's requested path)
+	Iters       int     `json:"iters"`   // operations per timed launch; 0: calibrated to about 20 ms
+	Warmup      int     `json:"warmup"`  // untimed launches
+	Samples     int     `json:"samples"` // timed launches per point
+	Verify      bool    `json:"verify"`
+	// CorruptChecks hands every check damaged output (one element of what
+	// it reads), which it must then report: the GPU test's proof that each
+	// check can fail. Never for measurements (run's hidden --corrupt-checks).
+	CorruptChecks bool     `json:"corrupt_checks,omitempty"`
+	Bidir         bool     `json:"bidir"`
+	Blocking      bool     `json:"blocking"` // also the blocking forms of put/get
+	PEs           int      `json:"pes"`
+	LimitSize     int64    `json:"limit_size"` // size of the in-run limit measurements
+	Quick         bool     `json:"quick"`
+	DTypes        []string `json:"dtypes,omitempty"`      // collectives: float, bf16, half
+	Graph         bool     `json:"graph,omitempty"`       // collectives: capture the timed iterations in a CUDA graph
+	NCCLProtos    []string `json:"nccl_protos,omitempty"` // NCCL protocols to force (LL, LL128, Simple); none: NCCL's choice
 	// SMs is the SM count of the run's GPUs (the smallest), from the
 	// devices: full-GPU launches (limits, multi-CTA AllReduces) size their
 	// grids by it. 0: unknown (a plan made without a GPU).

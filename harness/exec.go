@@ -35,6 +35,9 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, err
 	o := Outcome{L2Bytes: e.Job.L2Bytes()}
 	o.Effective = PathName(e.Job.PeerPath(), e.Config)
 	a, waiver := b.Args(e, p)
+	if e.Config.CorruptChecks {
+		a.Corrupt = 1
+	}
 	if op, ok := cuda.LookupOp(a.OpString()); ok && (op.Has(cuda.TraitRoundTrip) || op.Kind() == "moe") {
 		o.Floor = ServedCache // a round trip served where its result lands (MoE: one, after its bytes)
 		if op.Has(cuda.TraitChase) {

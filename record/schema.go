@@ -150,6 +150,9 @@ type RunSetup struct {
 	Verify  bool `json:"verify"`
 	CTAs    int  `json:"ctas"`
 	Threads int  `json:"threads"`
+	// CorruptChecks: every check was handed damaged output (the GPU test's
+	// proof that each can fail): no point of such a file is a measurement.
+	CorruptChecks bool `json:"corrupt_checks,omitempty"`
 }
 
 // SetupMismatch says that a results file was written by a setup other than

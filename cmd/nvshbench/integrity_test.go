@@ -400,3 +400,39 @@ func TestDoctorNICReadiness(t *testing.T) {
 		t.Errorf("peermem and the override set: IBGDA should be ready, the proxy not (no GDRCopy):\n%s", out)
 	}
 }
+
+// --corrupt-checks (hidden, for the GPU test) hands every check a damaged
+// output: every verified point fails verification, the run exits 1, and
+// its header says the run was corrupted on purpose.
+func TestCorruptChecksFailEveryVerifiedPoint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "corrupt.jsonl")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K,1M", "--samples", "2", "--corrupt-checks", "--out", out,
+		"rma/put/block", "rma/get/warp", "latency/put/block")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	f, err := record.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Header.Run == nil || !f.Header.Run.CorruptChecks {
+		t.Errorf("the header does not say the checks were handed damaged output: %+v", f.Header.Run)
+	}
+	failed := 0
+	for _, p := range f.Points {
+		if p.Verify.Checked && p.Status != record.StatusFailedVerification {
+			t.Errorf("%s %s: %s with a damaged output", p.ID, p.Params.Key(), p.Status)
+		}
+		if p.Status == record.StatusFailedVerification && !strings.HasPrefix(p.ID, "limit/") {
+			failed++
+		}
+	}
+	if failed != 6 { // the in-run limits the run adds fail too
+		t.Errorf("%d points asked for failed verification, want all 6", failed)
+	}
+	clean := filepath.Join(t.TempDir(), "clean.jsonl")
+	fakeRun(t, clean, "--sizes", "4K", "rma/put/block")
+	if g, err := record.ReadFile(clean); err != nil || g.Header.Run == nil || g.Header.Run.CorruptChecks {
+		t.Errorf("a plain run's header: %v", err)
+	}
+}

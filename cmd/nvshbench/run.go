@@ -44,6 +44,7 @@ type runOptions struct {
 	Warmup      int
 	Samples     int
 	NoVerify    bool
+	Corrupt     bool // hidden: the GPU test's damaged-output run
 	Bidir       bool
 	Blocking    bool
 	Timeout     time.Duration
@@ -88,6 +89,8 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.IntVar(&o.Warmup, "warmup", 2, "untimed launches before the samples (0..1000)")
 	f.IntVar(&o.Samples, "samples", 10, "timed launches per point (1..10000)")
 	f.BoolVar(&o.NoVerify, "no-verify", false, "skip the data check of every point (recorded in the results)")
+	f.BoolVar(&o.Corrupt, "corrupt-checks", false, "tests only: damage one element of what each check reads, so every verified point must fail")
+	_ = f.MarkHidden("corrupt-checks")
 	f.BoolVar(&o.Bidir, "bidir", false, "also measure bidirectional put/get")
 	f.BoolVar(&o.Blocking, "blocking", false, "also measure the blocking forms of put/get")
 	f.DurationVar(&o.Timeout, "timeout", 120*time.Second, "a point that takes longer is recorded as an error and its workers killed")
@@ -178,6 +181,7 @@ func (o *runOptions) config() (*harness.Config, error) {
 		cfg.Samples = 5
 	}
 	cfg.Verify, cfg.Bidir, cfg.Blocking, cfg.Quick = !o.NoVerify, o.Bidir, o.Blocking, o.Quick
+	cfg.CorruptChecks = o.Corrupt
 	if len(o.DTypes) > 0 {
 		cfg.DTypes = o.DTypes
 	}
@@ -399,7 +403,8 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	}
 	header := buildHeader(gpu, gpus, o.PEsPerGPU, extra)
 	header.Label = o.Label
-	header.Run = &record.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads}
+	header.Run = &record.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads,
+		CorruptChecks: cfg.CorruptChecks}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err

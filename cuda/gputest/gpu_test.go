@@ -66,6 +66,13 @@ func shim(t *testing.T) (string, int) {
 // at the deadline; its workers die with it) and reads the results file.
 func nvshbench(t *testing.T, deadline time.Duration, args ...string) *record.File {
 	t.Helper()
+	return nvshbenchExit(t, deadline, 0, args...)
+}
+
+// nvshbenchExit is nvshbench for a run that must exit with code want (1:
+// some point failed, as every verified point of a corrupted run does).
+func nvshbenchExit(t *testing.T, deadline time.Duration, want int, args ...string) *record.File {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "gpu.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
@@ -76,8 +83,14 @@ func nvshbench(t *testing.T, deadline time.Duration, args ...string) *record.Fil
 	if ctx.Err() != nil {
 		t.Fatalf("not finished within %s: killed", deadline)
 	}
-	if err != nil {
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
 		t.Fatalf("run: %v", err)
+	}
+	if code != want {
+		t.Fatalf("run: exit code %d, want %d", code, want)
 	}
 	f, err := record.ReadFile(out)
 	if err != nil {
@@ -181,6 +194,45 @@ func TestOnePE(t *testing.T) {
 
 func TestTwoPEsOnOneGPU(t *testing.T) {
 	check(t, runAll(t, "1", "2", "8,1000,4096,4097,1M", "--blocking", "--bidir", "--dtypes", "float,bf16,half"), 2, 1)
+}
+
+// TestCorruptedOutputsFail: every check can fail. Every benchmark runs once
+// with --corrupt-checks (one element of what its check reads damaged after
+// the timed launches, on the PE where the result lands), on 1 PE and on 2
+// PEs of one GPU: every point that ran must fail verification, and none
+// may pass (a check that cannot see a wrong element is no check); only an
+// operation that leaves no output may say why it is unverifiable.
+func TestCorruptedOutputsFail(t *testing.T) {
+	for _, pes := range []string{"1", "2"} {
+		t.Run(pes+"pe", func(t *testing.T) {
+			p, _ := shim(t)
+			f := nvshbenchExit(t, 6*time.Minute, 1, "run", "--shim", p, "--pes-per-gpu", pes, "--sizes", "4096", "--samples", "1",
+				"--warmup", "0", "--timeout", "30s", "--corrupt-checks", "--moe-tokens", "64",
+				"rma", "limit", "latency", "collectives", "moe")
+			ran, caught := 0, 0
+			ids := map[string]bool{}
+			for _, pt := range f.Points {
+				ids[pt.ID] = true
+				switch {
+				case pt.Status == record.StatusWaived:
+				case pt.Verify.Unverifiable != "":
+					t.Logf("%s: unverifiable: %s", pt.ID, pt.Verify.Unverifiable)
+				case pt.Status == record.StatusFailedVerification && pt.Verify.Errors > 0:
+					ran++
+					caught++
+				default:
+					ran++
+					t.Errorf("%s %s: a damaged output was not caught: %s %s verify=%+v", pt.ID, pt.Params.Key(), pt.Status, pt.Reason, pt.Verify)
+				}
+			}
+			for _, b := range harness.All() {
+				if !ids[b.ID] {
+					t.Errorf("%s was not run", b.ID)
+				}
+			}
+			t.Logf("%d of %d points that ran caught their damaged output", caught, ran)
+		})
+	}
 }
 
 // stamped: a benchmark whose kernels are ours and stamp %globaltimer every

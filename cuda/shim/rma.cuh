@@ -378,11 +378,11 @@ static int launch_scalar(Run *r, int iters) {
 #define SCALAR(T)                                                                          \
   launched(r, k_scalar<T, OP>, a->ctas, a->threads);                                       \
   k_scalar<T, OP><<<g, b, 0, S.stream>>>((T *)S.dst, (const T *)S.src, n, iters, r->target, S.times);
-  switch (a->elem) {
+  switch (a->elem) {  // rma_validate admits 1, 2, 4 and 8 only
   case 1: SCALAR(uint8_t) break;
   case 2: SCALAR(uint16_t) break;
   case 4: SCALAR(uint32_t) break;
-  default: SCALAR(uint64_t) break;
+  case 8: SCALAR(uint64_t) break;
   }
 #undef SCALAR
   CKLAUNCH("scalar p/g kernel");
