@@ -272,7 +272,7 @@ func TestPredictions(t *testing.T) {
 	if nic[0].Predicted != 48 || math.Abs(nic[4].Predicted-181.33) > 0.05 || !strings.Contains(nic[2].How, "on-node 2.5") || !strings.Contains(nic[2].How, "h2") {
 		t.Errorf("NIC rows %+v", nic)
 	}
-	ch := model.NCCLChoices(fits)
+	ch := model.NCCLChoices(fits, decide.Default())
 	if len(ch) == 0 || ch[0].Best != "nccl-tree" || ch[0].Miss() <= 0 {
 		t.Errorf("NCCL's choice: %+v", ch)
 	}
@@ -514,6 +514,45 @@ func TestFilesOfDifferentSetups(t *testing.T) {
 		}
 		if p.File == "b" && p.Model == "ring" && p.MeasuredIn != "c" {
 			t.Errorf("the H100 prediction lacks the H100 4-PE measurement: %+v", p)
+		}
+	}
+}
+
+// NCCL's choice is judged by the decision rule: a forced algorithm 1 %
+// faster is a tie, one 10 % faster beats it, and on one PE, where NCCL
+// runs no algorithm, they are the same operation and nothing is compared.
+func TestNCCLChoicesFollowTheRule(t *testing.T) {
+	sizes := pow2(1<<20, 1<<28)
+	scaled := func(fn timeFn, k float64) timeFn { return func(s float64) float64 { return k * fn(s) } }
+	def := line(7, 150)
+	for _, c := range []struct {
+		name   string
+		pes    int
+		k      float64
+		missed bool
+		label  string
+	}{
+		{"close", 2, 0.99, false, "tie (within"},
+		{"far", 2, 0.90, true, "slower"},
+		{"one-pe", 1, 0.90, false, "same operation here"},
+	} {
+		f := file(c.name, c.pes, []spec{
+			{id: "collectives/allreduce/nccl", params: perOp, fn: def},
+			{id: "collectives/allreduce/nccl-tree", params: perOp, fn: scaled(def, c.k)},
+		}, sizes)
+		fits := model.FitAll(model.Collect([]*record.File{f}))
+		ch := model.NCCLChoices(fits, decide.Default())
+		if len(ch) != len(sizes) {
+			t.Fatalf("%s: %d choices for %d sizes", c.name, len(ch), len(sizes))
+		}
+		tab := model.ChoiceTable(ch, decide.Default())
+		for i, x := range ch {
+			if x.Missed() != c.missed {
+				t.Errorf("%s %d B: missed %v, want %v (%+v)", c.name, x.Size, x.Missed(), c.missed, x.Verdict)
+			}
+			if miss := tab.Rows[i][6].Text; !strings.Contains(miss, c.label) {
+				t.Errorf("%s %d B: the table says %q, want %q", c.name, x.Size, miss, c.label)
+			}
 		}
 	}
 }

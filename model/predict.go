@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"math"
 	"sort"
 	"strconv"
@@ -640,19 +641,30 @@ type Choice struct {
 	Group    string
 	File     string
 	Size     int64
-	Default  float64 // the time NCCL's choice took
+	Default  float64 // the time NCCL's choice took (median)
 	Best     string  // the fastest forced algorithm
 	BestTime float64
+	// Verdict is the decision rule's over NCCL's choice and the forced
+	// algorithms at this size (decide.Rule, the sizes of the group as its
+	// family); Same says why they are one operation here ("": they are not).
+	Verdict decide.Verdict
+	Same    string
 }
 
 // Miss is how much slower NCCL's choice was than the fastest forced one (0
 // or less: it chose well).
 func (c Choice) Miss() float64 { return c.Default/c.BestTime - 1 }
 
+// Missed reports whether the rule says a forced algorithm beat NCCL's choice.
+func (c Choice) Missed() bool { return c.Same == "" && !c.Verdict.Tie() && c.Verdict.Winner != "nccl" }
+
 // NCCLChoices compares collectives/allreduce/nccl with the forced
 // nccl-ring, nccl-tree (and NVLS where measured), like with like (one
-// file, PE count, launch mode, dtype).
-func NCCLChoices(fits []*Fit) []Choice {
+// file, PE count, launch mode, dtype), by the decision rule: a forced
+// algorithm beat NCCL's choice only where the rule names it the winner.
+// Where they ran the same code (one PE: NCCL's one-rank copy), Same says so
+// and nothing is compared.
+func NCCLChoices(fits []*Fit, rule decide.Rule) []Choice {
 	def := map[string]*Fit{}
 	forced := map[string][]*Fit{}
 	for _, f := range fits {
@@ -676,16 +688,33 @@ func NCCLChoices(fits []*Fit) []Choice {
 		d := def[g]
 		for _, o := range d.Obs {
 			c := Choice{Group: g, File: d.File, Size: o.Size, Default: o.Time, BestTime: math.Inf(1)}
+			es := []decide.Entry{{Name: "nccl", Samples: o.Samples, Cached: d.Cached[o.Size]}}
+			op, why := decide.Operation(d.ID, d.Path, d.PEs, o.Size)
+			same := true
 			for _, f := range forced[g] {
 				for _, fo := range f.Obs {
-					if fo.Size == o.Size && fo.Time < c.BestTime {
-						c.Best, c.BestTime = strings.TrimPrefix(f.ID, "collectives/allreduce/"), fo.Time
+					if fo.Size != o.Size {
+						continue
+					}
+					name := strings.TrimPrefix(f.ID, "collectives/allreduce/")
+					if fo.Time < c.BestTime {
+						c.Best, c.BestTime = name, fo.Time
+					}
+					es = append(es, decide.Entry{Name: name, Samples: fo.Samples, Cached: f.Cached[fo.Size]})
+					if fop, _ := decide.Operation(f.ID, f.Path, f.PEs, fo.Size); fop != op {
+						same = false
 					}
 				}
 			}
-			if c.Best != "" {
-				out = append(out, c)
+			if c.Best == "" {
+				continue
 			}
+			if same && why != "" {
+				c.Same = why
+			} else {
+				c.Verdict = rule.Decide(es, len(d.Obs))
+			}
+			out = append(out, c)
 		}
 	}
 	return out

@@ -448,21 +448,43 @@ func NICTable(rows []NICRow) report.Table {
 
 // ChoiceTable shows whether NCCL's own choice was the fastest of the
 // algorithms forced in the same run.
-func ChoiceTable(cs []Choice) report.Table {
+func ChoiceTable(cs []Choice, rule decide.Rule) report.Table {
 	t := report.Table{Title: "NCCL's choice against its forced algorithms (AllReduce)",
 		Columns: []string{"file", "group", "size", "NCCL's choice µs", "fastest forced", "its µs", "NCCL's miss", "miss %"},
 		Right:   []bool{false, false, true, true, false, true, true, true}}
 	t.Wide = []bool{false, false, false, false, false, false, false, true}
+	few := ""
 	for _, c := range cs {
 		miss := "chose well"
-		if m := c.Miss(); m > 0.005 {
-			miss = pct(m) + " slower"
+		switch {
+		case c.Same != "":
+			miss = "same operation here"
+		case c.Missed():
+			miss = pct(c.Miss()) + " slower"
+			if c.Verdict.Cached {
+				miss += " (in cache only)"
+			}
+		case c.Verdict.Few != "":
+			miss = "too few samples"
+			few = c.Verdict.Few
+		case c.Verdict.Tie():
+			miss = "tie (within " + decide.Percent(c.Verdict.Within) + ")"
 		}
 		group := strings.TrimSpace(strings.TrimPrefix(c.Group, c.File))
 		t.Rows = append(t.Rows, []report.Cell{report.Str(c.File), report.Str(group), report.Str(report.FormatBytes(c.Size)), usCell(c.Default), report.Str(c.Best), usCell(c.BestTime),
 			report.Str(miss), pctCell(c.Miss())})
 	}
-	t.Notes = append(t.Notes, "NCCL's choice: collectives/allreduce/nccl; forced: NCCL_ALGO set per communicator (nccl-ring, nccl-tree, nccl-nvls where allowed); within 0.5 % counts as chosen well")
+	t.Notes = append(t.Notes, "NCCL's choice: collectives/allreduce/nccl; forced: NCCL_ALGO set per communicator (nccl-ring, nccl-tree, nccl-nvls where allowed)",
+		"NCCL's miss: a forced algorithm was faster only where the decision rule says so: "+rule.Describe())
+	for _, c := range cs {
+		if c.Same != "" {
+			t.Notes = append(t.Notes, "same operation here: "+c.Same)
+			break
+		}
+	}
+	if few != "" {
+		t.Notes = append(t.Notes, "too few samples for the rule's interval: "+few)
+	}
 	return t
 }
 

@@ -173,8 +173,8 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 			rep.Tables = append(rep.Tables, model.PredictionTables(models, model.Predict(models, fits, ns, sizes, record.Paper()))...)
 		}
 		rep.Tables = append(rep.Tables, model.NICTable(model.PredictNIC(o.NIC, fits)))
-		if ch := model.NCCLChoices(fits); len(ch) > 0 {
-			rep.Tables = append(rep.Tables, model.ChoiceTable(ch))
+		if ch := model.NCCLChoices(fits, rule); len(ch) > 0 {
+			rep.Tables = append(rep.Tables, model.ChoiceTable(ch, rule))
 		}
 	}
 	if err := report.Render(c.OutOrStdout(), rep, o.Format); err != nil {
