@@ -56,28 +56,6 @@ __global__ void k_lat_put(uint8_t *dst, const uint8_t *src, int64_t size, int it
   stamp(times, iters);
 }
 
-// chase runs a pointer chase of one CTA: iteration it fetches block cur of
-// the peer's chain with hop(cur), which every thread calls and which ends
-// with the CTA synchronised and returns, on thread 0, the block's first
-// word: the index of the next block, so iteration it + 1 cannot begin
-// before it's data arrived. Thread 0 stamps every hop's start.
-// The cursor continues across launches (the chain is never re-walked from
-// its start, where a cache could answer).
-template <typename Hop>
-__device__ static inline void chase(int64_t *cursor, int64_t n, int iters, int64_t *times, Hop hop) {
-  __shared__ volatile int64_t cur;
-  if (threadIdx.x == 0) cur = *cursor;
-  __syncthreads();
-  for (int it = 0; it < iters; it++) {
-    stamp(times, it);
-    uint64_t first = hop(cur);
-    if (threadIdx.x == 0) cur = first < (uint64_t)n ? (int64_t)first : 0;  // a damaged word stays inside the chain (the check sees it)
-    __syncthreads();
-  }
-  stamp(times, iters);
-  if (threadIdx.x == 0) *cursor = cur;
-}
-
 // The floor: one thread's dependent 8-byte loads through the chain (L2, not
 // L1: a repeated line is never an L1 hit), NB_FLOOR_HOPS of them between two
 // stamps, the block's address from its index by a shift (the floors' blocks

@@ -29,13 +29,6 @@ enum {
 // ---------------------------------------------------------------------------
 // Kernels
 
-template <int SCOPE>
-__device__ static inline void lane_of(int *lane, int *width) {
-  if (SCOPE == NB_SCOPE_BLOCK) *lane = threadIdx.x, *width = blockDim.x;
-  else if (SCOPE == NB_SCOPE_WARP) *lane = threadIdx.x % 32, *width = 32;
-  else *lane = 0, *width = 1;
-}
-
 // Bulk put (GET = 0: local -> the peer's window) or get (GET = 1: the peer's
 // window -> local), the peer's address from ncclGetLsaPointer.
 template <int SCOPE, int GET>

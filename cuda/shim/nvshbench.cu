@@ -7,6 +7,7 @@
 //   check.cuh        the verification patterns, fills and the one check helper
 //   nvml.cuh         the physical links and memory of a GPU (the ceilings)
 //   chain.cuh        the pointer chains every chase walks (and the L2 flush)
+//   device.cuh       the device helpers the families share (chunks, a group's copy, the one-CTA chase)
 //   nccl.cuh         NCCL: its loader, communicators and device-API objects
 //   rma.cuh          the RMA family (bulk, scalar, load/store, atomics, copy references)
 //   latency.cuh      the latency family (round trips) and the in-run floors
@@ -27,6 +28,7 @@
 #include "check.cuh"
 #include "nvml.cuh"
 #include "chain.cuh"
+#include "device.cuh"
 #include "nccl.cuh"
 #include "rma.cuh"
 #include "latency.cuh"

@@ -38,26 +38,6 @@ enum {
   NB_OP_SWAP = 18,       // uint64 atomic swap
 };
 
-// Bulk put/get: the buffer is cut into one chunk per group (CTA, warp or
-// thread), 16-byte aligned; the last chunks take the remainder, so every
-// byte of size moves (perftest drops remainders).
-__host__ __device__ static inline int64_t chunk_bytes(int64_t size, int64_t groups) {
-  int64_t c = (size + groups - 1) / groups;
-  return (c + 15) & ~15ll;
-}
-
-__device__ static inline void chunk_of(int64_t size, int64_t groups, int64_t g, int64_t *off, int64_t *len) {
-  int64_t c = chunk_bytes(size, groups);
-  int64_t o = g * c;
-  if (o >= size) {
-    *off = size;
-    *len = 0;
-    return;
-  }
-  *off = o;
-  *len = (o + c <= size) ? c : size - o;
-}
-
 // One scope group moves len bytes with NVSHMEM's bulk call (shared with the
 // latency kernels).
 template <int OP, int SCOPE, int BLOCKING>
@@ -93,19 +73,6 @@ __device__ static inline void put_signal_op(uint8_t *dst, const uint8_t *src, si
   if (SCOPE == NB_SCOPE_BLOCK) nvshmemx_putmem_signal_nbi_block(dst, src, len, sig, 1, NVSHMEM_SIGNAL_ADD, peer);
   else if (SCOPE == NB_SCOPE_WARP) nvshmemx_putmem_signal_nbi_warp(dst, src, len, sig, 1, NVSHMEM_SIGNAL_ADD, peer);
   else nvshmem_putmem_signal_nbi(dst, src, len, sig, 1, NVSHMEM_SIGNAL_ADD, peer);
-}
-
-__device__ static inline void group_of(int scope, int64_t *groups, int64_t *g) {
-  if (scope == NB_SCOPE_BLOCK) {
-    *groups = gridDim.x;
-    *g = blockIdx.x;
-  } else if (scope == NB_SCOPE_WARP) {
-    *groups = (int64_t)gridDim.x * (blockDim.x / 32);
-    *g = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  } else {
-    *groups = (int64_t)gridDim.x * blockDim.x;
-    *g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  }
 }
 
 template <int OP, int SCOPE, int BLOCKING>
@@ -152,27 +119,6 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer, i
     if (OP == NB_OP_P) nvshmem_quiet();  // the stores end delivered
   }
   stamp_end(st);
-}
-
-// group_copy: the threads lane, lane + width, ... of one scope group copy
-// len bytes (dst and src 16-byte aligned): four 16-byte loads in flight per
-// thread, then the stores, then a byte tail. Four loads in flight is what
-// reaches NVLink's limit with a full grid (one, as NVSHMEM's P2P copy keeps,
-// gives a third of it for reads). The NCCL device API kernels use it.
-__device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t len, int lane, int width) {
-  int64_t n16 = len / 16;
-  const uint4 *s4 = (const uint4 *)src;
-  uint4 *d4 = (uint4 *)dst;
-  int64_t i = lane;
-  for (; i + 3 * width < n16; i += 4 * width) {
-    uint4 a = s4[i], b = s4[i + width], c = s4[i + 2 * width], d = s4[i + 3 * width];
-    d4[i] = a;
-    d4[i + width] = b;
-    d4[i + 2 * width] = c;
-    d4[i + 3 * width] = d;
-  }
-  for (; i < n16; i += width) d4[i] = s4[i];
-  for (int64_t j = n16 * 16 + lane; j < len; j += width) dst[j] = src[j];
 }
 
 // Plain loads/stores through a mapped pointer: 16-byte vectors, a tail of
