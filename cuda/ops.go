@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"io/fs"
 	"regexp"
 	"slices"
@@ -21,6 +22,8 @@ type Op struct {
 	Traits []string // its traits (T_PAYLOAD, T_LOADSTORE, ...), as the entry states them
 	Launch string   // the entry's launch function, as written (launch_bulk<NB_OP_PUT>)
 	File   string   // the shim file that holds the entry
+	Desc   string   // what it does, where its source says (an atomic's line): "atomic fetch_and clearing one bit"
+	Atomic bool     // a line of NB_ATOMICS (atomics.cuh): on 32- and 64-bit counters (Args.Elem 4 or 8)
 }
 
 // The traits an entry may state (common.cuh): what the Go side derives an
@@ -54,12 +57,20 @@ var (
 )
 
 var (
-	reEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*(\w+)\s*,\s*([\w<>]+)\s*\}`)
+	reEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*([\w<>]+)\s*,\s*([\w<>]+)\s*\}`)
 	reCode  = regexp.MustCompile(`\b(NB_OP_[A-Z0-9_]+)\s*=\s*(\d+)`)
 	// reAnyEntry: anything written like an entry, to find one reEntry cannot read (a field left out).
 	reAnyEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"[^}]*\}`)
 	// reCheck: a check declared with NB_CHECK, or a Check object written out (whose corrupt may be nullptr).
-	reCheck = regexp.MustCompile(`(?m)(?:^\s*NB_CHECK\(\s*(\w+)\s*,)|(?:static\s+constexpr\s+Check\s+(\w+)\s*=\s*\{[^}]*?,\s*(\w+)\s*\})`)
+	// An atomic is a line of NB_ATOMICS, X(name, Struct, "what"), made into
+	// entries by the templates #define NB_AMO_<FORM>(name, F, what) {...}
+	// (atomics.cuh): each line is one entry per template.
+	reAtomics    = regexp.MustCompile(`(?s)#define NB_ATOMICS\(X\)(.*?)\n\n`)
+	reAtomicLine = regexp.MustCompile(`X\(\s*(\w+)\s*,\s*(\w+)\s*,\s*"([^"]*)"\s*\)`)
+	reAtomicForm = regexp.MustCompile(`#define NB_AMO_\w+\(name, F, what\) \{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"(\w+)\." #name\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*(\w+)<F>::check\s*,\s*(\w+)<F>\s*\}`)
+	// A check template: template <typename F> struct Name { ... static constexpr Check check = {...}; }.
+	reCheckTemplate = regexp.MustCompile(`(?s)template <typename F>\s*struct (\w+) \{(?:[^}]|\}[^;])*?static constexpr Check check = \{(.*?)\};`)
+	reCheck         = regexp.MustCompile(`(?m)(?:^\s*NB_CHECK\(\s*(\w+)\s*,)|(?:static\s+constexpr\s+Check\s+(\w+)\s*=\s*\{[^}]*?,\s*(\w+)\s*\})`)
 )
 
 // CheckDecl is a check the shim declares: its name, the file, and whether
@@ -80,10 +91,17 @@ func Checks() map[string]CheckDecl {
 func parseChecks(files map[string]string) map[string]CheckDecl {
 	out := map[string]CheckDecl{}
 	for n, text := range files {
+		// A check template is a check per atomic line: Name<Struct>.
+		for _, m := range reCheckTemplate.FindAllStringSubmatch(text, -1) {
+			for _, a := range atomicLines(text) {
+				name := m[1] + "<" + a[2] + ">"
+				out[name] = CheckDecl{Name: name, File: n, Corruptible: strings.Contains(m[2], "::corrupt")}
+			}
+		}
 		for _, m := range reCheck.FindAllStringSubmatch(text, -1) {
 			if m[1] != "" {
 				out[m[1]] = CheckDecl{Name: m[1], File: n, Corruptible: true}
-			} else {
+			} else if m[2] != "check" { // a check template's member (above)
 				out[m[2]] = CheckDecl{Name: m[2], File: n, Corruptible: m[3] != "nullptr"}
 			}
 		}
@@ -139,12 +157,14 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			read[m[0]] = true
 		}
 		for _, m := range reAnyEntry.FindAllStringSubmatch(files[n], -1) {
-			if !read[m[0]] {
+			if !read[m[0]] && !strings.HasSuffix(m[2], ".") { // "rma." #name: an atomic's entry template
 				problems = append(problems, m[2]+": not an entry {code, name, &family, traits, check, launch}: "+m[0])
 			}
 		}
-		for _, m := range reEntry.FindAllStringSubmatch(files[n], -1) {
-			o := Op{Name: m[2], Code: m[1], Family: m[3], Check: m[5], Launch: m[6], File: n}
+		amo, descs := atomicEntries(files[n])
+		for _, m := range reEntry.FindAllStringSubmatch(files[n]+"\n"+strings.Join(amo, "\n"), -1) {
+			desc, atomic := descs[m[2]]
+			o := Op{Name: m[2], Code: m[1], Family: m[3], Check: m[5], Launch: m[6], File: n, Desc: desc, Atomic: atomic}
 			for _, t := range strings.Split(m[4], "|") {
 				switch t = strings.TrimSpace(t); {
 				case t == "0":
@@ -182,6 +202,29 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 	return ops, problems
 }
 
+// atomicLines are the X(name, Struct, "what") lines of a file's NB_ATOMICS.
+func atomicLines(text string) [][]string {
+	m := reAtomics.FindStringSubmatch(text)
+	if m == nil {
+		return nil
+	}
+	return reAtomicLine.FindAllStringSubmatch(m[1], -1)
+}
+
+// atomicEntries makes the entries of a file's NB_ATOMICS lines, one per
+// entry template, written out as entries are (for the checks below).
+func atomicEntries(text string) (entries []string, descs map[string]string) {
+	descs = map[string]string{}
+	for _, f := range reAtomicForm.FindAllStringSubmatch(text, -1) {
+		for _, a := range atomicLines(text) {
+			name := f[2] + "." + a[1]
+			entries = append(entries, fmt.Sprintf(`{%s, "%s", &%s, %s, %s<%s>, %s<%s>}`, f[1], name, f[3], f[4], f[5], a[2], f[6], a[2]))
+			descs[name] = a[3]
+		}
+	}
+	return entries, descs
+}
+
 // branched reports whether some shim file names code as a case: a kernel's
 // `OP == NB_OP_X` branch, or a specialisation `struct Coll<NB_OP_X>`.
 func branched(files map[string]string, code string) bool {
@@ -192,6 +235,19 @@ func branched(files map[string]string, code string) bool {
 		}
 	}
 	return false
+}
+
+// Atomics are the operations of NB_ATOMICS of one kind ("rma": rates,
+// "lat": round trips), by name.
+func Atomics(kind string) []Op {
+	var out []Op
+	for _, o := range Ops() {
+		if o.Atomic && o.Kind() == kind {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // Ops is the shim's dispatch table by name.

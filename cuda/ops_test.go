@@ -25,7 +25,7 @@ func TestDispatchTableIsConsistent(t *testing.T) {
 		!o.Has(TraitPayload) || o.Has(TraitLoadStore) || o.Launch != "launch_bulk<NB_OP_PUT>" {
 		t.Errorf("rma.put read as %+v", o)
 	}
-	if o := ops["rma.compare_swap"]; o.Check != "kCheckCounters" || !o.Has(TraitCounters) || o.Has(TraitPayload) {
+	if o := ops["rma.compare_swap"]; o.Check != "AmoRate<AmoCompareSwap>" || o.File != "atomics.cuh" || o.Desc == "" || !o.Has(TraitCounters) || o.Has(TraitPayload) {
 		t.Errorf("rma.compare_swap read as %+v", o)
 	}
 	if o := ops["rma.st"]; !o.Has(TraitLoadStore) || !o.Has(TraitPayload) || len(o.Traits) != 2 {

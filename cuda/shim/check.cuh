@@ -41,6 +41,17 @@ __global__ void k_check_u64(const uint64_t *b, int64_t n, uint64_t want, unsigne
     if (b[i] != want) mismatch(cnt, i);
 }
 
+template <typename T>
+__global__ void k_check_words(const T *b, int64_t n, T want, unsigned long long *cnt) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    if (b[i] != want) mismatch(cnt, i);
+}
+
+template <typename T>
+__global__ void k_fill_words(T *b, int64_t n, T v) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) b[i] = v;
+}
+
 // counted runs a check: launch(cnt) starts a kernel that calls mismatch for
 // every wrong element of n; the outcome is added to res, the first mismatch
 // described by describe(first, wrong) into res->detail (when it is still
@@ -116,6 +127,17 @@ struct CheckAt {
 // Region helpers: nothing, and n elements of elem bytes at p.
 static inline Region nowhere() { return Region{nullptr, 0, 0}; }
 static inline Region region(void *p, int64_t n, int elem) { return Region{p, n, elem}; }
+
+// check_u32 checks n 32-bit counters of buf against want.
+static int check_u32(const uint32_t *buf, int64_t n, uint32_t want, nb_result *r) {
+  return counted(
+      n, r, [&](unsigned long long *cnt) { k_check_words<uint32_t><<<256, 256, 0, S.stream>>>(buf, n, want, cnt); },
+      [&](unsigned long long first, unsigned long long) {
+        uint32_t got = 0;
+        cudaMemcpy(&got, buf + first, 4, cudaMemcpyDeviceToHost);
+        snprintf(r->detail, sizeof r->detail, "counter %llu: got %u, want %u", first, got, want);
+      });
+}
 
 static int fill_src(int64_t n, int64_t seed) {
   k_fill<<<1024, 256, 0, S.stream>>>(S.src, n, S.me, seed);

@@ -208,6 +208,10 @@ struct Check {
   const char *what;  // what it checks, for messages and `list`
   int (*verify)(Run *r, nb_result *res);
   int (*corrupt)(Run *r);
+  // reset (may be null: the family prepares it) sets what verify reads to
+  // where the operation starts from (the atomics' counters), on every PE
+  // before the first launch of a point.
+  int (*reset)(Run *r);
 };
 
 // Region: the n elements of `elem` bytes at p (device memory) that a check

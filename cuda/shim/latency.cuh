@@ -31,8 +31,6 @@ enum {
   NB_OP_PP_SIGNAL = 28,  // ping-pong: signal_op only
   NB_OP_LAT_FENCE = 29,  // 8-byte p + fence (ordering only: an issue time)
   NB_OP_LAT_QUIET = 30,  // 8-byte p + quiet (completion)
-  NB_OP_LAT_FETCH_ADD = 31, // fetching atomic; the next address depends on the value returned
-  NB_OP_LAT_CSWAP = 32,
   NB_OP_LAT_PUT_SIGNAL = 33, // one-way putmem_signal_nbi_block + quiet
   NB_OP_LAT_LAUNCH = 34, // empty kernels launched back to back: the floor of host-issued work
   NB_OP_LAT_PUT_ISSUE = 37, // blocking putmem (scope): the call alone, an issue time
@@ -180,28 +178,6 @@ __global__ void k_lat_order(uint64_t *dst, int iters, int peer, int64_t *times) 
   nvshmem_quiet();
 }
 
-// Fetching atomics: the next operation's address depends on the value the
-// last one returned (masked with zero, a kernel argument the compiler
-// cannot see through), so they run one after the other. base is the
-// counter's value before this launch (every operation succeeds: the counter
-// ends at the operations issued).
-template <int KIND>
-__global__ void k_lat_atomic(uint64_t *slot, int iters, int peer, int64_t *times, uint64_t zero, uint64_t base) {
-  __shared__ volatile uint64_t dep;
-  uint64_t cur = base, d = 0;
-  for (int it = 0; it < iters; it++) {
-    stamp(times, it);
-    uint64_t old;
-    if constexpr (KIND == NB_OP_LAT_FETCH_ADD) old = nvshmem_uint64_atomic_fetch_add(slot + d, 1, peer);
-    else if constexpr (KIND == NB_OP_LAT_CSWAP) {
-      old = nvshmem_uint64_atomic_compare_swap(slot + d, cur, cur + 1, peer);
-      cur = (old == cur) ? cur + 1 : old;
-    } else static_assert(unhandled<KIND>, "a fetching atomic without a branch");
-    d = old & zero;
-    dep = d;  // waits for the value
-  }
-  stamp(times, iters);
-}
 
 // One-way put + signal, completed by quiet.
 __global__ void k_lat_put_signal(uint8_t *dst, const uint8_t *src, int64_t size, uint64_t *flag, int iters, int peer, int64_t *times) {
@@ -247,7 +223,6 @@ static int lat_synced(Run *r) { return has(r, T_PINGPONG); }
 // The checks of the latency family: where each round trip's result lands on
 // this PE and what it must hold there.
 static Region at_peer(Run *r) { return S.me != r->a->peer ? nowhere() : region(S.dst, r->a->size, 1); }
-static Region at_peer_word(Run *r) { return S.me != r->a->peer ? nowhere() : region(S.dst, 1, 8); }
 static Region at_peer_last(Run *r) { return S.me != r->a->peer || r->last <= 0 ? nowhere() : region(S.dst, 1, 8); }
 static Region at_both(Run *r) { return !lat_active(r) ? nowhere() : region(S.dst, r->a->size, 1); }
 // A loopback ping-pong (the peer is this PE) has both flags here.
@@ -264,8 +239,6 @@ static int pattern_of_other(Run *r, Region w, nb_result *res) {
 }
 // Each side's flag reached the last launch's last value.
 static int at_last_launch(Run *r, Region w, nb_result *res) { return check_u64((const uint64_t *)w.p, w.n, (uint64_t)r->last, res); }
-// Every fetching atomic of every launch reached the peer's counter.
-static int at_all_ops(Run *r, Region w, nb_result *res) { return check_u64((const uint64_t *)w.p, w.n, (uint64_t)r->ops, res); }
 // The last p of the last launch was delivered.
 static int at_last_op(Run *r, Region w, nb_result *res) { return check_u64((const uint64_t *)w.p, w.n, (uint64_t)(r->last - 1), res); }
 // r->ops hops from block 0: dst holds the block of the last hop.
@@ -278,7 +251,6 @@ static int nothing_lands(Run *, nb_result *) { return 0; }
 NB_CHECK(kCheckAtPeer, "PE 0's pattern at the peer", at_peer, pattern_of_pe0);
 NB_CHECK(kCheckBothWays, "each side's pattern at the other", at_both, pattern_of_other);
 NB_CHECK(kCheckFlags, "each side's flag at the last launch's last value", at_flags, at_last_launch);
-NB_CHECK(kCheckCounter, "the peer's counter at the number of operations", at_peer_word, at_all_ops);
 NB_CHECK(kCheckLast, "the peer's word at the last operation's value", at_peer_last, at_last_op);
 NB_CHECK(kCheckChased, "the chain's block of the last hop at the initiator", at_chased, last_hop_block);
 NB_CHECK(kCheckCursor, "the chase's cursor where the chain says", at_cursor, cursor_after_hops);
@@ -293,8 +265,8 @@ static int lat_prepare(Run *r) {
   } else if ((rc = fill_src(a->size, a->seed))) {
     return rc;
   }
-  if (r->e->check == &kCheckCounter) {  // the counter the check reads starts at zero
-    CK(cudaMemsetAsync(S.dst, 0, sizeof(uint64_t), S.stream));  // the counter starts at zero
+  if (r->e->check->reset) {  // the atomics' counter
+    if ((rc = r->e->check->reset(r))) return rc;
   } else if (a->verify && !has(r, T_FLOOR) && (rc = poison_dst(has(r, T_PINGPONG) ? 2 * a->size : a->size))) {
     return rc;
   }
@@ -386,13 +358,6 @@ static int launch_order(Run *r, int iters) {
   return 0;
 }
 
-template <int KIND>
-static int launch_lat_atomic(Run *r, int iters) {
-  k_lat_atomic<KIND><<<1, 1, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, S.times, 0, (uint64_t)r->ops);
-  CKLAUNCH("atomic latency kernel");
-  return 0;
-}
-
 static int launch_lat_put_signal(Run *r, int iters) {
   k_lat_put_signal<<<1, r->a->threads, 0, S.stream>>>(S.dst, S.src, r->a->size, S.flag, iters, r->target, S.times);
   CKLAUNCH("put-signal latency kernel");
@@ -428,8 +393,6 @@ static constexpr OpEntry kLatOps[] = {
     {NB_OP_PP_SIGNAL, "lat.pp_signal", &kLatPP, T_ROUNDTRIP | T_PINGPONG, kCheckFlags, launch_pingpong<NB_OP_PP_SIGNAL>},
     {NB_OP_LAT_FENCE, "lat.fence", &kLat, 0, kCheckLast, launch_order<NB_OP_LAT_FENCE>},
     {NB_OP_LAT_QUIET, "lat.quiet", &kLat, T_ROUNDTRIP, kCheckLast, launch_order<NB_OP_LAT_QUIET>},
-    {NB_OP_LAT_FETCH_ADD, "lat.fetch_add", &kLat, T_ROUNDTRIP, kCheckCounter, launch_lat_atomic<NB_OP_LAT_FETCH_ADD>},
-    {NB_OP_LAT_CSWAP, "lat.compare_swap", &kLat, T_ROUNDTRIP, kCheckCounter, launch_lat_atomic<NB_OP_LAT_CSWAP>},
     {NB_OP_LAT_PUT_SIGNAL, "lat.put_signal", &kLat, T_PAYLOAD | T_ROUNDTRIP, kCheckAtPeer, launch_lat_put_signal},
     {NB_OP_LAT_LAUNCH, "lat.launch", &kLatLaunch, T_NO_OUTPUT, kCheckNothing, launch_empty},
     {NB_OP_LAT_CHASE, "lat.chase", &kLat, T_FLOOR | T_LOADSTORE | T_CHASE, kCheckCursor, launch_chase},

@@ -11,6 +11,7 @@
 //   nccl.cuh         NCCL: its loader, communicators and device-API objects
 //   rma.cuh          the RMA family (bulk, scalar, load/store, atomics, copy references)
 //   latency.cuh      the latency family (round trips) and the in-run floors
+//   atomics.cuh      NVSHMEM's atomics (AMO API), each as a rate (rma) and a round trip (lat)
 //   allreduce.cuh    our multi-CTA AllReduce, one template for NVSHMEM and NCCL's LSA
 //   nccldev.cuh      NCCL's device API beside NVSHMEM (LSA put/get, GIN, LSA round trips)
 //   collectives.cuh  the collectives family (NVSHMEM device/on-stream, ours, NCCL)
@@ -32,6 +33,7 @@
 #include "nccl.cuh"
 #include "rma.cuh"
 #include "latency.cuh"
+#include "atomics.cuh"
 #include "allreduce.cuh"
 #include "nccldev.cuh"
 #include "collectives.cuh"
@@ -247,7 +249,7 @@ struct OpTable {
   size_t n;
 };
 #define NB_TABLE(t) {t, sizeof t / sizeof t[0]}
-static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
+static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
                                   NB_TABLE(kMoEOps)};
 #undef NB_TABLE
 

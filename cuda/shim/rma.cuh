@@ -1,5 +1,6 @@
 // rma.cuh: the RMA bandwidth family (bulk put/get, put + signal, scalar
-// p/g, plain load/store, atomics, and the copy references) and its entries
+// p/g, plain load/store, signal_add, and the copy references; the AMO
+// atomics' rates are atomics.cuh's) and its entries
 // in the dispatch table. Included by nvshbench.cu: one translation unit, one
 // device link. A new RMA operation is a code in the enum below, its branch
 // in a kernel (every dispatch on a code names its cases; an unhandled code
@@ -27,15 +28,11 @@ enum {
   NB_OP_G = 4,           // scalar g
   NB_OP_ST = 5,          // plain 16-byte stores through nvshmem_ptr
   NB_OP_LD = 6,          // plain 16-byte loads through nvshmem_ptr
-  NB_OP_FETCH_ADD = 7,   // uint64 atomic fetch_add, one counter per thread
-  NB_OP_ADD = 8,         // uint64 atomic add
-  NB_OP_CSWAP = 9,       // uint64 atomic compare_swap
   NB_OP_CE_COPY = 10,    // limit: copy engine (cudaMemcpyAsync) into the peer's buffer
   NB_OP_SM_COPY = 11,    // limit: SM copy kernel, local -> peer (writes remote)
   NB_OP_SM_COPY_READ = 12, // limit: SM copy kernel, peer -> local (reads remote)
   NB_OP_PUT_SIGNAL = 13, // bulk putmem_signal_nbi at args.scope (DeepEP's dispatch primitive)
   NB_OP_SIGNAL_ADD = 17, // nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, one signal word per thread
-  NB_OP_SWAP = 18,       // uint64 atomic swap
 };
 
 // One scope group moves len bytes with NVSHMEM's bulk call (shared with the
@@ -165,27 +162,14 @@ __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ sr
   stamp_end(st);
 }
 
-// Atomics: thread t owns counter t of the peer's uint64 array; base is the
-// value every counter holds before this launch (compare_swap's guess).
-template <int OP>
-__global__ void k_atomic(uint64_t *slots, int iters, int peer, uint64_t base, int64_t *st) {
+// signal_add: thread t adds 1 to signal word t of the peer's uint64 array
+// (the atomics of NVSHMEM's AMO API: atomics.cuh).
+__global__ void k_signal_add(uint64_t *slots, int iters, int peer, int64_t *st) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  uint64_t cur = base, sink = 0;
   stamp_begin(st);
-  for (int it = 0; it < iters; it++) {
-    if constexpr (OP == NB_OP_FETCH_ADD) sink += nvshmem_uint64_atomic_fetch_add(slots + t, 1, peer);
-    else if constexpr (OP == NB_OP_ADD) nvshmem_uint64_atomic_add(slots + t, 1, peer);
-    else if constexpr (OP == NB_OP_SIGNAL_ADD) nvshmemx_signal_op(slots + t, 1, NVSHMEM_SIGNAL_ADD, peer);
-    else if constexpr (OP == NB_OP_SWAP) sink += nvshmem_uint64_atomic_swap(slots + t, base + it + 1, peer);  // the counter ends at the operations issued
-    else if constexpr (OP == NB_OP_CSWAP) {
-      uint64_t old = nvshmem_uint64_atomic_compare_swap(slots + t, cur, cur + 1, peer);
-      cur = (old == cur) ? cur + 1 : old;
-      sink += old;
-    } else static_assert(unhandled<OP>, "an atomic operation without a branch");
-  }
+  for (int it = 0; it < iters; it++) nvshmemx_signal_op(slots + t, 1, NVSHMEM_SIGNAL_ADD, peer);
   nvshmem_quiet();
   stamp_end(st);
-  if (sink == 0xFFFFFFFFFFFFFFFFull) slots[0] = sink;  // keep the fetches alive
 }
 
 // ---------------------------------------------------------------------------
@@ -216,6 +200,8 @@ static int rma_validate(Run *r) {
     if (a->size % a->elem) return fail(NB_ERR, "size %lld is not a multiple of the element size %d", (long long)a->size, a->elem);
   }
   if (has(r, T_COUNTERS) && (int64_t)a->ctas * a->threads * 8 > S.buf) return fail(NB_ERR, "too many threads for the atomic counters");
+  if (has(r, T_COUNTERS) && a->op != NB_OP_SIGNAL_ADD && a->elem != 4 && a->elem != 8)
+    return fail(NB_ERR, "atomic counters of %d bytes: want 4 or 8", a->elem);
   if (a->op == NB_OP_PUT_SIGNAL && a->scope == NB_SCOPE_WARP && a->threads % 32) return fail(NB_ERR, "warp scope needs whole warps");
   if (a->op == NB_OP_PUT_SIGNAL && rma_groups(a) * 8 > S.buf) return fail(NB_ERR, "too many groups for the signal words");
   if (r->initiator && has(r, T_LOADSTORE) && nvshmem_ptr(S.dst, r->target) == nullptr)
@@ -228,6 +214,7 @@ static int rma_synced(Run *r) { return r->a->bidir; }
 
 static int rma_prepare(Run *r) {
   const Args *a = r->a;
+  if (r->e->check->reset) return r->e->check->reset(r);  // the atomics' counters
   if (has(r, T_COUNTERS)) {
     k_zero_u64<<<256, 256, 0, S.stream>>>((uint64_t *)S.dst, (int64_t)a->ctas * a->threads);
     CKLAUNCH("counter reset");
@@ -279,10 +266,13 @@ NB_CHECK(kCheckCounters, "every counter at the number of operations", at_counter
 NB_CHECK(kCheckPutSignals, "the pattern at the target, each group's signal at the number of operations", at_put_target,
          put_pattern_signals);
 
-// Per operation: the payload, or the 8-byte word of a counter operation.
+// A counter's bytes: the atomics' args.elem (4 or 8), signal_add's 8.
+static int64_t counter_bytes(const Args *a) { return a->op == NB_OP_SIGNAL_ADD ? 8 : a->elem; }
+
+// Per operation: the payload, or the word of a counter operation.
 static int64_t rma_bytes(Run *r) {
   if (!r->initiator) return 0;
-  return has(r, T_PAYLOAD) ? r->a->size : 8;
+  return has(r, T_PAYLOAD) ? r->a->size : counter_bytes(r->a);
 }
 
 // The largest buffer one GPU serves: the target's destination of a store,
@@ -290,7 +280,7 @@ static int64_t rma_bytes(Run *r) {
 // A grid that runs in waves loops each wave over its share (wave_share).
 static int64_t rma_work_set(Run *r) {
   const Args *a = r->a;
-  return has(r, T_COUNTERS) ? (int64_t)a->ctas * a->threads * 8 : wave_share(r, a->size);
+  return has(r, T_COUNTERS) ? (int64_t)a->ctas * a->threads * counter_bytes(a) : wave_share(r, a->size);
 }
 
 static const Family kRMA = {"rma", rma_validate, rma_active, rma_synced, 1, 0, 0, rma_prepare, nullptr, nullptr,
@@ -362,11 +352,10 @@ static int launch_ce(Run *r, int iters) {
   return 0;
 }
 
-template <int OP>
-static int launch_atomic(Run *r, int iters) {
-  launched(r, k_atomic<OP>, r->a->ctas, r->a->threads);
-  k_atomic<OP><<<r->a->ctas, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, (uint64_t)r->ops, S.times);
-  CKLAUNCH("atomic kernel");
+static int launch_signal_add(Run *r, int iters) {
+  launched(r, k_signal_add, r->a->ctas, r->a->threads);
+  k_signal_add<<<r->a->ctas, r->a->threads, 0, S.stream>>>((uint64_t *)S.dst, iters, r->target, S.times);
+  CKLAUNCH("signal_add kernel");
   return 0;
 }
 
@@ -378,11 +367,7 @@ static constexpr OpEntry kRMAOps[] = {
     {NB_OP_G, "rma.g", &kRMA, T_PAYLOAD, kCheckGet, launch_scalar<NB_OP_G>},
     {NB_OP_ST, "rma.st", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_store},
     {NB_OP_LD, "rma.ld", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_load},
-    {NB_OP_FETCH_ADD, "rma.fetch_add", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_FETCH_ADD>},
-    {NB_OP_ADD, "rma.add", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_ADD>},
-    {NB_OP_CSWAP, "rma.compare_swap", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_CSWAP>},
-    {NB_OP_SWAP, "rma.swap", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_SWAP>},
-    {NB_OP_SIGNAL_ADD, "rma.signal_add", &kRMA, T_COUNTERS, kCheckCounters, launch_atomic<NB_OP_SIGNAL_ADD>},
+    {NB_OP_SIGNAL_ADD, "rma.signal_add", &kRMA, T_COUNTERS, kCheckCounters, launch_signal_add},
     {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_ce},
     {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_store},
     {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_load},

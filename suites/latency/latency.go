@@ -48,6 +48,7 @@ type kind struct {
 	scope    string // thread, warp, block, or "" (fixed shape)
 	modes    []string
 	sized    bool // sweeps the message size (else one 8-byte message)
+	counter  bool // an atomic: one counter of 8 and of 4 bytes (the size)
 	threads  int  // fixed thread count (0: from the scope / the run)
 	nccl     bool // NCCL's device API
 	notDef   bool // not in the default selection
@@ -86,11 +87,15 @@ func kinds() []kind {
 		kind{id: "latency/put-signal", op: "lat.put_signal", sized: true, desc: "ROUND TRIP: one-way putmem_signal_nbi_block + quiet per iteration (completion acknowledged)"},
 		kind{id: "latency/issue/fence", op: "lat.fence", threads: 1, desc: "ISSUE TIME, not a round trip: 8-byte p followed by nvshmem_fence (ordering only)"},
 		kind{id: "latency/quiet", op: "lat.quiet", threads: 1, desc: "ROUND TRIP: 8-byte p followed by nvshmem_quiet (completion)"},
-		kind{id: "latency/atomic/fetch_add", op: "lat.fetch_add", threads: 1, desc: "ROUND TRIP: uint64 atomic fetch_add, one thread, the next address depends on the value returned"},
-		kind{id: "latency/atomic/compare_swap", op: "lat.compare_swap", threads: 1, desc: "ROUND TRIP: uint64 atomic compare_swap, one thread, the next address depends on the value returned"},
 		kind{id: "latency/launch", op: "lat.launch", threads: 1, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation",
 			unverifiable: "an empty kernel moves no data: nothing to check"},
 	)
+	// The atomics of NVSHMEM's AMO API, as the shim's table lists them
+	// (atomics.cuh): one thread on one counter, 64- and 32-bit (size 8, 4).
+	for _, o := range cuda.Atomics("lat") {
+		ks = append(ks, kind{id: "latency/atomic/" + strings.TrimPrefix(o.Name, "lat."), op: o.Name, threads: 1, counter: true,
+			desc: "ROUND TRIP: " + o.Desc + ", one thread on one counter (a fetching atomic's next address depends on the value returned; any other ends with quiet)"})
+	}
 	return ks
 }
 
@@ -200,6 +205,9 @@ func threadsFor(k kind, c *harness.Config) int {
 func points(k kind) func(c *harness.Config) []record.Params {
 	return func(c *harness.Config) []record.Params {
 		sizes := []int64{8}
+		if k.counter {
+			sizes = []int64{8, 4}
+		}
 		if k.sized {
 			sizes = nil
 			for _, s := range c.Sizes {
@@ -249,6 +257,9 @@ func argsOf(k kind) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		}
 		if (k.op == "lat.p" || k.op == "lat.g" || k.op == "lat.pp_p") && size%8 != 0 {
 			return a, fmt.Sprintf("size %d is not a multiple of the 8-byte element", size)
+		}
+		if k.counter {
+			a.Elem = int32(size)
 		}
 		if p.Mode == "blocking" {
 			a.Blocking = 1

@@ -11,6 +11,7 @@ package rma
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
@@ -91,20 +92,31 @@ func init() {
 		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
 		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: readLimits,
 		Points: simplePoints("ld"), Args: argsOf("rma.ld")})
-	for _, a := range []struct{ name, op, desc string }{
-		{"fetch_add", "rma.fetch_add", "uint64 atomic fetch_add rate, every thread on its own remote counter"},
-		{"add", "rma.add", "uint64 atomic add rate, every thread on its own remote counter"},
-		{"compare_swap", "rma.compare_swap", "uint64 atomic compare_swap rate, every thread on its own remote counter"},
-		{"swap", "rma.swap", "uint64 atomic swap rate, every thread on its own remote counter"},
-		// The counter update of DeepEP-style dispatch/combine kernels, without
-		// a payload: nvshmemx_signal_op, not an AMO of the atomics API.
-		{"signal_add", "rma.signal_add", "nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, every thread on its own remote signal word"},
-	} {
+	// The atomics of NVSHMEM's AMO API, as the shim's table lists them
+	// (atomics.cuh), on 64- and 32-bit counters; signal_add beside them.
+	type atomic struct{ name, op, desc string }
+	var atomics []atomic
+	for _, o := range cuda.Atomics("rma") {
+		name := strings.TrimPrefix(o.Name, "rma.")
+		atomics = append(atomics, atomic{name, o.Name, o.Desc + " rate, every thread on its own counter in the peer's memory"})
+	}
+	// The counter update of DeepEP-style dispatch/combine kernels, without
+	// a payload: nvshmemx_signal_op, not an AMO of the atomics API.
+	atomics = append(atomics, atomic{"signal_add", "rma.signal_add", "nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, every thread on its own remote signal word"})
+	for _, a := range atomics {
+		dtypes := []string{"u64", "u32"}
+		if a.op == "rma.signal_add" {
+			dtypes = dtypes[:1] // signal words are uint64_t
+		}
 		harness.Register(harness.Benchmark{ID: "rma/atomic/" + a.name, Suite: "rma", Default: true,
 			Desc:    a.desc,
 			Metrics: []string{record.MetricRate},
 			Points: func(c *harness.Config) []record.Params {
-				return []record.Params{{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: "u64", Size: 8}}
+				var out []record.Params
+				for _, dt := range dtypes {
+					out = append(out, record.Params{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: dt, Size: int64(elemBytes[dt])})
+				}
+				return out
 			},
 			Args: argsOf(a.op)})
 	}
