@@ -94,6 +94,7 @@ type Args struct {
 	Experts   int32           // MoE: experts over all PEs
 	MoEMode   int32           // MoE: MoELL or MoENormal
 	Corrupt   int32           // tests: damage one element of what the check reads before it runs (it must then fail)
+	Stride    int32           // strided RMA (iput/iget): the element stride of the strided side (1: contiguous)
 	Op        [OpNameLen]byte // the operation: a name of the shim's dispatch table (SetOp)
 	NCCLAlgo  [32]byte
 	NCCLProto [32]byte

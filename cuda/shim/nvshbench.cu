@@ -12,6 +12,7 @@
 //   rma.cuh          the RMA family (bulk, scalar, load/store, atomics, copy references)
 //   latency.cuh      the latency family (round trips) and the in-run floors
 //   atomics.cuh      NVSHMEM's atomics (AMO API), each as a rate (rma) and a round trip (lat)
+//   strided.cuh      NVSHMEM's strided RMA (iput, iget) at element strides
 //   allreduce.cuh    our multi-CTA AllReduce, one template for NVSHMEM and NCCL's LSA
 //   nccldev.cuh      NCCL's device API beside NVSHMEM (LSA put/get, GIN, LSA round trips)
 //   collectives.cuh  the collectives family (NVSHMEM device/on-stream, ours, NCCL)
@@ -34,6 +35,7 @@
 #include "rma.cuh"
 #include "latency.cuh"
 #include "atomics.cuh"
+#include "strided.cuh"
 #include "allreduce.cuh"
 #include "nccldev.cuh"
 #include "collectives.cuh"
@@ -249,7 +251,7 @@ struct OpTable {
   size_t n;
 };
 #define NB_TABLE(t) {t, sizeof t / sizeof t[0]}
-static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
+static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kStridedOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
                                   NB_TABLE(kMoEOps)};
 #undef NB_TABLE
 

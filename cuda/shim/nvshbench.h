@@ -81,6 +81,7 @@ typedef struct {
   int32_t experts;  /* MoE: experts over all PEs */
   int32_t moe_mode; /* MoE: 0 ll (a message per selection), 1 normal (a message per destination rank) */
   int32_t corrupt;  /* tests: damage one element of what the check reads before it runs (it must then fail) */
+  int32_t stride;   /* strided RMA (iput/iget): the element stride of the strided side (1: contiguous) */
   char op[NB_OP_NAME]; /* the operation: a dispatch-table name, NUL-terminated */
   char nccl_algo[32];  /* "" = NCCL's choice; else forced with NCCL_ALGO at communicator creation */
   char nccl_proto[32];

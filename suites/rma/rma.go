@@ -11,6 +11,7 @@ package rma
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nvshbench/nvshbench/cuda"
@@ -70,6 +71,25 @@ func init() {
 			},
 			Args: argsOf("rma.put_signal"),
 		})
+	}
+	// Strided RMA (iput / iget of uint64 elements): the peer's side every
+	// stride-th element, bandwidth of the elements moved only.
+	for _, op := range []string{"iput", "iget"} {
+		for _, sc := range []string{"block", "warp", "thread"} {
+			limit, side := writeLimits, "a contiguous array into every stride-th element of the peer's"
+			if op == "iget" {
+				limit, side = readLimits, "every stride-th element of the peer's array into a contiguous one"
+			}
+			harness.Register(harness.Benchmark{
+				ID: "rma/" + op + "/" + sc, Suite: "rma", Default: sc == "block",
+				Desc: fmt.Sprintf("strided nvshmem%s_uint64_%s%s at %s scope: %s, at element strides %v (bytes: the elements moved)",
+					xIf(sc), op, scopeSuffix(sc), sc, side, Strides),
+				Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: limit,
+				Points: stridedPoints(op, sc),
+				Buffer: func(c *harness.Config, pes int, p record.Params) int64 { return StridedSpan(p) },
+				Args:   argsOf("rma." + op),
+			})
+		}
 	}
 	for _, op := range []string{"p", "g"} {
 		limit := writeLimits
@@ -234,6 +254,37 @@ func scalarPoints(op string) func(c *harness.Config) []record.Params {
 	}
 }
 
+// Strides are the element strides of the strided RMA rows; StridedMax the
+// largest size they move (its span at stride 64: 256 MiB).
+var Strides = []int{1, 2, 4, 16, 64}
+
+const StridedMax = 4 << 20
+
+// StridedSpan is the bytes a strided point's peer side spans: its elements
+// and the gaps between them.
+func StridedSpan(p record.Params) int64 {
+	st, _ := strconv.Atoi(p.Extra["stride"])
+	if st < 1 || p.Size < 8 {
+		return p.Size
+	}
+	return (p.Size/8-1)*int64(st)*8 + 8
+}
+
+func stridedPoints(op, sc string) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params {
+		var out []record.Params
+		for _, st := range Strides {
+			for _, s := range c.Sizes {
+				if s >= 8 && s%8 == 0 && s <= StridedMax {
+					out = append(out, record.Params{Size: s, Op: op, Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni",
+						DType: "u64", Extra: map[string]string{"stride": strconv.Itoa(st)}})
+				}
+			}
+		}
+		return out
+	}
+}
+
 func simplePoints(op string) func(c *harness.Config) []record.Params {
 	return func(c *harness.Config) []record.Params {
 		var out []record.Params
@@ -291,6 +342,9 @@ func argsOf(op string) func(e *harness.Env, p record.Params) (cuda.Args, string)
 		}
 		if e.Config.Verify {
 			a.Verify = 1
+		}
+		if st, err := strconv.Atoi(p.Extra["stride"]); err == nil {
+			a.Stride = int32(st)
 		}
 		if v, ok := elemBytes[p.DType]; ok {
 			a.Elem = v
