@@ -92,7 +92,7 @@ static int64_t moe_combine_headers(const MoeLayout &L, MoeMeta *slots, uint8_t *
       MoeMetaN h;
       memset(&h, 0, sizeof h);
       h.src = src, h.token = tk;
-      int32_t at[8];
+      int32_t at[8] = {};  // the entries past h.n are never read
       for (int k = 0; k < L.k; k++) {
         if (ex[k] / el != me) continue;
         int64_t s = moe_hroff(L, me, ex[k] % el, src) + rank[(int64_t)tk * L.k + k];
