@@ -59,6 +59,16 @@ static int moe_on(const MoeLayout &L, int tk, int d) {
   return on;
 }
 
+// f(tk, k) for each selection k of this PE's token tk of an expert on rank
+// d, by expert then token (the order ll sends them to d).
+template <class F>
+static void moe_each_selection_to(const MoeLayout &L, int d, F f) {
+  for (int l = 0; l < L.el; l++)
+    for (int tk = 0; tk < L.t; tk++)
+      for (int k = 0; k < L.k; k++)
+        if (moe_hroute(L, S.me, tk)[k] == d * L.el + l) f(tk, k);
+}
+
 // moe_nccl_dispatch_tables: send per destination (ll: by expert then token,
 // each selection; normal: by token, each token with an expert there);
 // receive per source, in the order it sent; ll unpacks into the slot of
@@ -68,14 +78,11 @@ static void moe_nccl_dispatch_tables(const MoeLayout &L, MoeTabs *T) {
   for (int d = 0; d < n; d++) {
     g_mn.soff[d] = g_mn.nsend;
     if (L.mode == MOE_LL) {
-      for (int l = 0; l < el; l++)
-        for (int tk = 0; tk < L.t; tk++)
-          for (int k = 0; k < L.k; k++)
-            if (moe_hroute(L, me, tk)[k] == d * el + l) {
-              moe_row(T->pack, &T->np, tk, g_mn.nsend);
-              moe_row(T->hpack, &T->nh, (int64_t)tk * L.k + k, g_mn.nsend);
-              g_mn.nsend++;
-            }
+      moe_each_selection_to(L, d, [&](int tk, int k) {
+        moe_row(T->pack, &T->np, tk, g_mn.nsend);
+        moe_row(T->hpack, &T->nh, (int64_t)tk * L.k + k, g_mn.nsend);
+        g_mn.nsend++;
+      });
     } else {
       for (int tk = 0; tk < L.t; tk++) {
         if (!moe_on(L, tk, d)) continue;
@@ -123,10 +130,7 @@ static void moe_nccl_combine_tables(const MoeLayout &L, MoeTabs *T) {
   for (int d = 0; d < n; d++) {
     g_mn.roff[d] = g_mn.nrecv;
     if (L.mode == MOE_LL) {
-      for (int l = 0; l < el; l++)
-        for (int tk = 0; tk < L.t; tk++)
-          for (int k = 0; k < L.k; k++)
-            if (moe_hroute(L, me, tk)[k] == d * el + l) T->pos[(int64_t)tk * L.k + k] = g_mn.nrecv++;
+      moe_each_selection_to(L, d, [&](int tk, int k) { T->pos[(int64_t)tk * L.k + k] = g_mn.nrecv++; });
     } else {
       for (int tk = 0; tk < L.t; tk++)
         if (moe_on(L, tk, d)) T->pos[(int64_t)tk * n + d] = g_mn.nrecv++;

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -89,16 +88,7 @@ func TestLayoutMatchesTheShim(t *testing.T) {
 		}
 		fmt.Fprintf(&in, "%d %d %d %d %d %d %d %d %g %d\n", Seed, s.pes, s.tokens, s.topk, s.experts, s.hidden, dt, md, s.zipf, maxCTAs)
 	}
-	cmd := exec.Command(exe)
-	cmd.Stdin = &in
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != len(shapes) {
-		t.Fatalf("C planned %d of %d shapes", len(lines), len(shapes))
-	}
+	lines := outputLines(t, exe, &in, len(shapes))
 	for i, s := range shapes {
 		st := Route(Seed, s.pes, s.tokens, s.topk, s.experts, s.zipf).Stats()
 		L := Layout(s.pes, s.tokens, s.topk, s.experts, s.hidden, s.dtype, s.mode, st.MaxSlots, st.MaxArr)
@@ -158,16 +148,7 @@ func TestSlotRanksMatchTheNestedCount(t *testing.T) {
 		}
 		fmt.Fprintln(&in)
 	}
-	cmd := exec.Command(exe)
-	cmd.Stdin = &in
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != len(rs) {
-		t.Fatalf("C ranked %d of %d routings", len(lines), len(rs))
-	}
+	lines := outputLines(t, exe, &in, len(rs))
 	for i, r := range rs {
 		want := make([]string, 0, len(r.ex))
 		for tk := 0; tk < r.t; tk++ {

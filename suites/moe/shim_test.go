@@ -1,9 +1,11 @@
 package moe
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nvshbench/nvshbench/cuda"
@@ -36,4 +38,21 @@ func shimProgram(t *testing.T, prog string, headers ...string) string {
 		t.Fatalf("cc: %v\n%s", err, out)
 	}
 	return exe
+}
+
+// outputLines runs exe on in and returns its lines of output: one for each
+// of the n inputs.
+func outputLines(t *testing.T, exe string, in io.Reader, n int) []string {
+	t.Helper()
+	cmd := exec.Command(exe)
+	cmd.Stdin = in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != n {
+		t.Fatalf("%s answered %d of %d inputs", exe, len(lines), n)
+	}
+	return lines
 }
