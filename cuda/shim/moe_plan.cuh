@@ -5,7 +5,7 @@
 static MoeLayout g_ml;  // the point in progress
 static MoeHost g_moe;   // its routing, every rank's (rebuilt per point)
 
-static void moe_free(void) { moe_host_free(&g_moe); }
+static void moe_free(void) { moe_host_free(&g_moe); }  // nb_finalize
 
 // The j-th slot of (expert l, source src) at dest, and the arrivals.
 static int64_t moe_hroff(const MoeLayout &L, int d, int l, int src) { return g_moe.roff[((int64_t)d * L.el + l) * L.n + src]; }
