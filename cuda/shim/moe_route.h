@@ -1,7 +1,8 @@
 /* moe_route.h: the MoE routing every PE computes for every rank, the same
- * everywhere (the shim's moe.cuh, and the Go side's suites/moe, whose twin
- * cuda/moe_route_test.go checks against this file compiled with cc). Plain
- * C, integer arithmetic but for the Zipf table and the weights.
+ * everywhere (the shim's moe_layout.h, and the Go side's suites/moe, whose
+ * TestRoutingMatchesTheShim checks its twin against this file compiled
+ * with cc). Plain C, integer arithmetic but for the Zipf table and the
+ * weights.
  *
  * Token t of rank r selects k distinct experts of e: uniformly, or by a
  * Zipf law of exponent s over a seeded order of the experts (a few hot

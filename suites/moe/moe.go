@@ -22,6 +22,7 @@ package moe
 import (
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
@@ -76,6 +77,39 @@ func init() {
 	}
 }
 
+// Workload is a point's MoE parameters, typed: points writes them into
+// the point (record.Params: DType and Extra, the record's form) and
+// workloadOf reads them back, the only two places that convert them.
+type Workload struct {
+	Tokens, Hidden, TopK, Experts int
+	Zipf                          float64 // the skewed routing's exponent (0: uniform)
+	Mode                          string  // "ll" or "normal"
+	Routing                       string  // "uniform" or "skewed"
+	DType                         string  // the dispatched tokens: "bf16" or "fp8"
+}
+
+// extra is the workload as the point's Extra (DType has its own field).
+func (w Workload) extra() map[string]string {
+	ex := map[string]string{"tokens": strconv.Itoa(w.Tokens), "hidden": strconv.Itoa(w.Hidden), "topk": strconv.Itoa(w.TopK),
+		"experts": strconv.Itoa(w.Experts), "moe_mode": w.Mode, "routing": w.Routing}
+	if w.Routing == "skewed" {
+		ex["zipf"] = strconv.FormatFloat(w.Zipf, 'g', -1, 64)
+	}
+	return ex
+}
+
+// workloadOf reads a point's workload (a value that does not parse is 0:
+// the points are ours, and buffer and the shim refuse a zero).
+func workloadOf(p record.Params) Workload {
+	w := Workload{Mode: p.Extra["moe_mode"], Routing: p.Extra["routing"], DType: p.DType}
+	w.Tokens, _ = strconv.Atoi(p.Extra["tokens"])
+	w.Hidden, _ = strconv.Atoi(p.Extra["hidden"])
+	w.TopK, _ = strconv.Atoi(p.Extra["topk"])
+	w.Experts, _ = strconv.Atoi(p.Extra["experts"])
+	w.Zipf, _ = strconv.ParseFloat(p.Extra["zipf"], 64)
+	return w
+}
+
 func points(op string) func(c *harness.Config) []record.Params {
 	return func(c *harness.Config) []record.Params {
 		m := c.MoE
@@ -92,13 +126,12 @@ func points(op string) func(c *harness.Config) []record.Params {
 			for _, rt := range m.Routings {
 				for _, dt := range dtypes {
 					for _, t := range m.Tokens {
-						ex := map[string]string{"tokens": strconv.Itoa(t), "hidden": strconv.Itoa(m.Hidden), "topk": strconv.Itoa(m.TopK),
-							"experts": strconv.Itoa(m.Experts), "moe_mode": md, "routing": rt}
+						w := Workload{Tokens: t, Hidden: m.Hidden, TopK: m.TopK, Experts: m.Experts, Mode: md, Routing: rt, DType: dt}
 						if rt == "skewed" {
-							ex["zipf"] = strconv.FormatFloat(m.Zipf, 'g', -1, 64)
+							w.Zipf = m.Zipf
 						}
 						out = append(out, record.Params{Size: int64(t) * int64(m.TopK) * TokenBytes(m.Hidden, dt), Op: op, DType: dt,
-							CTAs: c.GridSMs(), Threads: 512, Path: c.Path, Mode: mode, Launch: record.LaunchPerOp, Extra: ex})
+							CTAs: c.GridSMs(), Threads: 512, Path: c.Path, Mode: mode, Launch: record.LaunchPerOp, Extra: w.extra()})
 					}
 				}
 			}
@@ -107,14 +140,31 @@ func points(op string) func(c *harness.Config) []record.Params {
 	}
 }
 
-// workload reads a point's MoE parameters.
-func workload(p record.Params) (tokens, hidden, topk, experts int, zipf float64) {
-	tokens, _ = strconv.Atoi(p.Extra["tokens"])
-	hidden, _ = strconv.Atoi(p.Extra["hidden"])
-	topk, _ = strconv.Atoi(p.Extra["topk"])
-	experts, _ = strconv.Atoi(p.Extra["experts"])
-	zipf, _ = strconv.ParseFloat(p.Extra["zipf"], 64)
-	return
+// routeKey names a routing: the same for every mode, token type and
+// operation of a token count.
+type routeKey struct {
+	pes, tokens, topk, experts int
+	zipf                       float64
+}
+
+var (
+	routesMu sync.Mutex
+	routes   = map[routeKey]Stats{}
+)
+
+// routeStats is the statistics of the workload's routing over pes ranks,
+// computed once per routing in this process (the plan's buffer sizes and
+// each point's record both ask).
+func routeStats(pes int, w Workload) Stats {
+	k := routeKey{pes, w.Tokens, w.TopK, w.Experts, w.Zipf}
+	routesMu.Lock()
+	defer routesMu.Unlock()
+	st, ok := routes[k]
+	if !ok {
+		st = Route(Seed, pes, w.Tokens, w.TopK, w.Experts, w.Zipf).Stats()
+		routes[k] = st
+	}
+	return st
 }
 
 // Seed is the routing's seed of every point (the same tokens and routing
@@ -125,14 +175,14 @@ func argsOf(op string, impl int32) func(e *harness.Env, p record.Params) (cuda.A
 	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
 		a := cuda.NewArgs("moe." + op)
-		tokens, hidden, topk, experts, zipf := workload(p)
+		w := workloadOf(p)
 		a.Size, a.Seed, a.Impl, a.CTAs, a.Threads = p.Size, Seed, impl, int32(p.CTAs), int32(p.Threads)
-		a.Tokens, a.Hidden, a.TopK, a.Experts, a.Zipf = int32(tokens), int32(hidden), int32(topk), int32(experts), zipf
+		a.Tokens, a.Hidden, a.TopK, a.Experts, a.Zipf = int32(w.Tokens), int32(w.Hidden), int32(w.TopK), int32(w.Experts), w.Zipf
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
-		if p.DType == "fp8" {
+		if w.DType == "fp8" {
 			a.DType = cuda.MoEFP8
 		}
-		if p.Extra["moe_mode"] == "normal" {
+		if w.Mode == "normal" {
 			a.MoEMode = cuda.MoENormal
 		}
 		if p.Mode == "graph" {
@@ -142,8 +192,8 @@ func argsOf(op string, impl int32) func(e *harness.Env, p record.Params) (cuda.A
 			a.Verify = 1
 		}
 		switch {
-		case experts%j.NPEs() != 0:
-			return a, fmt.Sprintf("%d experts do not divide by %d PEs", experts, j.NPEs())
+		case w.Experts%j.NPEs() != 0:
+			return a, fmt.Sprintf("%d experts do not divide by %d PEs", w.Experts, j.NPEs())
 		case impl == cuda.ImplNCCL && j.NPEs() > 1 && j.SharedGPU():
 			return a, "NCCL refuses two ranks on one GPU"
 		case impl == cuda.ImplNCCL:
@@ -165,12 +215,10 @@ func argsOf(op string, impl int32) func(e *harness.Env, p record.Params) (cuda.A
 // describe records the routing's loads and rank 0's bytes to other GPUs.
 func describe(op string) func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 	return func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-		tokens, hidden, topk, experts, zipf := workload(p)
-		n := e.Job.NPEs()
-		rt := Route(Seed, n, tokens, topk, experts, zipf)
-		st := rt.Stats()
+		w := workloadOf(p)
+		st := routeStats(e.Job.NPEs(), w)
 		o.Values = map[string]float64{"load_rank": st.LoadRank, "load_expert": st.LoadExp,
-			"remote_bytes": float64(RemoteBytes(rt, op, p.Extra["moe_mode"], TokenBytes(hidden, p.DType), int64(hidden)*2))}
+			"remote_bytes": float64(RemoteBytes(st, op, w.Mode, TokenBytes(w.Hidden, w.DType), int64(w.Hidden)*2))}
 		o.Effective = harness.PathName(e.Job.PeerPath(), e.Config)
 	}
 }
@@ -179,26 +227,17 @@ func describe(op string) func(e *harness.Env, p record.Params, a cuda.Args, r cu
 // dispatch, its messages to experts elsewhere (payload and header);
 // combine, the outputs it returns to other ranks' tokens (ll: one per
 // selection; normal: one per (token, rank) pair).
-func RemoteBytes(rt *Routing, op, mode string, tok, out int64) int64 {
-	n, el := rt.Ranks, rt.Experts/rt.Ranks
+func RemoteBytes(st Stats, op, mode string, tok, out int64) int64 {
+	msgs := st.Sel // ll: a message per selection
+	if mode == "normal" {
+		msgs = st.Pairs // normal: per (token, rank) pair
+	}
 	var b int64
-	for src := 0; src < n; src++ {
-		for t := 0; t < rt.Tokens; t++ {
-			var seen uint64
-			for _, e := range rt.Of(src, t) {
-				d := int(e) / el
-				switch {
-				case op == "dispatch" && src == 0 && d != 0 && mode != "normal":
-					b += tok + HeaderBytes(mode)
-				case op == "dispatch" && src == 0 && d != 0 && seen>>d&1 == 0:
-					b += tok + HeaderBytes(mode)
-				case op == "combine" && d == 0 && src != 0 && mode != "normal":
-					b += out
-				case op == "combine" && d == 0 && src != 0 && seen>>d&1 == 0:
-					b += out
-				}
-				seen |= 1 << d
-			}
+	for q := 1; q < len(msgs); q++ {
+		if op == "dispatch" {
+			b += msgs[0][q] * (tok + HeaderBytes(mode))
+		} else {
+			b += msgs[q][0] * out
 		}
 	}
 	return b
@@ -208,63 +247,76 @@ func RemoteBytes(rt *Routing, op, mode string, tok, out int64) int64 {
 // shim's moe_plan, the same arithmetic): the receive side for the busiest
 // rank, the tables and staging.
 func buffer(c *harness.Config, pes int, p record.Params) int64 {
-	tokens, hidden, topk, experts, zipf := workload(p)
-	if pes <= 0 || experts%pes != 0 || topk > experts || tokens <= 0 {
+	w := workloadOf(p)
+	if pes <= 0 || w.Experts%pes != 0 || w.TopK > w.Experts || w.Tokens <= 0 {
 		return 0 // refused by the flags or waived
 	}
-	rt := Route(Seed, pes, tokens, topk, experts, zipf)
-	st := rt.Stats()
-	L := Layout(pes, tokens, topk, experts, hidden, p.DType, p.Extra["moe_mode"], st.MaxSlots, st.MaxArr)
+	st := routeStats(pes, w)
+	L := Layout(pes, w.Tokens, w.TopK, w.Experts, w.Hidden, w.DType, w.Mode, st.MaxSlots, st.MaxArr)
 	// A MiB of slack: the shim computes its layout itself (and refuses a
 	// point that does not fit, with both sizes).
-	return max(L.Remote, L.Local, int64(tokens)*TokenBytes(hidden, p.DType)) + 1<<20
+	return max(L.Remote, L.Local, int64(w.Tokens)*TokenBytes(w.Hidden, w.DType)) + 1<<20
 }
 
-// Layout mirrors moe_plan's: the remote and local buffers' bytes.
-type LayoutBytes struct{ Remote, Local int64 }
+// maxCTAs is the shim's NB_MAX_CTAS: the layout keeps an epoch word per CTA.
+const maxCTAs = 1024
 
-func align256(x int64) int64 { return (x + 255) &^ 255 }
+// LayoutBytes is moe_plan's layout: the offset of each region of the
+// remote buffer (the same on every PE) and of the local one, and their
+// sizes (Remote, Local), in moe_place_buffers' order.
+type LayoutBytes struct {
+	Ctr, Sig, CSig, Slot, SMeta, Arr, AMeta, Comb, Remote                                   int64
+	Done, Epoch, Route, W, Cnt, ROff, AOff, Pairs, List, Tab, Seen, OutP, Send, Recv, Local int64
+}
 
-// Layout is moe_plan's arithmetic (cuda/shim/moe.cuh).
-func Layout(n, t, k, e, hidden int, dtype, mode string, maxSlots, maxArr int64) LayoutBytes {
-	el := int64(e / n)
+// place gives a region of bytes the offset *o and moves *o past it, to the
+// next multiple of 256 (moe_place).
+func place(o *int64, bytes int64) int64 {
+	at := *o
+	*o = (at + bytes + 255) &^ 255
+	return at
+}
+
+// Layout is moe_plan's arithmetic (cuda/shim/moe_layout.h:
+// moe_place_buffers; TestLayoutMatchesTheShim compares the two).
+func Layout(pes, tokens, topk, experts, hidden int, dtype, mode string, maxSlots, maxArr int64) LayoutBytes {
+	n, t, k, e := int64(pes), int64(tokens), int64(topk), int64(experts)
+	el := e / n
 	tok, out := TokenBytes(hidden, dtype), int64(hidden)*2
 	sz := max(tok, out)
 	normal := mode == "normal"
+	arr, ameta, per := int64(0), int64(0), k
+	if normal {
+		arr, ameta, per = maxArr*sz, maxArr*32, n
+	}
+	var L LayoutBytes
 	var o int64
-	o = align256(o + 8*(el*int64(n)+int64(n)))
-	o = align256(o + 8*(el*int64(n)+int64(n)))
-	o = align256(o + 8*int64(n))
-	o = align256(o + maxSlots*sz)
-	o = align256(o + maxSlots*16)
-	if normal {
-		o = align256(o + maxArr*sz)
-		o = align256(o + maxArr*32)
-	} else {
-		o, o = align256(o), align256(o)
-	}
-	per := int64(k)
-	if normal {
-		per = int64(n)
-	}
-	o = align256(o + int64(t)*per*out)
-	remote := o
-	ntk := int64(n) * int64(t) * int64(k)
-	rows := int64(t)*int64(k) + int64(t)*int64(n) + maxSlots + maxArr
+	L.Ctr = place(&o, 8*(el*n+n))
+	L.Sig = place(&o, 8*(el*n+n))
+	L.CSig = place(&o, 8*n)
+	L.Slot = place(&o, maxSlots*sz)
+	L.SMeta = place(&o, maxSlots*16)
+	L.Arr = place(&o, arr)
+	L.AMeta = place(&o, ameta)
+	L.Comb = place(&o, t*per*out)
+	L.Remote = o
+	ntk := n * t * k
+	rows := t*k + t*n + maxSlots + maxArr
 	o = 0
-	o = align256(o + 8*(2*int64(n)*el+2*int64(n)))
-	o = align256(o + 8*1024)
-	o = align256(o + 4*ntk)
-	o = align256(o + 4*ntk)
-	o = align256(o + 8*int64(n)*int64(e))
-	o = align256(o + 8*int64(n)*el*int64(n))
-	o = align256(o + 8*int64(n)*int64(n))
-	o = align256(o + 8*int64(n)*int64(n))
-	o = align256(o + 64*rows)
-	o = align256(o + 16*4*rows + 8*int64(t)*int64(max(k, n)))
-	o = align256(o + 4*el*int64(n)*int64(t))
-	o = align256(o + int64(t)*out)
-	o = align256(o + rows*(sz+32))
-	o = align256(o + rows*(sz+32))
-	return LayoutBytes{Remote: remote, Local: o}
+	L.Done = place(&o, 8*(2*n*el+2*n))
+	L.Epoch = place(&o, 8*maxCTAs)
+	L.Route = place(&o, 4*ntk)
+	L.W = place(&o, 4*ntk)
+	L.Cnt = place(&o, 8*n*e)
+	L.ROff = place(&o, 8*n*el*n)
+	L.AOff = place(&o, 8*n*n)
+	L.Pairs = place(&o, 8*n*n)
+	L.List = place(&o, 64*rows)
+	L.Tab = place(&o, 16*4*rows+8*t*max(k, n))
+	L.Seen = place(&o, 4*el*n*t)
+	L.OutP = place(&o, t*out)
+	L.Send = place(&o, rows*(sz+32))
+	L.Recv = place(&o, rows*(sz+32))
+	L.Local = o
+	return L
 }

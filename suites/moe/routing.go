@@ -122,10 +122,11 @@ func (r *Routing) Of(rank, t int) []int32 {
 
 // Stats are what a point records of its routing, for this job's ranks.
 type Stats struct {
-	Slots     []int64 // messages each rank's experts receive (ll)
-	Pairs     [][]int64
-	MaxSlots  int64 // the busiest rank's expert slots
-	MaxArr    int64 // the busiest rank's arrivals (normal)
+	Slots     []int64   // messages each rank's experts receive (ll)
+	Sel       [][]int64 // [src][dest]: selections of src's tokens of experts on dest (ll messages)
+	Pairs     [][]int64 // [src][dest]: tokens of src with an expert on dest (normal messages)
+	MaxSlots  int64     // the busiest rank's expert slots
+	MaxArr    int64     // the busiest rank's arrivals (normal)
 	LoadRank  float64
 	LoadExp   float64
 	Selection int64 // selections of rank 0 (its T x K)
@@ -134,15 +135,16 @@ type Stats struct {
 // Stats counts the routing over n ranks of experts/n experts each.
 func (r *Routing) Stats() Stats {
 	n, el := r.Ranks, r.Experts/r.Ranks
-	s := Stats{Slots: make([]int64, n), Pairs: make([][]int64, n), Selection: int64(r.Tokens * r.TopK)}
+	s := Stats{Slots: make([]int64, n), Sel: make([][]int64, n), Pairs: make([][]int64, n), Selection: int64(r.Tokens * r.TopK)}
 	perExpert := make([]int64, r.Experts)
 	for src := 0; src < n; src++ {
-		s.Pairs[src] = make([]int64, n)
+		s.Sel[src], s.Pairs[src] = make([]int64, n), make([]int64, n)
 		for t := 0; t < r.Tokens; t++ {
 			var seen uint64
 			for _, e := range r.Of(src, t) {
 				d := int(e) / el
 				s.Slots[d]++
+				s.Sel[src][d]++
 				perExpert[e]++
 				if seen>>d&1 == 0 {
 					seen |= 1 << d

@@ -2,27 +2,14 @@ package moe
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/nvshbench/nvshbench/cuda"
 )
 
 // The Go routing is the shim's: cuda/shim/moe_route.h compiled with cc and
 // run for uniform and skewed workloads gives the same experts and weights.
 func TestRoutingMatchesTheShim(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("SKIPPED: no C compiler to run the shim's routing")
-	}
-	h, err := cuda.ShimFile("moe_route.h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	prog := `#include <stdio.h>
 #include "moe_route.h"
 int main(int argc, char **argv) {
@@ -37,16 +24,7 @@ int main(int argc, char **argv) {
   return 0;
 }
 `
-	if err := os.WriteFile(filepath.Join(dir, "moe_route.h"), h, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "m.c"), []byte(prog), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "m")
-	if out, err := exec.Command(cc, "-O1", "-o", exe, filepath.Join(dir, "m.c"), "-lm").CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
+	exe := shimProgram(t, prog, "moe_route.h")
 	for _, c := range []struct {
 		ranks, tokens, topk, experts int
 		zipf                         float64
