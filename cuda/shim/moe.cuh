@@ -375,7 +375,7 @@ static int moe_check(Run *r, nb_result *res) {
 // that the check must find it: a combine's first output value (far off any
 // weighted sum), else a byte inverted: a dispatch's first slot's first
 // payload byte or, where no slot is this PE's, the first count's low byte.
-[[maybe_unused]] static int moe_corrupt(Run *r) {
+static int moe_corrupt(Run *r) {
   const Args *a = r->a;
   const MoeLayout &L = g_ml;
   CK(cudaStreamSynchronize(S.stream));
@@ -411,8 +411,9 @@ static int moe_per_op_launches(Run *) { return 1; }
 static const Family kMoE = {"moe", moe_validate, moe_active, moe_synced, 2, 0, 0, moe_prepare, moe_setup, nullptr, moe_bytes, moe_work_set,
                             moe_per_op_launches};
 
-static constexpr Check kCheckMoE = {"every token's dispatched rows and combined sum", moe_check, nullptr};
+static constexpr Check kCheckMoE = {"every token's dispatched rows and combined sum", moe_check, moe_corrupt};
 static constexpr OpEntry kMoEOps[] = {
     {NB_OP_MOE_DISPATCH, "moe.dispatch", &kMoE, T_PAYLOAD, kCheckMoE, moe_launch<NB_OP_MOE_DISPATCH>},
     {NB_OP_MOE_COMBINE, "moe.combine", &kMoE, T_PAYLOAD, kCheckMoE, moe_launch<NB_OP_MOE_COMBINE>},
 };
+NB_CHECKED(kMoEOps);
