@@ -55,13 +55,8 @@ func parseCollectives(files map[string]string, ops map[string]Op) ([]Collective,
 		return nil, []string{"collectives.cuh: no #define NB_COLLECTIVES(X) list"}
 	}
 	entryVar := map[string]string{} // k<Struct> → op name
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		for _, e := range reNamedEntry.FindAllStringSubmatch(files[n], -1) {
+	for _, text := range files {
+		for _, e := range reNamedEntry.FindAllStringSubmatch(text, -1) {
 			entryVar[e[1]] = e[2]
 		}
 	}
