@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/internal/decide"
 )
 
@@ -44,8 +45,10 @@ var patterns = func() []pattern {
 			})})
 		}
 	}
-	for _, c := range []string{"allreduce", "allgather", "alltoall", "broadcast"} {
-		ps = append(ps, pattern{name: c, impl: under("collectives/" + c + "/")})
+	for _, c := range cuda.Collectives() { // the shim's, in its order; a barrier moves nothing to choose by
+		if c.Has(cuda.TraitPayload) {
+			ps = append(ps, pattern{name: c.Base, impl: under("collectives/" + c.Base + "/")})
+		}
 	}
 	for _, op := range []string{"dispatch", "combine"} {
 		ps = append(ps, pattern{name: "MoE " + op, impl: under("moe/" + op + "/")})

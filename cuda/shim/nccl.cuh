@@ -35,9 +35,6 @@ struct NcclApi {
   char why[256] = "";  // why it is not loaded
   ncclResult_t (*getUniqueId)(ncclUniqueId *);
   ncclResult_t (*commInitRank)(ncclComm_t *, int, ncclUniqueId, int);
-  ncclResult_t (*allReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
-  ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-  ncclResult_t (*allGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
   ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclResult_t (*groupStart)();
@@ -47,6 +44,28 @@ struct NcclApi {
 };
 static NcclApi g_nccl;
 static int g_nccl_tried = 0;
+
+// The functions a collective calls (ncclAllReduce, ...) are declared in
+// its file, each an NcclFn of its name and signature; declaring one
+// registers it here, and the loader resolves every registered one with the
+// functions above (a library that lacks one is not loaded: g_nccl.why
+// names it). A collective that calls NCCL names what it calls, in one place.
+struct NcclSym {
+  const char *name;
+  void **fn;
+};
+enum { NB_NCCL_SYMS = 32 };
+static NcclSym g_nccl_syms[NB_NCCL_SYMS];
+static int g_nccl_nsyms = 0;  // more than NB_NCCL_SYMS: the loader refuses the library
+
+template <typename Sig>
+struct NcclFn {
+  Sig *call = nullptr;  // resolved when the library loads
+  explicit NcclFn(const char *name) {
+    if (g_nccl_nsyms < NB_NCCL_SYMS) g_nccl_syms[g_nccl_nsyms] = NcclSym{name, (void **)&call};
+    g_nccl_nsyms++;
+  }
+};
 
 // nccl_version_loaded opens libnccl.so.2 once (local to this PE) and
 // returns its version, 0 when it is not loadable (g_nccl.why says why).
@@ -63,10 +82,18 @@ static int nccl_version_loaded(void) {
     snprintf(g_nccl.why, sizeof g_nccl.why, "libnccl.so.2 lacks %s", n);        \
     return 0;                                                                   \
   }
-  SYM(getUniqueId, "ncclGetUniqueId") SYM(commInitRank, "ncclCommInitRank") SYM(allReduce, "ncclAllReduce")
-  SYM(broadcast, "ncclBroadcast") SYM(allGather, "ncclAllGather") SYM(send, "ncclSend") SYM(recv, "ncclRecv") SYM(groupStart, "ncclGroupStart")
-  SYM(groupEnd, "ncclGroupEnd") SYM(getVersion, "ncclGetVersion") SYM(errorString, "ncclGetErrorString")
+  SYM(getUniqueId, "ncclGetUniqueId") SYM(commInitRank, "ncclCommInitRank") SYM(send, "ncclSend") SYM(recv, "ncclRecv")
+  SYM(groupStart, "ncclGroupStart") SYM(groupEnd, "ncclGroupEnd") SYM(getVersion, "ncclGetVersion") SYM(errorString, "ncclGetErrorString")
 #undef SYM
+  if (g_nccl_nsyms > NB_NCCL_SYMS) {
+    snprintf(g_nccl.why, sizeof g_nccl.why, "the shim declares %d NCCL functions, more than its %d slots (nccl.cuh)", g_nccl_nsyms, NB_NCCL_SYMS);
+    return 0;
+  }
+  for (int i = 0; i < g_nccl_nsyms; i++)
+    if (!(*g_nccl_syms[i].fn = dlsym(h, g_nccl_syms[i].name))) {
+      snprintf(g_nccl.why, sizeof g_nccl.why, "libnccl.so.2 lacks %s", g_nccl_syms[i].name);
+      return 0;
+    }
   int v = 0;
   if (g_nccl.getVersion(&v) != ncclSuccess) v = 0;
   g_nccl.h = h;

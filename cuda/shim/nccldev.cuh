@@ -217,15 +217,13 @@ static int launch_gin(Run *r, int iters) {
   return 0;
 }
 
-static int nd_coll_setup(Run *r) {
-  const Args *a = r->a;
+// fill writes the AllReduce's source (its file's generator) into the window.
+static int nd_coll_setup(Run *r, int (*fill)(Run *, void *)) {
   int st = nd_ready(0);  // collective
   if (st) return st;
   if (g_nd.dc.lsaSize != S.npes)
     return fail(NB_UNREACHABLE, "the LSA team has %d of the %d ranks: an LSA AllReduce needs load/store access to every rank", g_nd.dc.lsaSize, S.npes);
-  int64_t n = a->size / 4;
-  k_cfill<float><<<1024, 256, 0, S.stream>>>((float *)g_nd.src, n, S.me, a->seed, 0, n);
-  CKLAUNCH("window fill");
+  if ((st = fill(r, g_nd.src))) return st;
   CK(cudaStreamSynchronize(S.stream));
   return 0;
 }
@@ -293,7 +291,7 @@ static int nd_check(Run *, nb_result *) { return nd_missing(); }
 template <int GET>
 static int launch_lsa(Run *, int) { return nd_missing(); }
 static int launch_gin(Run *, int) { return nd_missing(); }
-static int nd_coll_setup(Run *) { return nd_missing(); }
+static int nd_coll_setup(Run *, int (*)(Run *, void *)) { return nd_missing(); }
 static int nd_coll_launch(Run *, int, int64_t *) { return nd_missing(); }
 static int nd_lat_setup(Run *) { return nd_missing(); }
 static int nd_lat_check(Run *, nb_result *) { return nd_missing(); }

@@ -11,6 +11,9 @@
 // once per operation), and the device implementations also with the
 // iterations fused in one kernel ("fused"). Only rows of one mode are ever
 // compared: a fused kernel pays no launch per operation.
+//
+// The collectives are the shim's (cuda.Collectives: one file each,
+// cuda/shim/coll_<name>.cuh); this suite adds a registration to each.
 package collectives
 
 import (
@@ -54,30 +57,54 @@ var allreduceImpls = []impl{
 	{name: "nccl-nvlstree", code: cuda.ImplNCCL, algo: "NVLSTree", nvls: true, def: true, desc: "ncclAllReduce with NCCL_ALGO=NVLSTree (NVLink multicast, multi-node)"},
 }
 
-// collective is what the suite knows of one collective, in one place: its
-// shim operation, the params' op, nccl-tests' bus factor, whether the size
-// is the whole output divided into one block per PE, and whether it moves
-// data (a barrier does not).
+// collective is one collective of the shim (cuda.Collectives: its name,
+// counts, traits and dtypes come from its file, cuda/shim/coll_<name>.cuh)
+// with what only this suite knows of it (a registration).
 type collective struct {
-	name, op, paramOp string
-	busFactor         func(n int) float64
-	blocks            bool // the size divides into a block per PE
-	data              bool // moves data (algbw, busbw); else only a latency
-	impls             []impl
+	cuda.Collective
+	registration
 }
 
-var collectivesTable = []collective{
-	{name: "allreduce", op: "coll.allreduce", paramOp: "sum", data: true, impls: allreduceImpls,
+// registration is what the suite adds to a collective of the shim: the
+// params' op, a title, nccl-tests' bus factor and its implementations.
+type registration struct {
+	paramOp   string
+	title     string // how a description names it
+	busFactor func(n int) float64
+	impls     []impl
+}
+
+// registrations: one per collective of the shim, by its name (a
+// collective of the shim without one runs nowhere, and a test says so).
+var registrations = map[string]registration{
+	"allreduce": {paramOp: "sum", title: "AllReduce sum", impls: allreduceImpls,
 		busFactor: func(n int) float64 { return 2 * float64(n-1) / float64(n) }},
-	{name: "broadcast", op: "coll.broadcast", paramOp: "broadcast", data: true, impls: otherImpls,
+	"broadcast": {paramOp: "broadcast", title: "broadcast", impls: otherImpls,
 		busFactor: func(int) float64 { return 1 }},
-	{name: "alltoall", op: "coll.alltoall", paramOp: "alltoall", data: true, blocks: true, impls: otherImpls,
+	"alltoall": {paramOp: "alltoall", title: "alltoall", impls: otherImpls,
 		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
 	// allgather: the size is the whole output (size / PEs from each), as in
 	// nccl-tests; NVSHMEM's fcollect.
-	{name: "allgather", op: "coll.allgather", paramOp: "allgather", data: true, blocks: true, impls: otherImpls,
+	"allgather": {paramOp: "allgather", title: "allgather", impls: otherImpls,
 		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
-	{name: "barrier", op: "coll.barrier", paramOp: "barrier", impls: otherImpls, busFactor: func(int) float64 { return 0 }},
+	"barrier": {paramOp: "barrier", title: "barrier", impls: otherImpls, busFactor: func(int) float64 { return 0 }},
+}
+
+// data: moves a payload (algbw, busbw); else only a latency (the barrier).
+func (c collective) data() bool { return c.Has(cuda.TraitPayload) }
+
+// blocks: the size is the whole output, one block of size / PEs per PE.
+func (c collective) blocks() bool { return c.Has(cuda.TraitBlocks) }
+
+// collectives are the shim's collectives that have a registration.
+func collectives() []collective {
+	var out []collective
+	for _, c := range cuda.Collectives() {
+		if r, ok := registrations[c.Base]; ok {
+			out = append(out, collective{c, r})
+		}
+	}
+	return out
 }
 
 var otherImpls = []impl{
@@ -91,7 +118,7 @@ var otherImpls = []impl{
 const OneShotMax = 256 << 10
 
 func init() {
-	for _, c := range collectivesTable {
+	for _, c := range collectives() {
 		for _, im := range c.impls {
 			register(c, im)
 		}
@@ -104,13 +131,10 @@ func (im impl) device() bool { return im.code != cuda.ImplNVSHMEMStream && im.co
 
 func register(c collective, im impl) {
 	metrics := []string{record.MetricAlgBW, record.MetricBusBW, record.MetricLatency}
-	if !c.data {
+	if !c.data() {
 		metrics = []string{record.MetricLatency}
 	}
-	desc := c.name + ": " + im.desc
-	if c.name == "allreduce" {
-		desc = "AllReduce sum: " + im.desc
-	}
+	desc := c.title + ": " + im.desc
 	if im.device() {
 		desc += "; measured one launch per operation and fused (the iterations in one kernel)"
 	}
@@ -124,7 +148,7 @@ func register(c collective, im impl) {
 		own, ignoresThreads = "1 CTA × 32", true
 	}
 	harness.Register(harness.Benchmark{
-		ID: "collectives/" + c.name + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def,
+		ID: "collectives/" + c.Base + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def,
 		IgnoresCTAs: true, IgnoresThreads: ignoresThreads, OwnLaunch: own,
 		Metrics:  metrics,
 		Points:   points(c, im),
@@ -145,8 +169,8 @@ func points(coll collective, im impl) func(c *harness.Config) []record.Params {
 	return func(c *harness.Config) []record.Params {
 		op := coll.paramOp
 		dtypes := c.DTypes
-		if coll.name != "allreduce" || im.multi {
-			dtypes = []string{"float"} // our kernels and the other collectives: float
+		if !coll.AllDTypes || im.multi {
+			dtypes = []string{"float"} // our kernels and the collectives of float only
 		}
 		mode := ""
 		if c.Graph {
@@ -161,7 +185,7 @@ func points(coll collective, im impl) func(c *harness.Config) []record.Params {
 		}
 		var out []record.Params
 		for _, l := range launches(im) {
-			if !coll.data {
+			if !coll.data() {
 				out = append(out, record.Params{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Launch: l, Extra: extra(im, "")})
 				continue
 			}
@@ -207,7 +231,7 @@ var dtypeSize = map[string]int64{"float": 4, "bf16": 2, "half": 2}
 func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
-		a := cuda.NewArgs(coll.op)
+		a := cuda.NewArgs(coll.Name)
 		a.Size, a.Seed, a.Impl, a.DType = p.Size, int64(e.Index%7+1), im.code, dtypeCode[p.DType]
 		a.CTAs, a.Threads = int32(p.CTAs), int32(p.Threads)
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
@@ -264,11 +288,11 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cud
 		if es == 0 {
 			es = 4
 		}
-		if coll.data && p.Size%es != 0 {
+		if coll.data() && p.Size%es != 0 {
 			return a, fmt.Sprintf("size %d is not a multiple of the %d-byte %s", p.Size, es, p.DType)
 		}
-		if coll.blocks && (p.Size/es)%int64(j.NPEs()) != 0 {
-			return a, fmt.Sprintf("%s: %d elements do not divide by %d PEs", coll.name, p.Size/es, j.NPEs())
+		if coll.blocks() && (p.Size/es)%int64(j.NPEs()) != 0 {
+			return a, fmt.Sprintf("%s: %d elements do not divide by %d PEs", coll.Base, p.Size/es, j.NPEs())
 		}
 		return a, ""
 	}
