@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/report"
 )
 
@@ -396,7 +397,7 @@ const legendMinFont = vg.Length(8)
 // caption.
 func TitleLines(title string) []string {
 	const width = 90
-	lines := strings.Split(report.FoldText(title, width), "\n")
+	lines := strings.Split(table.FoldText(title, width), "\n")
 	if len(lines) > 2 {
 		lines = lines[:2]
 		lines[1] = strings.TrimRight(lines[1], " ,;:") + "…"
