@@ -22,6 +22,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/lists"
 	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
 )
@@ -423,15 +424,11 @@ func (r *Result) Table() *table.Report {
 		}
 	}
 	for i, row := range r.Rows {
-		div, unit := 1e9, "GB/s"
-		if row.Unit == record.UnitSeconds {
-			div, unit = 1e-6, "µs"
-		} else if row.Unit == record.UnitOpsPerSec {
-			div, unit = 1e6, "Mop/s"
-		}
+		sc, _ := units.Of(row.Unit)
+		div, unit := sc.Div, sc.Label
 		size := ""
 		if row.Params.Size > 0 {
-			size = report.FormatBytes(row.Params.Size)
+			size = units.Bytes(row.Params.Size)
 		}
 		cells := []table.Cell{table.Str(row.ID), table.Str(size), table.Str(shown[i])}
 		if math.IsNaN(row.Base.Center) {

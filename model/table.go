@@ -9,23 +9,23 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 func us(s float64) string {
 	if math.IsNaN(s) || math.IsInf(s, 0) {
 		return ""
 	}
-	return plots.FormatValue(s * 1e6)
+	return units.Value(s * 1e6)
 }
 
 func gbps(bps float64) string {
 	if math.IsNaN(bps) || math.IsInf(bps, 0) || bps <= 0 {
 		return "∞"
 	}
-	return plots.FormatValue(bps / 1e9)
+	return units.Value(bps / 1e9)
 }
 
 func pct(f float64) string {
@@ -45,7 +45,7 @@ func cell(text string, v float64) table.Cell {
 
 // usCell, gbpsCell and pctCell are numeric cells in µs, GB/s and percent.
 func usCell(s float64) table.Cell   { return cell(us(s), s*1e6) }
-func gbpsCell(b float64) table.Cell { return cell(plots.FormatValue(b/1e9), b/1e9) }
+func gbpsCell(b float64) table.Cell { return cell(units.Value(b/1e9), b/1e9) }
 func pctCell(f float64) table.Cell {
 	return cell(strconv.FormatFloat(math.Round(100*f)+0, 'f', 0, 64), 100*f) // +0: never "-0"
 }
@@ -185,12 +185,12 @@ func fitTable(fits []*Fit, params map[*Series]string, family string) table.Table
 			}
 			if known && seg.NoB == "" {
 				if axis == Tokens {
-					b = cell(plots.FormatValue(seg.Beta*1e9), seg.Beta*1e9)
+					b = cell(units.Value(seg.Beta*1e9), seg.Beta*1e9)
 				} else {
 					b = gbpsCell(seg.Bandwidth())
 				}
 			}
-			span := report.FormatBytes(seg.From) + " – " + report.FormatBytes(seg.To)
+			span := units.Bytes(seg.From) + " – " + units.Bytes(seg.To)
 			if axis == Tokens {
 				span = fmt.Sprintf("%d – %d", seg.From, seg.To)
 			}
@@ -259,9 +259,9 @@ func GuideTables(g Guide) []table.Table {
 			Columns: []string{"sizes", "fastest", "lead over the next", "95 % interval", "served from"},
 			Right:   []bool{false, false, true, true, false}}
 		for _, r := range c.Ranges() {
-			sizes := report.FormatBytes(r.From)
+			sizes := units.Bytes(r.From)
 			if r.To != r.From {
-				sizes += " – " + report.FormatBytes(r.To)
+				sizes += " – " + units.Bytes(r.To)
 			}
 			if tk := tokensOf(c, r); tk != "" {
 				sizes += " (" + tk + " tokens)"
@@ -275,9 +275,9 @@ func GuideTables(g Guide) []table.Table {
 		}
 		for _, x := range c.Crossings {
 			if x.FromFits {
-				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s at %s (from the two fits; measured between %s and %s)", x.From, x.To, x.Axis.Format(x.Size), report.FormatBytes(x.Lo), report.FormatBytes(x.Hi)))
+				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s at %s (from the two fits; measured between %s and %s)", x.From, x.To, x.Axis.Format(x.Size), units.Bytes(x.Lo), units.Bytes(x.Hi)))
 			} else {
-				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, report.FormatBytes(x.Lo), report.FormatBytes(x.Hi), x.Why))
+				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, units.Bytes(x.Lo), units.Bytes(x.Hi), x.Why))
 			}
 		}
 		for _, s := range c.Same {
@@ -327,13 +327,13 @@ func leadPct(f float64) string {
 
 // humanBytes writes a size that is no power of two with three digits: 1.23 MiB.
 func humanBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	names := []string{"B", "KiB", "MiB", "GiB", "TiB"}
 	i := 0
-	for b >= 1024 && i < len(units)-1 {
+	for b >= 1024 && i < len(names)-1 {
 		b /= 1024
 		i++
 	}
-	return plots.FormatValue(b) + " " + units[i]
+	return units.Value(b) + " " + names[i]
 }
 
 func tokensOf(c Comparison, r Range) string {
@@ -409,7 +409,7 @@ func PredictionTables(models []Model, preds []Prediction) []table.Table {
 			if p.Refused != "" {
 				note = table.Str("refused: " + p.Refused)
 			}
-			t.Rows = append(t.Rows, []table.Cell{table.Str(p.Model), numCell(float64(p.N), 0), table.Str(report.FormatBytes(p.Size)),
+			t.Rows = append(t.Rows, []table.Cell{table.Str(p.Model), numCell(float64(p.N), 0), table.Str(units.Bytes(p.Size)),
 				pred, table.Str(p.How), meas, e, paper, cond, note, numCell(float64(p.Size), 0), lo, hi, table.Str(p.MeasuredIn)})
 		}
 		var refs []string
@@ -441,7 +441,7 @@ func NICTable(rows []NICRow) table.Table {
 		Columns: []string{"row", "unit", "predicted", "paper", "how"}, Right: []bool{false, false, true, true, false}}
 	t.Long = []bool{false, false, false, false, true}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []table.Cell{table.Str(r.Row), table.Str(r.Unit), cell(plots.FormatValue(r.Predicted), r.Predicted), cell(plots.FormatValue(r.Paper), r.Paper), table.Str(r.How)})
+		t.Rows = append(t.Rows, []table.Cell{table.Str(r.Row), table.Str(r.Unit), cell(units.Value(r.Predicted), r.Predicted), cell(units.Value(r.Paper), r.Paper), table.Str(r.How)})
 	}
 	t.Notes = append(t.Notes, "a prediction to be measured on a second node: the line rate and the efficiencies are the model's inputs (model --nic-gbps, --wire-efficiency, --ring-efficiency, --fabric-rtt, --nics-per-node, --gpus-per-node, --nodes)")
 	return t
@@ -460,7 +460,7 @@ func ChoiceTable(cs []Choice) table.Table {
 			miss = pct(m) + " slower"
 		}
 		group := strings.TrimSpace(strings.TrimPrefix(c.Group, c.File))
-		t.Rows = append(t.Rows, []table.Cell{table.Str(c.File), table.Str(group), table.Str(report.FormatBytes(c.Size)), usCell(c.Default), table.Str(c.Best), usCell(c.BestTime),
+		t.Rows = append(t.Rows, []table.Cell{table.Str(c.File), table.Str(group), table.Str(units.Bytes(c.Size)), usCell(c.Default), table.Str(c.Best), usCell(c.BestTime),
 			table.Str(miss), pctCell(c.Miss())})
 	}
 	t.Notes = append(t.Notes, "NCCL's choice: collectives/allreduce/nccl; forced: NCCL_ALGO set per communicator (nccl-ring, nccl-tree, nccl-nvls where allowed); within 0.5 % counts as chosen well")

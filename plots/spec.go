@@ -6,14 +6,12 @@ package plots
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 // Point of a series: x is the message size in bytes, y the median, lo/hi the
@@ -296,10 +294,10 @@ func limitMarks(limits map[string]float64, div float64) []Mark {
 	for i, id := range ids {
 		v := limits[id] / div
 		if strings.HasPrefix(id, "link/") {
-			out = append(out, Mark{Label: fmt.Sprintf("physical link: %s %s GB/s", strings.TrimPrefix(id, "link/"), FormatValue(v)), Y: v, Series: -1, Color: "#000000"})
+			out = append(out, Mark{Label: fmt.Sprintf("physical link: %s %s GB/s", strings.TrimPrefix(id, "link/"), units.Value(v)), Y: v, Series: -1, Color: "#000000"})
 			continue
 		}
-		out = append(out, Mark{Label: fmt.Sprintf("copy reference: %s %s GB/s", strings.TrimPrefix(id, "limit/"), FormatValue(v)), Y: v, Series: -1,
+		out = append(out, Mark{Label: fmt.Sprintf("copy reference: %s %s GB/s", strings.TrimPrefix(id, "limit/"), units.Value(v)), Y: v, Series: -1,
 			Color: "#000000", Dash: [][]float64{{1, 2}, {4, 2, 1, 2}}[i%2]})
 	}
 	return out
@@ -327,23 +325,8 @@ func clip(s *Spec) {
 	}
 	if ref > 0 && top > 1.5*ref {
 		s.YMax = 1.25 * ref
-		s.Notes = append(s.Notes, fmt.Sprintf("y axis cut at %s: L2-resident points above it are off the chart (report --points lists them)", FormatValue(s.YMax)))
+		s.Notes = append(s.Notes, fmt.Sprintf("y axis cut at %s: L2-resident points above it are off the chart (report --points lists them)", units.Value(s.YMax)))
 	}
-}
-
-// FormatValue prints a number with three significant digits and no
-// exponent (5000, 250, 2.5, 0.025): the one number format of the charts.
-func FormatValue(v float64) string {
-	if v == 0 {
-		return "0"
-	}
-	mag := math.Floor(math.Log10(math.Abs(v)))
-	prec := int(2 - mag)
-	if prec < 0 {
-		prec = 0
-	}
-	r := math.Pow(10, float64(prec))
-	return strconv.FormatFloat(math.Round(v*r)/r, 'f', -1, 64)
 }
 
 func appendOnce(s []string, v string) []string {
@@ -517,12 +500,12 @@ func marks(ref *record.Reference, k chartKind, ss []Series, multinode bool, pes 
 			at = fmt.Sprintf(" at %d B", r.Size)
 		}
 		if r.Agg == "range" {
-			label := fmt.Sprintf("paper: %s %s %s–%s, sizes up to %s", r.Label, where, FormatValue(r.Value/k.div), FormatValue(r.Hi/k.div), report.FormatBytes(r.MaxSize))
+			label := fmt.Sprintf("paper: %s %s %s–%s, sizes up to %s", r.Label, where, units.Value(r.Value/k.div), units.Value(r.Hi/k.div), units.Bytes(r.MaxSize))
 			out = append(out, Mark{Label: label, Y: r.Value / k.div, XMax: float64(r.MaxSize), Series: idx, Color: ss[idx].Color, Dash: []float64{6, 3}},
 				Mark{Y: r.Hi / k.div, XMax: float64(r.MaxSize), Series: idx, Color: ss[idx].Color, Dash: []float64{6, 3}})
 			continue
 		}
-		out = append(out, Mark{Label: fmt.Sprintf("paper: %s %s%s %s%s", r.Label, where, at, bound, FormatValue(r.Value/k.div)), Y: r.Value / k.div, X: float64(r.Size), Series: idx,
+		out = append(out, Mark{Label: fmt.Sprintf("paper: %s %s%s %s%s", r.Label, where, at, bound, units.Value(r.Value/k.div)), Y: r.Value / k.div, X: float64(r.Size), Series: idx,
 			Color: ss[idx].Color, Dash: []float64{6, 3}})
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -35,13 +36,15 @@ var tableOrder = []string{"rma", "latency", "allreduce", "allreduce-latency"}
 
 // metricScale returns the display divisor, unit label and precision of a metric.
 func metricScale(metric string) (float64, string, int) {
-	if metric == record.MetricLatency {
-		return us, "µs", 2
+	unit := record.UnitBytesPerSec
+	switch metric {
+	case record.MetricLatency:
+		unit = record.UnitSeconds
+	case record.MetricRate:
+		unit = record.UnitOpsPerSec
 	}
-	if metric == record.MetricRate {
-		return 1e6, "Mop/s", 1
-	}
-	return gb, "GB/s", 1
+	s, _ := units.Of(unit)
+	return s.Div, s.Label, s.Prec
 }
 
 func paperValue(r *record.RefRow) string {
@@ -418,7 +421,7 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) tabl
 func describe(p *record.Point) string {
 	var parts []string
 	if p.Params.Size > 0 {
-		parts = append(parts, FormatBytes(p.Params.Size))
+		parts = append(parts, units.Bytes(p.Params.Size))
 	}
 	if p.Params.CTAs > 0 {
 		parts = append(parts, fmt.Sprintf("%d×%d", p.Params.CTAs, p.Params.Threads))
@@ -470,17 +473,6 @@ func FlagsSaid(p *record.Point, checks map[*record.Point]string) string {
 	return strings.Join(out, "; ")
 }
 
-// FormatBytes prints a size with binary units: 8 B, 4 KiB, 1 MiB, 1 GiB.
-func FormatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v, i := n, 0
-	for v != 0 && v%1024 == 0 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return fmt.Sprintf("%d %s", v, units[i]) // exact: never 8.4e+06 TiB
-}
-
 // PointsTable lists every point of a file: ID, params, status, the primary
 // metric's median and spread, the effective path and verification.
 func PointsTable(f *record.File, tag string) table.Table {
@@ -509,7 +501,7 @@ func PointsTable(f *record.File, tag string) table.Table {
 		p := &pts[i]
 		size := ""
 		if p.Params.Size > 0 {
-			size = FormatBytes(p.Params.Size)
+			size = units.Bytes(p.Params.Size)
 		}
 		params := p.Params
 		params.Size = 0

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -98,7 +99,7 @@ func costs(p Pick, metric string) []float64 {
 	if err != nil {
 		return nil
 	}
-	if record.HigherIsBetter(unit) {
+	if units.HigherIsBetter(unit) {
 		for i, v := range vs {
 			vs[i] = 1 / v
 		}

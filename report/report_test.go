@@ -107,14 +107,6 @@ func TestSelectRules(t *testing.T) {
 	}
 }
 
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{8: "8 B", 4096: "4 KiB", 1 << 30: "1 GiB", 1536: "1536 B", 1000: "1000 B", 1 << 62: "4 EiB", 9_223_372_036_854_775_807: "9223372036854775807 B", 3 << 40: "3 TiB", 0: "0 B"} {
-		if got := report.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 // The RMA rows compare the paper's launch (32 × 256) with the paper; a
 // faster launch from the sweep is shown beside it, never in its place.
 func TestRMARowsUseThePapersLaunch(t *testing.T) {

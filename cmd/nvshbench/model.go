@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/record"
@@ -123,7 +123,7 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 	if err != nil {
 		return err
 	}
-	sizes, err := harness.ParseSizes(o.Sizes)
+	sizes, err := units.ParseSizes(o.Sizes)
 	if err != nil {
 		return usagef("--sizes: %v", err)
 	}
