@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/internal/ids"
 )
 
 // A pattern is one thing a user does, with several implementations to
@@ -22,14 +23,8 @@ func exact(names map[string]string) func(string) string {
 	return func(id string) string { return names[id] }
 }
 
-func under(prefix string) func(string) string {
-	return func(id string) string {
-		if strings.HasPrefix(id, prefix) {
-			return strings.TrimPrefix(id, prefix)
-		}
-		return ""
-	}
-}
+// under names a series by what follows prefix, a folder, in its ID.
+func under(prefix string) func(string) string { return ids.Under(prefix).Rest }
 
 // patterns are the choices the guide answers, in order.
 var patterns = func() []pattern {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/ids"
 	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
@@ -164,22 +165,12 @@ func launchOf(p *record.Point) string {
 	return p.Params.Launch
 }
 
-// takes reports whether the chart's prefixes select id. "=x" selects x
-// exactly; "x/" every ID under x; else x and x-… (rma/p, not rma/put).
+// takes reports whether the chart's prefixes select id, read as
+// ids.Chart: "=x" selects x exactly; "x/" every ID under x; else x, x-…
+// and x/… (rma/p, not rma/put).
 func (k chartKind) takes(id string) bool {
 	for _, pre := range k.prefixes {
-		switch {
-		case pre == "":
-			return true
-		case strings.HasPrefix(pre, "="):
-			if id == pre[1:] {
-				return true
-			}
-		case strings.HasSuffix(pre, "/"):
-			if strings.HasPrefix(id, pre) {
-				return true
-			}
-		case id == pre || strings.HasPrefix(id, pre+"-") || strings.HasPrefix(id, pre+"/"):
+		if ids.Chart(pre).Match(id) {
 			return true
 		}
 	}
@@ -542,16 +533,16 @@ func multiNode(files []*record.File) bool {
 	return false
 }
 
-// latencyFamilies split the latency chart: name suffix, title, ID prefixes.
+// latencyFamilies split the latency chart: name suffix, title, the IDs.
 var latencyFamilies = []struct {
 	name, title string
-	prefixes    []string
+	ids         ids.Selector
 }{
-	{"put", "put round trip (put_nbi + quiet; NCCL LSA: stores + fence)", []string{"latency/put/", "latency/put-signal", "latency/nccl-lsa/put/"}},
-	{"get", "get round trip (pointer chase through the peer's memory)", []string{"latency/get/", "latency/nccl-lsa/get/"}},
-	{"scalar", "scalar p / g round trip (p + quiet; g pointer chase)", []string{"latency/p", "latency/g"}},
-	{"pingpong", "ping-pong ROUND TRIP latency (not halved)", []string{"latency/pingpong/"}},
-	{"issue", "ISSUE TIME, not a round trip (blocking put, fence)", []string{"latency/issue/"}},
+	{"put", "put round trip (put_nbi + quiet; NCCL LSA: stores + fence)", ids.Any(ids.Under("latency/put/"), ids.Variants("latency/put-signal"), ids.Under("latency/nccl-lsa/put/"))},
+	{"get", "get round trip (pointer chase through the peer's memory)", ids.Any(ids.Under("latency/get/"), ids.Under("latency/nccl-lsa/get/"))},
+	{"scalar", "scalar p / g round trip (p + quiet; g pointer chase)", ids.Any(ids.Variants("latency/p"), ids.Variants("latency/g"))},
+	{"pingpong", "ping-pong ROUND TRIP latency (not halved)", ids.Under("latency/pingpong/")},
+	{"issue", "ISSUE TIME, not a round trip (blocking put, fence)", ids.Under("latency/issue/")},
 }
 
 func splitLatency(s Spec) []Spec {
@@ -564,12 +555,9 @@ func splitLatency(s Spec) []Spec {
 			if used[i] {
 				continue
 			}
-			for _, pre := range fam.prefixes {
-				if ser.ID == pre || (strings.HasSuffix(pre, "/") && strings.HasPrefix(ser.ID, pre)) || strings.HasPrefix(ser.ID, pre+"-") {
-					g.Series = append(g.Series, ser)
-					used[i] = true
-					break
-				}
+			if fam.ids.Match(ser.ID) {
+				g.Series = append(g.Series, ser)
+				used[i] = true
 			}
 		}
 		if len(g.Series) > 0 {
