@@ -75,14 +75,18 @@ func Register(b Benchmark) {
 	registry[b.ID] = &b
 }
 
-func init() {
-	record.MetricsFor = func(id string) []string {
-		if b, ok := registry[id]; ok {
-			return b.Metrics
-		}
-		return nil
+// Metrics names the metrics the benchmark id's points carry (nil for an ID
+// nothing registers): what record.Reader needs to read a point stored
+// without them.
+func Metrics(id string) []string {
+	if b, ok := registry[id]; ok {
+		return b.Metrics
 	}
+	return nil
 }
+
+// Reader reads results files with the registry's metrics.
+func Reader() record.Reader { return record.Reader{Metrics: Metrics} }
 
 // All returns every registered benchmark sorted by ID.
 func All() []*Benchmark {

@@ -219,7 +219,7 @@ func claimFolder(dir string) error {
 // writeReproduction renders report.md, the charts and index.md from the
 // results file, through the same code as report and plot.
 func writeReproduction(dir, resFile string, stdout io.Writer) error {
-	f, err := record.ReadFile(resFile)
+	f, err := harness.Reader().ReadFile(resFile)
 	if err != nil {
 		return err
 	}

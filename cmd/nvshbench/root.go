@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 )
@@ -83,7 +84,7 @@ func loadFiles(args []string, stderr io.Writer) ([]*record.File, error) {
 				label, path = a[:i], a[i+1:]
 			}
 		}
-		f, err := record.ReadFile(path)
+		f, err := harness.Reader().ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
