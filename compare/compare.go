@@ -21,6 +21,8 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/nvshbench/nvshbench/internal/lists"
+	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
 )
@@ -396,18 +398,18 @@ func SetupDiffs(files []*record.File) []string {
 
 // Table renders the comparison through the report table model, so every
 // report format applies.
-func (r *Result) Table() *report.Report {
+func (r *Result) Table() *table.Report {
 	cols := []string{"id", "size", "params", "metric"}
 	right := []bool{false, true, false, false}
 	// A label is the user's text: its control characters are escaped like
 	// every other text of the output (column names are not, by the renderer).
-	cols = append(cols, report.Printable(r.Files[0]), "±")
+	cols = append(cols, table.Printable(r.Files[0]), "±")
 	right = append(right, true, true)
 	for _, f := range r.Files[1:] {
-		cols = append(cols, report.Printable(f), "±", "Δ", "p")
+		cols = append(cols, table.Printable(f), "±", "Δ", "p")
 		right = append(right, true, true, true, true)
 	}
-	t := report.Table{Title: "Comparison against " + r.Files[0], Columns: cols, Right: right}
+	t := table.Table{Title: "Comparison against " + r.Files[0], Columns: cols, Right: right}
 	t.Wide = make([]bool, len(cols))
 	for i, c := range cols {
 		t.Wide[i] = c == "±" || c == "p" // the confidence intervals and p-values: --wide
@@ -422,21 +424,17 @@ func (r *Result) Table() *report.Report {
 		}
 	}
 	for i, row := range r.Rows {
-		div, unit := 1e9, "GB/s"
-		if row.Unit == record.UnitSeconds {
-			div, unit = 1e-6, "µs"
-		} else if row.Unit == record.UnitOpsPerSec {
-			div, unit = 1e6, "Mop/s"
-		}
+		sc, _ := units.Of(row.Unit)
+		div, unit := sc.Div, sc.Label
 		size := ""
 		if row.Params.Size > 0 {
-			size = report.FormatBytes(row.Params.Size)
+			size = units.Bytes(row.Params.Size)
 		}
-		cells := []report.Cell{report.Str(row.ID), report.Str(size), report.Str(shown[i])}
+		cells := []table.Cell{table.Str(row.ID), table.Str(size), table.Str(shown[i])}
 		if math.IsNaN(row.Base.Center) {
-			cells = append(cells, report.Str(""), report.Str(""), report.Str(""))
+			cells = append(cells, table.Str(""), table.Str(""), table.Str(""))
 		} else {
-			cells = append(cells, report.Str(report.MetricUnit(row.Metric, unit)), report.Sig(row.Base.Center/div, 4), report.Str(row.Base.PctRangeString()))
+			cells = append(cells, table.Str(report.MetricUnit(row.Metric, unit)), table.Sig(row.Base.Center/div, 4), table.Str(row.Base.PctRangeString()))
 		}
 		for i := range row.Others {
 			why := ""
@@ -458,7 +456,7 @@ func (r *Result) Table() *report.Report {
 					}
 					failures = append(failures, fmt.Sprintf("%s %s in %s: %s", row.ID, row.Key, r.Files[i+1], row.Failed[i]))
 				}
-				cells = append(cells, report.Str(""), report.Str(""), report.Str(text), report.Str(""))
+				cells = append(cells, table.Str(""), table.Str(""), table.Str(text), table.Str(""))
 				continue
 			}
 			d := row.Deltas[i]
@@ -472,8 +470,8 @@ func (r *Result) Table() *report.Report {
 				unresolved++
 				minStep, maxStep = math.Min(minStep, row.Step[i]), math.Max(maxStep, row.Step[i])
 			}
-			cells = append(cells, report.Sig(row.Others[i].Center/div, 4), report.Str(row.Others[i].PctRangeString()),
-				report.Str(d), pCell(row.Cmp[i].P))
+			cells = append(cells, table.Sig(row.Others[i].Center/div, 4), table.Str(row.Others[i].PctRangeString()),
+				table.Str(d), pCell(row.Cmp[i].P))
 		}
 		t.Rows = append(t.Rows, cells)
 	}
@@ -498,7 +496,7 @@ func (r *Result) Table() *report.Report {
 	if r.CandidateOnly > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d point(s) only a candidate measured are left out", r.CandidateOnly))
 	}
-	return &report.Report{Tables: []report.Table{t}, Warnings: r.Warnings}
+	return &table.Report{Tables: []table.Table{t}, Warnings: r.Warnings}
 }
 
 // distinguishing splits each row's parameters (size apart) into what
@@ -541,11 +539,11 @@ func distinguishing(rows []Row) (shown []string, common map[string]string) {
 }
 
 // pCell shows a p-value with two significant digits, "<0.001" below that.
-func pCell(p float64) report.Cell {
+func pCell(p float64) table.Cell {
 	if p < 0.001 {
-		c := report.Sig(p, 2)
+		c := table.Sig(p, 2)
 		c.Text = "<0.001"
 		return c
 	}
-	return report.Sig(p, 2)
+	return table.Sig(p, 2)
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/nvshbench/nvshbench/compare"
 	"github.com/nvshbench/nvshbench/internal/fixture"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 func TestRegressionDetected(t *testing.T) {
@@ -41,7 +41,7 @@ func TestRegressionDetected(t *testing.T) {
 		t.Errorf("version difference not warned: %q", res.Warnings)
 	}
 	var b bytes.Buffer
-	if err := report.Render(&b, res.Table(), "text"); err != nil {
+	if err := table.Render(&b, res.Table(), "text"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "REGRESSION") {

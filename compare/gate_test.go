@@ -11,8 +11,8 @@ import (
 	"github.com/nvshbench/nvshbench/compare"
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/golden"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 // --threshold is a slowdown in time per operation for every metric: twice
@@ -177,7 +177,7 @@ func TestTiesWithinOneTimerStep(t *testing.T) {
 			}
 		}
 		var b bytes.Buffer
-		report.Render(&b, res.Table(), "text")
+		table.Render(&b, res.Table(), "text")
 		if cand == "ties-slowest" && !strings.Contains(b.String(), "timer's grid (a step of 32 ns)") {
 			t.Errorf("the table does not say why p < alpha is ~:\n%s", b.String())
 		}
@@ -253,7 +253,7 @@ func TestLabelControlCharactersEscaped(t *testing.T) {
 		var out bytes.Buffer
 		rep := res.Table()
 		rep.Wide = true
-		if err := report.Render(&out, rep, format); err != nil {
+		if err := table.Render(&out, rep, format); err != nil {
 			t.Fatal(err)
 		}
 		s := out.String()

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -12,7 +13,7 @@ import (
 // old/new − 1 for a bandwidth or a rate. Twice as slow is 1 (100 %) for
 // either kind; a negative slowdown is a speed-up.
 func Slowdown(old, new float64, unit string) float64 {
-	if record.HigherIsBetter(unit) {
+	if units.HigherIsBetter(unit) {
 		return old/new - 1
 	}
 	return new/old - 1

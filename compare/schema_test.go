@@ -12,8 +12,8 @@ import (
 	"github.com/nvshbench/nvshbench/compare"
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/golden"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 // schemaPair is one run written twice: as a schema-1 binary wrote it and
@@ -162,7 +162,7 @@ func TestSchema1AgainstSchema2(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	report.Render(&b, res.Table(), "text")
+	table.Render(&b, res.Table(), "text")
 	out := b.String()
 	if strings.Contains(out, "MISSING") || !strings.Contains(out, "schema changed") || !strings.Contains(out, "schema 1 recorded no launch mode") {
 		t.Errorf("table:\n%s", out)

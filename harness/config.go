@@ -2,9 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"math/bits"
-	"strconv"
-	"strings"
 )
 
 // Config is the sweep configuration shared by every benchmark of a run.
@@ -228,83 +225,4 @@ func Pow2Sizes(lo, hi int64) []int64 {
 		out = append(out, s)
 	}
 	return out
-}
-
-// ParseSize parses a byte count with an optional binary suffix: 8, 4K,
-// 1M, 1G, 1GiB.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	u := strings.ToUpper(t)
-	mult := int64(1)
-	for _, suf := range []struct {
-		s string
-		m int64
-	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
-		if strings.HasSuffix(u, suf.s) {
-			u, mult = strings.TrimSuffix(u, suf.s), suf.m
-			break
-		}
-	}
-	v, err := strconv.ParseInt(strings.TrimSpace(u), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid size %q: want a byte count such as 256, 4K, 1M or 1G", s)
-	}
-	if v <= 0 {
-		return 0, fmt.Errorf("invalid size %q: must be positive", s)
-	}
-	if hi, _ := bits.Mul64(uint64(v), uint64(mult)); hi != 0 || v*mult < 0 {
-		return 0, fmt.Errorf("invalid size %q: too large", s)
-	}
-	return v * mult, nil
-}
-
-// ParseSizes parses "8:1G" (powers of two from 8 B to 1 GiB), "lo:hi:f"
-// (multiply by f), or a comma list "256,4K,1M" (a size listed twice, as in
-// "4K,4096", is measured once).
-func ParseSizes(s string) ([]int64, error) {
-	if strings.Contains(s, ":") {
-		parts := strings.Split(s, ":")
-		if len(parts) > 3 {
-			return nil, fmt.Errorf("invalid size range %q: want LO:HI or LO:HI:FACTOR", s)
-		}
-		lo, err := ParseSize(parts[0])
-		if err != nil {
-			return nil, err
-		}
-		hi, err := ParseSize(parts[1])
-		if err != nil {
-			return nil, err
-		}
-		if hi < lo {
-			return nil, fmt.Errorf("invalid size range %q: %d > %d", s, lo, hi)
-		}
-		f := int64(2)
-		if len(parts) == 2 && lo&(lo-1) != 0 {
-			return nil, fmt.Errorf("invalid size range %q: LO:HI runs over the powers of two from LO, and %d is none; give LO:HI:FACTOR (%s:2 steps by doubling from %d) or a list", s, lo, s, lo)
-		}
-		if len(parts) == 3 {
-			f, err = strconv.ParseInt(parts[2], 10, 64)
-			if err != nil || f < 2 {
-				return nil, fmt.Errorf("invalid size range %q: the factor must be an integer ≥ 2", s)
-			}
-		}
-		var out []int64
-		for v := lo; v <= hi && v > 0; v *= f {
-			out = append(out, v)
-		}
-		return out, nil
-	}
-	var out []int64
-	seen := map[int64]bool{}
-	for _, p := range strings.Split(s, ",") {
-		v, err := ParseSize(p)
-		if err != nil {
-			return nil, err
-		}
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out, nil
 }

@@ -13,46 +13,6 @@ import (
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
-func TestParseSizes(t *testing.T) {
-	cases := map[string][]int64{
-		"8:64":       {8, 16, 32, 64},
-		"1K:1M:32":   {1024, 32768, 1 << 20},
-		"256,4K,1G":  {256, 4096, 1 << 30},
-		"1MiB":       {1 << 20},
-		"2gb":        {2 << 30},
-		"8:1G":       nil, // checked by length below
-		" 512 , 1k ": {512, 1024},
-		"4K,4096,1K": {4096, 1024}, // a size listed twice is measured once
-	}
-	for in, want := range cases {
-		got, err := harness.ParseSizes(in)
-		if err != nil {
-			t.Errorf("%q: %v", in, err)
-			continue
-		}
-		if in == "8:1G" {
-			if len(got) != 28 || got[27] != 1<<30 {
-				t.Errorf("8:1G gave %d sizes ending %d", len(got), got[len(got)-1])
-			}
-			continue
-		}
-		if len(got) != len(want) {
-			t.Errorf("%q = %v, want %v", in, got, want)
-			continue
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Errorf("%q = %v, want %v", in, got, want)
-			}
-		}
-	}
-	for _, bad := range []string{"", "0", "-8", "8:4", "x", "1K:1M:1", "8:16:32:64", "99999999999999G"} {
-		if _, err := harness.ParseSizes(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 func TestConfigValidate(t *testing.T) {
 	mod := []func(*harness.Config){
 		func(c *harness.Config) { c.Threads = 100 },

@@ -13,9 +13,9 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"strings"
 
 	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/internal/ids"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -75,14 +75,18 @@ func Register(b Benchmark) {
 	registry[b.ID] = &b
 }
 
-func init() {
-	record.MetricsFor = func(id string) []string {
-		if b, ok := registry[id]; ok {
-			return b.Metrics
-		}
-		return nil
+// Metrics names the metrics the benchmark id's points carry (nil for an ID
+// nothing registers): what record.Reader needs to read a point stored
+// without them.
+func Metrics(id string) []string {
+	if b, ok := registry[id]; ok {
+		return b.Metrics
 	}
+	return nil
 }
+
+// Reader reads results files with the registry's metrics.
+func Reader() record.Reader { return record.Reader{Metrics: Metrics} }
 
 // All returns every registered benchmark sorted by ID.
 func All() []*Benchmark {
@@ -120,9 +124,9 @@ func Select(patterns []string) ([]*Benchmark, error) {
 		if _, err := path.Match(pat, ""); err != nil {
 			return nil, fmt.Errorf("bad benchmark pattern %q: %v", pat, err)
 		}
-		n := 0
+		sel, n := ids.Pattern(pat), 0
 		for _, b := range all {
-			if matches(pat, b.ID) {
+			if sel.Match(b.ID) {
 				n++
 				if !seen[b.ID] {
 					seen[b.ID] = true
@@ -136,17 +140,6 @@ func Select(patterns []string) ([]*Benchmark, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
-}
-
-func matches(pat, id string) bool {
-	if pat == id {
-		return true
-	}
-	if strings.HasPrefix(id, strings.TrimSuffix(pat, "/")+"/") {
-		return true
-	}
-	ok, _ := path.Match(pat, id)
-	return ok
 }
 
 // LaunchText says how the benchmark launches: "--ctas × --threads" where it

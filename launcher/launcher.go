@@ -94,7 +94,7 @@ func openOut(o Options) (*record.Writer, map[string]bool, *record.File, error) {
 		return nil, nil, nil, err
 	}
 	if _, err := os.Lstat(o.Out); err == nil {
-		w, f, err := record.Append(o.Out)
+		w, f, err := harness.Reader().Append(o.Out)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("resuming %s: %w", o.Out, err)
 		}

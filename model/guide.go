@@ -9,6 +9,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/internal/ids"
 )
 
 // A pattern is one thing a user does, with several implementations to
@@ -23,14 +24,8 @@ func exact(names map[string]string) func(string) string {
 	return func(id string) string { return names[id] }
 }
 
-func under(prefix string) func(string) string {
-	return func(id string) string {
-		if strings.HasPrefix(id, prefix) {
-			return strings.TrimPrefix(id, prefix)
-		}
-		return ""
-	}
-}
+// under names a series by what follows prefix, a folder, in its ID.
+func under(prefix string) func(string) string { return ids.Under(prefix).Rest }
 
 // patterns are the choices the guide answers, in order.
 var patterns = func() []pattern {

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 // impl is one implementation of a fixture: its ID, parameters, what its
@@ -54,7 +54,7 @@ func guideOf(files ...*record.File) model.Guide {
 func render(t *testing.T, g model.Guide) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := report.Render(&buf, &report.Report{Tables: model.GuideTables(g), Wide: true}, "text"); err != nil {
+	if err := table.Render(&buf, &table.Report{Tables: model.GuideTables(g), Wide: true}, "text"); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

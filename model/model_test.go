@@ -11,9 +11,9 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/golden"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 // timeFn gives the time (s) of a size.
@@ -167,7 +167,7 @@ func TestBadInputsGiveNoFitRows(t *testing.T) {
 		t.Errorf("compared across PE counts: %+v", g.Comparisons)
 	}
 	var buf bytes.Buffer
-	if err := report.Render(&buf, &report.Report{Tables: model.FitTables(fits)}, "text"); err != nil || !strings.Contains(buf.String(), "no fit: one size") {
+	if err := table.Render(&buf, &table.Report{Tables: model.FitTables(fits)}, "text"); err != nil || !strings.Contains(buf.String(), "no fit: one size") {
 		t.Errorf("fit table: %v\n%s", err, buf.String())
 	}
 }
@@ -208,8 +208,8 @@ func TestGuideGolden(t *testing.T) {
 		t.Errorf("crossover %+v, want near %.0f B", x, want)
 	}
 	var buf bytes.Buffer
-	rep := &report.Report{Tables: model.GuideTables(g), Wide: true}
-	if err := report.Render(&buf, rep, "text"); err != nil {
+	rep := &table.Report{Tables: model.GuideTables(g), Wide: true}
+	if err := table.Render(&buf, rep, "text"); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "guide.txt", buf.Bytes())
@@ -394,7 +394,7 @@ func TestFitsSayWhenTheyKnowNothing(t *testing.T) {
 	f := file("flat", 2, []spec{{id: "collectives/allreduce/nccl-ring", params: perOp, fn: flat}}, pow2(4, 64))
 	fits := model.FitAll(model.Collect([]*record.File{f}))
 	var buf bytes.Buffer
-	if err := report.Render(&buf, &report.Report{Tables: model.FitTables(fits), Wide: true}, "text"); err != nil {
+	if err := table.Render(&buf, &table.Report{Tables: model.FitTables(fits), Wide: true}, "text"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "∞") || !strings.Contains(buf.String(), "no B: the time does not grow with the size") {
@@ -420,7 +420,7 @@ func TestCacheServedBIsNoPredictionInput(t *testing.T) {
 		t.Errorf("LinkB: %q", why)
 	}
 	var buf bytes.Buffer
-	if err := report.Render(&buf, &report.Report{Tables: model.FitTables(fits), Wide: true}, "text"); err != nil || !strings.Contains(buf.String(), "B from cache-served sizes: not a link figure, never used for a prediction") {
+	if err := table.Render(&buf, &table.Report{Tables: model.FitTables(fits), Wide: true}, "text"); err != nil || !strings.Contains(buf.String(), "B from cache-served sizes: not a link figure, never used for a prediction") {
 		t.Errorf("fit table: %v\n%s", err, buf.String())
 	}
 	if ms, skipped := model.Models(fits); len(ms) != 0 || len(skipped) != 1 || !strings.Contains(skipped[0], "cache-served") {
@@ -479,7 +479,7 @@ func TestMoEFitOverTokens(t *testing.T) {
 		t.Errorf("crossover %+v, want near 400 tokens", x)
 	}
 	var buf bytes.Buffer
-	if err := report.Render(&buf, &report.Report{Tables: model.FitTables(fits)}, "text"); err != nil || !strings.Contains(buf.String(), "T = a + tokens · c") || !strings.Contains(buf.String(), "128 – 4096") {
+	if err := table.Render(&buf, &table.Report{Tables: model.FitTables(fits)}, "text"); err != nil || !strings.Contains(buf.String(), "T = a + tokens · c") || !strings.Contains(buf.String(), "128 – 4096") {
 		t.Errorf("MoE table: %v\n%s", err, buf.String())
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 // NCCL's tuning model as NCCL itself computes it, restated (not copied)
@@ -282,8 +282,8 @@ func modelsOf(fits []*Fit) ([]Model, []string) {
 			return in{}, false
 		}
 		return in{f: f, a: a, b: b, names: []string{
-			fmt.Sprintf("α %s µs: %s, %s – %s", us(a), id, report.FormatBytes(sa.From), report.FormatBytes(sa.To)),
-			fmt.Sprintf("B %s GB/s: %s, %s – %s (memory-served)", gbps(b), id, report.FormatBytes(sb.From), report.FormatBytes(sb.To)),
+			fmt.Sprintf("α %s µs: %s, %s – %s", us(a), id, units.Bytes(sa.From), units.Bytes(sa.To)),
+			fmt.Sprintf("B %s GB/s: %s, %s – %s (memory-served)", gbps(b), id, units.Bytes(sb.From), units.Bytes(sb.To)),
 		}}, true
 	}
 	model := func(x in, m Model) Model {
@@ -442,7 +442,7 @@ func paperFigure(ref *record.Reference, keys []string, n int, size int64) *Paper
 			}
 			switch {
 			case r.Agg == "range" && size <= r.MaxSize:
-				return &PaperFigure{Lo: r.Value, Hi: r.Hi, Condition: cond + fmt.Sprintf("; its medians from 4 B to %s, not at this size alone", report.FormatBytes(r.MaxSize))}
+				return &PaperFigure{Lo: r.Value, Hi: r.Hi, Condition: cond + fmt.Sprintf("; its medians from 4 B to %s, not at this size alone", units.Bytes(r.MaxSize))}
 			case r.Metric == record.MetricAlgBW && float64(size)/r.Value > maxRangeTime(ref, n):
 				return &PaperFigure{Lo: float64(size) / r.Value, AtLeast: true, Condition: cond + fmt.Sprintf("; its peak algbw %.0f GB/s at any size, so at least S / %.0f GB/s here", r.Value/1e9, r.Value/1e9)}
 			}
@@ -493,7 +493,7 @@ func Predict(models []Model, fits []*Fit, ns []int, sizes []int64, ref *record.R
 				case n > m.Domain.N:
 					p.Refused = fmt.Sprintf("%d GPUs: beyond one NVLink domain (%s). %s", n, m.Domain.System, InterNode)
 				case s < m.Lo || s > m.Hi:
-					p.Refused = fmt.Sprintf("%s is outside the sizes measured (%s – %s)", report.FormatBytes(s), report.FormatBytes(m.Lo), report.FormatBytes(m.Hi))
+					p.Refused = fmt.Sprintf("%s is outside the sizes measured (%s – %s)", units.Bytes(s), units.Bytes(m.Lo), units.Bytes(m.Hi))
 				default:
 					p.Predicted, p.How = m.Time(n, float64(s))
 				}

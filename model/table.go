@@ -8,23 +8,24 @@ import (
 	"strings"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 func us(s float64) string {
 	if math.IsNaN(s) || math.IsInf(s, 0) {
 		return ""
 	}
-	return plots.FormatValue(s * 1e6)
+	return units.Value(s * 1e6)
 }
 
 func gbps(bps float64) string {
 	if math.IsNaN(bps) || math.IsInf(bps, 0) || bps <= 0 {
 		return "∞"
 	}
-	return plots.FormatValue(bps / 1e9)
+	return units.Value(bps / 1e9)
 }
 
 func pct(f float64) string {
@@ -35,20 +36,20 @@ func pct(f float64) string {
 }
 
 // cell is a number shown as text: JSON and CSV get the number.
-func cell(text string, v float64) report.Cell {
+func cell(text string, v float64) table.Cell {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return report.Str("")
+		return table.Str("")
 	}
-	return report.Cell{Text: text, Num: &v}
+	return table.Cell{Text: text, Num: &v}
 }
 
 // usCell, gbpsCell and pctCell are numeric cells in µs, GB/s and percent.
-func usCell(s float64) report.Cell   { return cell(us(s), s*1e6) }
-func gbpsCell(b float64) report.Cell { return cell(plots.FormatValue(b/1e9), b/1e9) }
-func pctCell(f float64) report.Cell {
+func usCell(s float64) table.Cell   { return cell(us(s), s*1e6) }
+func gbpsCell(b float64) table.Cell { return cell(units.Value(b/1e9), b/1e9) }
+func pctCell(f float64) table.Cell {
 	return cell(strconv.FormatFloat(math.Round(100*f)+0, 'f', 0, 64), 100*f) // +0: never "-0"
 }
-func numCell(v float64, prec int) report.Cell {
+func numCell(v float64, prec int) table.Cell {
 	return cell(strconv.FormatFloat(v, 'f', prec, 64), v)
 }
 
@@ -95,8 +96,8 @@ func distinguishing(fits []*Fit) map[*Series]string {
 // FitTables lists every series' fit, a table per file and family of
 // benchmarks (rma, latency, collectives; MoE over tokens): a row per
 // segment with what it determines, or why there is no fit.
-func FitTables(fits []*Fit) []report.Table {
-	var out []report.Table
+func FitTables(fits []*Fit) []table.Table {
+	var out []table.Table
 	params := distinguishing(fits)
 	type key struct {
 		file   int
@@ -123,7 +124,7 @@ func FitTables(fits []*Fit) []report.Table {
 	return out
 }
 
-func fitTable(fits []*Fit, params map[*Series]string, family string) report.Table {
+func fitTable(fits []*Fit, params map[*Series]string, family string) table.Table {
 	f0 := fits[0]
 	axis, pes := f0.Axis, f0.header.PEs
 	title := fmt.Sprintf("α–β fits of %s (%s, %s), %s/…: T(S) = α + S / B per series", f0.File, gpuName(f0.header), plural(pes, "PE"), family)
@@ -134,7 +135,7 @@ func fitTable(fits []*Fit, params map[*Series]string, family string) report.Tabl
 		cols = []string{"series", "params", "PEs", "launch", "tokens", "a µs", "c ns/token", "worst %", "note",
 			"id", "R²", "a t", "c t", "from tokens", "to tokens"}
 	}
-	t := report.Table{Title: title, Columns: cols, Right: make([]bool, len(cols))}
+	t := table.Table{Title: title, Columns: cols, Right: make([]bool, len(cols))}
 	t.Wide, t.Long = make([]bool, len(cols)), make([]bool, len(cols))
 	for i, c := range cols {
 		t.Right[i] = i == 2 || i >= 5 && c != "note" && c != "id"
@@ -142,7 +143,7 @@ func fitTable(fits []*Fit, params map[*Series]string, family string) report.Tabl
 	}
 	t.Long[8] = true
 	for _, f := range fits {
-		name := []report.Cell{report.Str(strings.TrimPrefix(f.ID, family+"/")), report.Str(params[f.Series]), report.Str(""), report.Str(f.Launch)}
+		name := []table.Cell{table.Str(strings.TrimPrefix(f.ID, family+"/")), table.Str(params[f.Series]), table.Str(""), table.Str(f.Launch)}
 		if f.PEs != pes {
 			name[2] = numCell(float64(f.PEs), 0)
 		}
@@ -154,7 +155,7 @@ func fitTable(fits []*Fit, params map[*Series]string, family string) report.Tabl
 			case len(f.Obs) == 1:
 				n = "1 size"
 			}
-			row := append(name, report.Str(n), report.Str(""), report.Str(""), report.Str(""), report.Str("no fit: "+f.NoFit), report.Str(f.ID))
+			row := append(name, table.Str(n), table.Str(""), table.Str(""), table.Str(""), table.Str("no fit: "+f.NoFit), table.Str(f.ID))
 			t.Rows = append(t.Rows, row)
 			continue
 		}
@@ -178,31 +179,31 @@ func fitTable(fits []*Fit, params map[*Series]string, family string) report.Tabl
 				note = append(note, fmt.Sprintf("outlier set aside: %s at %s", axis.Format(float64(seg.Outlier)), pct(seg.OutlierRes)))
 			}
 			known := f.NoFit == ""
-			alpha, b := report.Str(""), report.Str("")
+			alpha, b := table.Str(""), table.Str("")
 			if known && seg.NoAlpha == "" {
 				alpha = usCell(seg.Alpha)
 			}
 			if known && seg.NoB == "" {
 				if axis == Tokens {
-					b = cell(plots.FormatValue(seg.Beta*1e9), seg.Beta*1e9)
+					b = cell(units.Value(seg.Beta*1e9), seg.Beta*1e9)
 				} else {
 					b = gbpsCell(seg.Bandwidth())
 				}
 			}
-			span := report.FormatBytes(seg.From) + " – " + report.FormatBytes(seg.To)
+			span := units.Bytes(seg.From) + " – " + units.Bytes(seg.To)
 			if axis == Tokens {
 				span = fmt.Sprintf("%d – %d", seg.From, seg.To)
 			}
-			row := append(append([]report.Cell{}, name...), report.Str(span), alpha, b, pctCell(seg.Worst), report.Str(strings.Join(note, "; ")),
-				report.Str(f.ID), numCell(seg.R2, 3), numCell(seg.AlphaT, 1), numCell(seg.BetaT, 1), numCell(float64(seg.From), 0), numCell(float64(seg.To), 0))
+			row := append(append([]table.Cell{}, name...), table.Str(span), alpha, b, pctCell(seg.Worst), table.Str(strings.Join(note, "; ")),
+				table.Str(f.ID), numCell(seg.R2, 3), numCell(seg.AlphaT, 1), numCell(seg.BetaT, 1), numCell(float64(seg.From), 0), numCell(float64(seg.To), 0))
 			if axis == Bytes {
-				ratio := func(v float64) report.Cell {
+				ratio := func(v float64) table.Cell {
 					if v <= 0 || b.Num == nil {
-						return report.Str("")
+						return table.Str("")
 					}
 					return numCell(seg.Bandwidth()/v, 2)
 				}
-				floor, launch := report.Str(""), report.Str("")
+				floor, launch := table.Str(""), table.Str("")
 				if f.Floor > 0 && alpha.Num != nil {
 					floor = numCell(seg.Alpha/f.Floor, 2)
 				}
@@ -251,16 +252,16 @@ func gpuName(h *record.Header) string {
 // GuideTables are the guide: per comparison, the sizes each implementation
 // wins under the rule (decide), by how much, the ties, and the crossovers;
 // cache-served sizes in ranges of their own.
-func GuideTables(g Guide) []report.Table {
-	var out []report.Table
+func GuideTables(g Guide) []table.Table {
+	var out []table.Table
 	for i, c := range g.Comparisons {
-		t := report.Table{Title: "Fastest " + c.Pattern + " [" + c.Group + "]: " + strings.Join(c.Impls, " vs "),
+		t := table.Table{Title: "Fastest " + c.Pattern + " [" + c.Group + "]: " + strings.Join(c.Impls, " vs "),
 			Columns: []string{"sizes", "fastest", "lead over the next", "95 % interval", "served from"},
 			Right:   []bool{false, false, true, true, false}}
 		for _, r := range c.Ranges() {
-			sizes := report.FormatBytes(r.From)
+			sizes := units.Bytes(r.From)
 			if r.To != r.From {
-				sizes += " – " + report.FormatBytes(r.To)
+				sizes += " – " + units.Bytes(r.To)
 			}
 			if tk := tokensOf(c, r); tk != "" {
 				sizes += " (" + tk + " tokens)"
@@ -269,14 +270,14 @@ func GuideTables(g Guide) []report.Table {
 			if r.Cached {
 				from = "cache"
 			}
-			t.Rows = append(t.Rows, []report.Cell{report.Str(sizes), report.Str(r.Label), report.Str(span(r.MinLead, r.MaxLead)),
-				report.Str(span(r.Lo-1, r.Hi-1)), report.Str(from)})
+			t.Rows = append(t.Rows, []table.Cell{table.Str(sizes), table.Str(r.Label), table.Str(span(r.MinLead, r.MaxLead)),
+				table.Str(span(r.Lo-1, r.Hi-1)), table.Str(from)})
 		}
 		for _, x := range c.Crossings {
 			if x.FromFits {
-				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s at %s (from the two fits; measured between %s and %s)", x.From, x.To, x.Axis.Format(x.Size), report.FormatBytes(x.Lo), report.FormatBytes(x.Hi)))
+				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s at %s (from the two fits; measured between %s and %s)", x.From, x.To, x.Axis.Format(x.Size), units.Bytes(x.Lo), units.Bytes(x.Hi)))
 			} else {
-				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, report.FormatBytes(x.Lo), report.FormatBytes(x.Hi), x.Why))
+				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, units.Bytes(x.Lo), units.Bytes(x.Hi), x.Why))
 			}
 		}
 		for _, s := range c.Same {
@@ -294,10 +295,10 @@ func GuideTables(g Guide) []report.Table {
 		out = append(out, t)
 	}
 	if len(g.NotCompared) > 0 {
-		t := report.Table{Title: "Not compared", Columns: []string{"why"}}
+		t := table.Table{Title: "Not compared", Columns: []string{"why"}}
 		t.Long = []bool{false}
 		for _, n := range g.NotCompared {
-			t.Rows = append(t.Rows, []report.Cell{report.Str(n)})
+			t.Rows = append(t.Rows, []table.Cell{table.Str(n)})
 		}
 		out = append(out, t)
 	}
@@ -326,13 +327,13 @@ func leadPct(f float64) string {
 
 // humanBytes writes a size that is no power of two with three digits: 1.23 MiB.
 func humanBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	names := []string{"B", "KiB", "MiB", "GiB", "TiB"}
 	i := 0
-	for b >= 1024 && i < len(units)-1 {
+	for b >= 1024 && i < len(names)-1 {
 		b /= 1024
 		i++
 	}
-	return plots.FormatValue(b) + " " + units[i]
+	return units.Value(b) + " " + names[i]
 }
 
 func tokensOf(c Comparison, r Range) string {
@@ -364,8 +365,8 @@ var Assumptions = []string{
 // PredictionTables show the n-GPU predictions, a table per file and
 // collective, beside measurements of the same setup and the paper's
 // figure for the nearest condition.
-func PredictionTables(models []Model, preds []Prediction) []report.Table {
-	var out []report.Table
+func PredictionTables(models []Model, preds []Prediction) []table.Table {
+	var out []table.Table
 	type key struct{ file, coll string }
 	var order []key
 	rows := map[key][]Prediction{}
@@ -383,33 +384,33 @@ func PredictionTables(models []Model, preds []Prediction) []report.Table {
 				dom = m.Domain
 			}
 		}
-		t := report.Table{Title: fmt.Sprintf("Predicted %s time on n GPUs of one node (%s), from the 2-PE fits of %s", k.coll, dom.System, k.file),
+		t := table.Table{Title: fmt.Sprintf("Predicted %s time on n GPUs of one node (%s), from the 2-PE fits of %s", k.coll, dom.System, k.file),
 			Columns: []string{"model", "n", "size", "predicted µs", "NCCL picks", "measured µs", "error %", "paper µs", "paper's setup", "note", "bytes", "paper low µs", "paper high µs", "measured in"},
 			Right:   []bool{false, true, true, true, false, true, true, true, false, false, true, true, true, false}}
 		t.Long = []bool{false, false, false, false, false, false, false, false, true, true}
 		t.Wide = []bool{false, false, false, false, false, false, false, false, false, false, true, true, true, true}
 		for _, p := range rows[k] {
-			pred := report.Str("")
+			pred := table.Str("")
 			if !math.IsNaN(p.Predicted) {
 				pred = usCell(p.Predicted)
 			}
-			meas, e := report.Str(""), report.Str("")
+			meas, e := table.Str(""), table.Str("")
 			if p.Measured > 0 {
 				meas, e = usCell(p.Measured), pctCell(p.Error())
 			}
-			paper, cond, lo, hi := report.Str(""), report.Str(""), report.Str(""), report.Str("")
+			paper, cond, lo, hi := table.Str(""), table.Str(""), table.Str(""), table.Str("")
 			if p.Paper != nil {
-				paper, cond, lo = report.Str(p.Paper.Text()), report.Str(p.Paper.Condition), usCell(p.Paper.Lo)
+				paper, cond, lo = table.Str(p.Paper.Text()), table.Str(p.Paper.Condition), usCell(p.Paper.Lo)
 				if p.Paper.Hi > 0 {
 					hi = usCell(p.Paper.Hi)
 				}
 			}
-			note := report.Str("")
+			note := table.Str("")
 			if p.Refused != "" {
-				note = report.Str("refused: " + p.Refused)
+				note = table.Str("refused: " + p.Refused)
 			}
-			t.Rows = append(t.Rows, []report.Cell{report.Str(p.Model), numCell(float64(p.N), 0), report.Str(report.FormatBytes(p.Size)),
-				pred, report.Str(p.How), meas, e, paper, cond, note, numCell(float64(p.Size), 0), lo, hi, report.Str(p.MeasuredIn)})
+			t.Rows = append(t.Rows, []table.Cell{table.Str(p.Model), numCell(float64(p.N), 0), table.Str(units.Bytes(p.Size)),
+				pred, table.Str(p.How), meas, e, paper, cond, note, numCell(float64(p.Size), 0), lo, hi, table.Str(p.MeasuredIn)})
 		}
 		var refs []string
 		for _, m := range models {
@@ -435,12 +436,12 @@ func PredictionTables(models []Model, preds []Prediction) []report.Table {
 }
 
 // NICTable shows the paper's inter-node rows predicted from a NIC.
-func NICTable(rows []NICRow) report.Table {
-	t := report.Table{Title: "The paper's inter-node rows, PREDICTED from a NIC's line rate and this node's round trips (not measured)",
+func NICTable(rows []NICRow) table.Table {
+	t := table.Table{Title: "The paper's inter-node rows, PREDICTED from a NIC's line rate and this node's round trips (not measured)",
 		Columns: []string{"row", "unit", "predicted", "paper", "how"}, Right: []bool{false, false, true, true, false}}
 	t.Long = []bool{false, false, false, false, true}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []report.Cell{report.Str(r.Row), report.Str(r.Unit), cell(plots.FormatValue(r.Predicted), r.Predicted), cell(plots.FormatValue(r.Paper), r.Paper), report.Str(r.How)})
+		t.Rows = append(t.Rows, []table.Cell{table.Str(r.Row), table.Str(r.Unit), cell(units.Value(r.Predicted), r.Predicted), cell(units.Value(r.Paper), r.Paper), table.Str(r.How)})
 	}
 	t.Notes = append(t.Notes, "a prediction to be measured on a second node: the line rate and the efficiencies are the model's inputs (model --nic-gbps, --wire-efficiency, --ring-efficiency, --fabric-rtt, --nics-per-node, --gpus-per-node, --nodes)")
 	return t
@@ -448,8 +449,8 @@ func NICTable(rows []NICRow) report.Table {
 
 // ChoiceTable shows whether NCCL's own choice was the fastest of the
 // algorithms forced in the same run.
-func ChoiceTable(cs []Choice, rule decide.Rule) report.Table {
-	t := report.Table{Title: "NCCL's choice against its forced algorithms (AllReduce)",
+func ChoiceTable(cs []Choice, rule decide.Rule) table.Table {
+	t := table.Table{Title: "NCCL's choice against its forced algorithms (AllReduce)",
 		Columns: []string{"file", "group", "size", "NCCL's choice µs", "fastest forced", "its µs", "NCCL's miss", "miss %"},
 		Right:   []bool{false, false, true, true, false, true, true, true}}
 	t.Wide = []bool{false, false, false, false, false, false, false, true}
@@ -471,8 +472,8 @@ func ChoiceTable(cs []Choice, rule decide.Rule) report.Table {
 			miss = "tie (within " + decide.Percent(c.Verdict.Within) + ")"
 		}
 		group := strings.TrimSpace(strings.TrimPrefix(c.Group, c.File))
-		t.Rows = append(t.Rows, []report.Cell{report.Str(c.File), report.Str(group), report.Str(report.FormatBytes(c.Size)), usCell(c.Default), report.Str(c.Best), usCell(c.BestTime),
-			report.Str(miss), pctCell(c.Miss())})
+		t.Rows = append(t.Rows, []table.Cell{table.Str(c.File), table.Str(group), table.Str(units.Bytes(c.Size)), usCell(c.Default), table.Str(c.Best), usCell(c.BestTime),
+			table.Str(miss), pctCell(c.Miss())})
 	}
 	t.Notes = append(t.Notes, "NCCL's choice: collectives/allreduce/nccl; forced: NCCL_ALGO set per communicator (nccl-ring, nccl-tree, nccl-nvls where allowed)",
 		"NCCL's miss: a forced algorithm was faster only where the decision rule says so: "+rule.Describe())

@@ -20,7 +20,8 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 )
 
 // Size of every chart.
@@ -49,7 +50,7 @@ func (t Pow2Ticks) label(v float64) string {
 	if t.Count {
 		return strconv.FormatInt(int64(v), 10)
 	}
-	return report.FormatBytes(int64(v))
+	return units.Bytes(int64(v))
 }
 
 // Ticks implements plot.Ticker.
@@ -109,7 +110,7 @@ func (LogTicks125) Ticks(min, max float64) []plot.Tick {
 			for _, m := range mults {
 				v := m * math.Pow(10, e)
 				if v >= min*0.999 && v <= max*1.001 {
-					out = append(out, plot.Tick{Value: v, Label: FormatValue(v)})
+					out = append(out, plot.Tick{Value: v, Label: units.Value(v)})
 				}
 			}
 		}
@@ -155,7 +156,7 @@ type LinearTicks struct{}
 func (LinearTicks) Ticks(min, max float64) []plot.Tick {
 	span := max - min
 	if span <= 0 {
-		return []plot.Tick{{Value: min, Label: FormatValue(min)}}
+		return []plot.Tick{{Value: min, Label: units.Value(min)}}
 	}
 	step := math.Pow(10, math.Floor(math.Log10(span/5)))
 	for _, m := range []float64{1, 2, 2.5, 5, 10} {
@@ -396,7 +397,7 @@ const legendMinFont = vg.Length(8)
 // caption.
 func TitleLines(title string) []string {
 	const width = 90
-	lines := strings.Split(report.FoldText(title, width), "\n")
+	lines := strings.Split(table.FoldText(title, width), "\n")
 	if len(lines) > 2 {
 		lines = lines[:2]
 		lines[1] = strings.TrimRight(lines[1], " ,;:") + "…"

@@ -6,14 +6,13 @@ package plots
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/ids"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 // Point of a series: x is the message size in bytes, y the median, lo/hi the
@@ -166,22 +165,12 @@ func launchOf(p *record.Point) string {
 	return p.Params.Launch
 }
 
-// takes reports whether the chart's prefixes select id. "=x" selects x
-// exactly; "x/" every ID under x; else x and x-… (rma/p, not rma/put).
+// takes reports whether the chart's prefixes select id, read as
+// ids.Chart: "=x" selects x exactly; "x/" every ID under x; else x, x-…
+// and x/… (rma/p, not rma/put).
 func (k chartKind) takes(id string) bool {
 	for _, pre := range k.prefixes {
-		switch {
-		case pre == "":
-			return true
-		case strings.HasPrefix(pre, "="):
-			if id == pre[1:] {
-				return true
-			}
-		case strings.HasSuffix(pre, "/"):
-			if strings.HasPrefix(id, pre) {
-				return true
-			}
-		case id == pre || strings.HasPrefix(id, pre+"-") || strings.HasPrefix(id, pre+"/"):
+		if ids.Chart(pre).Match(id) {
 			return true
 		}
 	}
@@ -296,10 +285,10 @@ func limitMarks(limits map[string]float64, div float64) []Mark {
 	for i, id := range ids {
 		v := limits[id] / div
 		if strings.HasPrefix(id, "link/") {
-			out = append(out, Mark{Label: fmt.Sprintf("physical link: %s %s GB/s", strings.TrimPrefix(id, "link/"), FormatValue(v)), Y: v, Series: -1, Color: "#000000"})
+			out = append(out, Mark{Label: fmt.Sprintf("physical link: %s %s GB/s", strings.TrimPrefix(id, "link/"), units.Value(v)), Y: v, Series: -1, Color: "#000000"})
 			continue
 		}
-		out = append(out, Mark{Label: fmt.Sprintf("copy reference: %s %s GB/s", strings.TrimPrefix(id, "limit/"), FormatValue(v)), Y: v, Series: -1,
+		out = append(out, Mark{Label: fmt.Sprintf("copy reference: %s %s GB/s", strings.TrimPrefix(id, "limit/"), units.Value(v)), Y: v, Series: -1,
 			Color: "#000000", Dash: [][]float64{{1, 2}, {4, 2, 1, 2}}[i%2]})
 	}
 	return out
@@ -327,23 +316,8 @@ func clip(s *Spec) {
 	}
 	if ref > 0 && top > 1.5*ref {
 		s.YMax = 1.25 * ref
-		s.Notes = append(s.Notes, fmt.Sprintf("y axis cut at %s: L2-resident points above it are off the chart (report --points lists them)", FormatValue(s.YMax)))
+		s.Notes = append(s.Notes, fmt.Sprintf("y axis cut at %s: L2-resident points above it are off the chart (report --points lists them)", units.Value(s.YMax)))
 	}
-}
-
-// FormatValue prints a number with three significant digits and no
-// exponent (5000, 250, 2.5, 0.025): the one number format of the charts.
-func FormatValue(v float64) string {
-	if v == 0 {
-		return "0"
-	}
-	mag := math.Floor(math.Log10(math.Abs(v)))
-	prec := int(2 - mag)
-	if prec < 0 {
-		prec = 0
-	}
-	r := math.Pow(10, float64(prec))
-	return strconv.FormatFloat(math.Round(v*r)/r, 'f', -1, 64)
 }
 
 func appendOnce(s []string, v string) []string {
@@ -517,12 +491,12 @@ func marks(ref *record.Reference, k chartKind, ss []Series, multinode bool, pes 
 			at = fmt.Sprintf(" at %d B", r.Size)
 		}
 		if r.Agg == "range" {
-			label := fmt.Sprintf("paper: %s %s %s–%s, sizes up to %s", r.Label, where, FormatValue(r.Value/k.div), FormatValue(r.Hi/k.div), report.FormatBytes(r.MaxSize))
+			label := fmt.Sprintf("paper: %s %s %s–%s, sizes up to %s", r.Label, where, units.Value(r.Value/k.div), units.Value(r.Hi/k.div), units.Bytes(r.MaxSize))
 			out = append(out, Mark{Label: label, Y: r.Value / k.div, XMax: float64(r.MaxSize), Series: idx, Color: ss[idx].Color, Dash: []float64{6, 3}},
 				Mark{Y: r.Hi / k.div, XMax: float64(r.MaxSize), Series: idx, Color: ss[idx].Color, Dash: []float64{6, 3}})
 			continue
 		}
-		out = append(out, Mark{Label: fmt.Sprintf("paper: %s %s%s %s%s", r.Label, where, at, bound, FormatValue(r.Value/k.div)), Y: r.Value / k.div, X: float64(r.Size), Series: idx,
+		out = append(out, Mark{Label: fmt.Sprintf("paper: %s %s%s %s%s", r.Label, where, at, bound, units.Value(r.Value/k.div)), Y: r.Value / k.div, X: float64(r.Size), Series: idx,
 			Color: ss[idx].Color, Dash: []float64{6, 3}})
 	}
 	return out
@@ -559,16 +533,16 @@ func multiNode(files []*record.File) bool {
 	return false
 }
 
-// latencyFamilies split the latency chart: name suffix, title, ID prefixes.
+// latencyFamilies split the latency chart: name suffix, title, the IDs.
 var latencyFamilies = []struct {
 	name, title string
-	prefixes    []string
+	ids         ids.Selector
 }{
-	{"put", "put round trip (put_nbi + quiet; NCCL LSA: stores + fence)", []string{"latency/put/", "latency/put-signal", "latency/nccl-lsa/put/"}},
-	{"get", "get round trip (pointer chase through the peer's memory)", []string{"latency/get/", "latency/nccl-lsa/get/"}},
-	{"scalar", "scalar p / g round trip (p + quiet; g pointer chase)", []string{"latency/p", "latency/g"}},
-	{"pingpong", "ping-pong ROUND TRIP latency (not halved)", []string{"latency/pingpong/"}},
-	{"issue", "ISSUE TIME, not a round trip (blocking put, fence)", []string{"latency/issue/"}},
+	{"put", "put round trip (put_nbi + quiet; NCCL LSA: stores + fence)", ids.Any(ids.Under("latency/put/"), ids.Variants("latency/put-signal"), ids.Under("latency/nccl-lsa/put/"))},
+	{"get", "get round trip (pointer chase through the peer's memory)", ids.Any(ids.Under("latency/get/"), ids.Under("latency/nccl-lsa/get/"))},
+	{"scalar", "scalar p / g round trip (p + quiet; g pointer chase)", ids.Any(ids.Variants("latency/p"), ids.Variants("latency/g"))},
+	{"pingpong", "ping-pong ROUND TRIP latency (not halved)", ids.Under("latency/pingpong/")},
+	{"issue", "ISSUE TIME, not a round trip (blocking put, fence)", ids.Under("latency/issue/")},
 }
 
 func splitLatency(s Spec) []Spec {
@@ -581,12 +555,9 @@ func splitLatency(s Spec) []Spec {
 			if used[i] {
 				continue
 			}
-			for _, pre := range fam.prefixes {
-				if ser.ID == pre || (strings.HasSuffix(pre, "/") && strings.HasPrefix(ser.ID, pre)) || strings.HasPrefix(ser.ID, pre+"-") {
-					g.Series = append(g.Series, ser)
-					used[i] = true
-					break
-				}
+			if fam.ids.Match(ser.ID) {
+				g.Series = append(g.Series, ser)
+				used[i] = true
 			}
 		}
 		if len(g.Series) > 0 {

@@ -107,14 +107,6 @@ func Derive(p *Point, metrics ...string) error {
 	return nil
 }
 
-// MetricsFor names the metrics a benchmark's points carry; the benchmark
-// registry sets it. A point read without its stored metrics (samples kept)
-// gets these derived from its samples, so report, plot and compare see the
-// one derivation. Unset (or for an unknown ID), the ones the record itself
-// can give: latency, and bandwidth, algbw, busbw and link bandwidth where
-// it counts bytes, a bus factor or remote bytes.
-var MetricsFor func(id string) []string
-
 // Derivable keeps, of names, the metrics the point's record can give:
 // busbw needs a bus factor (one PE crosses no bus; nccl-tests prints 0),
 // algbw and bandwidth a message size, link bandwidth bytes that crossed to
@@ -133,14 +125,15 @@ func Derivable(p *Point, names []string) []string {
 	return out
 }
 
-// deriveMissing fills the metrics of a point stored without them.
-func deriveMissing(p *Point) error {
+// deriveMissing fills the metrics of a point stored without them: those
+// metricsOf names (Reader.Metrics; nil: none), else those the record can give.
+func deriveMissing(p *Point, metricsOf func(id string) []string) error {
 	if len(p.Metrics) > 0 || len(p.Samples) == 0 {
 		return nil
 	}
 	var names []string
-	if MetricsFor != nil {
-		names = MetricsFor(p.ID)
+	if metricsOf != nil {
+		names = metricsOf(p.ID)
 	}
 	if len(names) == 0 {
 		names = []string{MetricLatency, MetricAlgBW, MetricBusBW, MetricLink}

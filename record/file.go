@@ -189,7 +189,10 @@ func Usable(path string) error {
 // interrupted run is cut off first, so the file stays valid; a complete
 // last record without its newline is kept and the newline added. A
 // compressed file is refused: appending would destroy its stream.
-func Append(path string) (*Writer, *File, error) {
+func Append(path string) (*Writer, *File, error) { return Reader{}.Append(path) }
+
+// Append is Append that reads the existing file with rd.
+func (rd Reader) Append(path string) (*Writer, *File, error) {
 	if err := Regular(path); err != nil {
 		return nil, nil, err
 	}
@@ -211,7 +214,7 @@ func Append(path string) (*Writer, *File, error) {
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
 		return fail(&Unusable{fmt.Sprintf("%s is gzip-compressed: a run appends plain records, which would destroy it; choose a new --out (readers take the compressed file as it is)", path)})
 	}
-	rf, err := Read(bytes.NewReader(data), path)
+	rf, err := rd.Read(bytes.NewReader(data), path)
 	if err != nil {
 		// The user named a file no run can go on with: nothing is touched.
 		return fail(&Unusable{fmt.Sprintf("%v: not resumed; move it away or pass a new --out", err)})
@@ -272,8 +275,25 @@ func (w *Writer) write(v any) error {
 // Close closes the file.
 func (w *Writer) Close() error { return w.f.Close() }
 
+// Reader reads results files. Metrics names the metrics a benchmark's
+// points carry (the benchmark registry knows them: harness.Metrics): a
+// point stored without its metrics (samples kept) gets these derived from
+// its samples, so report, plot and compare see the one derivation. Nil, or
+// nil for an ID, gives the ones the record itself can give: latency, and
+// bandwidth, algbw, busbw and link bandwidth where it counts bytes, a bus
+// factor or remote bytes.
+type Reader struct {
+	Metrics func(id string) []string
+}
+
+// ReadFile reads and validates a results file (Reader{}.ReadFile).
+func ReadFile(path string) (*File, error) { return Reader{}.ReadFile(path) }
+
+// Read parses a results file from r (Reader{}.Read).
+func Read(r io.Reader, name string) (*File, error) { return Reader{}.Read(r, name) }
+
 // ReadFile reads and validates a results file.
-func ReadFile(path string) (*File, error) {
+func (rd Reader) ReadFile(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -296,9 +316,9 @@ func ReadFile(path string) (*File, error) {
 			return nil, fmt.Errorf("%s: gzip-compressed, but not readable: %v", path, err)
 		}
 		defer zr.Close()
-		return Read(zr, path)
+		return rd.Read(zr, path)
 	}
-	return Read(br, path)
+	return rd.Read(br, path)
 }
 
 // maxLine bounds one record (raw samples of a point included).
@@ -307,7 +327,7 @@ const maxLine = 64 << 20
 // Read parses a results file from r; name is used in messages. A malformed
 // line is an error naming the file and line. A last line cut short (an
 // interrupted run) is dropped with a warning.
-func Read(r io.Reader, name string) (*File, error) {
+func (rd Reader) Read(r io.Reader, name string) (*File, error) {
 	out := &File{Name: name}
 	br := bufio.NewReaderSize(r, 1<<16)
 	lineNo := 0
@@ -334,7 +354,7 @@ func Read(r io.Reader, name string) (*File, error) {
 			continue
 		}
 		n := len(out.Points)
-		perr := parseLine(out, trimmed, &sawHeader)
+		perr := rd.parseLine(out, trimmed, &sawHeader)
 		if perr == nil && len(out.Points) > n {
 			if p := &out.Points[n]; p.Status != StatusError {
 				if first, dup := seen[p.MatchKey()]; dup {
@@ -390,7 +410,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-func parseLine(out *File, line []byte, sawHeader *bool) error {
+func (rd Reader) parseLine(out *File, line []byte, sawHeader *bool) error {
 	var probe struct {
 		Type string `json:"type"`
 	}
@@ -423,7 +443,7 @@ func parseLine(out *File, line []byte, sawHeader *bool) error {
 		if err := p.Validate(); err != nil {
 			return err
 		}
-		if err := deriveMissing(&p); err != nil {
+		if err := deriveMissing(&p, rd.Metrics); err != nil {
 			return err
 		}
 		if w := p.Rederive(); w != "" {

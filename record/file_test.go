@@ -3,8 +3,10 @@ package record_test
 import (
 	"bytes"
 	"compress/gzip"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -305,5 +307,44 @@ func TestGzippedFileReadsTheSame(t *testing.T) {
 	}
 	if _, err := record.ReadFile(cut); err == nil || !strings.Contains(err.Error(), "ends early") {
 		t.Errorf("a cut .gz: %v", err)
+	}
+}
+
+// A point stored without its metrics gets those the Reader's Metrics names
+// for its ID; without one (or for an ID it does not know), those the record
+// itself can give.
+func TestReaderDerivesTheNamedMetrics(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bare.jsonl")
+	w, err := record.Create(path, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := point(1<<20, 1e-4, 1.1e-4)
+	bare.Metrics = nil
+	writeAndRead(t, w, path, bare)
+	names := func(f *record.File) string {
+		return strings.Join(slices.Sorted(maps.Keys(f.Points[0].Metrics)), " ")
+	}
+	only := record.Reader{Metrics: func(id string) []string {
+		if id == "rma/put/block" {
+			return []string{record.MetricLatency}
+		}
+		return nil
+	}}
+	for _, c := range []struct {
+		rd   record.Reader
+		want string
+	}{
+		{record.Reader{}, "algbw bandwidth latency"},
+		{only, "latency"},
+		{record.Reader{Metrics: func(string) []string { return nil }}, "algbw bandwidth latency"},
+	} {
+		f, err := c.rd.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(f); got != c.want {
+			t.Errorf("metrics %q, want %q", got, c.want)
+		}
 	}
 }

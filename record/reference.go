@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+
+	"github.com/nvshbench/nvshbench/internal/ids"
 )
 
 // Reference is a set of published numbers to put beside measured ones.
@@ -60,10 +62,11 @@ type RefRow struct {
 	Note       string `json:"note,omitempty"`
 }
 
-// MatchesID reports whether a benchmark ID is selected by the row.
+// MatchesID reports whether a benchmark ID is selected by the row: its IDs
+// are globs (ids.Glob).
 func (r *RefRow) MatchesID(id string) bool {
 	for _, pat := range r.IDs {
-		if ok, _ := path.Match(pat, id); ok {
+		if ids.Glob(pat).Match(id) {
 			return true
 		}
 	}

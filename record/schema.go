@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/nvshbench/nvshbench/internal/units"
 )
 
 // SchemaVersion is the version of the format this tool writes. Readers refuse
@@ -355,15 +357,12 @@ const (
 	MetricLink = "link_bandwidth"
 )
 
-// Units.
+// Units of Summary.Unit: the base units of package units.
 const (
-	UnitBytesPerSec = "B/s"
-	UnitSeconds     = "s"
-	UnitOpsPerSec   = "op/s"
+	UnitBytesPerSec = units.BytesPerSec
+	UnitSeconds     = units.Seconds
+	UnitOpsPerSec   = units.OpsPerSec
 )
-
-// HigherIsBetter reports whether larger values of the unit are better.
-func HigherIsBetter(unit string) bool { return unit != UnitSeconds }
 
 // Summary summarises the per-sample values of one metric.
 type Summary struct {

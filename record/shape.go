@@ -3,9 +3,11 @@ package record
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
+
+	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 )
 
 // ShapeMargin: a latency that falls by more than this (relative) from one
@@ -88,19 +90,19 @@ func CheckSeries(series []*Point) map[*Point]string {
 		if a.Params.Size == b.Params.Size || ta <= 0 || tb <= 0 {
 			continue
 		}
-		from := fmt.Sprintf("from %s to %s", sizeText(a.Params.Size), sizeText(b.Params.Size))
+		from := fmt.Sprintf("from %s to %s", units.Bytes(a.Params.Size), units.Bytes(b.Params.Size))
 		if PrimaryMetric(a) == MetricLatency && tb < ta*(1-ShapeMargin) && beyondNoise(a, b) {
-			why := fmt.Sprintf("latency falls %.0f %% %s (%s → %s µs), more than its noise", 100*(1-tb/ta), from, sig3(ta*1e6), sig3(tb*1e6))
+			why := fmt.Sprintf("latency falls %.0f %% %s (%s → %s µs), more than its noise", 100*(1-tb/ta), from, table.Sig(ta*1e6, 3).Text, table.Sig(tb*1e6, 3).Text)
 			mark(a, why)
 			mark(b, why)
 		}
 		ra, rb := float64(a.Params.Size)/ta, float64(b.Params.Size)/tb
 		if rb*ShapeDrop < ra && !cacheAnswered(a) && !cacheAnswered(b) {
 			var why string
-			if m := PrimaryMetric(a); m != MetricLatency && m != MetricRate && HigherIsBetter(a.Metrics[m].Unit) {
-				why = fmt.Sprintf("%s falls ×%.0f %s (%s → %s GB/s), beyond the cache", m, ra/rb, from, sig3(a.Metrics[m].Median/1e9), sig3(b.Metrics[m].Median/1e9))
+			if m := PrimaryMetric(a); m != MetricLatency && m != MetricRate && units.HigherIsBetter(a.Metrics[m].Unit) {
+				why = fmt.Sprintf("%s falls ×%.0f %s (%s → %s GB/s), beyond the cache", m, ra/rb, from, table.Sig(a.Metrics[m].Median/1e9, 3).Text, table.Sig(b.Metrics[m].Median/1e9, 3).Text)
 			} else {
-				why = fmt.Sprintf("time rises ×%.0f %s (%s → %s µs): the delivered rate falls ×%.0f, beyond the cache", tb/ta, from, sig3(ta*1e6), sig3(tb*1e6), ra/rb)
+				why = fmt.Sprintf("time rises ×%.0f %s (%s → %s µs): the delivered rate falls ×%.0f, beyond the cache", tb/ta, from, table.Sig(ta*1e6, 3).Text, table.Sig(tb*1e6, 3).Text, ra/rb)
 			}
 			mark(a, why)
 			mark(b, why)
@@ -130,24 +132,3 @@ func beyondNoise(earlier, later *Point) bool {
 
 // cacheAnswered: a bandwidth the L2 may have answered.
 func cacheAnswered(p *Point) bool { return p.L2Resident || p.Has(FlagCacheServed) }
-
-// sizeText prints a size in binary units where it divides exactly (8 B,
-// 16 KiB, 256 MiB), as the reports do.
-func sizeText(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for n != 0 && n%1024 == 0 && i < len(units)-1 {
-		n /= 1024
-		i++
-	}
-	return fmt.Sprintf("%d %s", n, units[i])
-}
-
-// sig3 prints v with three significant digits, its zeros kept (0.200,
-// 1.21, 2403).
-func sig3(v float64) string {
-	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return fmt.Sprint(v)
-	}
-	return fmt.Sprintf("%.*f", max(0, 2-int(math.Floor(math.Log10(v)))), v)
-}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -34,13 +36,15 @@ var tableOrder = []string{"rma", "latency", "allreduce", "allreduce-latency"}
 
 // metricScale returns the display divisor, unit label and precision of a metric.
 func metricScale(metric string) (float64, string, int) {
-	if metric == record.MetricLatency {
-		return us, "µs", 2
+	unit := record.UnitBytesPerSec
+	switch metric {
+	case record.MetricLatency:
+		unit = record.UnitSeconds
+	case record.MetricRate:
+		unit = record.UnitOpsPerSec
 	}
-	if metric == record.MetricRate {
-		return 1e6, "Mop/s", 1
-	}
-	return gb, "GB/s", 1
+	s, _ := units.Of(unit)
+	return s.Div, s.Label, s.Prec
 }
 
 func paperValue(r *record.RefRow) string {
@@ -56,17 +60,17 @@ func paperValue(r *record.RefRow) string {
 }
 
 // Paper builds the published tables alone.
-func Paper(ref *record.Reference) *Report {
-	rep := &Report{}
+func Paper(ref *record.Reference) *table.Report {
+	rep := &table.Report{}
 	for _, name := range tableOrder {
-		t := Table{Title: tableTitles[name] + " (published)", Columns: []string{"operation", "path", "paper", "needs"}, Right: []bool{false, false, true, false}}
+		t := table.Table{Title: tableTitles[name] + " (published)", Columns: []string{"operation", "path", "paper", "needs"}, Right: []bool{false, false, true, false}}
 		for i := range ref.Rows {
 			row := &ref.Rows[i]
 			if row.Table != name || row.NoPaper {
 				continue
 			}
 			where := rowWhere(row)
-			t.Rows = append(t.Rows, []Cell{Str(row.Label), Str(where), paperCell(row), Str(row.Needs)})
+			t.Rows = append(t.Rows, []table.Cell{table.Str(row.Label), table.Str(where), paperCell(row), table.Str(row.Needs)})
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("source: %s (arXiv %s)", ref.Source.Title, ref.Source.Arxiv))
 		if name != "latency" {
@@ -77,13 +81,13 @@ func Paper(ref *record.Reference) *Report {
 	return rep
 }
 
-func paperCell(r *record.RefRow) Cell {
+func paperCell(r *record.RefRow) table.Cell {
 	if r.NoPaper {
-		return Str("")
+		return table.Str("")
 	}
 	div, _, _ := metricScale(r.Metric)
 	v := r.Value / div
-	return Cell{Text: paperValue(r), Num: &v}
+	return table.Cell{Text: paperValue(r), Num: &v}
 }
 
 // Options select what Build shows.
@@ -95,8 +99,8 @@ type Options struct {
 }
 
 // Build makes the measured tables of each file beside the published numbers.
-func Build(files []*record.File, ref *record.Reference, opt Options) *Report {
-	rep := &Report{}
+func Build(files []*record.File, ref *record.Reference, opt Options) *table.Report {
+	rep := &table.Report{}
 	if len(files) > 1 {
 		// Runs side by side: one table per figure, a column per file and
 		// each file's ratio to the first.
@@ -285,8 +289,8 @@ func pathMatches(want string, p *record.Point) bool {
 	return want == "p2p" && got == "local"
 }
 
-func measuredTable(f *record.File, ref *record.Reference, name, tag string) Table {
-	t := Table{Title: tableTitles[name] + tag}
+func measuredTable(f *record.File, ref *record.Reference, name, tag string) table.Table {
+	t := table.Table{Title: tableTitles[name] + tag}
 	launched := name == "rma" // rows at the paper's launch, with the sweep's best beside them
 	latency := name == "latency"
 	t.Columns = []string{"operation", "path", "measured", "ran as", "at", "paper", "paper bound", "ratio", "copy reference", "of reference"}
@@ -314,7 +318,7 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) Tabl
 			continue
 		}
 		pick := Select(f, row)
-		cells := []Cell{Str(row.Label), Str(rowWhere(row))}
+		cells := []table.Cell{table.Str(row.Label), table.Str(rowWhere(row))}
 		div, _, prec := metricScale(row.Metric)
 		best := ""
 		if launched {
@@ -327,60 +331,60 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) Tabl
 				}
 			}
 		}
-		bound := Str("")
+		bound := table.Str("")
 		if row.Bound == "lt" {
-			bound = Str("upper")
+			bound = table.Str("upper")
 		}
 		if pick.Best == nil {
-			cells = append(cells, Str(""), Str(""), Str(""), paperCell(row), bound, Str(""))
+			cells = append(cells, table.Str(""), table.Str(""), table.Str(""), paperCell(row), bound, table.Str(""))
 			for len(cells) < len(t.Columns)-1 {
-				cells = append(cells, Str(""))
+				cells = append(cells, table.Str(""))
 			}
 			if launched {
-				cells[slices.Index(t.Columns, "best launch")] = Str(best)
+				cells[slices.Index(t.Columns, "best launch")] = table.Str(best)
 			}
-			t.Rows = append(t.Rows, append(cells, Str(pick.Status)))
+			t.Rows = append(t.Rows, append(cells, table.Str(pick.Status)))
 			continue
 		}
 		p := pick.Best
-		measured := Num(pick.Value/div, prec)
+		measured := table.Num(pick.Value/div, prec)
 		if row.Agg == "range" {
 			v := pick.Value / div
-			measured = Cell{Text: fmt.Sprintf("%.*f–%.*f", prec, pick.Value/div, prec, pick.Hi/div), Num: &v}
+			measured = table.Cell{Text: fmt.Sprintf("%.*f–%.*f", prec, pick.Value/div, prec, pick.Hi/div), Num: &v}
 		}
-		cells = append(cells, measured, Str(p.Effective), Str(describe(p)), paperCell(row), bound)
+		cells = append(cells, measured, table.Str(p.Effective), table.Str(describe(p)), paperCell(row), bound)
 		why := Comparable(f, row, p)
 		switch {
 		case row.NoPaper || why != "":
-			cells = append(cells, Str(""))
+			cells = append(cells, table.Str(""))
 		case row.Agg == "range":
-			cells = append(cells, Str(fmt.Sprintf("%.2f–%.2f", pick.Value/row.Value, pick.Hi/row.Hi)))
+			cells = append(cells, table.Str(fmt.Sprintf("%.2f–%.2f", pick.Value/row.Value, pick.Hi/row.Hi)))
 		default:
-			cells = append(cells, Num(pick.Value/row.Value, 2))
+			cells = append(cells, table.Num(pick.Value/row.Value, 2))
 		}
 		if !latency && row.Agg != "range" {
 			if p.Limit != nil && p.Limit.Value > 0 && row.Metric != record.MetricLatency {
-				cells = append(cells, Num(p.Limit.Value/gb, 1), Num(pick.Value/p.Limit.Value, 2))
+				cells = append(cells, table.Num(p.Limit.Value/gb, 1), table.Num(pick.Value/p.Limit.Value, 2))
 			} else {
-				cells = append(cells, Str(""), Str(""))
+				cells = append(cells, table.Str(""), table.Str(""))
 			}
 		}
 		switch {
 		case launched:
-			cells = append(cells, Str(best))
+			cells = append(cells, table.Str(best))
 		case latency:
 			if k := p.KernelTimer; k != nil {
-				cells = append(cells, Sig(k.Median/us, 3), Sig(k.P99/us, 3))
+				cells = append(cells, table.Sig(k.Median/us, 3), table.Sig(k.P99/us, 3))
 			} else {
-				cells = append(cells, Str(""), Str(""))
+				cells = append(cells, table.Str(""), table.Str(""))
 			}
 			if fl := p.Floor; fl != nil && fl.Value > 0 {
-				cells = append(cells, Sig(fl.Value/us, 3), Num(pick.Value/fl.Value, 2))
+				cells = append(cells, table.Sig(fl.Value/us, 3), table.Num(pick.Value/fl.Value, 2))
 			} else {
-				cells = append(cells, Str(""), Str(""))
+				cells = append(cells, table.Str(""), table.Str(""))
 			}
 		default:
-			cells = append(cells, Str(p.Params.Launch))
+			cells = append(cells, table.Str(p.Params.Launch))
 		}
 		if !latency {
 			cells = append(cells, tailCells(p)...)
@@ -397,7 +401,7 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) Tabl
 		if row.Bound == "lt" {
 			status += "; paper: upper bound"
 		}
-		cells = append(cells, Str(status))
+		cells = append(cells, table.Str(status))
 		t.Rows = append(t.Rows, cells)
 	}
 	switch name {
@@ -417,7 +421,7 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) Tabl
 func describe(p *record.Point) string {
 	var parts []string
 	if p.Params.Size > 0 {
-		parts = append(parts, FormatBytes(p.Params.Size))
+		parts = append(parts, units.Bytes(p.Params.Size))
 	}
 	if p.Params.CTAs > 0 {
 		parts = append(parts, fmt.Sprintf("%d×%d", p.Params.CTAs, p.Params.Threads))
@@ -441,11 +445,11 @@ var tailColumns = []string{"in-kernel p50 µs", "in-kernel p99 µs"}
 
 // tailCells are the point's tailColumns (empty where its launches carry no
 // in-kernel stamps).
-func tailCells(p *record.Point) []Cell {
+func tailCells(p *record.Point) []table.Cell {
 	if k := p.KernelTimer; k != nil && k.N > 0 {
-		return []Cell{Sig(k.Median/us, 3), Sig(k.P99/us, 3)}
+		return []table.Cell{table.Sig(k.Median/us, 3), table.Sig(k.P99/us, 3)}
 	}
-	return []Cell{Str(""), Str("")}
+	return []table.Cell{table.Str(""), table.Str("")}
 }
 
 // FlagsSaid are the flags said beside a figure (those that leave it one),
@@ -469,21 +473,10 @@ func FlagsSaid(p *record.Point, checks map[*record.Point]string) string {
 	return strings.Join(out, "; ")
 }
 
-// FormatBytes prints a size with binary units: 8 B, 4 KiB, 1 MiB, 1 GiB.
-func FormatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v, i := n, 0
-	for v != 0 && v%1024 == 0 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return fmt.Sprintf("%d %s", v, units[i]) // exact: never 8.4e+06 TiB
-}
-
 // PointsTable lists every point of a file: ID, params, status, the primary
 // metric's median and spread, the effective path and verification.
-func PointsTable(f *record.File, tag string) Table {
-	t := Table{Title: "All points" + tag,
+func PointsTable(f *record.File, tag string) table.Table {
+	t := table.Table{Title: "All points" + tag,
 		Columns: append([]string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max"}, append(tailColumns, "ran as", "verified; flags")...)}
 	t.Right = columnFlags(t.Columns, append([]string{"size", "median", "min", "p99", "max"}, tailColumns...)...)
 	t.Trunc = columnFlags(t.Columns, "params")
@@ -508,7 +501,7 @@ func PointsTable(f *record.File, tag string) Table {
 		p := &pts[i]
 		size := ""
 		if p.Params.Size > 0 {
-			size = FormatBytes(p.Params.Size)
+			size = units.Bytes(p.Params.Size)
 		}
 		params := p.Params
 		params.Size = 0
@@ -517,13 +510,13 @@ func PointsTable(f *record.File, tag string) Table {
 			params.Launch = ""
 			ptext = strings.TrimSpace(p.Params.Launch + " " + params.Key())
 		}
-		row := []Cell{Str(p.ID), Str(size), Str(ptext), Str(statusText(p))}
+		row := []table.Cell{table.Str(p.ID), table.Str(size), table.Str(ptext), table.Str(statusText(p))}
 		m := record.PrimaryMetric(p)
 		if s, ok := p.Metric(m); ok {
 			div, unit, _ := metricScale(m)
-			row = append(row, Str(MetricUnit(m, unit)), Sig(s.Median/div, 4), Sig(s.Min/div, 4), Sig(s.P99/div, 4), Sig(s.Max/div, 4))
+			row = append(row, table.Str(MetricUnit(m, unit)), table.Sig(s.Median/div, 4), table.Sig(s.Min/div, 4), table.Sig(s.P99/div, 4), table.Sig(s.Max/div, 4))
 		} else {
-			row = append(row, Str(""), Str(""), Str(""), Str(""), Str(""))
+			row = append(row, table.Str(""), table.Str(""), table.Str(""), table.Str(""), table.Str(""))
 		}
 		row = append(row, tailCells(p)...)
 		flags := []string{VerifiedText(p)}
@@ -533,7 +526,7 @@ func PointsTable(f *record.File, tag string) Table {
 			}
 			flags = append(flags, fl)
 		}
-		row = append(row, Str(p.Effective), Str(strings.Join(flags, "; ")))
+		row = append(row, table.Str(p.Effective), table.Str(strings.Join(flags, "; ")))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -590,10 +583,10 @@ func MetricUnit(metric, unit string) string {
 // sideBySide is one figure's table over several runs: the paper's value, each
 // run's measured value (the same selection rule as the single-run table),
 // each later run's ratio to the first, and why a run has no value.
-func sideBySide(files []*record.File, ref *record.Reference, name string) Table {
+func sideBySide(files []*record.File, ref *record.Reference, name string) table.Table {
 	names := record.Labels(files)
 	base := names[0]
-	t := Table{Title: tableTitles[name] + ": " + base + " against " + strings.Join(names[1:], ", ")}
+	t := table.Table{Title: tableTitles[name] + ": " + base + " against " + strings.Join(names[1:], ", ")}
 	t.Columns = []string{"operation", "path", "paper"}
 	t.Columns = append(t.Columns, names...)
 	for _, n := range names[1:] {
@@ -613,24 +606,24 @@ func sideBySide(files []*record.File, ref *record.Reference, name string) Table 
 		}
 		where := rowWhere(row)
 		div, _, prec := metricScale(row.Metric)
-		cells := []Cell{Str(row.Label), Str(where), paperCell(row)}
+		cells := []table.Cell{table.Str(row.Label), table.Str(where), paperCell(row)}
 		picks := make([]Pick, len(files))
 		var why []string
 		for j, f := range files {
 			synthetic = synthetic || f.Header.Synthetic
 			picks[j] = Select(f, row)
 			if picks[j].Best == nil {
-				cells = append(cells, Str(""))
+				cells = append(cells, table.Str(""))
 				why = append(why, names[j]+": "+picks[j].Status)
 			} else {
-				cells = append(cells, Num(picks[j].Value/div, prec))
+				cells = append(cells, table.Num(picks[j].Value/div, prec))
 			}
 		}
 		for j := 1; j < len(files); j++ {
 			if picks[0].Best != nil && picks[j].Best != nil && picks[0].Value > 0 {
-				cells = append(cells, Num(picks[j].Value/picks[0].Value, 2))
+				cells = append(cells, table.Num(picks[j].Value/picks[0].Value, 2))
 			} else {
-				cells = append(cells, Str(""))
+				cells = append(cells, table.Str(""))
 			}
 		}
 		status := "ok"
@@ -640,7 +633,7 @@ func sideBySide(files []*record.File, ref *record.Reference, name string) Table 
 				status = picks[0].Status // one reason for every run
 			}
 		}
-		t.Rows = append(t.Rows, append(cells, Str(status)))
+		t.Rows = append(t.Rows, append(cells, table.Str(status)))
 	}
 	t.Notes = append(t.Notes, "each run's value is chosen as in its own table (report FILE); the ratio columns divide each run by "+base+
 		" (for latencies below 1 is faster)")

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -97,7 +99,7 @@ func costs(p Pick, metric string) []float64 {
 	if err != nil {
 		return nil
 	}
-	if record.HigherIsBetter(unit) {
+	if units.HigherIsBetter(unit) {
 		for i, v := range vs {
 			vs[i] = 1 / v
 		}
@@ -105,8 +107,8 @@ func costs(p Pick, metric string) []float64 {
 	return vs
 }
 
-func deviceAPITable(f *record.File, tag string, rule decide.Rule) Table {
-	t := Table{Title: "Device-initiated: NVSHMEM vs NCCL device API" + tag,
+func deviceAPITable(f *record.File, tag string, rule decide.Rule) table.Table {
+	t := table.Table{Title: "Device-initiated: NVSHMEM vs NCCL device API" + tag,
 		Columns: []string{"operation", "metric", "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "faster", "limit", "status"}}
 	t.Right = columnFlags(t.Columns, "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "limit")
 	t.Long = columnFlags(t.Columns, "status")
@@ -118,26 +120,26 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) Table {
 		if nv.Status == "not run" && nc.Status == "not run" {
 			continue // neither side in this file
 		}
-		cell := func(p Pick) Cell {
+		cell := func(p Pick) table.Cell {
 			if p.Best == nil {
-				return Str("")
+				return table.Str("")
 			}
-			return Num(p.Value/div, prec)
+			return table.Num(p.Value/div, prec)
 		}
 		metric := unit
 		if r.metric == record.MetricBusBW {
 			metric = "busbw " + unit
 		}
-		cells := []Cell{Str(r.label), Str(metric), cell(nv), cell(nc)}
+		cells := []table.Cell{table.Str(r.label), table.Str(metric), cell(nv), cell(nc)}
 		if nv.Best != nil && nc.Best != nil && nv.Value > 0 {
-			cells = append(cells, Num(nc.Value/nv.Value, 2))
+			cells = append(cells, table.Num(nc.Value/nv.Value, 2))
 		} else {
-			cells = append(cells, Str(""))
+			cells = append(cells, table.Str(""))
 		}
 		if len(r.host) > 0 {
 			cells = append(cells, cell(host))
 		} else {
-			cells = append(cells, Str(""))
+			cells = append(cells, table.Str(""))
 		}
 		// The verdict of the rule on the row's picks (each row one
 		// question: a family of one).
@@ -151,14 +153,14 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) Table {
 			}
 		}
 		if len(entries) >= 2 {
-			cells = append(cells, Str(rule.Decide(entries, 1).Label()))
+			cells = append(cells, table.Str(rule.Decide(entries, 1).Label()))
 		} else {
-			cells = append(cells, Str(""))
+			cells = append(cells, table.Str(""))
 		}
-		limit := Str("")
+		limit := table.Str("")
 		for _, p := range []Pick{nc, nv} {
 			if p.Best != nil && p.Best.Limit != nil && p.Best.Limit.Value > 0 && r.metric != record.MetricLatency {
-				limit = Num(p.Best.Limit.Value/gb, 1)
+				limit = table.Num(p.Best.Limit.Value/gb, 1)
 				break
 			}
 		}
@@ -175,7 +177,7 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) Table {
 		if len(status) == 0 {
 			status = []string{"ok"}
 		}
-		cells = append(cells, Str(strings.Join(status, "; ")))
+		cells = append(cells, table.Str(strings.Join(status, "; ")))
 		t.Rows = append(t.Rows, cells)
 	}
 	t.Notes = append(t.Notes,

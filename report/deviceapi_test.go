@@ -6,6 +6,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/fixture"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
 )
@@ -52,7 +53,7 @@ func deviceAPIFile(t *testing.T) *record.File {
 	return f
 }
 
-func findTable(r *report.Report, prefix string) *report.Table {
+func findTable(r *table.Report, prefix string) *table.Table {
 	for i := range r.Tables {
 		if strings.HasPrefix(r.Tables[i].Title, prefix) {
 			return &r.Tables[i]
@@ -67,7 +68,7 @@ func TestDeviceAPITable(t *testing.T) {
 	if tab == nil {
 		t.Fatal("no device-API table")
 	}
-	rows := map[string][]report.Cell{}
+	rows := map[string][]table.Cell{}
 	for _, r := range tab.Rows {
 		rows[r[0].Text] = r
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -50,8 +51,8 @@ type moeKey struct {
 // comparisons for the rule.
 func (k moeKey) series() moeKey { k.tokens = 0; return k }
 
-func moeTable(f *record.File, tag string, rule decide.Rule) Table {
-	t := Table{Title: "MoE dispatch / combine (µs per operation; one launch per operation)" + tag,
+func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
+	t := table.Table{Title: "MoE dispatch / combine (µs per operation; one launch per operation)" + tag,
 		Columns: []string{"op", "mode", "routing", "dtype", "launch", "tokens", "NVSHMEM", "NCCL dev API", "NCCL host", "fastest", "link GB/s", "floor µs", "of floor", "load", "status"}}
 	t.Right = columnFlags(t.Columns, "tokens", "NVSHMEM", "NCCL dev API", "NCCL host", "link GB/s", "floor µs", "of floor", "load")
 	t.Wide = columnFlags(t.Columns, "load")
@@ -100,7 +101,7 @@ func moeTable(f *record.File, tag string, rule decide.Rule) Table {
 		}
 	}
 	for _, k := range keys {
-		cells := []Cell{Str(k.op), Str(k.mode), Str(k.routing), Str(k.dtype), Str(k.launch), Str(strconv.Itoa(k.tokens))}
+		cells := []table.Cell{table.Str(k.op), table.Str(k.mode), table.Str(k.routing), table.Str(k.dtype), table.Str(k.launch), table.Str(strconv.Itoa(k.tokens))}
 		var best *record.Point
 		var why []string
 		var entries []decide.Entry
@@ -108,13 +109,13 @@ func moeTable(f *record.File, tag string, rule decide.Rule) Table {
 			p := rows[k][im.id]
 			switch {
 			case p == nil:
-				cells = append(cells, Str(""))
+				cells = append(cells, table.Str(""))
 			case p.Status != record.StatusOK:
-				cells = append(cells, Str(""))
+				cells = append(cells, table.Str(""))
 				why = append(why, im.label+": "+string(p.Status)+": "+p.Reason)
 			default:
 				m := p.Metrics[record.MetricLatency]
-				cells = append(cells, Sig(m.Median/us, 3))
+				cells = append(cells, table.Sig(m.Median/us, 3))
 				if best == nil || m.Median < best.Metrics[record.MetricLatency].Median {
 					best = p
 				}
@@ -122,22 +123,22 @@ func moeTable(f *record.File, tag string, rule decide.Rule) Table {
 			}
 		}
 		if best == nil {
-			cells = append(cells, Str(""), Str(""), Str(""), Str(""), Str(""), Str(strings.Join(why, "; ")))
+			cells = append(cells, table.Str(""), table.Str(""), table.Str(""), table.Str(""), table.Str(""), table.Str(strings.Join(why, "; ")))
 			t.Rows = append(t.Rows, cells)
 			continue
 		}
-		cells = append(cells, Str(rule.Decide(entries, family[k.series()]).Label()))
+		cells = append(cells, table.Str(rule.Decide(entries, family[k.series()]).Label()))
 		if l, ok := best.Metrics[record.MetricLink]; ok {
-			cells = append(cells, Sig(l.Median/gb, 3))
+			cells = append(cells, table.Sig(l.Median/gb, 3))
 		} else {
-			cells = append(cells, Str(""))
+			cells = append(cells, table.Str(""))
 		}
 		if fl := best.Values["floor_s"]; fl > 0 {
-			cells = append(cells, Sig(fl/us, 3), Num(best.Metrics[record.MetricLatency].Median/fl, 2))
+			cells = append(cells, table.Sig(fl/us, 3), table.Num(best.Metrics[record.MetricLatency].Median/fl, 2))
 		} else {
-			cells = append(cells, Str(""), Str(""))
+			cells = append(cells, table.Str(""), table.Str(""))
 		}
-		cells = append(cells, Str(fmt.Sprintf("rank %.2f, expert %.2f", best.Values["load_rank"], best.Values["load_expert"])))
+		cells = append(cells, table.Str(fmt.Sprintf("rank %.2f, expert %.2f", best.Values["load_rank"], best.Values["load_expert"])))
 		status := "ok"
 		if len(why) > 0 {
 			status = strings.Join(why, "; ")
@@ -147,7 +148,7 @@ func moeTable(f *record.File, tag string, rule decide.Rule) Table {
 				status += "; " + fl
 			}
 		}
-		t.Rows = append(t.Rows, append(cells, Str(status)))
+		t.Rows = append(t.Rows, append(cells, table.Str(status)))
 	}
 	t.Notes = append(t.Notes,
 		"each row: the same tokens, routing and checks for every implementation; µs: the median per operation (events timer, one launch per operation, plain or a CUDA graph)",

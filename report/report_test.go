@@ -10,15 +10,16 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/golden"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
 )
 
-func render(t *testing.T, r *report.Report, format string) []byte {
+func render(t *testing.T, r *table.Report, format string) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := report.Render(&b, r, format); err != nil {
+	if err := table.Render(&b, r, format); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -28,7 +29,7 @@ func TestGoldenRenderers(t *testing.T) {
 	f := fixture.Synthetic(fixture.Options{Seed: 1})
 	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{Points: true})
 	paper := report.Paper(record.Paper())
-	for _, format := range report.Formats {
+	for _, format := range table.Formats {
 		golden.Check(t, "synthetic."+format, render(t, rep, format))
 		golden.Check(t, "paper."+format, render(t, paper, format))
 	}
@@ -106,24 +107,6 @@ func TestSelectRules(t *testing.T) {
 	}
 }
 
-func TestFormatBytesAndBadFormat(t *testing.T) {
-	for n, want := range map[int64]string{8: "8 B", 4096: "4 KiB", 1 << 30: "1 GiB", 1536: "1536 B", 1000: "1000 B", 1 << 62: "4 EiB", 9_223_372_036_854_775_807: "9223372036854775807 B", 3 << 40: "3 TiB", 0: "0 B"} {
-		if got := report.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-	if err := report.Render(&bytes.Buffer{}, &report.Report{}, "yaml"); err == nil || !strings.Contains(err.Error(), "unknown format") {
-		t.Errorf("yaml: %v", err)
-	}
-}
-
-func TestMarkdownEscapesPipes(t *testing.T) {
-	r := &report.Report{Tables: []report.Table{{Title: "t", Columns: []string{"a"}, Rows: [][]report.Cell{{report.Str("x|y")}}}}}
-	if out := string(render(t, r, "markdown")); !strings.Contains(out, `x\|y`) {
-		t.Errorf("pipe not escaped:\n%s", out)
-	}
-}
-
 // The RMA rows compare the paper's launch (32 × 256) with the paper; a
 // faster launch from the sweep is shown beside it, never in its place.
 func TestRMARowsUseThePapersLaunch(t *testing.T) {
@@ -175,7 +158,7 @@ func TestSideBySide(t *testing.T) {
 	a := fixture.Synthetic(fixture.Options{Seed: 1, Label: "base"})
 	b := fixture.Synthetic(fixture.Options{Seed: 1, Label: "cand", Scale: 0.5})
 	rep := report.Build([]*record.File{a, b}, record.Paper(), report.Options{})
-	var fig4 *report.Table
+	var fig4 *table.Table
 	for i := range rep.Tables {
 		if strings.HasPrefix(rep.Tables[i].Title, "Fig. 4") {
 			if fig4 != nil {
@@ -200,7 +183,7 @@ func TestTextFitsATerminal(t *testing.T) {
 	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{Points: true})
 	out := string(render(t, rep, "text"))
 	for _, line := range strings.Split(out, "\n") {
-		if n := len([]rune(line)); n > report.Width {
+		if n := len([]rune(line)); n > table.Width {
 			t.Errorf("%d columns: %s", n, line)
 		}
 	}
@@ -211,14 +194,6 @@ func TestTextFitsATerminal(t *testing.T) {
 	wide := string(render(t, rep, "text"))
 	if !strings.Contains(wide, "| waived: no InfiniBand device on this machine") || !strings.Contains(wide, "best launch") {
 		t.Error("--wide does not show every column and reason in place")
-	}
-}
-
-func TestSignificantDigits(t *testing.T) {
-	for v, want := range map[float64]string{0.000123456: "0.0001235", 4.56789: "4.568", 337.4321: "337.4", 12345.6: "12346", 0: "0"} {
-		if got := report.Sig(v, 4).Text; got != want {
-			t.Errorf("Sig(%v, 4) = %q, want %q", v, got, want)
-		}
 	}
 }
 
@@ -346,14 +321,14 @@ func TestFlagsAndTailsAreShown(t *testing.T) {
 	}
 	record.MarkShapes(f.Points)
 	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{Points: true})
-	cell := func(tab report.Table, row []report.Cell, col string) report.Cell {
+	cell := func(tab table.Table, row []table.Cell, col string) table.Cell {
 		for i, c := range tab.Columns {
 			if c == col {
 				return row[i]
 			}
 		}
 		t.Fatalf("%s: no column %q in %v", tab.Title, col, tab.Columns)
-		return report.Cell{}
+		return table.Cell{}
 	}
 	rma, lat, pts := rep.Tables[0], rep.Tables[1], rep.Tables[len(rep.Tables)-1]
 	put := rma.Rows[0]
@@ -363,7 +338,7 @@ func TestFlagsAndTailsAreShown(t *testing.T) {
 	if c := cell(rma, put, "in-kernel p50 µs"); c.Num == nil || *c.Num < 1.14*float64(128<<20)/300e9/1e-6*0.9 {
 		t.Errorf("put in-kernel p50 %+v", c)
 	}
-	var p256 []report.Cell
+	var p256 []table.Cell
 	for _, r := range lat.Rows {
 		if r[0].Text == "p" && r[1].Text == "p2p" {
 			p256 = r

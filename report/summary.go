@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -184,9 +185,9 @@ func notRun(p sumPick) bool { return p.Best == nil && strings.HasPrefix(p.Status
 // each, from the first of the files that gives most of a row's values (one
 // file per row, named where there are several). Rows no file measured are
 // left out.
-func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *Report {
+func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *table.Report {
 	if len(files) == 0 {
-		return &Report{}
+		return &table.Report{}
 	}
 	rule = rule.OrDefault()
 	labels := record.Labels(files)
@@ -207,7 +208,7 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *Rep
 	if synthetic && len(files) > 1 {
 		title += " [SYNTHETIC data among the runs, not a measurement]"
 	}
-	t := Table{Title: title, Columns: []string{"figure", "measured", "paper", "from", "notes"}}
+	t := table.Table{Title: title, Columns: []string{"figure", "measured", "paper", "from", "notes"}}
 	verdicts := false
 	for _, row := range summaryRows(ref) {
 		// The file of the row: the first that gives the most values, else
@@ -319,7 +320,7 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *Rep
 		if len(files) > 1 {
 			src = labels[from]
 		}
-		t.Rows = append(t.Rows, []Cell{Str(row.label), Str(measured), Str(p), Str(src), Str(strings.Join(notes, "; "))})
+		t.Rows = append(t.Rows, []table.Cell{table.Str(row.label), table.Str(measured), table.Str(p), table.Str(src), table.Str(strings.Join(notes, "; "))})
 	}
 	t.Notes = append(t.Notes,
 		"measured: each value as report FILE's tables choose it: bandwidth peaks at the paper's launch (32 CTAs × 256 threads) over sizes whose buffers exceed twice the L2, or over the launch sweep's; round trips by the events timer, the lowest median over scopes; collectives one launch per operation (an older file's, whose launch mode is unknown, are not compared); values of one row are in the order its label names them, – where there is none",
@@ -330,7 +331,7 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *Rep
 	if verdicts {
 		t.Notes = append(t.Notes, "faster, or tie: of the values shown, by the samples of the points they come from: "+rule.Describe())
 	}
-	return &Report{Tables: []Table{t}}
+	return &table.Report{Tables: []table.Table{t}}
 }
 
 // commonStatus is why a row has no value where its items share one reason

@@ -7,6 +7,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/golden"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
 )
@@ -20,7 +21,7 @@ func TestGoldenSummary(t *testing.T) {
 
 // summaryRows maps a summary's rows by the start of their label: measured,
 // paper, from, notes.
-func summaryRows(t *testing.T, rep *report.Report) map[string][]string {
+func summaryRows(t *testing.T, rep *table.Report) map[string][]string {
 	t.Helper()
 	if len(rep.Tables) != 1 {
 		t.Fatalf("%d tables, want one", len(rep.Tables))

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nvshbench/nvshbench/compare"
-	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/internal/table"
 )
 
 type compareOptions struct {
@@ -51,7 +51,7 @@ Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missin
 				return usagef("compare needs at least two results files (OLD NEW...), got %d", len(args))
 			}
 			o.Files = args
-			if err := checkChoice("format", o.Format, report.Formats); err != nil {
+			if err := checkChoice("format", o.Format, table.Formats); err != nil {
 				return err
 			}
 			if !(o.Alpha > 0 && o.Alpha < 1) { // NaN too
@@ -66,7 +66,7 @@ Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missin
 	c.Flags().StringVar(&o.Threshold, "threshold", "5%", "a significant slowdown beyond this is a regression, in time per operation for every metric: 100% = twice as slow, latency or bandwidth (e.g. 5% or 0.05)")
 	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann–Whitney U test")
 	c.Flags().BoolVar(&o.AllowFailed, "allow-failed", false, "show failed and missing candidate points without failing the gate")
-	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(table.Formats, cobra.ShellCompDirectiveNoFileComp))
 	c.ValidArgsFunction = jsonlCompletion
 	return c
 }
@@ -91,11 +91,11 @@ func runCompare(c *cobra.Command, o *compareOptions) error {
 	}
 	rep := res.Table()
 	rep.Wide = o.Wide
-	if err := report.Render(c.OutOrStdout(), rep, o.Format); err != nil {
+	if err := table.Render(c.OutOrStdout(), rep, o.Format); err != nil {
 		return err
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(c.ErrOrStderr(), "warning: %s\n", report.Printable(w))
+		fmt.Fprintf(c.ErrOrStderr(), "warning: %s\n", table.Printable(w))
 	}
 	if res.Regressions > 0 || res.Failures > 0 {
 		return regressionError{n: res.Regressions, failed: res.Failures}

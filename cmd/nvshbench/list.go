@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/nvshbench/nvshbench/harness"
-	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/internal/table"
 )
 
 func newListCmd() *cobra.Command {
@@ -21,7 +21,7 @@ what it measures.`,
   nvshbench list rma/put
   nvshbench list 'rma/*/block' --format csv`,
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := checkChoice("format", format, report.Formats); err != nil {
+			if err := checkChoice("format", format, table.Formats); err != nil {
 				return err
 			}
 			benches, err := harness.Select(args)
@@ -31,7 +31,7 @@ what it measures.`,
 			if len(args) == 0 {
 				benches = harness.All()
 			}
-			t := report.Table{Title: "Benchmarks", Columns: []string{"id", "metrics", "limit", "default", "launch", "description"},
+			t := table.Table{Title: "Benchmarks", Columns: []string{"id", "metrics", "limit", "default", "launch", "description"},
 				Wide: []bool{false, true, true, false, false, false}, Trunc: []bool{false, false, false, false, false, true}}
 			for _, b := range benches {
 				def := ""
@@ -45,14 +45,14 @@ what it measures.`,
 					}
 					metrics += m
 				}
-				t.Rows = append(t.Rows, []report.Cell{report.Str(b.ID), report.Str(metrics), report.Str(strings.Join(b.Limits, ", ")), report.Str(def), report.Str(b.LaunchText()), report.Str(b.Desc)})
+				t.Rows = append(t.Rows, []table.Cell{table.Str(b.ID), table.Str(metrics), table.Str(strings.Join(b.Limits, ", ")), table.Str(def), table.Str(b.LaunchText()), table.Str(b.Desc)})
 			}
-			return report.Render(c.OutOrStdout(), &report.Report{Tables: []report.Table{t}, Wide: wide}, format)
+			return table.Render(c.OutOrStdout(), &table.Report{Tables: []table.Table{t}, Wide: wide}, format)
 		},
 	}
 	c.Flags().StringVarP(&format, "format", "f", "text", "output format: text, markdown, csv, json")
 	c.Flags().BoolVar(&wide, "wide", false, "every column and every text in full (the default fits 120 columns)")
 	c.ValidArgsFunction = benchmarkCompletion
-	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(table.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }

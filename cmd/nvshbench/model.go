@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 type modelOptions struct {
@@ -76,7 +76,7 @@ shape only: a launch sweep's other shapes, each a series of one size, are left o
   nvshbench model --guide --ctas 32 --threads 256 --example`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
-			if err := checkChoice("format", o.Format, report.Formats); err != nil {
+			if err := checkChoice("format", o.Format, table.Formats); err != nil {
 				return err
 			}
 			o.NIC.FabricRTT = o.RTT.Seconds()
@@ -113,7 +113,7 @@ shape only: a launch sweep's other shapes, each a series of one size, are left o
 	f.Float64Var(&o.NIC.Ring, "ring-efficiency", o.NIC.Ring, "inter-node predictions: share of the nodes' NIC bandwidth a ring's busbw reaches (above 0, at most 1)")
 	f.Float64Var(&o.NIC.Wire, "wire-efficiency", o.NIC.Wire, "inter-node predictions: payload share of the line rate (above 0, at most 1)")
 	f.DurationVar(&o.RTT, "fabric-rtt", time.Duration(o.NIC.FabricRTT*1e9), "inter-node predictions: a GPU-initiated round trip through the NICs and one switch, beyond the on-node one (above 0, at most 1ms)")
-	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(table.Formats, cobra.ShellCompDirectiveNoFileComp))
 	c.ValidArgsFunction = jsonlCompletion
 	return c
 }
@@ -123,7 +123,7 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 	if err != nil {
 		return err
 	}
-	sizes, err := harness.ParseSizes(o.Sizes)
+	sizes, err := units.ParseSizes(o.Sizes)
 	if err != nil {
 		return usagef("--sizes: %v", err)
 	}
@@ -146,7 +146,7 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 	}
 	fits := model.FitAll(model.Collect(files))
 	guide := model.BuildGuide(fits, rule)
-	rep := &report.Report{Wide: o.Wide}
+	rep := &table.Report{Wide: o.Wide}
 	rep.Warnings = append(rep.Warnings, model.SetupDiffs(files)...)
 	if len(rep.Warnings) > 0 {
 		rep.Warnings = append(rep.Warnings, "each file is fitted on its own: no series, guide row or prediction spans files whose setups differ")
@@ -177,7 +177,7 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 			rep.Tables = append(rep.Tables, model.ChoiceTable(ch, rule))
 		}
 	}
-	if err := report.Render(c.OutOrStdout(), rep, o.Format); err != nil {
+	if err := table.Render(c.OutOrStdout(), rep, o.Format); err != nil {
 		return err
 	}
 	for _, w := range rep.Warnings {

@@ -11,8 +11,8 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 // newProgress returns a progress bar with ETA on a terminal, and one log
@@ -81,7 +81,7 @@ func (b *barProgress) Finish() {
 func pointLine(p *record.Point) string {
 	size := ""
 	if p.Params.Size > 0 {
-		size = " " + report.FormatBytes(p.Params.Size)
+		size = " " + units.Bytes(p.Params.Size)
 	}
 	if p.Status != record.StatusOK {
 		return fmt.Sprintf("%s%s: %s: %s", p.ID, size, p.Status, p.Reason)
@@ -89,13 +89,8 @@ func pointLine(p *record.Point) string {
 	m := record.PrimaryMetric(p)
 	s := p.Metrics[m]
 	val := ""
-	switch s.Unit {
-	case record.UnitBytesPerSec:
-		val = fmt.Sprintf("%.1f GB/s", s.Median/1e9)
-	case record.UnitSeconds:
-		val = fmt.Sprintf("%.2f µs", s.Median/1e-6)
-	case record.UnitOpsPerSec:
-		val = fmt.Sprintf("%.1f Mop/s", s.Median/1e6)
+	if sc, ok := units.Of(s.Unit); ok {
+		val = fmt.Sprintf("%.*f %s", sc.Prec, s.Median/sc.Div, sc.Label)
 	}
 	extra := ""
 	if p.L2Resident {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
 )
@@ -45,7 +46,7 @@ most of its values (a column names it). The README's tables are its output.`,
   nvshbench report --summary --format markdown --example`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
-			if err := checkChoice("format", o.Format, report.Formats); err != nil {
+			if err := checkChoice("format", o.Format, table.Formats); err != nil {
 				return err
 			}
 			return runReport(c, o)
@@ -58,7 +59,7 @@ most of its values (a column names it). The README's tables are its output.`,
 	c.Flags().BoolVar(&o.Summary, "summary", false, "one table of the headline figures, a row each (of several files: each row from the first that gives most of it)")
 	addMarginFlag(c.Flags(), &o.Margin)
 	c.Flags().BoolVar(&o.Wide, "wide", false, "every column and every text in full (the default fits 120 columns; long reasons become footnotes)")
-	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(table.Formats, cobra.ShellCompDirectiveNoFileComp))
 	c.ValidArgsFunction = jsonlCompletion
 	return c
 }
@@ -83,7 +84,7 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 		}
 		rep := report.Paper(ref)
 		rep.Wide = o.Wide
-		return report.Render(out, rep, o.Format)
+		return table.Render(out, rep, o.Format)
 	}
 	files, err := inputFiles(o.Files, o.Example, c)
 	if err != nil {
@@ -97,11 +98,11 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 		}
 	}
 	rep.Wide = o.Wide
-	if err := report.Render(out, rep, o.Format); err != nil {
+	if err := table.Render(out, rep, o.Format); err != nil {
 		return err
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(errw, "warning: %s\n", report.Printable(w))
+		fmt.Fprintf(errw, "warning: %s\n", table.Printable(w))
 	}
 	return nil
 }

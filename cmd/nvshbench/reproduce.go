@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/launcher"
 	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/record"
@@ -218,7 +219,7 @@ func claimFolder(dir string) error {
 // writeReproduction renders report.md, the charts and index.md from the
 // results file, through the same code as report and plot.
 func writeReproduction(dir, resFile string, stdout io.Writer) error {
-	f, err := record.ReadFile(resFile)
+	f, err := harness.Reader().ReadFile(resFile)
 	if err != nil {
 		return err
 	}
@@ -227,7 +228,7 @@ func writeReproduction(dir, resFile string, stdout io.Writer) error {
 	var md strings.Builder
 	fmt.Fprintf(&md, "# nvshbench reproduction of \"Demystifying NVSHMEM\"\n\n")
 	rep.Wide = true // a page, not a terminal: every column
-	if err := report.Render(&md, rep, "markdown"); err != nil {
+	if err := table.Render(&md, rep, "markdown"); err != nil {
 		return err
 	}
 	out, err := openOwned(dir)

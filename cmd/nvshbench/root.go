@@ -8,8 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 )
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -83,7 +84,7 @@ func loadFiles(args []string, stderr io.Writer) ([]*record.File, error) {
 				label, path = a[:i], a[i+1:]
 			}
 		}
-		f, err := record.ReadFile(path)
+		f, err := harness.Reader().ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +92,7 @@ func loadFiles(args []string, stderr io.Writer) ([]*record.File, error) {
 			f.Header.Label = label
 		}
 		for _, w := range f.Warnings {
-			fmt.Fprintf(stderr, "warning: %s\n", report.Printable(w))
+			fmt.Fprintf(stderr, "warning: %s\n", table.Printable(w))
 		}
 		if f.Header.Synthetic {
 			fmt.Fprintf(stderr, "note: %s holds SYNTHETIC data (a test fixture), not a measurement\n", path)

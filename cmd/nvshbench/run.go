@@ -18,9 +18,9 @@ import (
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/launcher"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
 
 	// The suites register their benchmarks.
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
@@ -169,10 +169,10 @@ func (o *runOptions) config() (*harness.Config, error) {
 		sizes = "1K:1G:4"
 	}
 	var err error
-	if cfg.Sizes, err = harness.ParseSizes(sizes); err != nil {
+	if cfg.Sizes, err = units.ParseSizes(sizes); err != nil {
 		return nil, usagef("--sizes: %v", err)
 	}
-	if cfg.SweepSize, err = harness.ParseSize(o.SweepSize); err != nil {
+	if cfg.SweepSize, err = units.ParseSize(o.SweepSize); err != nil {
 		return nil, usagef("--sweep-size: %v", err)
 	}
 	cfg.CTAs, cfg.Threads, cfg.LaunchSweep, cfg.Path = o.CTAs, o.Threads, o.LaunchSweep, o.Path
@@ -509,11 +509,11 @@ func fitsMemory(cfg *harness.Config, mem int64, pesPerGPU int) error {
 	max := cfg.MaxSize()
 	const reserve = 1 << 30
 	if max > (mem-reserve)/int64(3*pesPerGPU) {
-		what := fmt.Sprintf("--sizes: the largest size, %s,", report.FormatBytes(max))
+		what := fmt.Sprintf("--sizes: the largest size, %s,", units.Bytes(max))
 		if cfg.NeedBytes >= max {
-			what = fmt.Sprintf("the MoE workload (--moe-tokens/--moe-hidden/--moe-routing): its receive buffers, %s,", report.FormatBytes(max))
+			what = fmt.Sprintf("the MoE workload (--moe-tokens/--moe-hidden/--moe-routing): its receive buffers, %s,", units.Bytes(max))
 		}
-		return usagef("%s need 3 buffers of it per PE (%d PE(s) per GPU), more than the %s of the GPU", what, pesPerGPU, report.FormatBytes(mem))
+		return usagef("%s need 3 buffers of it per PE (%d PE(s) per GPU), more than the %s of the GPU", what, pesPerGPU, units.Bytes(mem))
 	}
 	return nil
 }

@@ -1,8 +1,8 @@
-// Package report turns results files into paper-style tables: one table
-// model (Table) built from results and the embedded reference numbers,
-// rendered as text, Markdown, CSV or JSON. It reads results only; it never
-// imports the suites or the GPU layer.
-package report
+// Package table is the one table model of nvshbench (Table, Cell, Report)
+// and its renderers: text, Markdown, CSV and JSON. Every command that
+// prints a table builds one and renders it here. A leaf: it imports no
+// other nvshbench package.
+package table
 
 import (
 	"bytes"
