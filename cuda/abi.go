@@ -6,7 +6,11 @@
 // Lib interface. Fake implements Lib without a GPU for tests.
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nvshbench/nvshbench/cuda/shim"
+)
 
 // Scopes, implementations, data types and paths (NB_SCOPE_*, NB_IMPL_*,
 // NB_DT_*, NB_PATH_*).
@@ -49,10 +53,10 @@ const (
 	MaxPEs              = 64
 	MaxLinks            = 36 // NB_MAX_LINKS: NVLinks a GPU may have
 	ABIVersion          = 5
-	OpNameLen           = 32     // NB_OP_NAME: bytes of nb_args.op, the NUL included
-	maxKernelSamples    = 100000 // in-kernel times kept per point
-	InitUID             = 0      // unique-ID bootstrap: the controller passes the ID
-	InitEnv             = 1      // nvshmem_init with the launcher's bootstrap (srun / mpirun)
+	OpNameLen           = shim.OpNameLen // NB_OP_NAME: bytes of nb_args.op, the NUL included
+	maxKernelSamples    = 100000         // in-kernel times kept per point
+	InitUID             = 0              // unique-ID bootstrap: the controller passes the ID
+	InitEnv             = 1              // nvshmem_init with the launcher's bootstrap (srun / mpirun)
 )
 
 // ABIConstants names every constant of the header that Go mirrors.

@@ -15,7 +15,7 @@ import (
 // Every NB_* constant of the header has its Go mirror with the same value,
 // and every Go mirror is in the header: a drift fails here, not on a GPU.
 func TestConstantsMatchTheHeader(t *testing.T) {
-	h, err := shimSources.ReadFile("shim/nvshbench.h")
+	h, err := shimSources.ReadFile("nvshbench.h")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestStructLayoutsMatchTheHeader(t *testing.T) {
 	}
 	prog.WriteString("  return 0;\n}\n")
 	dir := t.TempDir()
-	h, _ := shimSources.ReadFile("shim/nvshbench.h")
+	h, _ := shimSources.ReadFile("nvshbench.h")
 	writeFile(t, filepath.Join(dir, "nvshbench.h"), string(h), 0o644)
 	writeFile(t, filepath.Join(dir, "m.c"), prog.String(), 0o644)
 	exe := filepath.Join(dir, "m")

@@ -1,267 +1,40 @@
 package cuda
 
-import (
-	"fmt"
-	"io/fs"
-	"regexp"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
+import "github.com/nvshbench/nvshbench/cuda/shim"
+
+// The shim's dispatch table as its sources declare it (package shim reads
+// them; the GPU layer's callers name it through here).
+type (
+	Op         = shim.Op
+	CheckDecl  = shim.CheckDecl
+	Collective = shim.Collective
 )
 
-// Op is one entry of the shim's dispatch table, as its sources (embedded
-// in this package, the same ones build-shim compiles) declare it.
-type Op struct {
-	Name   string   // what Args.Op names: "rma.put", "lat.get", "coll.allreduce"
-	Code   string   // the family's private code (NB_OP_PUT), for messages
-	Value  int      // its value
-	Family string   // the C family it belongs to (kRMA, kLat, ...)
-	Check  string   // its check (what its result must be): a Check object of the shim (kCheckPut, ...)
-	Traits []string // its traits (T_PAYLOAD, T_LOADSTORE, ...), as the entry states them
-	Launch string   // the entry's launch function, as written (launch_bulk<NB_OP_PUT>)
-	File   string   // the shim file that holds the entry
-	Desc   string   // what it does, where its source says (an atomic's line): "atomic fetch_and clearing one bit"
-	Atomic bool     // a line of NB_ATOMICS (atomics.cuh): on 32- and 64-bit counters (Args.Elem 4 or 8)
-}
-
-// The traits an entry may state (common.cuh): what the Go side derives an
-// operation's waivers, byte counts and floors from, stated once in the
-// shim's table.
+// The traits an entry may state (shim.Trait*).
 const (
-	TraitPayload   = "T_PAYLOAD"   // moves args.size bytes per operation
-	TraitLoadStore = "T_LOADSTORE" // only over a load/store mapping to the peer
-	TraitCounters  = "T_COUNTERS"  // one counter per thread: a rate of CTAs × threads operations per iteration
-	TraitRoundTrip = "T_ROUNDTRIP" // a round trip (compared with the in-run floor)
-	TraitFloor     = "T_FLOOR"     // an in-run floor (a dependent-load chase)
-	TraitNetwork   = "T_NETWORK"   // needs a network (GIN): an InfiniBand/RoCE NIC
-	TraitPingPong  = "T_PINGPONG"  // both PEs run the kernel, each answering the other
-	TraitChase     = "T_CHASE"     // walks a pointer chain (each address from the last result)
-	TraitBlocks    = "T_BLOCKS"    // a collective whose output is one block per PE
-	TraitNoOutput  = "T_NO_OUTPUT" // leaves nothing to check (the empty kernel)
+	TraitPayload   = shim.TraitPayload
+	TraitLoadStore = shim.TraitLoadStore
+	TraitCounters  = shim.TraitCounters
+	TraitRoundTrip = shim.TraitRoundTrip
+	TraitFloor     = shim.TraitFloor
+	TraitNetwork   = shim.TraitNetwork
+	TraitPingPong  = shim.TraitPingPong
+	TraitChase     = shim.TraitChase
+	TraitBlocks    = shim.TraitBlocks
+	TraitNoOutput  = shim.TraitNoOutput
 )
-
-// Has reports whether the entry states the trait.
-func (o Op) Has(trait string) bool { return slices.Contains(o.Traits, trait) }
-
-// Kind is how the operation is measured, the prefix of its name: "rma"
-// (PE 0 issues towards the peer), "lat" (one CTA, round trips), "coll"
-// (every PE) or "moe" (every PE: dispatch and combine).
-func (o Op) Kind() string { k, _, _ := strings.Cut(o.Name, "."); return k }
-
-var (
-	opsOnce sync.Once
-	opsAll  map[string]Op
-	opsErr  []string
-)
-
-var (
-	reEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*([\w<>]+)\s*,\s*([\w<>]+)\s*\}`)
-	reCode  = regexp.MustCompile(`\b(NB_OP_[A-Z0-9_]+)\s*=\s*(\d+)`)
-	// reAnyEntry: anything written like an entry, to find one reEntry cannot read (a field left out).
-	reAnyEntry = regexp.MustCompile(`\{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"([^"]*)"[^}]*\}`)
-	// reCheck: a check declared with NB_CHECK, or a Check object written out (whose corrupt may be nullptr).
-	// An atomic is a line of NB_ATOMICS, X(name, Struct, "what"), made into
-	// entries by the templates #define NB_AMO_<FORM>(name, F, what) {...}
-	// (atomics.cuh): each line is one entry per template.
-	reAtomics    = regexp.MustCompile(`(?s)#define NB_ATOMICS\(X\)(.*?)\n\n`)
-	reAtomicLine = regexp.MustCompile(`X\(\s*(\w+)\s*,\s*(\w+)\s*,\s*"([^"]*)"\s*\)`)
-	reAtomicForm = regexp.MustCompile(`#define NB_AMO_\w+\(name, F, what\) \{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"(\w+)\." #name\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*(\w+)<F>::check\s*,\s*(\w+)<F>\s*\}`)
-	// A check template: template <typename F> struct Name { ... static constexpr Check check = {...}; }.
-	reCheckTemplate = regexp.MustCompile(`(?s)template <typename F>\s*struct (\w+) \{(?:[^}]|\}[^;])*?static constexpr Check check = \{(.*?)\};`)
-	reCheck         = regexp.MustCompile(`(?m)(?:^\s*NB_CHECK\(\s*(\w+)\s*,)|(?:static\s+constexpr\s+Check\s+(\w+)\s*=\s*\{[^}]*?,\s*(\w+)\s*\})`)
-)
-
-// CheckDecl is a check the shim declares: its name, the file, and whether
-// the test can corrupt what it reads (false only for a check written out
-// with a nullptr corrupt, which only an entry that leaves no output may name).
-type CheckDecl struct {
-	Name        string
-	File        string
-	Corruptible bool
-}
-
-// Checks lists the checks the shim's sources declare, by name.
-func Checks() map[string]CheckDecl {
-	files := shimFiles()
-	return parseChecks(files)
-}
-
-func parseChecks(files map[string]string) map[string]CheckDecl {
-	out := map[string]CheckDecl{}
-	for n, text := range files {
-		// A check template is a check per atomic line: Name<Struct>.
-		for _, m := range reCheckTemplate.FindAllStringSubmatch(text, -1) {
-			for _, a := range atomicLines(text) {
-				name := m[1] + "<" + a[2] + ">"
-				out[name] = CheckDecl{Name: name, File: n, Corruptible: strings.Contains(m[2], "::corrupt")}
-			}
-		}
-		for _, m := range reCheck.FindAllStringSubmatch(text, -1) {
-			if m[1] != "" {
-				out[m[1]] = CheckDecl{Name: m[1], File: n, Corruptible: true}
-			} else if m[2] != "check" { // a check template's member (above)
-				out[m[2]] = CheckDecl{Name: m[2], File: n, Corruptible: m[3] != "nullptr"}
-			}
-		}
-	}
-	return out
-}
-
-func shimFiles() map[string]string {
-	files := map[string]string{}
-	names, _ := fs.Glob(shimSources, "shim/*")
-	for _, n := range names {
-		b, _ := shimSources.ReadFile(n)
-		files[strings.TrimPrefix(n, "shim/")] = string(b)
-	}
-	return files
-}
-
-// readOps parses the dispatch tables and the families' code enums of the
-// embedded shim sources. problems lists what the shim would get wrong at
-// run time: an entry without its check (the compiler refuses it too), a
-// check not declared or one the test cannot corrupt, a name twice, a code twice (the families share helpers that
-// branch on codes), an entry whose code is not declared, a malformed or
-// too long name, a trait that is not one, and an entry whose launch is a
-// template of its code while no branch of the shim compares with that code
-// (the kernel would run another operation's branch: the templates also
-// refuse to compile an unhandled code).
-func readOps() (map[string]Op, []string) { return parseOps(shimFiles()) }
-
-// parseOps reads the tables and codes of the shim files (name → text).
-func parseOps(files map[string]string) (map[string]Op, []string) {
-	ops := map[string]Op{}
-	var problems []string
-	values := map[string]int{}
-	codeOf := map[int]string{}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		for _, m := range reCode.FindAllStringSubmatch(files[n], -1) {
-			v, _ := strconv.Atoi(m[2])
-			if prev, dup := codeOf[v]; dup && prev != m[1] {
-				problems = append(problems, "code "+m[2]+" is both "+prev+" and "+m[1])
-			}
-			codeOf[v], values[m[1]] = m[1], v
-		}
-	}
-	checks := parseChecks(files)
-	for _, n := range names {
-		read := map[string]bool{}
-		for _, m := range reEntry.FindAllStringSubmatch(files[n], -1) {
-			read[m[0]] = true
-		}
-		for _, m := range reAnyEntry.FindAllStringSubmatch(files[n], -1) {
-			if !read[m[0]] && !strings.HasSuffix(m[2], ".") { // "rma." #name: an atomic's entry template
-				problems = append(problems, m[2]+": not an entry {code, name, &family, traits, check, launch}: "+m[0])
-			}
-		}
-		amo, descs := atomicEntries(files[n])
-		for _, m := range reEntry.FindAllStringSubmatch(files[n]+"\n"+strings.Join(amo, "\n"), -1) {
-			desc, atomic := descs[m[2]]
-			o := Op{Name: m[2], Code: m[1], Family: m[3], Check: m[5], Launch: m[6], File: n, Desc: desc, Atomic: atomic}
-			for _, t := range strings.Split(m[4], "|") {
-				switch t = strings.TrimSpace(t); {
-				case t == "0":
-				case strings.HasPrefix(t, "T_"):
-					o.Traits = append(o.Traits, t)
-				default:
-					problems = append(problems, o.Name+": trait "+t+" is not a T_* name")
-				}
-			}
-			v, ok := values[o.Code]
-			if !ok {
-				problems = append(problems, o.Name+": its code "+o.Code+" is not declared")
-			}
-			o.Value = v
-			if _, dup := ops[o.Name]; dup {
-				problems = append(problems, "the name "+o.Name+" is in the table twice")
-			}
-			if k := o.Kind(); (k != "rma" && k != "lat" && k != "coll" && k != "moe") || !strings.Contains(o.Name, ".") {
-				problems = append(problems, o.Name+": a name is rma.*, lat.*, coll.* or moe.*")
-			}
-			if len(o.Name) >= OpNameLen {
-				problems = append(problems, o.Name+": longer than the ABI's "+strconv.Itoa(OpNameLen-1)+" bytes")
-			}
-			if c, ok := checks[o.Check]; !ok {
-				problems = append(problems, o.Name+": its check "+o.Check+" is not a declared Check")
-			} else if !c.Corruptible && !o.Has(TraitNoOutput) {
-				problems = append(problems, o.Name+": its check "+o.Check+" cannot be corrupted, and the entry is not T_NO_OUTPUT")
-			}
-			if strings.Contains(o.Launch, "<"+o.Code+">") && !branched(files, o.Code) {
-				problems = append(problems, o.Name+": its launch "+o.Launch+" is a template of "+o.Code+", which no kernel branch names (== "+o.Code+")")
-			}
-			ops[o.Name] = o
-		}
-	}
-	return ops, problems
-}
-
-// atomicLines are the X(name, Struct, "what") lines of a file's NB_ATOMICS.
-func atomicLines(text string) [][]string {
-	m := reAtomics.FindStringSubmatch(text)
-	if m == nil {
-		return nil
-	}
-	return reAtomicLine.FindAllStringSubmatch(m[1], -1)
-}
-
-// atomicEntries makes the entries of a file's NB_ATOMICS lines, one per
-// entry template, written out as entries are (for the checks below).
-func atomicEntries(text string) (entries []string, descs map[string]string) {
-	descs = map[string]string{}
-	for _, f := range reAtomicForm.FindAllStringSubmatch(text, -1) {
-		for _, a := range atomicLines(text) {
-			name := f[2] + "." + a[1]
-			entries = append(entries, fmt.Sprintf(`{%s, "%s", &%s, %s, %s<%s>, %s<%s>}`, f[1], name, f[3], f[4], f[5], a[2], f[6], a[2]))
-			descs[name] = a[3]
-		}
-	}
-	return entries, descs
-}
-
-// branched reports whether some shim file names code as a case: a kernel's
-// `OP == NB_OP_X` branch, or a specialisation `struct Coll<NB_OP_X>`.
-func branched(files map[string]string, code string) bool {
-	re := regexp.MustCompile(`(==\s*` + code + `\b)|(struct\s+\w+<` + code + `>)`)
-	for _, text := range files {
-		if re.MatchString(text) {
-			return true
-		}
-	}
-	return false
-}
-
-// Atomics are the operations of NB_ATOMICS of one kind ("rma": rates,
-// "lat": round trips), by name.
-func Atomics(kind string) []Op {
-	var out []Op
-	for _, o := range Ops() {
-		if o.Atomic && o.Kind() == kind {
-			out = append(out, o)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
 
 // Ops is the shim's dispatch table by name.
-func Ops() map[string]Op {
-	opsOnce.Do(func() { opsAll, opsErr = readOps() })
-	return opsAll
-}
+func Ops() map[string]Op { return shim.Ops() }
 
 // LookupOp finds an operation of the shim's table by name.
-func LookupOp(name string) (Op, bool) {
-	o, ok := Ops()[name]
-	return o, ok
-}
+func LookupOp(name string) (Op, bool) { return shim.LookupOp(name) }
 
-// ShimFile is one of the embedded shim sources (the files build-shim
-// compiles), for tests that check a Go twin against its C original.
-func ShimFile(name string) ([]byte, error) { return shimSources.ReadFile("shim/" + name) }
+// Atomics are the NB_ATOMICS operations of one kind ("rma", "lat").
+func Atomics(kind string) []Op { return shim.Atomics(kind) }
+
+// Collectives lists the shim's collectives in their registration order.
+func Collectives() []Collective { return shim.Collectives() }
+
+// ShimFile is one of the shim sources, by name ("common.cuh").
+func ShimFile(name string) ([]byte, error) { return shim.File(name) }

@@ -3,10 +3,10 @@ package cuda
 import (
 	"bytes"
 	"crypto/sha256"
-	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/nvshbench/nvshbench/cuda/shim"
 	"io"
 	"io/fs"
 	"os"
@@ -18,8 +18,8 @@ import (
 	"syscall"
 )
 
-//go:embed shim/*.cu shim/*.cuh shim/*.h
-var shimSources embed.FS
+// shimSources are the shim's sources (package shim embeds them).
+var shimSources = shim.Sources
 
 // Toolchain is what Discover found: nvcc, NVSHMEM and NCCL, and where each
 // came from.
@@ -243,7 +243,7 @@ func majorOf(v string) string {
 // cache key of a built shim.
 func (t *Toolchain) SourceHash() string {
 	h := sha256.New()
-	names, _ := fs.Glob(shimSources, "shim/*")
+	names, _ := fs.Glob(shimSources, "*")
 	sort.Strings(names)
 	for _, n := range names {
 		b, _ := shimSources.ReadFile(n)
@@ -386,7 +386,7 @@ func (t *Toolchain) Build(out string, log io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	names, _ := fs.Glob(shimSources, "shim/*")
+	names, _ := fs.Glob(shimSources, "*")
 	for _, n := range names {
 		b, _ := shimSources.ReadFile(n)
 		if err := os.WriteFile(filepath.Join(work, filepath.Base(n)), b, 0o644); err != nil {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/cuda/shim"
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/ids"
 )
@@ -40,8 +40,8 @@ var patterns = func() []pattern {
 			})})
 		}
 	}
-	for _, c := range cuda.Collectives() { // the shim's, in its order; a barrier moves nothing to choose by
-		if c.Has(cuda.TraitPayload) {
+	for _, c := range shim.Collectives() { // the shim's, in its order; a barrier moves nothing to choose by
+		if c.Has(shim.TraitPayload) {
 			ps = append(ps, pattern{name: c.Base, impl: under("collectives/" + c.Base + "/")})
 		}
 	}

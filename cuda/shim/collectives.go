@@ -1,4 +1,4 @@
-package cuda
+package shim
 
 import (
 	"regexp"
@@ -37,7 +37,7 @@ var (
 
 // Collectives lists the shim's collectives in their registration order.
 func Collectives() []Collective {
-	collOnce.Do(func() { collAll, _ = parseCollectives(shimFiles(), Ops()) })
+	collOnce.Do(func() { collAll, _ = parseCollectives(Files(), Ops()) })
 	return slices.Clone(collAll)
 }
 

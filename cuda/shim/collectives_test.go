@@ -1,4 +1,4 @@
-package cuda
+package shim
 
 import (
 	"slices"
@@ -9,7 +9,7 @@ import (
 // The shim's collectives, in NB_COLLECTIVES' order, each in its own file
 // with its own check; only AllReduce takes every dtype.
 func TestCollectivesAreOneFileAndOneLine(t *testing.T) {
-	cs, problems := parseCollectives(shimFiles(), Ops())
+	cs, problems := parseCollectives(Files(), Ops())
 	for _, p := range problems {
 		t.Error(p)
 	}

@@ -1,0 +1,120 @@
+package shim
+
+import (
+	"strings"
+	"testing"
+)
+
+// The shim's sources declare a table the shim can dispatch: unique names of
+// the three kinds, each short enough for the ABI, each with a declared code,
+// no code twice.
+func TestDispatchTableIsConsistent(t *testing.T) {
+	ops := Ops()
+	if len(ops) < 30 {
+		t.Fatalf("read only %d operations from the shim's tables: the pattern is wrong", len(ops))
+	}
+	for _, p := range opsErr {
+		t.Error(p)
+	}
+	for _, want := range []string{"rma.put", "rma.put_signal", "rma.lsa_get", "lat.get", "lat.pp_signal", "lat.lsa_put", "coll.allreduce"} {
+		if _, ok := ops[want]; !ok {
+			t.Errorf("%s is not in the table", want)
+		}
+	}
+	if o := ops["rma.put"]; o.Code != "NB_OP_PUT" || o.Value != 1 || o.Family != "kRMA" || o.File != "rma.cuh" || o.Check != "kCheckPut" ||
+		!o.Has(TraitPayload) || o.Has(TraitLoadStore) || o.Launch != "launch_bulk<NB_OP_PUT>" {
+		t.Errorf("rma.put read as %+v", o)
+	}
+	if o := ops["rma.compare_swap"]; o.Check != "AmoRate<AmoCompareSwap>" || o.File != "atomics.cuh" || o.Desc == "" || !o.Has(TraitCounters) || o.Has(TraitPayload) {
+		t.Errorf("rma.compare_swap read as %+v", o)
+	}
+	if o := ops["rma.st"]; !o.Has(TraitLoadStore) || !o.Has(TraitPayload) || len(o.Traits) != 2 {
+		t.Errorf("rma.st read as %+v", o)
+	}
+	if o := ops["lat.launch"]; len(o.Traits) != 1 || !o.Has(TraitNoOutput) || o.Check != "kCheckNothing" {
+		t.Errorf("lat.launch leaves no output and says so, read as %+v", o)
+	}
+	if o := ops["lat.lsa_get"]; o.Kind() != "lat" || o.File != "nccldev.cuh" {
+		t.Errorf("lat.lsa_get read as %+v", o)
+	}
+}
+
+// The checks find what they are for.
+func TestDispatchTableProblemsAreFound(t *testing.T) {
+	src := `enum { NB_OP_A = 1, NB_OP_B = 1, NB_OP_D = 2, NB_OP_E = 3, NB_OP_F = 4 };
+template <int OP> __global__ void k(int *x) { if constexpr (OP == NB_OP_E) *x = 1; }
+NB_CHECK(kCheckX, "x", at_x, x_holds);
+static constexpr Check kCheckNone = {"nothing", nothing, nullptr};
+static constexpr OpEntry k[] = {
+    {NB_OP_A, "rma.a", &kRMA, T_PAYLOAD, kCheckX, f},
+    {NB_OP_D, "rma.a", &kRMA, 0, kCheckX, f},
+    {NB_OP_C, "rma.c", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckX, f},
+    {NB_OP_D, "nope", &kRMA, 0, kCheckX, f},
+    {NB_OP_D, "rma.a_name_longer_than_the_abi_allows", &kRMA, 0, kCheckX, f},
+    {NB_OP_E, "rma.e", &kRMA, T_COUNTERS, kCheckX, launch<NB_OP_E>},
+    {NB_OP_F, "rma.f", &kRMA, T_COUNTERS, kCheckX, launch<NB_OP_F>},
+    {NB_OP_D, "rma.g", &kRMA, PAYLOAD, kCheckX, f},
+    {NB_OP_D, "rma.h", &kRMA, T_PAYLOAD, f},
+    {NB_OP_D, "rma.i", &kRMA, T_PAYLOAD, kCheckY, f},
+    {NB_OP_D, "rma.j", &kRMA, T_PAYLOAD, kCheckNone, f},
+    {NB_OP_D, "rma.k", &kRMA, T_NO_OUTPUT, kCheckNone, f},
+};`
+	ops, problems := parseOps(map[string]string{"x.cuh": src})
+	want := []string{"code 1 is both NB_OP_A and NB_OP_B", "rma.c: its code NB_OP_C is not declared",
+		"the name rma.a is in the table twice", "nope: a name is rma.*, lat.*, coll.* or moe.*", "longer than the ABI's 31 bytes",
+		"rma.f: its launch launch<NB_OP_F> is a template of NB_OP_F, which no kernel branch names", "rma.g: trait PAYLOAD is not a T_* name",
+		"rma.h: not an entry {code, name, &family, traits, check, launch}", "rma.i: its check kCheckY is not a declared Check",
+		"rma.j: its check kCheckNone cannot be corrupted, and the entry is not T_NO_OUTPUT"}
+	all := strings.Join(problems, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("not found: %q in\n%s", w, all)
+		}
+	}
+	if len(problems) != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", len(problems), len(want), all)
+	}
+	if o := ops["rma.c"]; o.File != "x.cuh" || o.Family != "kRMA" || !o.Has(TraitLoadStore) || !o.Has(TraitPayload) {
+		t.Errorf("rma.c read as %+v", o)
+	}
+}
+
+// No switch of the shim has a catch-all branch: a case it does not name
+// must not run another's code (an operation, a check, a kind). The
+// compiler's -Wswitch cannot see switches over ints; this can.
+func TestShimHasNoCatchAll(t *testing.T) {
+	for name, text := range Files() {
+		for i, line := range strings.Split(text, "\n") {
+			if strings.Contains(line, "default:") {
+				t.Errorf("%s:%d: a catch-all branch: %s", name, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
+// Every declared check is some entry's, and only an entry that leaves no
+// output names a check the GPU test cannot corrupt (every other check is
+// proved able to fail there: cuda/gputest).
+func TestEveryCheckIsUsedAndCanFail(t *testing.T) {
+	checks := Checks()
+	if len(checks) < 10 {
+		t.Fatalf("read only %d checks from the shim's sources: the pattern is wrong", len(checks))
+	}
+	used := map[string]bool{}
+	for _, o := range Ops() {
+		c, ok := checks[o.Check]
+		if !ok {
+			t.Errorf("%s: check %q is not declared", o.Name, o.Check)
+			continue
+		}
+		used[o.Check] = true
+		if !c.Corruptible != o.Has(TraitNoOutput) {
+			t.Errorf("%s: check %s corruptible %v, the entry leaves no output %v", o.Name, o.Check, c.Corruptible, o.Has(TraitNoOutput))
+		}
+	}
+	for name, c := range checks {
+		if !used[name] {
+			t.Errorf("check %s (%s) is no entry's", name, c.File)
+		}
+	}
+}
