@@ -322,9 +322,13 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 	if r.Iters == 0 {
 		r.Iters = 10
 	}
-	counters := op.Has(TraitCounters)
-	if counters {
+	counters := op.Has(TraitCounters) || op.Has(TraitMessages)
+	switch {
+	case op.Has(TraitCounters):
 		r.OpsPerIter = a.CTAs * a.Threads
+		r.WorkSet = int64(r.OpsPerIter) * 8
+	case op.Has(TraitMessages):
+		r.OpsPerIter = scopeGroups(a)
 		r.WorkSet = int64(r.OpsPerIter) * 8
 	}
 	if !initiator {
@@ -339,7 +343,7 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 	for i := range samples {
 		var t float64
 		if counters {
-			t = 1e-6 / float64(a.CTAs*a.Threads)
+			t = 1e-6 / float64(r.OpsPerIter)
 		} else {
 			peak, ok := fakePeak[op.Name]
 			if !ok {
@@ -350,7 +354,7 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 		samples[i] = t * (1 + 0.001*float64(i%5))
 	}
 	tm := Timing{Samples: samples}
-	if op.Name != "rma.ce_copy" { // the copy engine has no kernel of ours to stamp; the others stamp their loop
+	if op.Name != "rma.ce_copy" && op.Name != "rma.ce_copy_peer" { // the copy engine has no kernel of ours to stamp; the others stamp their loop
 		tm.Kernel = stampsOf(samples, 1, a)
 	}
 	return tm, nil
@@ -473,4 +477,15 @@ func (f *Fake) collective(a Args, op Op, r *Result) Timing {
 		t.Kernel = stampsOf(samples, periods, a)
 	}
 	return t
+}
+
+// scopeGroups is the shim's scope_groups: a launch's CTAs, warps or threads.
+func scopeGroups(a Args) int32 {
+	switch a.Scope {
+	case ScopeBlock:
+		return a.CTAs
+	case ScopeWarp:
+		return a.CTAs * (a.Threads / 32)
+	}
+	return a.CTAs * a.Threads
 }

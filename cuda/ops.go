@@ -22,6 +22,7 @@ const (
 	TraitChase     = shim.TraitChase
 	TraitBlocks    = shim.TraitBlocks
 	TraitNoOutput  = shim.TraitNoOutput
+	TraitMessages  = shim.TraitMessages
 )
 
 // Ops is the shim's dispatch table by name.

@@ -97,8 +97,8 @@ func TestBenchmarksAgreeWithTheirEntriesTraits(t *testing.T) {
 		if bw != op.Has(cuda.TraitPayload) && op.Kind() != "lat" {
 			t.Errorf("%s: reports a bandwidth %v, its entry %s moves a payload %v", b.ID, bw, op.Name, op.Has(cuda.TraitPayload))
 		}
-		if has(b.Metrics, record.MetricRate) != op.Has(cuda.TraitCounters) {
-			t.Errorf("%s: reports a rate %v, its entry %s counts per thread %v", b.ID, has(b.Metrics, record.MetricRate), op.Name, op.Has(cuda.TraitCounters))
+		if rate := op.Has(cuda.TraitCounters) || op.Has(cuda.TraitMessages); has(b.Metrics, record.MetricRate) != rate {
+			t.Errorf("%s: reports a rate %v, its entry %s counts per thread or group %v", b.ID, has(b.Metrics, record.MetricRate), op.Name, rate)
 		}
 		roundTrip := strings.HasPrefix(b.ID, "latency/") && !strings.HasPrefix(b.ID, "latency/issue/") && b.ID != "latency/launch"
 		if roundTrip != op.Has(cuda.TraitRoundTrip) {

@@ -143,6 +143,7 @@ enum {
   T_CHASE = 128,    // walks a pointer chain: each operation's address comes from the last one's result
   T_BLOCKS = 256,   // a collective whose output is one block per PE (all-to-all, allgather)
   T_NO_OUTPUT = 512,  // leaves nothing to check (the empty kernel): its check says so, nothing can corrupt it
+  T_MESSAGES = 1024,  // an issue rate: an iteration is one message per scope group (never waited for singly)
 };
 
 struct OpEntry;
@@ -256,10 +257,18 @@ static int has(const Run *r, int trait) { return (r->e->traits & trait) != 0; }
 // one H200 (results/h200-2026-12-01b/probe).
 #define NB_FLOOR_HOPS 32
 
+// The scope groups of a launch: its CTAs, warps or threads.
+static int scope_groups(const Args *a) {
+  if (a->scope == NB_SCOPE_BLOCK) return a->ctas;
+  if (a->scope == NB_SCOPE_WARP) return a->ctas * (a->threads / 32);
+  return a->ctas * a->threads;
+}
+
 // Operations per loop iteration: one, one per thread for counters, the
 // hops of a floor's iteration.
 static int ops_per_iter(const Run *r) {
   if (has(r, T_COUNTERS)) return r->a->ctas * r->a->threads;
+  if (has(r, T_MESSAGES)) return scope_groups(r->a);
   if (has(r, T_FLOOR)) return NB_FLOOR_HOPS;
   return 1;
 }

@@ -13,6 +13,7 @@
 //   latency.cuh      the latency family (round trips) and the in-run floors
 //   atomics.cuh      NVSHMEM's atomics (AMO API), each as a rate (rma) and a round trip (lat)
 //   strided.cuh      NVSHMEM's strided RMA (iput, iget) at element strides
+//   rate.cuh         issue rates: 8-byte put_nbi and p messages a second
 //   allreduce.cuh    our multi-CTA AllReduce, one template for NVSHMEM and NCCL's LSA
 //   nccldev.cuh      NCCL's device API beside NVSHMEM (LSA put/get, GIN, LSA round trips)
 //   collectives.cuh  the collectives family (NVSHMEM device/on-stream, ours, NCCL)
@@ -36,6 +37,7 @@
 #include "latency.cuh"
 #include "atomics.cuh"
 #include "strided.cuh"
+#include "rate.cuh"
 #include "allreduce.cuh"
 #include "nccldev.cuh"
 #include "collectives.cuh"
@@ -251,7 +253,7 @@ struct OpTable {
   size_t n;
 };
 #define NB_TABLE(t) {t, sizeof t / sizeof t[0]}
-static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kStridedOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
+static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kStridedOps), NB_TABLE(kRateOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
                                   NB_TABLE(kMoEOps)};
 #undef NB_TABLE
 

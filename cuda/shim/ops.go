@@ -39,6 +39,7 @@ const (
 	TraitChase     = "T_CHASE"     // walks a pointer chain (each address from the last result)
 	TraitBlocks    = "T_BLOCKS"    // a collective whose output is one block per PE
 	TraitNoOutput  = "T_NO_OUTPUT" // leaves nothing to check (the empty kernel)
+	TraitMessages  = "T_MESSAGES"  // an issue rate: an iteration is one message per scope group
 )
 
 // Has reports whether the entry states the trait.

@@ -33,6 +33,7 @@ enum {
   NB_OP_SM_COPY_READ = 12, // limit: SM copy kernel, peer -> local (reads remote)
   NB_OP_PUT_SIGNAL = 13, // bulk putmem_signal_nbi at args.scope (DeepEP's dispatch primitive)
   NB_OP_SIGNAL_ADD = 17, // nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, one signal word per thread
+  NB_OP_CE_COPY_PEER = 19, // the host-driven baseline: cudaMemcpyPeerAsync into the peer's buffer (its device named)
 };
 
 // One scope group moves len bytes with NVSHMEM's bulk call (shared with the
@@ -306,6 +307,19 @@ static int launch_bulk(Run *r, int iters) {
   return 0;
 }
 
+// cudaMemcpyPeerAsync names the devices: the one that owns the peer's
+// mapped buffer (its pointer's attributes) and this PE's.
+static int launch_ce_peer(Run *r, int iters) {
+  uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
+  if (!rd) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
+  cudaPointerAttributes at;
+  CK(cudaPointerGetAttributes(&at, rd));
+  int mine = 0;
+  CK(cudaGetDevice(&mine));
+  for (int i = 0; i < iters; i++) CK(cudaMemcpyPeerAsync(rd, at.device, S.src, mine, r->a->size, S.stream));
+  return 0;
+}
+
 template <int OP>
 static int launch_scalar(Run *r, int iters) {
   const Args *a = r->a;
@@ -369,6 +383,7 @@ static constexpr OpEntry kRMAOps[] = {
     {NB_OP_LD, "rma.ld", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_load},
     {NB_OP_SIGNAL_ADD, "rma.signal_add", &kRMA, T_COUNTERS, kCheckCounters, launch_signal_add},
     {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_ce},
+    {NB_OP_CE_COPY_PEER, "rma.ce_copy_peer", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_ce_peer},
     {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_store},
     {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_load},
 };

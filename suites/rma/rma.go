@@ -140,6 +140,43 @@ func init() {
 			},
 			Args: argsOf(a.op)})
 	}
+	// Issue rates: 8-byte messages a second, apart from their delivery
+	// (one quiet a launch): putmem_nbi by every scope group, p by every thread.
+	for _, sc := range []string{"block", "warp", "thread"} {
+		harness.Register(harness.Benchmark{ID: "rma/rate/put-nbi/" + sc, Suite: "rma", Default: sc != "thread",
+			Desc:    fmt.Sprintf("issue rate: every %s puts its own 8-byte message with nvshmem%s_putmem_nbi%s, one quiet a launch", groupWord[sc], xIf(sc), scopeSuffix(sc)),
+			Metrics: []string{record.MetricRate},
+			Points: func(c *harness.Config) []record.Params {
+				return []record.Params{{Op: "rate_put", Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", Mode: "nbi", Size: 8}}
+			},
+			Args: argsOf("rma.rate_put")})
+	}
+	harness.Register(harness.Benchmark{ID: "rma/rate/p", Suite: "rma", Default: true,
+		Desc:    "issue rate: every thread nvshmem_uint64_p's its own word, one quiet a launch",
+		Metrics: []string{record.MetricRate},
+		Points: func(c *harness.Config) []record.Params {
+			return []record.Params{{Op: "rate_p", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: "u64", Size: 8}}
+		},
+		Args: argsOf("rma.rate_p")})
+	// Host-driven baselines beside the device put, over the same sizes: the
+	// copy engine driven by cudaMemcpyAsync (the same call as limit/ce-copy,
+	// here over the size sweep) and by cudaMemcpyPeerAsync.
+	for _, h := range []struct{ id, op, desc string }{
+		{"rma/host/memcpy", "rma.ce_copy", "host-driven baseline: cudaMemcpyAsync from local memory into the peer's mapped buffer, one call an operation"},
+		{"rma/host/memcpy-peer", "rma.ce_copy_peer", "host-driven baseline: cudaMemcpyPeerAsync into the peer's buffer (its device named), one call an operation"},
+	} {
+		harness.Register(harness.Benchmark{ID: h.id, Suite: "rma", Desc: h.desc, Default: true,
+			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "copy engine: no kernel",
+			Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
+			Points: func(c *harness.Config) []record.Params {
+				var out []record.Params
+				for _, s := range c.Sizes {
+					out = append(out, record.Params{Size: s, Op: "copy", CTAs: 1, Threads: 32, Path: c.Path, Dir: "uni"}) // the shim's minimal launch shape: no kernel runs
+				}
+				return out
+			},
+			Args: argsOf(h.op)})
+	}
 	references := []struct {
 		id, desc, op string
 	}{
@@ -309,6 +346,8 @@ func launchSweep(c *harness.Config, base record.Params) []record.Params {
 	}
 	return out
 }
+
+var groupWord = map[string]string{"block": "CTA", "warp": "warp", "thread": "thread"}
 
 var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
