@@ -49,9 +49,11 @@ type kind struct {
 	modes    []string
 	sized    bool // sweeps the message size (else one 8-byte message)
 	counter  bool // an atomic: one counter of 8 and of 4 bytes (the size)
-	threads  int  // fixed thread count (0: from the scope / the run)
-	nccl     bool // NCCL's device API
-	notDef   bool // not in the default selection
+	// hostIssued: the host enqueues the calls on the stream (no kernel of ours)
+	hostIssued bool
+	threads    int  // fixed thread count (0: from the scope / the run)
+	nccl       bool // NCCL's device API
+	notDef     bool // not in the default selection
 	// unverifiable: why its points have nothing to check ("" for none)
 	unverifiable string
 }
@@ -89,6 +91,16 @@ func kinds() []kind {
 		kind{id: "latency/quiet", op: "lat.quiet", threads: 1, desc: "ROUND TRIP: 8-byte p followed by nvshmem_quiet (completion)"},
 		kind{id: "latency/launch", op: "lat.launch", threads: 1, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation",
 			unverifiable: "an empty kernel moves no data: nothing to check"},
+	)
+	// Ordering and synchronisation issued on a stream from the host (no
+	// kernel of ours: the events time the calls).
+	ks = append(ks,
+		kind{id: "latency/stream/quiet", op: "lat.quiet_on_stream", threads: 1, hostIssued: true,
+			desc: "ROUND TRIP: nvshmemx_putmem_on_stream of 8 bytes + nvshmemx_quiet_on_stream per iteration, issued from the host (the on-stream twin of latency/quiet)"},
+		kind{id: "latency/stream/barrier", op: "lat.barrier_on_stream", threads: 1, hostIssued: true,
+			desc: "ROUND TRIP: nvshmemx_barrier_all_on_stream by every PE per iteration, issued from the host"},
+		kind{id: "latency/stream/sync", op: "lat.sync_on_stream", threads: 1, hostIssued: true,
+			desc: "ROUND TRIP: nvshmemx_sync_all_on_stream by every PE per iteration (arrival only), issued from the host"},
 	)
 	// The atomics of NVSHMEM's AMO API, as the shim's table lists them
 	// (atomics.cuh): one thread on one counter, 64- and 32-bit (size 8, 4).
@@ -147,6 +159,9 @@ func floors(op string) []string {
 func fixedThreads(k kind) bool { return k.threads > 0 || k.scope == "thread" || k.scope == "warp" }
 
 func ownLaunch(k kind) string {
+	if k.hostIssued {
+		return "host calls on a stream: no kernel"
+	}
 	if fixedThreads(k) {
 		return fmt.Sprintf("1 CTA × %d", threadsFor(k, &harness.Config{}))
 	}
