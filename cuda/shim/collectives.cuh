@@ -27,7 +27,10 @@
 // the fill and its check both use:
 //   __host__ __device__ static float source(int64_t i, int pe, CollShape g)  element i of PE pe's source
 //   __host__ __device__ static float want(int64_t i, int me, CollShape g)    element i of PE me's output
-// and its check verifies it (NB_CHECK(..., coll_output, coll_verify<C>)).
+// and its check verifies it (NB_CHECK(..., coll_output, coll_verify<C>); a
+// collective whose output is not args.size bytes reads its own
+//   static Region output(Run *)                                              what its check reads
+// instead of coll_output).
 // One that does not (the barrier) prepares what its own check needs:
 //   static int prepare(Run *)
 // An AllReduce of our own kernels (our multi-CTA, NCCL's device API) also has
@@ -125,7 +128,7 @@ static int coll_verify(Run *r, Region w, nb_result *res) {
       [&](unsigned long long *cnt) {
         with_dtype(a->dtype, [&](auto t) {
           using T = decltype(t);
-          k_ccheck<C, T><<<1024, 256, 0, S.stream>>>((const T *)w.p, n, S.me, coll_shape<C>(a, n), cnt);
+          k_ccheck<C, T><<<1024, 256, 0, S.stream>>>((const T *)w.p, n, S.me, coll_shape<C>(a, coll_elems(a)), cnt);
         });
       },
       [&](unsigned long long first, unsigned long long wrong) {
@@ -278,14 +281,20 @@ static const Family kColl = {"collectives", coll_family_validate, coll_active, c
 #include "coll_alltoall.cuh"
 #include "coll_broadcast.cuh"
 #include "coll_barrier.cuh"
+#include "coll_reducescatter.cuh"
 
-#define NB_COLLECTIVES(X) X(AllReduce) X(AllGather) X(AllToAll) X(Broadcast) X(Barrier)
+#define NB_COLLECTIVES(X) X(AllReduce) X(AllGather) X(AllToAll) X(Broadcast) X(Barrier) X(ReduceScatter)
 
-// A payload collective's check is its own generator's, read from its output.
+// A payload collective's check is its own generator's, read from its output:
+// args.size bytes (coll_output), or its own output() where it has one (a
+// reduce-scatter's block).
+template <typename C, typename = void> struct coll_own_output : std::false_type {};
+template <typename C> struct coll_own_output<C, std::void_t<decltype(&C::output)>> : std::true_type {};
 template <typename C>
 constexpr bool coll_own_check(const OpEntry &e) {
-  if constexpr (coll_payload<C>::value) return e.check->verify == CheckAt<coll_output, coll_verify<C>>::verify;
-  else return true;
+  if constexpr (!coll_payload<C>::value) return true;
+  else if constexpr (coll_own_output<C>::value) return e.check->verify == CheckAt<C::output, coll_verify<C>>::verify;
+  else return e.check->verify == CheckAt<coll_output, coll_verify<C>>::verify;
 }
 
 #define NB_COLL_ASSERT(C)                                                                                                   \

@@ -88,6 +88,18 @@ var registrations = map[string]registration{
 	"allgather": {paramOp: "allgather", title: "allgather", impls: otherImpls,
 		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
 	"barrier": {paramOp: "barrier", title: "barrier", impls: otherImpls, busFactor: func(int) float64 { return 0 }},
+	// reducescatter: the size is the whole input (size / PEs to each), as
+	// in nccl-tests.
+	"reducescatter": {paramOp: "reducescatter", title: "reduce-scatter sum", impls: reducescatterImpls,
+		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
+}
+
+var reducescatterImpls = []impl{
+	{name: "nvshmem-thread", code: cuda.ImplNVSHMEMDevice, scope: "thread", maxSize: 512 * 4, def: true, desc: "nvshmem_float_sum_reducescatter by one thread of one CTA (collective launch)"},
+	{name: "nvshmem-warp", code: cuda.ImplNVSHMEMDevice, scope: "warp", maxSize: 4096 * 4, def: true, desc: "nvshmemx_float_sum_reducescatter_warp in one CTA (collective launch)"},
+	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "nvshmemx_float_sum_reducescatter_block in one CTA (collective launch)"},
+	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "nvshmemx_float_sum_reducescatter_on_stream"},
+	{name: "nccl", code: cuda.ImplNCCL, def: true, desc: "ncclReduceScatter"},
 }
 
 // data: moves a payload (algbw, busbw); else only a latency (the barrier).
