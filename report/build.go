@@ -118,6 +118,7 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 				rep.Tables = append(rep.Tables, measuredTable(f, ref, name, tag))
 			}
 		}
+		rep.Tables = append(rep.Tables, tableI(f, tag))
 		if hasDeviceAPI(f) {
 			rep.Tables = append(rep.Tables, deviceAPITable(f, tag, opt.Rule.OrDefault()))
 		}

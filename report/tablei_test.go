@@ -1,0 +1,51 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nvshbench/nvshbench/record"
+)
+
+// Table I, measured: every group of the paper's a row; a group with an ok
+// point names its benchmarks, one whose points were all waived says the
+// waiver, one the file did not run says so, and the groups no benchmark
+// measures give their reason.
+func TestTableIGroups(t *testing.T) {
+	f := &record.File{Header: record.Header{PEs: 1}}
+	add := func(id string, st record.Status, reason string) {
+		f.Points = append(f.Points, record.Point{ID: id, Status: st, Reason: reason, Params: record.Params{Size: 8}})
+	}
+	add("rma/atomic/fetch_and", record.StatusOK, "")
+	add("rma/atomic/xor", record.StatusOK, "")
+	add("latency/atomic/inc", record.StatusOK, "")
+	add("rma/put/block", record.StatusOK, "")
+	add("collectives/reducescatter/nccl", record.StatusWaived, "NCCL refuses two ranks on one GPU")
+	tab := tableI(f, "")
+	if len(tab.Rows) != len(tableIGroups) {
+		t.Fatalf("%d rows for %d groups", len(tab.Rows), len(tableIGroups))
+	}
+	row := map[string][]string{}
+	for _, r := range tab.Rows {
+		var cells []string
+		for _, c := range r {
+			cells = append(cells, c.Text)
+		}
+		row[cells[0]] = cells
+	}
+	if r := row["atomics"]; r[2] != "latency/atomic/inc, rma/atomic/* (2)" || r[3] != "3 of 3" || r[4] != "" {
+		t.Errorf("atomics: %q", r)
+	}
+	if r := row["collectives"]; r[2] != "–" || !strings.Contains(r[4], "every point waived: NCCL refuses two ranks") {
+		t.Errorf("collectives: %q", r)
+	}
+	if r := row["memory ordering"]; !strings.Contains(r[4], "not in this file") {
+		t.Errorf("memory ordering: %q", r)
+	}
+	if r := row["teams"]; r[2] != "–" || r[4] == "" {
+		t.Errorf("teams: %q", r)
+	}
+	if r := row["one-sided RMA"]; r[2] != "rma/put/block" || r[3] != "1 of 1" {
+		t.Errorf("one-sided RMA: %q", r)
+	}
+}
