@@ -254,7 +254,7 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 		t = f.collective(a, op, &r)
 	case "moe":
 		t, err = f.moe(a, op, &r)
-	case "lat":
+	case "lat", "host":
 		t, err = f.latency(a, op, &r)
 	default:
 		t, err = f.rma(a, op, &r)
@@ -354,7 +354,7 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 		samples[i] = t * (1 + 0.001*float64(i%5))
 	}
 	tm := Timing{Samples: samples}
-	if op.Name != "rma.ce_copy" && op.Name != "rma.ce_copy_peer" { // the copy engine has no kernel of ours to stamp; the others stamp their loop
+	if !op.Has(TraitHost) { // the copy engine has no kernel of ours to stamp; the others stamp their loop
 		tm.Kernel = stampsOf(samples, 1, a)
 	}
 	return tm, nil
@@ -395,7 +395,7 @@ func (f *Fake) latency(a Args, op Op, r *Result) (Timing, error) {
 	for i := 0; i < int(a.Samples); i++ {
 		tm.Samples = append(tm.Samples, t*(1+0.01*float64(i%7)))
 	}
-	if op.Name != "lat.launch" { // the empty kernel keeps no in-kernel time
+	if op.Name != "lat.launch" && !op.Has(TraitHost) { // the empty kernel keeps no in-kernel time, host calls none
 		for i := 0; i < int(a.Samples)*int(r.Iters) && i < maxKernelSamples; i++ {
 			tm.Kernel = append(tm.Kernel, t*(0.98+0.001*float64(i%11)))
 		}

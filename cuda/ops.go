@@ -23,6 +23,7 @@ const (
 	TraitBlocks    = shim.TraitBlocks
 	TraitNoOutput  = shim.TraitNoOutput
 	TraitMessages  = shim.TraitMessages
+	TraitHost      = shim.TraitHost
 )
 
 // Ops is the shim's dispatch table by name.

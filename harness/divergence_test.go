@@ -12,6 +12,7 @@ import (
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
+	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
 	_ "github.com/nvshbench/nvshbench/suites/rma"

@@ -9,6 +9,7 @@ import (
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
+	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
@@ -31,7 +32,7 @@ func twoPEJob(t *testing.T) *harness.Job {
 // compiles) of the benchmark's kind, and every entry of the table is asked
 // for by some benchmark. A typo or a stale name fails here, not on a GPU.
 func TestEveryBenchmarkNamesAnOperationOfTheShim(t *testing.T) {
-	kind := map[string]string{"rma": "rma", "latency": "lat", "collectives": "coll", "moe": "moe"}
+	kind := map[string]string{"rma": "rma", "latency": "lat", "collectives": "coll", "moe": "moe", "host": "host"}
 	cfg := harness.DefaultConfig()
 	cfg.Blocking, cfg.Bidir, cfg.LaunchSweep, cfg.Graph = true, true, true, true
 	job := twoPEJob(t)

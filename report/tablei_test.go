@@ -42,8 +42,11 @@ func TestTableIGroups(t *testing.T) {
 	if r := row["memory ordering"]; !strings.Contains(r[4], "not in this file") {
 		t.Errorf("memory ordering: %q", r)
 	}
-	if r := row["teams"]; r[2] != "–" || r[4] == "" {
+	if r := row["teams"]; r[2] != "–" || !strings.Contains(r[4], "not in this file") {
 		t.Errorf("teams: %q", r)
+	}
+	if r := row["setup"]; r[2] != "–" || !strings.Contains(r[4], "setup runs once a job") {
+		t.Errorf("setup: %q", r)
 	}
 	if r := row["one-sided RMA"]; r[2] != "rma/put/block" || r[3] != "1 of 1" {
 		t.Errorf("one-sided RMA: %q", r)

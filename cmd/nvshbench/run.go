@@ -24,6 +24,7 @@ import (
 
 	// The suites register their benchmarks.
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
+	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
 	_ "github.com/nvshbench/nvshbench/suites/rma"

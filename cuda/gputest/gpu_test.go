@@ -20,6 +20,7 @@ import (
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
+	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
@@ -106,7 +107,7 @@ func runAll(t *testing.T, gpus, pesPerGPU string, sizes string, extra ...string)
 	}
 	args := append([]string{"run", "--shim", p, "--pes-per-gpu", pesPerGPU, "--gpus", gpus, "--sizes", sizes,
 		"--samples", "3", "--warmup", "1", "--timeout", "30s"}, extra...)
-	args = append(args, "--moe-tokens", "64,512", "--moe-dtype", "bf16,fp8", "rma", "limit", "latency", "collectives", "moe")
+	args = append(args, "--moe-tokens", "64,512", "--moe-dtype", "bf16,fp8", "rma", "limit", "latency", "collectives", "moe", "host")
 	return nvshbench(t, 6*time.Minute, args...)
 }
 
@@ -146,7 +147,8 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int) {
 		if op := roundTrip(p.ID); op && p.Status == record.StatusOK && p.Floor == nil {
 			t.Errorf("%s %s: a round trip without its in-run floor", p.ID, p.Params.Key())
 		}
-		payload := (!strings.HasPrefix(p.ID, "latency/") && !strings.HasPrefix(p.ID, "collectives/barrier/") && !strings.HasPrefix(p.ID, "limit/chase-")) ||
+		payload := (!strings.HasPrefix(p.ID, "latency/") && !strings.HasPrefix(p.ID, "collectives/barrier/") && !strings.HasPrefix(p.ID, "limit/chase-") &&
+			!strings.HasPrefix(p.ID, "host/")) ||
 			strings.Contains(p.ID, "put") || strings.Contains(p.ID, "get") ||
 			p.ID == "latency/p" || p.ID == "latency/g" || p.ID == "latency/pingpong/p"
 		if payload && p.Status == record.StatusOK && p.Bytes <= 0 {
@@ -208,7 +210,7 @@ func TestCorruptedOutputsFail(t *testing.T) {
 			p, _ := shim(t)
 			f := nvshbenchExit(t, 6*time.Minute, 1, "run", "--shim", p, "--pes-per-gpu", pes, "--sizes", "4096", "--samples", "1",
 				"--warmup", "0", "--timeout", "30s", "--corrupt-checks", "--moe-tokens", "64",
-				"rma", "limit", "latency", "collectives", "moe")
+				"rma", "limit", "latency", "collectives", "moe", "host")
 			ran, caught := 0, 0
 			ids := map[string]bool{}
 			for _, pt := range f.Points {

@@ -144,6 +144,7 @@ enum {
   T_BLOCKS = 256,   // a collective whose output is one block per PE (all-to-all, allgather)
   T_NO_OUTPUT = 512,  // leaves nothing to check (the empty kernel): its check says so, nothing can corrupt it
   T_MESSAGES = 1024,  // an issue rate: an iteration is one message per scope group (never waited for singly)
+  T_HOST = 2048,      // issued from the host (the copy engine, calls on a stream, host calls): no kernel of ours, no stamps
 };
 
 struct OpEntry;

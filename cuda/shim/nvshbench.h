@@ -34,7 +34,8 @@ extern "C" {
  * is a kernel branch and a table entry there plus a Go registration that
  * names it. The prefix says how the operation is measured: rma (PE 0 issues
  * towards args.peer, both ways with bidir), lat (one CTA; round trips),
- * coll (every PE; args.impl says whose), moe (every PE: dispatch/combine). */
+ * coll (every PE; args.impl says whose), moe (every PE: dispatch/combine),
+ * host (every PE: host calls of NVSHMEM's API). */
 #define NB_OP_NAME 32
 
 enum { NB_SCOPE_THREAD = 0, NB_SCOPE_WARP = 1, NB_SCOPE_BLOCK = 2 };

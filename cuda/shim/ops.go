@@ -40,6 +40,7 @@ const (
 	TraitBlocks    = "T_BLOCKS"    // a collective whose output is one block per PE
 	TraitNoOutput  = "T_NO_OUTPUT" // leaves nothing to check (the empty kernel)
 	TraitMessages  = "T_MESSAGES"  // an issue rate: an iteration is one message per scope group
+	TraitHost      = "T_HOST"      // issued from the host: no kernel of ours, no in-kernel timer
 )
 
 // Has reports whether the entry states the trait.
@@ -47,7 +48,8 @@ func (o Op) Has(trait string) bool { return slices.Contains(o.Traits, trait) }
 
 // Kind is how the operation is measured, the prefix of its name: "rma"
 // (PE 0 issues towards the peer), "lat" (one CTA, round trips), "coll"
-// (every PE) or "moe" (every PE: dispatch and combine).
+// (every PE), "moe" (every PE: dispatch and combine) or "host" (every PE:
+// host calls of NVSHMEM's API).
 func (o Op) Kind() string { k, _, _ := strings.Cut(o.Name, "."); return k }
 
 var (
@@ -172,8 +174,8 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			if _, dup := ops[o.Name]; dup {
 				problems = append(problems, "the name "+o.Name+" is in the table twice")
 			}
-			if k := o.Kind(); (k != "rma" && k != "lat" && k != "coll" && k != "moe") || !strings.Contains(o.Name, ".") {
-				problems = append(problems, o.Name+": a name is rma.*, lat.*, coll.* or moe.*")
+			if k := o.Kind(); (k != "rma" && k != "lat" && k != "coll" && k != "moe" && k != "host") || !strings.Contains(o.Name, ".") {
+				problems = append(problems, o.Name+": a name is rma.*, lat.*, coll.*, moe.* or host.*")
 			}
 			if len(o.Name) >= OpNameLen {
 				problems = append(problems, o.Name+": longer than the ABI's "+strconv.Itoa(OpNameLen-1)+" bytes")

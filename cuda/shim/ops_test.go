@@ -61,7 +61,7 @@ static constexpr OpEntry k[] = {
 };`
 	ops, problems := parseOps(map[string]string{"x.cuh": src})
 	want := []string{"code 1 is both NB_OP_A and NB_OP_B", "rma.c: its code NB_OP_C is not declared",
-		"the name rma.a is in the table twice", "nope: a name is rma.*, lat.*, coll.* or moe.*", "longer than the ABI's 31 bytes",
+		"the name rma.a is in the table twice", "nope: a name is rma.*, lat.*, coll.*, moe.* or host.*", "longer than the ABI's 31 bytes",
 		"rma.f: its launch launch<NB_OP_F> is a template of NB_OP_F, which no kernel branch names", "rma.g: trait PAYLOAD is not a T_* name",
 		"rma.h: not an entry {code, name, &family, traits, check, launch}", "rma.i: its check kCheckY is not a declared Check",
 		"rma.j: its check kCheckNone cannot be corrupted, and the entry is not T_NO_OUTPUT"}

@@ -70,8 +70,8 @@ static const Family kOrder = {"on-stream ordering", order_validate, order_active
                               order_bytes, order_work_set};
 
 static constexpr OpEntry kOrderOps[] = {
-    {NB_OP_QUIET_ON_STREAM, "lat.quiet_on_stream", &kOrder, T_PAYLOAD | T_ROUNDTRIP, kCheckAtPeer, launch_order_on_stream<NB_OP_QUIET_ON_STREAM>},
-    {NB_OP_BARRIER_ON_STREAM, "lat.barrier_on_stream", &kOrder, T_ROUNDTRIP, kCheckBarrier, launch_order_on_stream<NB_OP_BARRIER_ON_STREAM>},
-    {NB_OP_SYNC_ON_STREAM, "lat.sync_on_stream", &kOrder, T_ROUNDTRIP, kCheckBarrier, launch_order_on_stream<NB_OP_SYNC_ON_STREAM>},
+    {NB_OP_QUIET_ON_STREAM, "lat.quiet_on_stream", &kOrder, T_PAYLOAD | T_ROUNDTRIP | T_HOST, kCheckAtPeer, launch_order_on_stream<NB_OP_QUIET_ON_STREAM>},
+    {NB_OP_BARRIER_ON_STREAM, "lat.barrier_on_stream", &kOrder, T_ROUNDTRIP | T_HOST, kCheckBarrier, launch_order_on_stream<NB_OP_BARRIER_ON_STREAM>},
+    {NB_OP_SYNC_ON_STREAM, "lat.sync_on_stream", &kOrder, T_ROUNDTRIP | T_HOST, kCheckBarrier, launch_order_on_stream<NB_OP_SYNC_ON_STREAM>},
 };
 NB_CHECKED(kOrderOps);

@@ -382,8 +382,8 @@ static constexpr OpEntry kRMAOps[] = {
     {NB_OP_ST, "rma.st", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_store},
     {NB_OP_LD, "rma.ld", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_load},
     {NB_OP_SIGNAL_ADD, "rma.signal_add", &kRMA, T_COUNTERS, kCheckCounters, launch_signal_add},
-    {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_ce},
-    {NB_OP_CE_COPY_PEER, "rma.ce_copy_peer", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_ce_peer},
+    {NB_OP_CE_COPY, "rma.ce_copy", &kRMA, T_PAYLOAD | T_LOADSTORE | T_HOST, kCheckPut, launch_ce},
+    {NB_OP_CE_COPY_PEER, "rma.ce_copy_peer", &kRMA, T_PAYLOAD | T_LOADSTORE | T_HOST, kCheckPut, launch_ce_peer},
     {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_store},
     {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_load},
 };
