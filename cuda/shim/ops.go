@@ -72,7 +72,7 @@ var (
 	reAtomicForm = regexp.MustCompile(`#define NB_AMO_\w+\(name, F, what\) \{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"(\w+)\." #name\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*(\w+)<F>::check\s*,\s*(\w+)<F>\s*\}`)
 	// A check template: template <typename F> struct Name { ... static constexpr Check check = {...}; }.
 	reCheckTemplate = regexp.MustCompile(`(?s)template <typename F>\s*struct (\w+) \{(?:[^}]|\}[^;])*?static constexpr Check check = \{(.*?)\};`)
-	reCheck         = regexp.MustCompile(`(?m)(?:^\s*NB_CHECK\(\s*(\w+)\s*,)|(?:static\s+constexpr\s+Check\s+(\w+)\s*=\s*\{[^}]*?,\s*(\w+)\s*\})`)
+	reCheck         = regexp.MustCompile(`(?m)(?:^\s*NB_CHECK\(\s*(\w+)\s*,)|(?:static\s+constexpr\s+Check\s+(\w+)\s*=\s*\{([^}]*)\})`)
 )
 
 // CheckDecl is a check the shim declares: its name, the file, and whether
@@ -103,8 +103,9 @@ func parseChecks(files map[string]string) map[string]CheckDecl {
 		for _, m := range reCheck.FindAllStringSubmatch(text, -1) {
 			if m[1] != "" {
 				out[m[1]] = CheckDecl{Name: m[1], File: n, Corruptible: true}
-			} else if m[2] != "check" { // a check template's member (above)
-				out[m[2]] = CheckDecl{Name: m[2], File: n, Corruptible: m[3] != "nullptr"}
+			} else if m[2] != "check" && m[2] != "name" { // a check template's member (above), NB_CHECK's own body
+				f := topFields(m[3]) // what, verify, corrupt[, reset]
+				out[m[2]] = CheckDecl{Name: m[2], File: n, Corruptible: len(f) > 2 && f[2] != "nullptr"}
 			}
 		}
 	}
@@ -192,6 +193,28 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 		}
 	}
 	return ops, problems
+}
+
+// topFields splits an initializer's body at its top-level commas (not those
+// inside <>, () or a string), each field trimmed.
+func topFields(body string) []string {
+	var out []string
+	depth, quoted, start := 0, false, 0
+	for i, c := range body {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '<' || c == '(':
+			depth++
+		case c == '>' || c == ')':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, strings.TrimSpace(body[start:i]))
+			start = i + 1
+		}
+	}
+	return append(out, strings.TrimSpace(body[start:]))
 }
 
 // atomicLines are the X(name, Struct, "what") lines of a file's NB_ATOMICS.

@@ -45,6 +45,7 @@ func TestDispatchTableProblemsAreFound(t *testing.T) {
 template <int OP> __global__ void k(int *x) { if constexpr (OP == NB_OP_E) *x = 1; }
 NB_CHECK(kCheckX, "x", at_x, x_holds);
 static constexpr Check kCheckNone = {"nothing", nothing, nullptr};
+static constexpr Check kCheckReset = {"with a reset", verify_it, nullptr, reset_it};
 static constexpr OpEntry k[] = {
     {NB_OP_A, "rma.a", &kRMA, T_PAYLOAD, kCheckX, f},
     {NB_OP_D, "rma.a", &kRMA, 0, kCheckX, f},
@@ -58,13 +59,15 @@ static constexpr OpEntry k[] = {
     {NB_OP_D, "rma.i", &kRMA, T_PAYLOAD, kCheckY, f},
     {NB_OP_D, "rma.j", &kRMA, T_PAYLOAD, kCheckNone, f},
     {NB_OP_D, "rma.k", &kRMA, T_NO_OUTPUT, kCheckNone, f},
+    {NB_OP_D, "rma.l", &kRMA, T_PAYLOAD, kCheckReset, f},
 };`
 	ops, problems := parseOps(map[string]string{"x.cuh": src})
 	want := []string{"code 1 is both NB_OP_A and NB_OP_B", "rma.c: its code NB_OP_C is not declared",
 		"the name rma.a is in the table twice", "nope: a name is rma.*, lat.*, coll.*, moe.* or host.*", "longer than the ABI's 31 bytes",
 		"rma.f: its launch launch<NB_OP_F> is a template of NB_OP_F, which no kernel branch names", "rma.g: trait PAYLOAD is not a T_* name",
 		"rma.h: not an entry {code, name, &family, traits, check, launch}", "rma.i: its check kCheckY is not a declared Check",
-		"rma.j: its check kCheckNone cannot be corrupted, and the entry is not T_NO_OUTPUT"}
+		"rma.j: its check kCheckNone cannot be corrupted, and the entry is not T_NO_OUTPUT",
+		"rma.l: its check kCheckReset cannot be corrupted, and the entry is not T_NO_OUTPUT"}
 	all := strings.Join(problems, "\n")
 	for _, w := range want {
 		if !strings.Contains(all, w) {

@@ -51,6 +51,7 @@ type kind struct {
 	counter  bool // an atomic: one counter of 8 and of 4 bytes (the size)
 	// hostIssued: the host enqueues the calls on the stream (no kernel of ours)
 	hostIssued bool
+	ncclHost   bool // NCCL's host API: NCCL on every PE, one GPU per rank
 	threads    int  // fixed thread count (0: from the scope / the run)
 	nccl       bool // NCCL's device API
 	notDef     bool // not in the default selection
@@ -102,6 +103,9 @@ func kinds() []kind {
 		kind{id: "latency/stream/sync", op: "lat.sync_on_stream", threads: 1, hostIssued: true,
 			desc: "ROUND TRIP: nvshmemx_sync_all_on_stream by every PE per iteration (arrival only), issued from the host"},
 	)
+	// NCCL's send/recv as a ping-pong: the host-driven round trip.
+	ks = append(ks, kind{id: "latency/nccl/pingpong", op: "lat.nccl_pingpong", sized: true, threads: 1, hostIssued: true, ncclHost: true,
+		desc: "ROUND TRIP: ncclSend PE 0 -> peer, then the peer's ncclSend back, host-issued (NCCL's kernels; to itself on one PE)"})
 	// The atomics of NVSHMEM's AMO API, as the shim's table lists them
 	// (atomics.cuh): one thread on one counter, 64- and 32-bit (size 8, 4).
 	for _, o := range cuda.Atomics("lat") {
@@ -159,6 +163,9 @@ func floors(op string) []string {
 func fixedThreads(k kind) bool { return k.threads > 0 || k.scope == "thread" || k.scope == "warp" }
 
 func ownLaunch(k kind) string {
+	if k.ncclHost {
+		return "NCCL's kernels"
+	}
 	if k.hostIssued {
 		return "host calls on a stream: no kernel"
 	}
@@ -265,6 +272,14 @@ func argsOf(k kind) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		if k.nccl {
 			if why := j.NCCLDeviceAPIMissing(); why != "" {
 				return a, why
+			}
+		}
+		if k.ncclHost {
+			if why := j.NCCLMissing(); why != "" {
+				return a, why
+			}
+			if j.NPEs() > 1 && j.SharedGPU() {
+				return a, "NCCL refuses two ranks on one GPU"
 			}
 		}
 		if k.pingPong() && j.NPEs() > 1 && j.SharedGPU() {

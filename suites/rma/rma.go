@@ -177,6 +177,19 @@ func init() {
 			},
 			Args: argsOf(h.op)})
 	}
+	// NCCL's send/recv, the host-driven point-to-point beside the device put.
+	harness.Register(harness.Benchmark{ID: "rma/nccl/send", Suite: "rma", Default: true,
+		Desc:        "host-driven baseline: ncclSend from PE 0, ncclRecv at the peer (one group a side an operation; to itself on one PE)",
+		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "NCCL's kernels",
+		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
+		Points: func(c *harness.Config) []record.Params {
+			var out []record.Params
+			for _, s := range c.Sizes {
+				out = append(out, record.Params{Size: s, Op: "send", CTAs: 1, Threads: 32, Path: c.Path, Dir: "uni"})
+			}
+			return out
+		},
+		Args: ncclP2PArgs(argsOf("rma.nccl_send"))})
 	references := []struct {
 		id, desc, op string
 	}{
@@ -400,4 +413,22 @@ func argsOf(op string) func(e *harness.Env, p record.Params) (cuda.Args, string)
 func loadStoreOnly(op string) bool {
 	o, _ := cuda.LookupOp(op)
 	return o.Has(cuda.TraitLoadStore)
+}
+
+// ncclP2PArgs adds the waivers of NCCL's send/recv to args: NCCL loaded on
+// every PE, one GPU per rank.
+func ncclP2PArgs(args func(e *harness.Env, p record.Params) (cuda.Args, string)) func(e *harness.Env, p record.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
+		a, why := args(e, p)
+		if why != "" {
+			return a, why
+		}
+		if why := e.Job.NCCLMissing(); why != "" {
+			return a, why
+		}
+		if e.Job.NPEs() > 1 && e.Job.SharedGPU() {
+			return a, "NCCL refuses two ranks on one GPU"
+		}
+		return a, ""
+	}
 }
