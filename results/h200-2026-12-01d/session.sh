@@ -11,6 +11,10 @@
 #   beforeafter  the same points old / new / old: RMA, the atomics, the
 #                collectives of every implementation, MoE
 #   new1, new2   the rows issue 31 added, on 1 PE and on 2 PEs of the GPU
+#   ba2          the collectives one launch per operation and two atomics,
+#                old / new / old / new (the first call's before/after had
+#                them 35-45 % apart, host-bound launches whose old/old also
+#                moved 10-28 %)
 # Logs and results land in $OUT/bundle.tar.xz (the shared step's) and
 # $OUT/own.tar.xz (this script's).
 set -u
@@ -39,6 +43,8 @@ BA="--sizes 8,4K,1M,64M --samples 10 --timeout 30s rma/put/block rma/get/block r
   latency/put/block latency/get/block latency/g latency/atomic/fetch_add latency/atomic/compare_swap
   collectives/allreduce/multicta collectives/allreduce/nccl-lsa collectives/allreduce/nvshmem-block collectives/allreduce/nccl
   collectives/broadcast collectives/alltoall collectives/allgather moe"
+BA2="--sizes 8,4K,1M --samples 10 --timeout 30s rma/atomic/add rma/atomic/fetch_add
+  collectives/allreduce/nvshmem-block collectives/allreduce/nccl collectives/broadcast collectives/alltoall collectives/allgather"
 NEW="--samples 10 --timeout 30s rma/atomic latency/atomic rma/iput rma/iget rma/rate rma/host rma/nccl latency/nccl latency/stream host
   collectives/reducescatter"
 for s in $STEPS; do
@@ -49,7 +55,13 @@ for s in $STEPS; do
     step 150 after "$B" run $S --moe-tokens 128 --out "$W2/after.jsonl" --label after $BA
     step 150 before2 env LD_LIBRARY_PATH="$OLDLP${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" build/old/nvshbench run --shim build/old/libnvshbench.so \
       --moe-tokens 128 --out "$W2/before-2.jsonl" --label before $BA ;;
-  new1) step 280 new-1pe "$B" run $S --sizes 8,4K,64K,1M,64M --out "$W2/new-1pe.jsonl" --label new-1pe $NEW ;;
+  ba2)
+    for k in 1 2; do
+      step 60 ba2-before$k env LD_LIBRARY_PATH="$OLDLP${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" build/old/nvshbench run --shim build/old/libnvshbench.so \
+        --out "$W2/ba2-before-$k.jsonl" --label before $BA2
+      step 60 ba2-after$k "$B" run $S --out "$W2/ba2-after-$k.jsonl" --label after $BA2
+    done ;;
+  new1) step 280 new-1pe "$B" run $S --sizes 8,4K,1M,64M --out "$W2/new-1pe.jsonl" --label new-1pe $NEW ;;
   new2) step 280 new-2pe "$B" run $S --pes-per-gpu 2 --sizes 8,4K,1M --out "$W2/new-2pe.jsonl" --label new-2pe $NEW ;;
   esac
 done
