@@ -198,6 +198,9 @@ struct Family {
 };
 
 #define NB_PER_OP_ITERS 100
+// The most iterations a calibrated fused launch of a kernel that stamps
+// only its launch loops (nb_run): enough for ~20 ms at tens of ns each.
+#define NB_MAX_FUSED_ITERS (1 << 20)
 
 // A check: what an operation's result must be, run on every PE after the
 // timed launches. verify counts into res the elements of this PE's memory

@@ -403,7 +403,14 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     // floor runs ~20 ms launches: in 992-hop launches the cache-served chase
     // read 0.18-0.19 us a hop, in 20 ms ones 0.150 (a plain chase: 0.142;
     // results/h200-2026-12-01b).
-    int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) && S.shared_gpu ? 1000 / NB_FLOOR_HOPS : 1000);
+    // A kernel that stamps every iteration (the latency families) keeps at
+    // most 1000 of them (its stamps' buffer); one that stamps its launch
+    // loops as long as ~20 ms takes: capped at 1000 too, the atomics' rate
+    // (8192 counters, 57 ns an iteration on one H200) made 57 us launches
+    // whose events carried the launch's ~6.6 us: 12 % below the in-kernel
+    // timer, "timers disagree" (results/h200-2026-12-01d).
+    int loop_cap = f->kernel_timer ? 1000 : NB_MAX_FUSED_ITERS;
+    int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) && S.shared_gpu ? 1000 / NB_FLOOR_HOPS : loop_cap);
     want = n < 1 ? 1 : (n > cap ? cap : (int64_t)n);
     // The latency families' in-kernel distribution needs iterations: at
     // least ten (a bandwidth launch keeps its calibrated count: its samples'
