@@ -334,8 +334,10 @@ static int stamp_every(Run *r, const Family *f, int iters) {
 
 // The one measurement loop. Collective calls, in this order on every PE:
 // agreement 1 (arguments valid, buffers prepared), the family's setup and
-// its agreement, the two calibration launches' barriers, agreement 2 (status
-// and PE 0's iteration count, one exchange), a graph's agreement, one
+// its agreement, the two calibration launches' barriers, the agreement on
+// a third (PE 0's wish: its calibration launch was under 1 ms) and its
+// barrier, agreement 2 (status and PE 0's iteration count, one exchange), a
+// graph's agreement, one
 // barrier before each synchronised launch, a barrier after the launches,
 // the check (collective where the family's is), agreement 3 (status and
 // verification counts).
@@ -411,6 +413,24 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     // timer, "timers disagree" (results/h200-2026-12-01d).
     int loop_cap = f->kernel_timer ? 1000 : NB_MAX_FUSED_ITERS;
     int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) && S.shared_gpu ? 1000 / NB_FLOOR_HOPS : loop_cap);
+    // A calibration launch of under 1 ms was mostly its launch (an atomic
+    // rate's iteration is 57 ns on one H200: from one iteration it made
+    // ~0.2 ms launches, their events 3 % above the in-kernel timer): PE 0
+    // asks every PE for one more, of the count it just estimated, and
+    // estimates again from that (agreed, so every PE makes the same launches).
+    int64_t probe = ms < 1.0f && n > f->cal_iters && cap > f->cal_iters ? (int64_t)(n < cap ? n : cap) : 0;
+    if ((st = agree(st, 0, 0, 0, res, nullptr, &probe))) return st;
+    if (probe > 0) {
+      if (synced) {
+        if (f->before_launch) st = f->before_launch(r);
+        nvshmem_barrier_all();
+      }
+      if (active && !st) st = timed_launch(r, (int)probe, nullptr, synced, &ms);
+      r->ops += probe;
+      r->last = (int)probe;
+      per = ms / probe;
+      n = 20.0 / (per > 1e-7 ? per : 1e-7);
+    }
     want = n < 1 ? 1 : (n > cap ? cap : (int64_t)n);
     // The latency families' in-kernel distribution needs iterations: at
     // least ten (a bandwidth launch keeps its calibrated count: its samples'

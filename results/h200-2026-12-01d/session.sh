@@ -13,6 +13,7 @@
 #   new1, new2   the rows issue 31 added, on 1 PE and on 2 PEs of the GPU
 #   cap          the atomics' and issue rates' rows (and a few more) after the
 #                fused loops' iteration cap went from 1000 to 2^20
+#   cap2         2 PEs on the GPU: the calibration's agreed third launch
 #   ba2          the collectives one launch per operation and two atomics,
 #                old / new / old / new (the first call's before/after had
 #                them 35-45 % apart, host-bound launches whose old/old also
@@ -66,6 +67,9 @@ for s in $STEPS; do
   cap)  # after raising the fused loops' cap (1000 -> 2^20 iterations): the rows whose timers disagreed, old cap beside
     step 120 cap "$B" run $S --sizes 8,4K --samples 10 --timeout 30s --out "$W2/cap.jsonl" --label cap rma/atomic rma/rate rma/put/block rma/p \
       collectives/allreduce/multicta collectives/allgather/nvshmem-block ;;
+  cap2)  # the calibration's third launch where the second was under 1 ms, agreed: 2 PEs (synchronised launches too)
+    step 120 cap2 "$B" run $S --pes-per-gpu 2 --bidir --sizes 8,4K --samples 5 --timeout 30s --out "$W2/cap2-2pe.jsonl" --label cap2-2pe \
+      rma/atomic/add rma/atomic/fetch_add rma/rate/p rma/put/block latency/put/block latency/atomic/fetch_add collectives/barrier/nvshmem-block ;;
   new1) step 280 new-1pe "$B" run $S --sizes 8,4K,1M,64M --out "$W2/new-1pe.jsonl" --label new-1pe $NEW ;;
   new2) step 280 new-2pe "$B" run $S --pes-per-gpu 2 --sizes 8,4K,1M --out "$W2/new-2pe.jsonl" --label new-2pe $NEW ;;
   esac
