@@ -290,7 +290,11 @@ static int launch(Run *r, int iters, cudaGraphExec_t gexec) {
 // is late to enqueue (a busy core under mpirun's binding) delays only the
 // untimed barrier, not the other PE's timed work.
 static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, float *ms) {
-  CK(cudaMemsetAsync(S.times, 0, (iters + 1) * sizeof(int64_t), S.stream));  // the kernels raise them (stamp)
+  // The kernels raise the stamps they write: one an iteration and the end
+  // (the families that stamp every iteration loop at most 1000) or two a
+  // launch (a fused loop of up to NB_MAX_ITERS).
+  int64_t stamps = (iters < NB_MAX_ITERS ? iters : NB_MAX_ITERS) + 1;
+  CK(cudaMemsetAsync(S.times, 0, stamps * sizeof(int64_t), S.stream));
   if (gate) {
     nvshmemx_barrier_all_on_stream(S.stream);
     CKLAUNCH("start gate (on-stream barrier)");
@@ -406,8 +410,8 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     // read 0.18-0.19 us a hop, in 20 ms ones 0.150 (a plain chase: 0.142;
     // results/h200-2026-12-01b).
     // A kernel that stamps every iteration (the latency families) keeps at
-    // most 1000 of them (its stamps' buffer); one that stamps its launch
-    // loops as long as ~20 ms takes: capped at 1000 too, the atomics' rate
+    // most 1000 of them; one that stamps its launch loops as long as ~20 ms
+    // takes, up to NB_MAX_ITERS: capped at 1000 too, the atomics' rate
     // (8192 counters, 57 ns an iteration on one H200) made 57 us launches
     // whose events carried the launch's ~6.6 us: 12 % below the in-kernel
     // timer, "timers disagree" (results/h200-2026-12-01d).
