@@ -395,7 +395,7 @@ func (f *Fake) latency(a Args, op Op, r *Result) (Timing, error) {
 	for i := 0; i < int(a.Samples); i++ {
 		tm.Samples = append(tm.Samples, t*(1+0.01*float64(i%7)))
 	}
-	if op.Name != "lat.launch" && !op.Has(TraitHost) { // the empty kernel keeps no in-kernel time, host calls none
+	if !op.Has(TraitNoOutput) && !op.Has(TraitHost) { // the empty kernel keeps no in-kernel time, host calls none
 		for i := 0; i < int(a.Samples)*int(r.Iters) && i < maxKernelSamples; i++ {
 			tm.Kernel = append(tm.Kernel, t*(0.98+0.001*float64(i%11)))
 		}

@@ -76,6 +76,19 @@ func (j *Job) NCCLMissing() string {
 	return ""
 }
 
+// NCCLHostMissing says why NCCL's host API cannot run a point of this job
+// ("" if it can): NCCL not loadable on some PE, or two ranks on one GPU,
+// which NCCL refuses.
+func (j *Job) NCCLHostMissing() string {
+	if why := j.NCCLMissing(); why != "" {
+		return why
+	}
+	if j.NPEs() > 1 && j.SharedGPU() {
+		return "NCCL refuses two ranks on one GPU"
+	}
+	return ""
+}
+
 // NCCLDeviceAPIMissing says why NCCL's device API (symmetric windows, LSA,
 // GIN: NCCL 2.28 and later) cannot run on every PE ("" if it can). Whether
 // the loaded library matches the device ABI the shim was compiled against

@@ -2,12 +2,12 @@ package model
 
 import (
 	"fmt"
-	"github.com/nvshbench/nvshbench/internal/decide"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )

@@ -20,6 +20,7 @@ func TestTableIGroups(t *testing.T) {
 	add("rma/atomic/xor", record.StatusOK, "")
 	add("latency/atomic/inc", record.StatusOK, "")
 	add("rma/put/block", record.StatusOK, "")
+	add("rma/atomic/signal_add", record.StatusOK, "") // signal_op: synchronization, not the atomics
 	add("collectives/reducescatter/nccl", record.StatusWaived, "NCCL refuses two ranks on one GPU")
 	tab := tableI(f, "")
 	if len(tab.Rows) != len(tableIGroups) {
@@ -38,6 +39,9 @@ func TestTableIGroups(t *testing.T) {
 	}
 	if r := row["collectives"]; r[2] != "–" || !strings.Contains(r[4], "every point waived: NCCL refuses two ranks") {
 		t.Errorf("collectives: %q", r)
+	}
+	if r := row["synchronization"]; r[2] != "rma/atomic/signal_add" || r[3] != "1 of 1" {
+		t.Errorf("synchronization: %q", r)
 	}
 	if r := row["memory ordering"]; !strings.Contains(r[4], "not in this file") {
 		t.Errorf("memory ordering: %q", r)

@@ -198,10 +198,6 @@ struct Family {
 };
 
 #define NB_PER_OP_ITERS 100
-// The most iterations a calibrated fused launch of a kernel that stamps
-// only its launch loops (nb_run): the ABI's most a launch; at 57 ns an
-// iteration (an atomic rate on one H200) a 5.7 ms launch.
-#define NB_MAX_FUSED_ITERS NB_MAX_ITERS
 
 // A check: what an operation's result must be, run on every PE after the
 // timed launches. verify counts into res the elements of this PE's memory

@@ -84,23 +84,34 @@ static int host_corrupt(Run *) {
 template <int OP>
 static int heap_verify(Run *r, nb_result *res) {
   int64_t n = r->a->size;
+  int corrupt = g_host_corrupt;
+  g_host_corrupt = 0;
   uint8_t *p = (uint8_t *)heap_alloc<OP>((size_t)n);  // collective: every PE
   int rc = 0;
   if (!p) rc = fail(NB_ERR, "%s of %lld bytes returned NULL in the check", r->e->name, (long long)n);
-  if (!rc && OP == NB_OP_HEAP_CALLOC) rc = check_bytes_zero(p, n, res);  // calloc's bytes are zero
-  if (!rc && OP == NB_OP_HEAP_ALIGN && (uintptr_t)p % NB_HEAP_ALIGN) {
-    res->checked++, res->errors++;
-    snprintf(res->detail, sizeof res->detail, "nvshmem_align(%d) returned %p", NB_HEAP_ALIGN, (void *)p);
+  // Each part of the check is what corrupt damages for its call: calloc's
+  // zeroes, align's alignment, malloc's buffer read back.
+  if (!rc && OP == NB_OP_HEAP_CALLOC) {
+    if (corrupt) rc = corrupt_region(region(p, n, 1));
+    if (!rc) rc = check_bytes_zero(p, n, res);  // calloc's bytes are zero
+  }
+  if (!rc && OP == NB_OP_HEAP_ALIGN) {
+    uintptr_t at = (uintptr_t)p + (corrupt ? 1 : 0);
+    res->checked++;
+    if (at % NB_HEAP_ALIGN) {
+      res->errors++;
+      snprintf(res->detail, sizeof res->detail, "nvshmem_align(%d) returned %p", NB_HEAP_ALIGN, (void *)at);
+    }
   }
   if (!rc) {
     k_fill<<<1024, 256, 0, S.stream>>>(p, n, S.me, r->a->seed);
     if (cudaGetLastError() != cudaSuccess) rc = fail(NB_ERR, "heap check: fill");
   }
-  if (!rc && g_host_corrupt) rc = corrupt_region(region(p, n, 1));
-  g_host_corrupt = 0;
+  if (!rc && corrupt && OP == NB_OP_HEAP_MALLOC) rc = corrupt_region(region(p, n, 1));
   if (!rc) rc = check_bytes(p, n, 0, S.me, r->a->seed, res);
-  CK(cudaStreamSynchronize(S.stream));
-  if (p) nvshmem_free(p);  // collective, whatever was found
+  cudaError_t e = cudaStreamSynchronize(S.stream);
+  if (!rc && e != cudaSuccess) rc = fail(NB_ERR, "heap check: %s", cudaGetErrorString(e));
+  if (p) nvshmem_free(p);  // collective: every PE that allocated, whatever was found
   return rc;
 }
 

@@ -19,7 +19,8 @@ static int p2p_validate(Run *r) {
   const Args *a = r->a;
   r->initiator = S.me == 0;
   r->target = r->initiator ? a->peer : 0;
-  if (a->size <= 0 || 2 * a->size > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)S.buf / 2);
+  int64_t span = a->op == NB_OP_NCCL_PINGPONG ? 2 * a->size : a->size;  // a ping-pong's reply lands in a second half
+  if (a->size <= 0 || span > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)(S.buf * a->size / span));
   if (!g_nccl.h) return fail(NB_UNREACHABLE, "%s", g_nccl.why);
   CommEntry *ce = comm_find(kP2PComm);
   if (ce && ce->failed[0]) return fail(NB_ERR, "the NCCL communicator could not be made earlier in this run: %s", ce->failed);
@@ -35,7 +36,7 @@ static int p2p_setup(Run *) { return comm_make(kP2PComm, "", ""); }
 static int p2p_prepare(Run *r) {
   const Args *a = r->a;
   int rc = fill_src(a->size, a->seed);
-  if (!rc && a->verify) rc = poison_dst(2 * a->size);
+  if (!rc && a->verify) rc = poison_dst(a->op == NB_OP_NCCL_PINGPONG ? 2 * a->size : a->size);
   return rc;
 }
 

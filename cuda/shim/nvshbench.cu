@@ -307,6 +307,20 @@ static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, floa
   return 0;
 }
 
+// step makes one launch of a point on this PE, or, where this PE does not
+// launch (idle: a third PE of a two-PE point; or failed), meets the
+// launch's start gate all the same when the launches are synchronised: the
+// gate is an on-stream barrier of every PE.
+static int step(Run *r, int iters, cudaGraphExec_t gexec, int active, int synced, int st, float *ms) {
+  if (active && !st) return timed_launch(r, iters, gexec, synced, ms);
+  if (synced) {
+    nvshmemx_barrier_all_on_stream(S.stream);
+    cudaError_t e = cudaStreamSynchronize(S.stream);
+    if (!st && e != cudaSuccess) st = fail(NB_ERR, "start gate (on-stream barrier): %s", cudaGetErrorString(e));
+  }
+  return st;
+}
+
 // read_times appends the in-kernel times of the last launch (seconds per
 // operation, as the samples) to out, up to max: the periods between its
 // stamps, each over the operations of the `every` iterations it spans
@@ -395,7 +409,7 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
         if (f->before_launch && !st) st = f->before_launch(r);
         nvshmem_barrier_all();
       }
-      if (active && !st) st = timed_launch(r, n, nullptr, synced, &ms);
+      st = step(r, n, nullptr, active, synced, st, &ms);
       r->ops += n;
       r->last = n;
     }
@@ -410,12 +424,13 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     // read 0.18-0.19 us a hop, in 20 ms ones 0.150 (a plain chase: 0.142;
     // results/h200-2026-12-01b).
     // A kernel that stamps every iteration (the latency families) keeps at
-    // most 1000 of them; one that stamps its launch loops as long as ~20 ms
-    // takes, up to NB_MAX_ITERS: capped at 1000 too, the atomics' rate
+    // most 1000 of them, and a launch of host calls (T_HOST) makes at most
+    // 1000; a kernel that stamps its launch loops as long as ~20 ms takes,
+    // up to NB_MAX_ITERS: capped at 1000 too, the atomics' rate
     // (8192 counters, 57 ns an iteration on one H200) made 57 us launches
     // whose events carried the launch's ~6.6 us: 12 % below the in-kernel
     // timer, "timers disagree" (results/h200-2026-12-01d).
-    int loop_cap = f->kernel_timer ? 1000 : NB_MAX_FUSED_ITERS;
+    int loop_cap = f->kernel_timer || has(r, T_HOST) ? 1000 : NB_MAX_ITERS;  // host-issued: a call an iteration
     int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) && S.shared_gpu ? 1000 / NB_FLOOR_HOPS : loop_cap);
     // A calibration launch of under 1 ms was mostly its launch (an atomic
     // rate's iteration is 57 ns on one H200: from one iteration it made
@@ -429,7 +444,7 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
         if (f->before_launch) st = f->before_launch(r);
         nvshmem_barrier_all();
       }
-      if (active && !st) st = timed_launch(r, (int)probe, nullptr, synced, &ms);
+      st = step(r, (int)probe, nullptr, active, synced, st, &ms);
       r->ops += probe;
       r->last = (int)probe;
       per = ms / probe;
@@ -478,10 +493,11 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       if (!st && f->before_launch) st = f->before_launch(r);
       nvshmem_barrier_all();
     }
-    if (active && !st) {
+    {
       float ms = 0;
-      st = timed_launch(r, iters, gexec, synced, &ms);
-      if (!st && s >= 0 && r->initiator) {
+      int was = st;
+      st = step(r, iters, gexec, active, synced, st, &ms);
+      if (active && !was && !st && s >= 0 && r->initiator) {
         if (n_used < max_samples) samples_out[n_used++] = (double)ms * 1e-3 / iters / per_iter;
         if ((f->kernel_timer || r->stamped) && kernel_out) st = read_times(iters, stamp_every(r, f, iters), per_iter, kernel_out, max_kernel, &n_kernel);
       }
@@ -505,9 +521,11 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
   // Every PE checks, also after an error (a family's check may be
   // collective: the barrier's makes barriers of its own).
   if (a->verify) {
+    // verify runs whatever corrupt returned: a check may make collective
+    // calls (barriers, an allocation), which every PE must make.
     int rc = a->corrupt && r->e->check->corrupt ? r->e->check->corrupt(r) : 0;
-    if (!rc) rc = r->e->check->verify(r, res);
-    if (!st) st = rc;
+    int vrc = r->e->check->verify(r, res);
+    if (!st) st = rc ? rc : vrc;
   }
   int64_t sums[3] = {0, 0, 0};
   if ((st = agree(st, res->errors, res->checked, res->bytes, res, sums))) return st;

@@ -150,7 +150,13 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			read[m[0]] = true
 		}
 		for _, m := range reAnyEntry.FindAllStringSubmatch(files[n], -1) {
-			if !read[m[0]] && !strings.HasSuffix(m[2], ".") { // "rma." #name: an atomic's entry template
+			if strings.HasSuffix(m[2], ".") { // "rma." #name: an atomic's entry template, expanded above
+				if !reAtomicForm.MatchString(files[n]) || len(atomicLines(files[n])) == 0 {
+					problems = append(problems, m[2]+"<name>: an entry template that no NB_AMO_<FORM>(name, F, what) line with NB_ATOMICS lines expands: "+m[0])
+				}
+				continue
+			}
+			if !read[m[0]] {
 				problems = append(problems, m[2]+": not an entry {code, name, &family, traits, check, launch}: "+m[0])
 			}
 		}

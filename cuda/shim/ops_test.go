@@ -82,6 +82,24 @@ static constexpr OpEntry k[] = {
 	}
 }
 
+// Every line of NB_ATOMICS is an entry of each form (a rate, a round trip):
+// a line the pattern skipped would be an atomic no benchmark runs.
+func TestEveryAtomicLineIsTwoEntries(t *testing.T) {
+	text := Files()["atomics.cuh"]
+	lines := atomicLines(text)
+	if len(lines) < 13 {
+		t.Fatalf("read %d lines of NB_ATOMICS", len(lines))
+	}
+	if n := strings.Count(text, "\n  X("); n != len(lines) { // the block's lines, as atomics.cuh writes them
+		t.Errorf("NB_ATOMICS has %d X( lines, the pattern read %d", n, len(lines))
+	}
+	for _, kind := range []string{"rma", "lat"} {
+		if got := Atomics(kind); len(got) != len(lines) {
+			t.Errorf("%d %s atomics for %d lines", len(got), kind, len(lines))
+		}
+	}
+}
+
 // No switch of the shim has a catch-all branch: a case it does not name
 // must not run another's code (an operation, a check, a kind). The
 // compiler's -Wswitch cannot see switches over ints; this can.

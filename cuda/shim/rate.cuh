@@ -47,6 +47,8 @@ static int rate_validate(Run *r) {
   if (a->ctas <= 0 || a->threads <= 0 || a->threads > 1024) return fail(NB_ERR, "launch %d x %d is invalid", a->ctas, a->threads);
   if (a->scope == NB_SCOPE_WARP && a->threads % 32) return fail(NB_ERR, "warp scope needs whole warps");
   if (rate_slots(a) * 8 > S.buf) return fail(NB_ERR, "%lld message slots do not fit the buffer", (long long)rate_slots(a));
+  if (r->initiator && has(r, T_LOADSTORE) && nvshmem_ptr(S.dst, r->target) == nullptr)
+    return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store from PE %d: the check reads each word's last p", r->target, S.me);
   return 0;
 }
 
@@ -93,6 +95,7 @@ static const Family kRate = {"message rate", rate_validate, rma_active, rma_sync
 
 static constexpr OpEntry kRateOps[] = {
     {NB_OP_RATE_PUT, "rma.rate_put", &kRate, T_MESSAGES, kCheckMessages, launch_rate<NB_OP_RATE_PUT>},
-    {NB_OP_RATE_P, "rma.rate_p", &kRate, T_COUNTERS, kCheckCounters, launch_rate<NB_OP_RATE_P>},
+    // Its check reads the last p of each word: in order over load/store only.
+    {NB_OP_RATE_P, "rma.rate_p", &kRate, T_COUNTERS | T_LOADSTORE, kCheckCounters, launch_rate<NB_OP_RATE_P>},
 };
 NB_CHECKED(kRateOps);

@@ -174,11 +174,7 @@ __global__ void k_signal_add(uint64_t *slots, int iters, int peer, int64_t *st) 
 }
 
 // ---------------------------------------------------------------------------
-static int64_t rma_groups(const Args *a) {
-  if (a->scope == NB_SCOPE_BLOCK) return a->ctas;
-  if (a->scope == NB_SCOPE_WARP) return (int64_t)a->ctas * (a->threads / 32);
-  return (int64_t)a->ctas * a->threads;
-}
+static int64_t rma_groups(const Args *a) { return scope_groups(a); }
 
 // Groups that move at least one byte (and so signal once per operation).
 static int64_t rma_active_groups(const Args *a) {

@@ -275,11 +275,8 @@ func argsOf(k kind) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 			}
 		}
 		if k.ncclHost {
-			if why := j.NCCLMissing(); why != "" {
+			if why := j.NCCLHostMissing(); why != "" {
 				return a, why
-			}
-			if j.NPEs() > 1 && j.SharedGPU() {
-				return a, "NCCL refuses two ranks on one GPU"
 			}
 		}
 		if k.pingPong() && j.NPEs() > 1 && j.SharedGPU() {

@@ -423,12 +423,6 @@ func ncclP2PArgs(args func(e *harness.Env, p record.Params) (cuda.Args, string))
 		if why != "" {
 			return a, why
 		}
-		if why := e.Job.NCCLMissing(); why != "" {
-			return a, why
-		}
-		if e.Job.NPEs() > 1 && e.Job.SharedGPU() {
-			return a, "NCCL refuses two ranks on one GPU"
-		}
-		return a, ""
+		return a, e.Job.NCCLHostMissing()
 	}
 }
