@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/nvshbench/nvshbench/cuda/shim"
 	"io"
 	"io/fs"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/nvshbench/nvshbench/cuda/shim"
 )
 
 // shimSources are the shim's sources (package shim embeds them).
