@@ -28,6 +28,22 @@ out=build/libnvshbench.so
 echo "ci-toolchain: built $out with the pip toolchain:"
 "$BIN" doctor --shim "$out" 2>/dev/null | sed -n '1,5p' || true
 test -s "$out"
+# Today's libraries beside the pinned ones: the same sources compile against
+# NVSHMEM 3.8.0 and NCCL 2.32.3 (the NCCL device API changed in 2.29: its
+# team builders became device-only), a second cached venv, a shim of its
+# own (nothing loads it here; the pinned one is what the tests below use).
+NEWPINS="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85 nvidia-nvshmem-cu13==3.8.0 nvidia-nccl-cu13==2.32.3"
+NEWVENV=$CACHE/venv-$(echo "$NEWPINS" | sha256sum | cut -c1-12)
+if [ ! -x "$NEWVENV/bin/python3" ] || [ ! -f "$NEWVENV/.complete" ]; then
+  echo "ci-toolchain: installing NVSHMEM 3.8.0 / NCCL 2.32.3 wheels into $NEWVENV"
+  rm -rf "$NEWVENV"
+  python3 -m venv "$NEWVENV"
+  "$NEWVENV/bin/pip" install -q --disable-pip-version-check $NEWPINS
+  touch "$NEWVENV/.complete"
+fi
+NVSHBENCH_PYTHON=$NEWVENV/bin/python3 "$BIN" build-shim -o build/libnvshbench-nvshmem3.8-nccl2.32.so >/dev/null
+test -s build/libnvshbench-nvshmem3.8-nccl2.32.so
+echo "ci-toolchain: built build/libnvshbench-nvshmem3.8-nccl2.32.so against NVSHMEM 3.8.0 / NCCL 2.32.3"
 # The login-node case (README, Install), no GPU needed: this shim on a
 # machine whose NVSHMEM is a copy in another folder, the wheel's folder out
 # of reach (the shim's RUNPATH rewritten to a folder that does not exist):

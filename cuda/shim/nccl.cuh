@@ -324,10 +324,15 @@ static void nd_release(void) {
   memset(&g_nd, 0, sizeof g_nd);
 }
 
-// The LSA index of world rank q, or -1 if q is not load/store accessible.
+// The LSA index of world rank q, or -1 if q is not load/store accessible:
+// the LSA team is the lsaSize ranks around this one (lsaRank its place),
+// stride 1, as NCCL's ncclTeamLsa / ncclTeamRankToLsa say. Computed here from
+// the communicator's fields: those builders are host-callable up to NCCL
+// 2.28 and device-only from 2.29 (nccl_device/impl/core__funcs.h of 2.28.9
+// and 2.32.3), and this runs on the host.
 static int nd_lsa_peer(const ncclDevComm &dc, int q) {
-  if (!ncclTeamRankIsMember(ncclTeamLsa(dc), ncclTeamWorld(dc), q)) return -1;
-  return ncclTeamRankToLsa(dc, ncclTeamWorld(dc), q);
+  int lsa = dc.lsaRank + (q - dc.rank);
+  return 0 <= lsa && lsa < dc.lsaSize ? lsa : -1;
 }
 
 // nd_state: the remembered failure of the NCCL objects, the same on every PE.
