@@ -132,6 +132,19 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 	return rep
 }
 
+// libraries names the NVSHMEM and NCCL a file's numbers come from ("" where
+// its header names neither: an older file).
+func libraries(h *record.Header) string {
+	var parts []string
+	if h.NVSHMEM != "" {
+		parts = append(parts, "NVSHMEM "+h.NVSHMEM)
+	}
+	if h.NCCL != "" {
+		parts = append(parts, "NCCL "+h.NCCL)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func fileTag(f *record.File, many bool) string {
 	var parts []string
 	if many || f.Header.Label != "" {
@@ -143,6 +156,9 @@ func fileTag(f *record.File, many bool) string {
 	}
 	if f.Header.Synthetic {
 		parts = append(parts, "SYNTHETIC data, not a measurement")
+	}
+	if v := libraries(&f.Header); v != "" {
+		parts = append(parts, v)
 	}
 	if len(parts) == 0 {
 		return ""
