@@ -72,6 +72,70 @@ type Row struct {
 	// because of the schema ("" when neither): shown, never a regression
 	// or a failure.
 	SchemaChanged []string
+	// Library says, per other file, which version change of the libraries
+	// this point's code runs in comes with it ("NVSHMEM 3.4.5 → 3.8.0";
+	// "" when neither of its libraries changed): the attribution of a
+	// moved row.
+	Library []string
+}
+
+// unchangedCode marks a moved row whose code runs no library whose version
+// changed between the two files.
+const unchangedCode = "no changed library"
+
+// libraryChange is one library whose version differs between the base and
+// another file.
+type libraryChange struct {
+	name, from, to string
+}
+
+func (c libraryChange) String() string { return c.name + " " + c.from + " → " + c.to }
+
+// libraryChanges: NVSHMEM's and NCCL's version changes from base to h.
+func libraryChanges(base, h *record.Header) []libraryChange {
+	var out []libraryChange
+	if base.NVSHMEM != h.NVSHMEM {
+		out = append(out, libraryChange{"NVSHMEM", base.NVSHMEM, h.NVSHMEM})
+	}
+	if base.NCCL != h.NCCL {
+		out = append(out, libraryChange{"NCCL", base.NCCL, h.NCCL})
+	}
+	return out
+}
+
+// libraries names the libraries a benchmark's code runs in, by its ID (a
+// results file's rows, whatever version wrote them): NCCL's host API and
+// device API rows (an ID part "nccl…"), NVSHMEM's (every other RMA,
+// latency, collective and MoE row: NVSHMEM holds their buffers, and its
+// on-stream collectives may hand over to NCCL: both), neither for the
+// copy references and floors (CUDA alone).
+func libraries(id string) []string {
+	if strings.HasPrefix(id, "limit/") {
+		return nil
+	}
+	for _, part := range strings.Split(id, "/") {
+		if strings.HasPrefix(part, "nccl") {
+			return []string{"NVSHMEM", "NCCL"} // NCCL's code, on NVSHMEM's job (its bootstrap, its heap)
+		}
+	}
+	if strings.HasSuffix(id, "/nvshmem-stream") {
+		return []string{"NVSHMEM", "NCCL"}
+	}
+	return []string{"NVSHMEM"}
+}
+
+// attribute fills row.Library for each other file.
+func attribute(row *Row, changes [][]libraryChange) {
+	libs := libraries(row.ID)
+	for _, cs := range changes {
+		var parts []string
+		for _, c := range cs {
+			if slices.Contains(libs, c.name) {
+				parts = append(parts, c.String())
+			}
+		}
+		row.Library = append(row.Library, strings.Join(parts, ", "))
+	}
 }
 
 // Result of a comparison.
@@ -83,8 +147,11 @@ type Result struct {
 	// measured (not shown).
 	CandidateOnly int
 	Warnings      []string // setup differences, sample-size warnings
-	Notes         []string // how rows were matched (said under the table)
-	Regressions   int
+	// Libraries: per other file, its NVSHMEM and NCCL version changes from
+	// the base ("NCCL 2.28.9 → 2.32.3"; none where the same).
+	Libraries   [][]string
+	Notes       []string // how rows were matched (said under the table)
+	Regressions int
 	// Failures counts the candidate points that errored or failed
 	// verification, and the base's measured points a candidate lacks.
 	Failures int
@@ -111,6 +178,16 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 		res.Files = append(res.Files, label(f))
 	}
 	res.Warnings = append(res.Warnings, SetupDiffs(files)...)
+	var changes [][]libraryChange
+	for _, f := range files[1:] {
+		cs := libraryChanges(&files[0].Header, &f.Header)
+		changes = append(changes, cs)
+		var names []string
+		for _, c := range cs {
+			names = append(names, c.String())
+		}
+		res.Libraries = append(res.Libraries, names)
+	}
 	thr := benchmath.DefaultThresholds
 	thr.CompareAlpha = opt.Alpha
 
@@ -274,6 +351,7 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 			res.Unmatched = append(res.Unmatched, k)
 		}
 		if any {
+			attribute(&row, changes)
 			res.Rows = append(res.Rows, row)
 		}
 	}
@@ -309,6 +387,7 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 				}
 				row.Failed = append(row.Failed, f)
 			}
+			attribute(&row, changes)
 			res.Rows = append(res.Rows, row)
 			if !opt.AllowFailed {
 				res.Failures++
@@ -416,6 +495,12 @@ func (r *Result) Table() *table.Report {
 	}
 	var failures []string
 	schemaWhy := map[string]int{}
+	// moved[i]: the rows that moved in file i+1, by the library change they
+	// come with; libraryDiffs[i]: that file's changes.
+	moved := make([]map[string]int, len(r.Files)-1)
+	for i := range moved {
+		moved[i] = map[string]int{}
+	}
 	unresolved, minStep, maxStep := 0, math.Inf(1), 0.0
 	shown, common := distinguishing(r.Rows)
 	for _, id := range slices.Sorted(maps.Keys(common)) {
@@ -466,6 +551,16 @@ func (r *Result) Table() *table.Report {
 			case row.Regress[i]:
 				d += " REGRESSION"
 			}
+			if d != "~" && d != "?" && why == "" && i < len(row.Library) {
+				lib := row.Library[i]
+				if lib == "" && i < len(r.Libraries) && len(r.Libraries[i]) > 0 {
+					lib = unchangedCode
+				}
+				if lib != "" {
+					d += " [" + lib + "]"
+					moved[i][lib]++
+				}
+			}
 			if i < len(row.Unresolved) && row.Unresolved[i] && row.Cmp[i].P < row.Cmp[i].Alpha {
 				unresolved++
 				minStep, maxStep = math.Min(minStep, row.Step[i]), math.Max(maxStep, row.Step[i])
@@ -485,6 +580,15 @@ func (r *Result) Table() *table.Report {
 	}
 	for _, why := range slices.Sorted(maps.Keys(schemaWhy)) {
 		t.Notes = append(t.Notes, fmt.Sprintf("schema changed (%d row(s), shown, never a regression or a failure): %s", schemaWhy[why], why))
+	}
+	for i, m := range moved {
+		for _, lib := range slices.Sorted(maps.Keys(m)) {
+			what := "with the library version change " + lib
+			if lib == unchangedCode {
+				what = "in code that runs no library whose version changed (the copy references and floors run neither): the machine or the run, not a library"
+			}
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: %d row(s) moved %s", r.Files[i+1], m[lib], what))
+		}
 	}
 	t.Notes = append(t.Notes, r.Notes...)
 	for _, f := range failures {

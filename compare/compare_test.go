@@ -3,6 +3,7 @@ package compare_test
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -148,5 +149,59 @@ func TestFailedAndMissingCandidatePointsFailTheGate(t *testing.T) {
 	allowed, _ := compare.Compare([]*record.File{base, cand}, compare.Options{Threshold: 0.5, AllowFailed: true})
 	if allowed.Failures != 0 {
 		t.Errorf("--allow-failed counted %d failures", allowed.Failures)
+	}
+}
+
+// A run with another library version: each moved row says which version
+// change comes with it, the summary counts them, and a row whose code runs
+// no changed library says so instead.
+func TestMovedRowsNameTheLibraryChange(t *testing.T) {
+	base := fixture.Synthetic(fixture.Options{Seed: 1, Label: "base"})
+	other := fixture.Synthetic(fixture.Options{Seed: 2, Scale: 0.8, Label: "new", NVSHMEM: "3.8.0"})
+	// A copy reference (CUDA alone) that moved as much: a put's samples under its ID.
+	for _, f := range []*record.File{base, other} {
+		for _, p := range f.Points {
+			if p.ID == "rma/put/block" {
+				p.ID = "limit/sm-copy"
+				f.Points = append(f.Points, p)
+				break
+			}
+		}
+	}
+	res, err := compare.Compare([]*record.File{base, other}, compare.Options{Threshold: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Libraries) != 1 || len(res.Libraries[0]) != 1 || res.Libraries[0][0] != "NVSHMEM 3.4.5 → 3.8.0" {
+		t.Fatalf("library changes %q", res.Libraries)
+	}
+	sawPut, sawLimit := false, false
+	for _, row := range res.Rows {
+		switch {
+		case row.ID == "rma/put/block":
+			sawPut = true
+			if row.Library[0] != "NVSHMEM 3.4.5 → 3.8.0" {
+				t.Errorf("%s: attributed %q", row.ID, row.Library[0])
+			}
+		case strings.HasPrefix(row.ID, "limit/"):
+			sawLimit = true
+			if row.Library[0] != "" {
+				t.Errorf("%s (CUDA alone): attributed %q", row.ID, row.Library[0])
+			}
+		}
+	}
+	if !sawPut || !sawLimit {
+		t.Fatalf("rows: rma/put/block %v, limit/sm-copy %v", sawPut, sawLimit)
+	}
+	var b bytes.Buffer
+	if err := table.Render(&b, res.Table(), "text"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "[NVSHMEM 3.4.5 → 3.8.0]") || !regexp.MustCompile(`new: \d+ row\(s\) moved with the library version change NVSHMEM 3.4.5 → 3.8.0`).MatchString(out) {
+		t.Errorf("no per-row or summary attribution:\n%s", out)
+	}
+	if !strings.Contains(out, "moved in code that runs no library whose version changed") {
+		t.Errorf("a copy reference that moved is not told apart:\n%s", out)
 	}
 }
