@@ -91,6 +91,12 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 			if info.Caps != nil {
 				h.Capabilities = info.Caps
 			}
+			// The versions of the libraries as loaded (rank 0's: NVSHMEM's
+			// vendor version, NCCL's ncclGetVersion), not as the toolchain
+			// found them: a folder given by NVSHMEM_HOME has no version of
+			// its own, and a build may load another library than it found.
+			h.NVSHMEM, h.Notes = LoadedVersion("NVSHMEM", h.NVSHMEM, info.NVSHMEM, h.Notes)
+			h.NCCL, h.Notes = LoadedVersion("NCCL", h.NCCL, info.NCCL, h.Notes)
 			if len(info.Job) > 0 {
 				h.GPUs = info.Job
 				hosts := map[string]bool{}
@@ -135,4 +141,17 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 		return sum, fmt.Errorf("a point failed the job (see its record); %d point(s) written to %s", sum.Points, o.Out)
 	}
 	return sum, nil
+}
+
+// LoadedVersion is the version a library reported as loaded, where it did,
+// else the one found with the toolchain; a difference between the two is
+// said in the header's notes.
+func LoadedVersion(lib, found, loaded string, notes []string) (string, []string) {
+	if loaded == "" {
+		return found, notes
+	}
+	if found != "" && found != loaded {
+		notes = append(notes, fmt.Sprintf("%s: the toolchain found %s, the job loaded %s (recorded)", lib, found, loaded))
+	}
+	return loaded, notes
 }

@@ -436,3 +436,18 @@ func TestCorruptChecksFailEveryVerifiedPoint(t *testing.T) {
 		t.Errorf("a plain run's header: %v", err)
 	}
 }
+
+// The header records the libraries as the job loaded them (the fake layer's
+// reports NVSHMEM 3.4.5 and NCCL 2.28.9), not as a toolchain search found
+// them (none, or a folder given by NVSHMEM_HOME, leaves them empty).
+func TestHeaderRecordsTheLoadedLibraries(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "versions.jsonl")
+	fakeRun(t, out, "--sizes", "4K", "rma/put/block")
+	f, err := record.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Header.NVSHMEM != "3.4.5" || f.Header.NCCL != "2.28.9" {
+		t.Errorf("header NVSHMEM %q NCCL %q, want the loaded 3.4.5 and 2.28.9", f.Header.NVSHMEM, f.Header.NCCL)
+	}
+}

@@ -629,6 +629,13 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) reco
 	if g.tc != nil {
 		h.NVSHMEM, h.NCCL = g.tc.NVSHMEMVersion, g.tc.NCCLVersion
 	}
+	// The libraries as this process loaded them (the workers load the same
+	// ones): the versions they report win over the toolchain's, which a
+	// folder given by NVSHMEM_HOME leaves empty.
+	if info, err := g.lib.DeviceInfo(0); err == nil {
+		h.NVSHMEM, h.Notes = launcher.LoadedVersion("NVSHMEM", h.NVSHMEM, info.NVSHMEMVersion(), h.Notes)
+		h.NCCL, h.Notes = launcher.LoadedVersion("NCCL", h.NCCL, info.NCCLVersionString(), h.Notes)
+	}
 	if g.shimPath == "fake" {
 		h.Synthetic = true
 		h.Notes = append(h.Notes, "measured with the fake GPU layer (--shim fake): invented numbers for testing")

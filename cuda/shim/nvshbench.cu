@@ -80,6 +80,11 @@ extern "C" int nb_device_info(int dev, nb_info *o) {
   cudaDriverGetVersion(&o->cuda_driver);
   gethostname(o->host, sizeof o->host - 1);
   o->my_pe = -1;
+  // The libraries as loaded (no nvshmem_init needed: the host library's own
+  // version constants; NCCL's ncclGetVersion where it loads): what a header
+  // records, whatever folder the toolchain found them in.
+  nvshmemx_vendor_get_version_info(&o->nvshmem_major, &o->nvshmem_minor, &o->nvshmem_patch);
+  o->nccl_version = nccl_version_loaded();
   return 0;
 }
 
@@ -210,8 +215,6 @@ static int info_fill(nb_info *o) {
   if (rc) return rc;
   o->my_pe = S.me;
   o->n_pes = S.npes;
-  nvshmemx_vendor_get_version_info(&o->nvshmem_major, &o->nvshmem_minor, &o->nvshmem_patch);
-  o->nccl_version = nccl_version_loaded();
   return 0;
 }
 
