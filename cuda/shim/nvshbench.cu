@@ -20,6 +20,7 @@
 //   order.cuh        quiet, barrier and sync on a stream (host-issued, beside the device forms)
 //   host.cuh         host calls: the symmetric heap's allocations, team splits
 //   ncclp2p.cuh      NCCL send/recv: one way and a ping-pong (the host-driven baseline)
+//   newer.cuh        rows only newer libraries have (compiled by their version macros, else waived)
 //   moe.cuh          the MoE dispatch/combine family (NVSHMEM, NCCL's device API, NCCL host)
 // Every NVSHMEM / CUDA / NCCL / NVML call of the tool lives in this library.
 //
@@ -47,6 +48,7 @@
 #include "order.cuh"
 #include "host.cuh"
 #include "ncclp2p.cuh"
+#include "newer.cuh"
 #include "moe.cuh"
 
 extern "C" int nb_abi_version(void) { return NB_ABI_VERSION; }
@@ -262,7 +264,7 @@ struct OpTable {
   size_t n;
 };
 #define NB_TABLE(t) {t, sizeof t / sizeof t[0]}
-static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kStridedOps), NB_TABLE(kRateOps), NB_TABLE(kOrderOps), NB_TABLE(kHostOps), NB_TABLE(kP2POps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
+static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kStridedOps), NB_TABLE(kRateOps), NB_TABLE(kOrderOps), NB_TABLE(kHostOps), NB_TABLE(kP2POps), NB_TABLE(kNewerOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
                                   NB_TABLE(kMoEOps)};
 #undef NB_TABLE
 

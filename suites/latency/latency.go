@@ -90,6 +90,8 @@ func kinds() []kind {
 		kind{id: "latency/put-signal", op: "lat.put_signal", sized: true, desc: "ROUND TRIP: one-way putmem_signal_nbi_block + quiet per iteration (completion acknowledged)"},
 		kind{id: "latency/issue/fence", op: "lat.fence", threads: 1, desc: "ISSUE TIME, not a round trip: 8-byte p followed by nvshmem_fence (ordering only)"},
 		kind{id: "latency/quiet", op: "lat.quiet", threads: 1, desc: "ROUND TRIP: 8-byte p followed by nvshmem_quiet (completion)"},
+		kind{id: "latency/issue/flush", op: "lat.flush", threads: 1,
+			desc: "ISSUE TIME, not a round trip: 8-byte putmem_nbi followed by nvshmemx_flush (the source reusable; NVSHMEM >= 3.7, waived on older)"},
 		kind{id: "latency/launch", op: "lat.launch", threads: 1, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation",
 			unverifiable: "an empty kernel moves no data: nothing to check"},
 	)
