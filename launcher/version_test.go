@@ -11,7 +11,7 @@ import (
 func TestLoadedVersionIsRecorded(t *testing.T) {
 	for _, c := range []struct {
 		found, loaded, want string
-		note               bool
+		note                bool
 	}{
 		{"", "3.8.0", "3.8.0", false},
 		{"3.4.5", "3.4.5", "3.4.5", false},
