@@ -181,8 +181,48 @@ func (k chartKind) takes(id string) bool {
 // series. Several files are overlaid, their series labelled by file; ref
 // adds the published values as marks (nil for none).
 func Build(files []*record.File, ref *record.Reference) []Spec {
-	out := buildKinds(files, ref)
-	return append(out, moeCharts(files)...)
+	out := append(buildKinds(files, ref), moeCharts(files)...)
+	if note := librariesNote(files); note != "" {
+		for i := range out {
+			out[i].Notes = append(out[i].Notes, note)
+		}
+	}
+	return out
+}
+
+// librariesNote names the NVSHMEM and NCCL versions the files' numbers come
+// from, for every chart's caption: one set for all, or each file's where
+// they differ ("" where no header names them).
+func librariesNote(files []*record.File) string {
+	names := record.Labels(files)
+	var sets []string
+	byFile := make([]string, len(files))
+	for i, f := range files {
+		var parts []string
+		if f.Header.NVSHMEM != "" {
+			parts = append(parts, "NVSHMEM "+f.Header.NVSHMEM)
+		}
+		if f.Header.NCCL != "" {
+			parts = append(parts, "NCCL "+f.Header.NCCL)
+		}
+		byFile[i] = strings.Join(parts, ", ")
+		if byFile[i] != "" && !slices.Contains(sets, byFile[i]) {
+			sets = append(sets, byFile[i])
+		}
+	}
+	switch {
+	case len(sets) == 0:
+		return ""
+	case len(sets) == 1:
+		return "libraries: " + sets[0]
+	}
+	var each []string
+	for i, v := range byFile {
+		if v != "" {
+			each = append(each, names[i]+": "+v)
+		}
+	}
+	return "libraries: " + strings.Join(each, "; ")
 }
 
 func buildKinds(files []*record.File, ref *record.Reference) []Spec {
