@@ -172,7 +172,7 @@ static int counters_within(Region w, uint64_t lo, uint64_t hi, nb_result *res) {
 // counters_hold checks the n counters of `elem` bytes at w against want.
 static int counters_hold(Region w, uint64_t want, nb_result *res) {
   if (w.elem == 8) return check_u64((const uint64_t *)w.p, w.n, want, res);
-  return check_u32((const uint32_t *)w.p, w.n, (uint32_t)want, res);
+  return check_words<uint32_t>((const uint32_t *)w.p, w.n, (uint32_t)want, res);
 }
 
 // amo_hold: the counters at w after n calls of F from the PE `from`.

@@ -36,11 +36,6 @@ __global__ void k_check(const uint8_t *b, int64_t n, int64_t base, int pe, int64
     if (b[i] != pat(base + i, pe, seed)) mismatch(cnt, i);
 }
 
-__global__ void k_check_u64(const uint64_t *b, int64_t n, uint64_t want, unsigned long long *cnt) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-    if (b[i] != want) mismatch(cnt, i);
-}
-
 template <typename T>
 __global__ void k_check_words(const T *b, int64_t n, T want, unsigned long long *cnt) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
@@ -82,17 +77,19 @@ static int check_bytes(const uint8_t *buf, int64_t n, int64_t base, int src_pe, 
       });
 }
 
-// check_u64 checks n counters of buf against want.
-static int check_u64(const uint64_t *buf, int64_t n, uint64_t want, nb_result *r) {
+// check_words checks n words (counters) of buf against want.
+template <typename T>
+static int check_words(const T *buf, int64_t n, T want, nb_result *r) {
   return counted(
-      n, r, [&](unsigned long long *cnt) { k_check_u64<<<256, 256, 0, S.stream>>>(buf, n, want, cnt); },
+      n, r, [&](unsigned long long *cnt) { k_check_words<T><<<256, 256, 0, S.stream>>>(buf, n, want, cnt); },
       [&](unsigned long long first, unsigned long long) {
-        uint64_t got = 0;
-        cudaMemcpy(&got, buf + first, 8, cudaMemcpyDeviceToHost);
+        T got = 0;
+        cudaMemcpy(&got, buf + first, sizeof got, cudaMemcpyDeviceToHost);
         snprintf(r->detail, sizeof r->detail, "counter %llu: got %llu, want %llu", first, (unsigned long long)got,
                  (unsigned long long)want);
       });
 }
+static int check_u64(const uint64_t *buf, int64_t n, uint64_t want, nb_result *r) { return check_words<uint64_t>(buf, n, want, r); }
 
 // corrupt_region damages element n/2 of w: its most significant byte's bit 6
 // flips (a byte of a pattern, a counter's high bits, the exponent's top bit
@@ -127,17 +124,6 @@ struct CheckAt {
 // Region helpers: nothing, and n elements of elem bytes at p.
 static inline Region nowhere() { return Region{nullptr, 0, 0}; }
 static inline Region region(void *p, int64_t n, int elem) { return Region{p, n, elem}; }
-
-// check_u32 checks n 32-bit counters of buf against want.
-static int check_u32(const uint32_t *buf, int64_t n, uint32_t want, nb_result *r) {
-  return counted(
-      n, r, [&](unsigned long long *cnt) { k_check_words<uint32_t><<<256, 256, 0, S.stream>>>(buf, n, want, cnt); },
-      [&](unsigned long long first, unsigned long long) {
-        uint32_t got = 0;
-        cudaMemcpy(&got, buf + first, 4, cudaMemcpyDeviceToHost);
-        snprintf(r->detail, sizeof r->detail, "counter %llu: got %u, want %u", first, got, want);
-      });
-}
 
 static int fill_src(int64_t n, int64_t seed) {
   k_fill<<<1024, 256, 0, S.stream>>>(S.src, n, S.me, seed);
