@@ -2,7 +2,6 @@ package shim
 
 import (
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -70,15 +69,7 @@ static constexpr OpEntry kReduceScatter = {NB_OP_REDUCESCATTER, "coll.reducescat
 		"coll.broadcast: its check kCheckSum is coll.allreduce's too",
 		"coll.reducescatter (coll_reducescatter.cuh) is not in collectives.cuh's NB_COLLECTIVES: no table has it",
 	}
-	all := strings.Join(problems, "\n")
-	for _, w := range want {
-		if !strings.Contains(all, w) {
-			t.Errorf("not found: %q in\n%s", w, all)
-		}
-	}
-	if len(problems) != len(want) {
-		t.Errorf("%d problems, want %d:\n%s", len(problems), len(want), all)
-	}
+	wantProblems(t, problems, want)
 	if len(cs) != 3 || cs[0].Base != "allreduce" || !cs[0].AllDTypes || cs[1].Base != "broadcast" {
 		t.Errorf("read %+v", cs)
 	}

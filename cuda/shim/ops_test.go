@@ -68,15 +68,7 @@ static constexpr OpEntry k[] = {
 		"rma.h: not an entry {code, name, &family, traits, check, launch}", "rma.i: its check kCheckY is not a declared Check",
 		"rma.j: its check kCheckNone cannot be corrupted, and the entry is not T_NO_OUTPUT",
 		"rma.l: its check kCheckReset cannot be corrupted, and the entry is not T_NO_OUTPUT"}
-	all := strings.Join(problems, "\n")
-	for _, w := range want {
-		if !strings.Contains(all, w) {
-			t.Errorf("not found: %q in\n%s", w, all)
-		}
-	}
-	if len(problems) != len(want) {
-		t.Errorf("%d problems, want %d:\n%s", len(problems), len(want), all)
-	}
+	wantProblems(t, problems, want)
 	if o := ops["rma.c"]; o.File != "x.cuh" || o.Family != "kRMA" || !o.Has(TraitLoadStore) || !o.Has(TraitPayload) {
 		t.Errorf("rma.c read as %+v", o)
 	}
@@ -137,5 +129,20 @@ func TestEveryCheckIsUsedAndCanFail(t *testing.T) {
 		if !used[name] {
 			t.Errorf("check %s (%s) is no entry's", name, c.File)
 		}
+	}
+}
+
+// wantProblems: the parse found exactly the problems want names (each a
+// substring of one).
+func wantProblems(t *testing.T, problems, want []string) {
+	t.Helper()
+	all := strings.Join(problems, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("not found: %q in\n%s", w, all)
+		}
+	}
+	if len(problems) != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", len(problems), len(want), all)
 	}
 }
