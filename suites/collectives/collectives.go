@@ -216,9 +216,55 @@ func points(coll collective, im impl) func(c *harness.Config) []record.Params {
 					}
 				}
 			}
+			// NVSHMEM's own algorithms forced (--nvshmem-algos) beside its
+			// choice above: the same points, each in workers started with
+			// the algorithm's variable.
+			if !forces(im) {
+				continue
+			}
+			for _, al := range c.ForcedAlgos(coll.Base) {
+				for _, dt := range dtypes {
+					for _, s := range c.Sizes {
+						if al.MaxBlock > 0 && blockBytes(coll, s, c.PEs) > al.MaxBlock {
+							continue // NVSHMEM runs another algorithm there (or its scratch is too small)
+						}
+						out = append(out, record.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
+							Path: c.Path, Mode: mode, Launch: l, Extra: map[string]string{"nvshmem_algo": al.Name}, Env: al.Env()})
+					}
+				}
+			}
 		}
 		return out
 	}
+}
+
+// forces: the implementation takes NVSHMEM's forced algorithms (the
+// device-side block-scope rows, NVSHMEM's own kernels).
+func forces(im impl) bool { return im.code == cuda.ImplNVSHMEMDevice && im.scope == "block" }
+
+// blockBytes is what each PE contributes of a point of size bytes: a
+// block of size / PEs where the size is the whole output or input
+// (allgather, reduce-scatter), else the size.
+func blockBytes(coll collective, size int64, pes int) int64 {
+	if coll.blocks() && pes > 0 {
+		return size / int64(pes)
+	}
+	return size
+}
+
+// forcedAlgo is the algorithm a point forces (ok false where it forces
+// none).
+func forcedAlgo(coll string, p record.Params) (harness.NVSHMEMAlgo, bool) {
+	name := p.Extra["nvshmem_algo"]
+	if name == "" {
+		return harness.NVSHMEMAlgo{}, false
+	}
+	for _, a := range harness.NVSHMEMAlgos {
+		if a.Collective == coll && a.Name == name {
+			return a, true
+		}
+	}
+	return harness.NVSHMEMAlgo{Name: name}, true
 }
 
 func extra(im impl, proto string) map[string]string {
@@ -264,6 +310,16 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cud
 			a.Verify = 1
 		}
 		a.SetNCCL(im.algo, p.Extra["nccl_proto"])
+		if al, ok := forcedAlgo(coll.Base, p); ok {
+			if al.Var == "" || !forces(im) {
+				return a, fmt.Sprintf("NVSHMEM algorithm %q is not one of %s's forced algorithms here", al.Name, coll.Base)
+			}
+			if al.NVLS {
+				if why := j.MulticastOff(); why != "" {
+					return a, "NVSHMEM's " + al.Name + " needs NVLink multicast (without it NVSHMEM runs another algorithm): " + why
+				}
+			}
+		}
 		if im.nvls {
 			if why := j.MulticastOff(); why != "" {
 				return a, why
@@ -313,7 +369,7 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cud
 func describe(coll collective, im impl) func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 	return func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 		o.BusFactor = coll.busFactor(e.Job.NPEs())
-		o.Effective = effective(im, a, e)
+		o.Effective = effective(im, a, e, p.Extra["nvshmem_algo"])
 	}
 }
 
@@ -321,7 +377,7 @@ func describe(coll collective, im impl) func(e *harness.Env, p record.Params, a 
 // its path, or nccl-via-nvshmem when NVSHMEM's on-stream call is handed to
 // NCCL (inferred from NVSHMEM's rule: built with NCCL, NCCL loadable on
 // every PE, no NVLS, NVSHMEM_DISABLE_NCCL unset).
-func effective(im impl, a cuda.Args, e *harness.Env) string {
+func effective(im impl, a cuda.Args, e *harness.Env, algo string) string {
 	j := e.Job
 	switch im.code {
 	case cuda.ImplNCCL:
@@ -351,6 +407,10 @@ func effective(im impl, a cuda.Args, e *harness.Env) string {
 			s += "-" + v
 		}
 		return s
+	case cuda.ImplNVSHMEMDevice:
+		if name := algo; name != "" {
+			return "nvshmem-" + name
+		}
 	case cuda.ImplNVSHMEMStream:
 		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && j.MulticastOff() != "" && j.NCCLMissing() == "" {
 			return "nccl-via-nvshmem"
