@@ -282,8 +282,9 @@ static const Family kColl = {"collectives", coll_family_validate, coll_active, c
 #include "coll_broadcast.cuh"
 #include "coll_barrier.cuh"
 #include "coll_reducescatter.cuh"
+#include "coll_sync.cuh"
 
-#define NB_COLLECTIVES(X) X(AllReduce) X(AllGather) X(AllToAll) X(Broadcast) X(Barrier) X(ReduceScatter)
+#define NB_COLLECTIVES(X) X(AllReduce) X(AllGather) X(AllToAll) X(Broadcast) X(Barrier) X(ReduceScatter) X(Sync)
 
 // A payload collective's check is its own generator's, read from its output:
 // args.size bytes (coll_output), or its own output() where it has one (a

@@ -72,6 +72,8 @@ type registration struct {
 	title     string // how a description names it
 	busFactor func(n int) float64
 	impls     []impl
+	// noNCCL says why the collective has no NCCL row ("": it has one).
+	noNCCL string
 }
 
 // registrations: one per collective of the shim, by its name (a
@@ -88,6 +90,10 @@ var registrations = map[string]registration{
 	"allgather": {paramOp: "allgather", title: "allgather", impls: otherImpls,
 		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
 	"barrier": {paramOp: "barrier", title: "barrier", impls: otherImpls, busFactor: func(int) float64 { return 0 }},
+	// sync: nvshmem_sync_all, a barrier without its quiet (NVSHMEM's only:
+	// NCCL has none, its barrier row is the 1-element AllReduce).
+	"sync": {paramOp: "sync", title: "sync_all", impls: syncImpls, busFactor: func(int) float64 { return 0 },
+		noNCCL: "NCCL has no sync (nor a barrier: collectives/barrier/nccl is a 1-element AllReduce)"},
 	// reducescatter: the size is the whole input (size / PEs to each), as
 	// in nccl-tests.
 	"reducescatter": {paramOp: "reducescatter", title: "reduce-scatter sum", impls: reducescatterImpls,
@@ -117,6 +123,13 @@ func collectives() []collective {
 		}
 	}
 	return out
+}
+
+var syncImpls = []impl{
+	{name: "nvshmem-thread", code: cuda.ImplNVSHMEMDevice, scope: "thread", def: true, desc: "nvshmem_sync_all by one thread of one CTA (collective launch)"},
+	{name: "nvshmem-warp", code: cuda.ImplNVSHMEMDevice, scope: "warp", def: true, desc: "nvshmemx_sync_all_warp in one CTA (collective launch)"},
+	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "nvshmemx_sync_all_block in one CTA (collective launch), beside the barrier's nvshmemx_barrier_all_block"},
+	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "nvshmemx_sync_all_on_stream (one launch per operation; latency/stream/sync is the same call issued by the host in a loop)"},
 }
 
 var otherImpls = []impl{
