@@ -94,6 +94,10 @@ var registrations = map[string]registration{
 	// NCCL has none, its barrier row is the 1-element AllReduce).
 	"sync": {paramOp: "sync", title: "sync_all", impls: syncImpls, busFactor: func(int) float64 { return 0 },
 		noNCCL: "NCCL has no sync (nor a barrier: collectives/barrier/nccl is a 1-element AllReduce)"},
+	// teamsync: the sync on a team split from WORLD (every PE, stride 1)
+	// beside sync on WORLD itself: what a split team costs a collective.
+	"teamsync": {paramOp: "teamsync", title: "team_sync of a team split from WORLD (every PE)", impls: teamSyncImpls, busFactor: func(int) float64 { return 0 },
+		noNCCL: "NCCL's teams are its communicators: no split of one to compare"},
 	// reducescatter: the size is the whole input (size / PEs to each), as
 	// in nccl-tests.
 	"reducescatter": {paramOp: "reducescatter", title: "reduce-scatter sum", impls: reducescatterImpls,
@@ -130,6 +134,13 @@ var syncImpls = []impl{
 	{name: "nvshmem-warp", code: cuda.ImplNVSHMEMDevice, scope: "warp", def: true, desc: "nvshmemx_sync_all_warp in one CTA (collective launch)"},
 	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "nvshmemx_sync_all_block in one CTA (collective launch), beside the barrier's nvshmemx_barrier_all_block"},
 	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "nvshmemx_sync_all_on_stream (one launch per operation; latency/stream/sync is the same call issued by the host in a loop)"},
+}
+
+var teamSyncImpls = []impl{
+	{name: "nvshmem-thread", code: cuda.ImplNVSHMEMDevice, scope: "thread", def: true, desc: "nvshmem_team_sync(split team) by one thread of one CTA (collective launch); collectives/sync/nvshmem-thread is the same on WORLD"},
+	{name: "nvshmem-warp", code: cuda.ImplNVSHMEMDevice, scope: "warp", def: true, desc: "nvshmemx_team_sync_warp(split team) in one CTA (collective launch)"},
+	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "nvshmemx_team_sync_block(split team) in one CTA (collective launch)"},
+	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "nvshmemx_team_sync_on_stream(split team)"},
 }
 
 var otherImpls = []impl{
