@@ -28,6 +28,11 @@ type Config struct {
 	DTypes        []string `json:"dtypes,omitempty"`      // collectives: float, bf16, half
 	Graph         bool     `json:"graph,omitempty"`       // collectives: capture the timed iterations in a CUDA graph
 	NCCLProtos    []string `json:"nccl_protos,omitempty"` // NCCL protocols to force (LL, LL128, Simple); none: NCCL's choice
+	// NVSHMEMAlgos are NVSHMEM's collective algorithms to force beside its
+	// own choice (--nvshmem-algos: collective:name, a collective, or all;
+	// NVSHMEMAlgos lists them): extra points of the nvshmem-block rows,
+	// each run under its variable (params.env).
+	NVSHMEMAlgos []string `json:"nvshmem_algos,omitempty"`
 	// SMs is the SM count of the run's GPUs (the smallest), from the
 	// devices: full-GPU launches (limits, multi-CTA AllReduces) size their
 	// grids by it. 0: unknown (a plan made without a GPU).
@@ -110,6 +115,7 @@ func (c *Config) Dedupe() {
 	c.Sizes = unique(c.Sizes)
 	c.DTypes = unique(c.DTypes)
 	c.NCCLProtos = unique(c.NCCLProtos)
+	c.NVSHMEMAlgos = unique(c.NVSHMEMAlgos)
 	c.MoE.Tokens = unique(c.MoE.Tokens)
 	c.MoE.DTypes = unique(c.MoE.DTypes)
 	c.MoE.Modes = unique(c.MoE.Modes)
@@ -209,6 +215,9 @@ func (c *Config) Validate() error {
 		if p != "LL" && p != "LL128" && p != "Simple" {
 			return fmt.Errorf("--nccl-protos %q: want LL, LL128 or Simple", p)
 		}
+	}
+	if err := c.validateAlgos(); err != nil {
+		return err
 	}
 	switch c.Path {
 	case "p2p", "proxy", "ibgda":

@@ -35,6 +35,9 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, err
 	o := Outcome{L2Bytes: e.Job.L2Bytes()}
 	o.Effective = PathName(e.Job.PeerPath(), e.Config)
 	a, waiver := b.Args(e, p)
+	if why := envMissing(p.Env); why != "" && waiver == "" {
+		waiver = why
+	}
 	if e.Config.CorruptChecks {
 		a.Corrupt = 1
 	}

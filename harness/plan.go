@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -66,6 +67,14 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 				p.Config.NeedBytes = max(p.Config.NeedBytes, b.Buffer(cfg, cfg.PEs, params))
 			}
 		}
+	}
+	// The points of one environment together (a worker group each), the
+	// run's own first (the limits are there), each group in plan order.
+	sort.SliceStable(p.Items, func(i, j int) bool {
+		return EnvKey(p.Items[i].Params.Env) < EnvKey(p.Items[j].Params.Env)
+	})
+	for i := range p.Items {
+		p.Items[i].Index = i
 	}
 	return p
 }

@@ -173,7 +173,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		if ctx.Err() != nil {
 			return sum, interrupted(sum)
 		}
-		n, failed, err := g.run(ctx, todo)
+		// A worker group per environment: NVSHMEM reads a point's own
+		// variables (params.env) once, at nvshmem_init.
+		seg := harness.FirstEnvGroup(todo)
+		g.env = harness.EnvList(seg[0].Params.Env)
+		n, failed, err := g.run(ctx, seg)
 		todo = todo[n:]
 		if err != nil {
 			if ctx.Err() != nil {
@@ -231,6 +235,9 @@ type group struct {
 	jobTotals bool
 	killed    string // what a timeout does to the PEs, for its message
 	planJSON  []byte // the plan of the group being started, a worker's stdin
+	// env is what the group's points add to every worker's environment
+	// (their params.env; the same on every PE).
+	env []string
 }
 
 func (g *group) record(p *record.Point) error {
@@ -456,6 +463,7 @@ func spawnProcess(g *group, rank int, uid []byte, events chan<- event) (*worker,
 		"--device", fmt.Sprint(rank / o.PEsPerGPU)}, o.WorkerArgs...)
 	cmd := exec.Command(o.Exe, args...)
 	env := append([]string{}, o.Env...)
+	env = append(env, g.env...) // after the run's: exec keeps the last of a name
 	env = append(env, fmt.Sprintf("NVSHBENCH_WORKER_GROUP=%d", g.groups))
 	if uid != nil {
 		env = append(env, "NVSHBENCH_UID="+hex.EncodeToString(uid))

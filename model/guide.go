@@ -18,6 +18,12 @@ type pattern struct {
 	name string
 	// impl names a series' implementation ("" if the series is not one).
 	impl func(id string) string
+	// shape, where set, splits group's key for this pattern: the key
+	// without the launch shape (base) and the series' own shape ("": a
+	// series whose launch is the library's own, which joins every group
+	// of its base). Implementations that launch differently are compared
+	// at the same sizes, the key saying what differs.
+	shape func(s *Series) (base, shape string)
 }
 
 func exact(names map[string]string) func(string) string {
@@ -48,8 +54,33 @@ var patterns = func() []pattern {
 	for _, op := range []string{"dispatch", "combine"} {
 		ps = append(ps, pattern{name: "MoE " + op, impl: under("moe/" + op + "/")})
 	}
+	// A transfer to another GPU, device-initiated or host-driven: NVSHMEM's
+	// device put against NCCL's send/recv and the copy engine, one-way
+	// bandwidth at the same sizes. Their launches differ by nature (the put
+	// its CTAs × threads, NCCL its own kernel, the copy engine none), so
+	// the put's shape names the group and the others join each one.
+	ps = append(ps, pattern{name: "a transfer to another GPU, device-initiated or host-driven", impl: exact(map[string]string{
+		"rma/put/block":        "NVSHMEM device put (block)",
+		"rma/nccl/send":        "NCCL send/recv",
+		"rma/host/memcpy":      "cudaMemcpyAsync",
+		"rma/host/memcpy-peer": "cudaMemcpyPeerAsync",
+	}), shape: transferShape})
 	return ps
 }()
+
+// transferShape: the transfer pattern's key without a launch shape, and
+// the device put's shape (the others: their own).
+func transferShape(s *Series) (base, shape string) {
+	p := s.point.Params
+	base = strings.Join([]string{s.File, "pes=" + strconv.Itoa(s.PEs), "path=" + p.Path, "bandwidth", "dir=" + p.Dir}, " ")
+	if s.ID == "rma/put/block" {
+		shape = fmt.Sprintf("device put %dx%d", p.CTAs, p.Threads)
+	}
+	return base, shape
+}
+
+// ownLaunch labels a group whose members launch differently.
+const ownLaunch = "; NCCL's kernel and the copy engine launch as they do (launch shapes differ)"
 
 // group is the like-for-like key of a series within a pattern: the same
 // file, PE count, launch mode, dtype, graph setting, and for transfers the
@@ -139,21 +170,52 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 	g := Guide{Rule: rule.OrDefault()}
 	for _, pat := range patterns {
 		groups := map[string][]*Fit{}
+		keys := map[string]string{}
 		var order []string
+		joins := map[string][]*Fit{} // base → the series of their own launch
 		for _, f := range fits {
 			if pat.impl(f.ID) == "" || !usable(f.Series) {
 				continue
 			}
+			key := group(f.Series)
+			if pat.shape != nil {
+				base, shape := pat.shape(f.Series)
+				if shape == "" {
+					b := strconv.Itoa(f.file) + "\x00" + base
+					joins[b] = append(joins[b], f)
+					continue
+				}
+				key = base + " " + shape + ownLaunch
+			}
 			// Never across files: the file's position, not only its label.
-			k := strconv.Itoa(f.file) + "\x00" + group(f.Series)
+			k := strconv.Itoa(f.file) + "\x00" + key
 			if _, ok := groups[k]; !ok {
 				order = append(order, k)
+				keys[k] = key
 			}
 			groups[k] = append(groups[k], f)
 		}
+		if pat.shape != nil {
+			// Each series of its own launch joins every group of its base;
+			// where none has a shaped series, they make one of their own.
+			for b, fs := range joins {
+				joined := false
+				for _, k := range order {
+					if strings.HasPrefix(k, b+" ") {
+						groups[k] = append(groups[k], fs...)
+						joined = true
+					}
+				}
+				if !joined {
+					order = append(order, b)
+					groups[b], keys[b] = fs, b[strings.IndexByte(b, 0)+1:]+" (launch shapes differ)"
+				}
+			}
+			sort.Strings(order)
+		}
 		for _, k := range order {
 			fs := groups[k]
-			key := group(fs[0].Series)
+			key := keys[k]
 			impls := map[string]bool{}
 			for _, f := range fs {
 				impls[pat.impl(f.ID)] = true

@@ -298,3 +298,47 @@ func TestGuideOnCommittedFiles(t *testing.T) {
 		t.Error("the reproduce's one-PE NCCL algorithms are not one contender")
 	}
 }
+
+// A transfer to another GPU: NVSHMEM's device put, NCCL send/recv and the
+// copy engine compared at the same sizes though they launch differently:
+// the put's shape names each group (two shapes: two groups) and the
+// host-driven series join both, the key saying the launches differ; the
+// fastest by the rule (the copy engine's low overhead at small sizes, the
+// put's bandwidth at large ones) with a crossover between.
+func TestTransferHostDrivenVsDeviceInitiated(t *testing.T) {
+	put := record.Params{Op: "put", Scope: "block", CTAs: 32, Threads: 256, Path: "p2p", Dir: "uni", Mode: "nbi"}
+	wide := put
+	wide.CTAs = 132
+	host := record.Params{Op: "send", CTAs: 1, Threads: 32, Path: "p2p", Dir: "uni"}
+	cp := record.Params{Op: "copy", CTAs: 1, Threads: 32, Path: "p2p", Dir: "uni"}
+	f := run("xfer", 2, []impl{
+		{id: "rma/put/block", params: put, eff: "p2p", fn: line(8, 400), noise: 0.01},
+		{id: "rma/put/block", params: wide, eff: "p2p", fn: line(8, 420), noise: 0.01},
+		{id: "rma/nccl/send", params: host, eff: "p2p", fn: line(20, 300), noise: 0.01},
+		{id: "rma/host/memcpy", params: cp, eff: "p2p", fn: line(2, 200), noise: 0.01},
+	}, pow2(4<<10, 1<<30))
+	var got []model.Comparison
+	for _, c := range guideOf(f).Comparisons {
+		if strings.HasPrefix(c.Pattern, "a transfer to another GPU") {
+			got = append(got, c)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d transfer comparisons, want 2 (one per device put shape)", len(got))
+	}
+	for _, c := range got {
+		if !strings.Contains(c.Group, "device put 32x256") && !strings.Contains(c.Group, "device put 132x256") || !strings.Contains(c.Group, "launch shapes differ") {
+			t.Errorf("group %q does not say what differs", c.Group)
+		}
+		if len(c.Impls) != 3 {
+			t.Errorf("%s: implementations %q, want the put, NCCL and cudaMemcpyAsync", c.Group, c.Impls)
+		}
+		first, last := c.Rows[0], c.Rows[len(c.Rows)-1]
+		if first.Winner != "cudaMemcpyAsync" || last.Winner != "NVSHMEM device put (block)" {
+			t.Errorf("%s: %d B %q, %d B %q", c.Group, first.Size, first.Label(), last.Size, last.Label())
+		}
+		if len(c.Crossings) == 0 {
+			t.Errorf("%s: no crossover", c.Group)
+		}
+	}
+}

@@ -295,6 +295,11 @@ type Params struct {
 	Mode    string            `json:"mode,omitempty"`    // blocking, nbi, graph, stream, ...
 	Launch  string            `json:"launch,omitempty"`  // collectives: per-op (one launch per operation) or fused (in one kernel)
 	Extra   map[string]string `json:"extra,omitempty"`   // anything else a suite varies
+	// Env holds the NVSHMEM variables the point's workers ran with beyond
+	// the run's environment (the header's env): set at nvshmem_init, so
+	// the controller starts a worker group for each distinct Env (every PE
+	// the same). NVSHMEM's forced collective algorithms use it.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // Launch modes of collectives: only rows of one mode are compared.
@@ -341,6 +346,14 @@ func (p Params) key(withSize bool) string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		add(k, p.Extra[k])
+	}
+	keys = keys[:0]
+	for k := range p.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add("env."+k, p.Env[k])
 	}
 	return strings.Join(kv, " ")
 }
@@ -468,7 +481,7 @@ func (p *Point) Validate() error {
 	if p.ID == "" {
 		return fmt.Errorf("point has no id")
 	}
-	if c := controlIn(append([]string{p.ID, p.Params.Op, p.Params.Scope, p.Params.Path, p.Params.Dir, p.Params.DType, p.Params.Mode, p.Params.Launch}, extraTexts(p.Params.Extra)...)...); c != "" {
+	if c := controlIn(append([]string{p.ID, p.Params.Op, p.Params.Scope, p.Params.Path, p.Params.Dir, p.Params.DType, p.Params.Mode, p.Params.Launch}, append(extraTexts(p.Params.Extra), extraTexts(p.Params.Env)...)...)...); c != "" {
 		return fmt.Errorf("point %q: its id or params hold a control character (%s): not a record nvshbench wrote", p.ID, c)
 	}
 	if !p.Status.Valid() {

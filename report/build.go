@@ -122,6 +122,9 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 		if hasDeviceAPI(f) {
 			rep.Tables = append(rep.Tables, deviceAPITable(f, tag, opt.Rule.OrDefault()))
 		}
+		if hasForcedAlgos(f) {
+			rep.Tables = append(rep.Tables, tableII(f, tag, opt.Rule.OrDefault()))
+		}
 		if hasMoE(f) {
 			rep.Tables = append(rep.Tables, moeTable(f, tag, opt.Rule.OrDefault()))
 		}

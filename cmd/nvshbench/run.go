@@ -57,6 +57,7 @@ type runOptions struct {
 	Graph       bool
 	NVSHMEMNCCL string
 	NCCLProtos  []string
+	Algos       []string
 	MoE         moeFlags
 	// set on the command line (not defaults): checked against what the
 	// selected benchmarks take
@@ -102,6 +103,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringSliceVar(&o.DTypes, "dtypes", []string{"float"}, "collectives: data types of AllReduce (float, bf16, half)")
 	f.BoolVar(&o.Graph, "graph", false, "collectives: capture the timed iterations in a CUDA graph (as the paper did)")
 	f.StringSliceVar(&o.NCCLProtos, "nccl-protos", nil, "collectives: also force these NCCL protocols (LL, LL128, Simple) with NCCL_PROTO; default: NCCL's choice")
+	f.StringSliceVar(&o.Algos, "nvshmem-algos", nil, "collectives: also force NVSHMEM's own algorithms on the nvshmem-block rows (collective:name, a collective, or all; e.g. allgather:ll8,broadcast), each through NVSHMEM's variable in its workers' environment; default: NVSHMEM's choice")
 	f.StringVar(&o.NVSHMEMNCCL, "nvshmem-nccl", "auto", "on-stream NVSHMEM collectives: auto (NVSHMEM may hand them to NCCL) or off (NVSHMEM_DISABLE_NCCL=1, NVSHMEM's own kernels)")
 	d := harness.DefaultMoE()
 	f.IntSliceVar(&o.MoE.Tokens, "moe-tokens", d.Tokens, "MoE: tokens per rank")
@@ -118,6 +120,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	c.RegisterFlagCompletionFunc("path", cobra.FixedCompletions([]string{"p2p", "proxy", "ibgda"}, cobra.ShellCompDirectiveNoFileComp))
 	c.RegisterFlagCompletionFunc("dtypes", listCompletion([]string{"float", "bf16", "half"}))
 	c.RegisterFlagCompletionFunc("nccl-protos", listCompletion([]string{"LL", "LL128", "Simple"}))
+	c.RegisterFlagCompletionFunc("nvshmem-algos", listCompletion(harness.AlgoFlags()))
 	c.RegisterFlagCompletionFunc("nvshmem-nccl", cobra.FixedCompletions([]string{"auto", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	c.RegisterFlagCompletionFunc("sizes", cobra.FixedCompletions([]string{"8:1G", "8:1M", "1K:1G:4", "256,4K,1M"}, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 	c.RegisterFlagCompletionFunc("out", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -186,7 +189,7 @@ func (o *runOptions) config() (*harness.Config, error) {
 	if len(o.DTypes) > 0 {
 		cfg.DTypes = o.DTypes
 	}
-	cfg.Graph, cfg.NCCLProtos = o.Graph, o.NCCLProtos
+	cfg.Graph, cfg.NCCLProtos, cfg.NVSHMEMAlgos = o.Graph, o.NCCLProtos, o.Algos
 	if len(o.MoE.Tokens) > 0 || o.MoE.Hidden != 0 { // set by the flags (tests build options without them)
 		cfg.MoE = harness.MoEConfig{Tokens: o.MoE.Tokens, Hidden: o.MoE.Hidden, TopK: o.MoE.TopK, Experts: o.MoE.Experts,
 			DTypes: o.MoE.DTypes, Modes: o.MoE.Modes, Routings: o.MoE.Routes, Zipf: o.MoE.Zipf}
@@ -257,7 +260,7 @@ func checkLaunchFlags(o *runOptions, benches []*harness.Benchmark, stderr io.Wri
 
 // pointFlags are the run flags that choose which points a benchmark
 // measures (the others say how every point is measured).
-var pointFlags = []string{"sizes", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "launch-sweep", "sweep-size",
+var pointFlags = []string{"sizes", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "nvshmem-algos", "launch-sweep", "sweep-size",
 	"moe-tokens", "moe-hidden", "moe-topk", "moe-experts", "moe-dtype", "moe-modes", "moe-routing", "moe-zipf"}
 
 // checkPointFlags finds, for each point flag the user set, the selected
@@ -402,8 +405,15 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if o.NVSHMEMNCCL == "off" {
 		extra["NVSHMEM_DISABLE_NCCL"] = "1"
 	}
+	envNote, err := checkPointEnvs(plan, extra)
+	if err != nil {
+		return nil, err
+	}
 	header := buildHeader(gpu, gpus, o.PEsPerGPU, extra)
 	header.Label = o.Label
+	if envNote != "" {
+		header.Notes = append(header.Notes, envNote)
+	}
 	header.Run = &record.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads,
 		CorruptChecks: cfg.CorruptChecks}
 	exe, err := os.Executable()
@@ -449,6 +459,34 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
 	}
 	return sum, err
+}
+
+// checkPointEnvs checks the points' own NVSHMEM variables (params.env) and
+// refuses one that the run's environment already sets (this process's, or
+// what the run adds, extra): the points without it would then not run
+// under NVSHMEM's default, and their rows would be labelled wrongly. It
+// returns the header's note on the worker groups ("" where no point has
+// its own).
+func checkPointEnvs(plan harness.Plan, extra map[string]string) (string, error) {
+	for _, it := range plan.Items {
+		if err := harness.ValidateEnv(it.Params.Env); err != nil {
+			return "", fmt.Errorf("%s: %v", it.ID, err)
+		}
+	}
+	lookup := func(k string) (string, bool) {
+		if v, ok := extra[k]; ok {
+			return v, true
+		}
+		return os.LookupEnv(k)
+	}
+	if c := plan.EnvConflicts(lookup); len(c) > 0 {
+		return "", usagef("the environment sets %s, which some selected points set themselves (--nvshmem-algos): unset it, or leave those points out", strings.Join(c, "; "))
+	}
+	n := plan.EnvGroups()
+	if len(plan.PointEnvs()) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("points with params.env ran in workers started with those NVSHMEM variables added to the environment above (read at nvshmem_init): %d environment(s), a worker group each", n), nil
 }
 
 // checkTempDir refuses a TMPDIR that names no folder (Go falls back to
@@ -550,8 +588,15 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 			return nil, err
 		}
 	}
+	envNote, err := checkPointEnvs(plan, extra)
+	if err != nil {
+		return nil, err
+	}
 	header := buildHeader(gpu, 1, 1, extra)
 	header.PEs, header.Nodes, header.Label = l.Size, l.Nodes, o.Label
+	if envNote != "" {
+		header.Notes = append(header.Notes, envNote+"; under "+l.By+" every PE runs the job's environment, so a point whose variables it lacks is waived")
+	}
 	header.GPUs = nil                                               // every rank's GPU, from the job's facts once NVSHMEM is up
 	header.Links, header.Notes = hostLinks(gpu, ndev, header.Notes) // rank 0's node: the links its GPUs can see
 	header.Notes = append(header.Notes, fmt.Sprintf("started by %s: %d PEs on %d node(s); %s; verification totals summed over every PE", l.By, l.Size, l.Nodes, boot.Why))

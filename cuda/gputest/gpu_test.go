@@ -148,7 +148,7 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int) {
 		if op := roundTrip(p.ID); op && p.Status == record.StatusOK && p.Floor == nil {
 			t.Errorf("%s %s: a round trip without its in-run floor", p.ID, p.Params.Key())
 		}
-		payload := (!strings.HasPrefix(p.ID, "latency/") && !strings.HasPrefix(p.ID, "collectives/barrier/") && !strings.HasPrefix(p.ID, "limit/chase-") &&
+		payload := (!strings.HasPrefix(p.ID, "latency/") && !strings.HasPrefix(p.ID, "collectives/barrier/") && !strings.HasPrefix(p.ID, "collectives/sync/") && !strings.HasPrefix(p.ID, "limit/chase-") &&
 			!strings.HasPrefix(p.ID, "host/")) ||
 			strings.Contains(p.ID, "put") || strings.Contains(p.ID, "get") ||
 			p.ID == "latency/p" || p.ID == "latency/g" || p.ID == "latency/pingpong/p"
@@ -328,5 +328,33 @@ func TestGraphs(t *testing.T) {
 				t.Error("no point ran")
 			}
 		})
+	}
+}
+
+// TestForcedAlgorithms: NVSHMEM's own collective algorithms forced through
+// its variables (--nvshmem-algos all), each in a worker group started with
+// its variable: every forced point runs verified, or is waived for want of
+// NVLink multicast (NVSHMEM_DISABLE_NVLS=1 on our machines); a worker
+// without the variable would have waived it as "needs NVSHMEM_...".
+func TestForcedAlgorithms(t *testing.T) {
+	p, _ := shim(t)
+	f := nvshbench(t, 6*time.Minute, "run", "--shim", p, "--sizes", "1K,1M", "--samples", "3", "--warmup", "1", "--timeout", "30s",
+		"--nvshmem-algos", "all", "collectives/*/nvshmem-block")
+	forced := 0
+	for _, pt := range f.Points {
+		algo := pt.Params.Extra["nvshmem_algo"]
+		if algo == "" {
+			continue
+		}
+		forced++
+		switch {
+		case pt.Status == record.StatusWaived && strings.Contains(pt.Reason, "multicast"):
+		case pt.Status == record.StatusOK && pt.Verify.Checked && pt.Verify.OK && pt.Effective == "nvshmem-"+algo:
+		default:
+			t.Errorf("%s %s: %s %s effective %q verify=%+v", pt.ID, pt.Params.Key(), pt.Status, pt.Reason, pt.Effective, pt.Verify)
+		}
+	}
+	if forced == 0 {
+		t.Error("no forced point")
 	}
 }

@@ -77,7 +77,7 @@ static int coll_check_barrier(Run *r, nb_result *res) {
     if (!st)
       st = counted(S.npes, res, [&](unsigned long long *cnt) { k_bar_check<<<1, 64, 0, S.stream>>>(words, S.npes, round, cnt); },
                    [&](unsigned long long first, unsigned long long) {
-                     snprintf(res->detail, sizeof res->detail, "after barrier round %llu, PE %llu's word was not yet written", (unsigned long long)round, first);
+                     snprintf(res->detail, sizeof res->detail, "after round %llu of the %s under test, PE %llu's word was not yet written", (unsigned long long)round, r->e->name, first);
                    });
     rc = r->e->launch(r, 1);
     if (!st) st = rc;

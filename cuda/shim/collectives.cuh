@@ -85,6 +85,10 @@ struct coll_interface<C, std::void_t<decltype(C::blocks), decltype(C::all_dtypes
                                      decltype(C::nccl((const Args *)nullptr, 0, ncclComm_t{}, cudaStream_t{}))>>
     : std::is_same<decltype(C::nccl((const Args *)nullptr, 0, ncclComm_t{}, cudaStream_t{})), ncclResult_t> {};
 
+// A collective on a team of its own splits it in its setup (collective).
+template <typename C, typename = void> struct coll_team : std::false_type {};
+template <typename C> struct coll_team<C, std::void_t<decltype(&C::team_setup)>> : std::true_type {};
+
 // The AllReduce's own kernels (our multi-CTA, NCCL's device API).
 template <typename C, typename = void> struct coll_multi : std::false_type {};
 template <typename C> struct coll_multi<C, std::void_t<decltype(&C::multi)>> : std::true_type {};
@@ -194,6 +198,9 @@ static int nccl_setup(Run *r) {
 template <typename C>
 static int coll_setup(Run *r) {
   if (r->a->impl == NB_IMPL_NCCL) return nccl_setup(r);
+  if constexpr (coll_team<C>::value) {
+    if (int rc = C::team_setup(r)) return rc;  // collective: its team (coll_teamsync.cuh)
+  }
   if constexpr (coll_multi<C>::value) {
     if (coll_multi_impl(r->a->impl)) return C::multi_setup(r);
   }
@@ -282,8 +289,10 @@ static const Family kColl = {"collectives", coll_family_validate, coll_active, c
 #include "coll_broadcast.cuh"
 #include "coll_barrier.cuh"
 #include "coll_reducescatter.cuh"
+#include "coll_sync.cuh"
+#include "coll_teamsync.cuh"
 
-#define NB_COLLECTIVES(X) X(AllReduce) X(AllGather) X(AllToAll) X(Broadcast) X(Barrier) X(ReduceScatter)
+#define NB_COLLECTIVES(X) X(AllReduce) X(AllGather) X(AllToAll) X(Broadcast) X(Barrier) X(ReduceScatter) X(Sync) X(TeamSync)
 
 // A payload collective's check is its own generator's, read from its output:
 // args.size bytes (coll_output), or its own output() where it has one (a

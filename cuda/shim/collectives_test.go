@@ -18,11 +18,11 @@ func TestCollectivesAreOneFileAndOneLine(t *testing.T) {
 		if c.Kind() != "coll" || c.File != "coll_"+c.Base+".cuh" || c.AllDTypes != (c.Base == "allreduce") {
 			t.Errorf("%s read as %+v", c.Base, c)
 		}
-		if c.Has(TraitPayload) == (c.Base == "barrier") || c.Has(TraitBlocks) != (c.Base == "alltoall" || c.Base == "allgather" || c.Base == "reducescatter") {
+		if c.Has(TraitPayload) == (c.Base == "barrier" || c.Base == "sync" || c.Base == "teamsync") || c.Has(TraitBlocks) != (c.Base == "alltoall" || c.Base == "allgather" || c.Base == "reducescatter") {
 			t.Errorf("%s: traits %v", c.Base, c.Traits)
 		}
 	}
-	if want := []string{"allreduce", "allgather", "alltoall", "broadcast", "barrier", "reducescatter"}; !slices.Equal(names, want) {
+	if want := []string{"allreduce", "allgather", "alltoall", "broadcast", "barrier", "reducescatter", "sync", "teamsync"}; !slices.Equal(names, want) {
 		t.Errorf("collectives %v, want %v", names, want)
 	}
 	if got := Collectives(); len(got) != len(cs) {

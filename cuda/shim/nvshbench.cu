@@ -264,7 +264,7 @@ struct OpTable {
   size_t n;
 };
 #define NB_TABLE(t) {t, sizeof t / sizeof t[0]}
-static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kStridedOps), NB_TABLE(kRateOps), NB_TABLE(kOrderOps), NB_TABLE(kHostOps), NB_TABLE(kP2POps), NB_TABLE(kNewerOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
+static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kStridedOps), NB_TABLE(kRateOps), NB_TABLE(kOrderOps), NB_TABLE(kHostOps), NB_TABLE(kHeapGrowOps), NB_TABLE(kP2POps), NB_TABLE(kNewerOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
                                   NB_TABLE(kMoEOps)};
 #undef NB_TABLE
 

@@ -72,6 +72,8 @@ type registration struct {
 	title     string // how a description names it
 	busFactor func(n int) float64
 	impls     []impl
+	// noNCCL says why the collective has no NCCL row ("": it has one).
+	noNCCL string
 }
 
 // registrations: one per collective of the shim, by its name (a
@@ -88,6 +90,14 @@ var registrations = map[string]registration{
 	"allgather": {paramOp: "allgather", title: "allgather", impls: otherImpls,
 		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
 	"barrier": {paramOp: "barrier", title: "barrier", impls: otherImpls, busFactor: func(int) float64 { return 0 }},
+	// sync: nvshmem_sync_all, a barrier without its quiet (NVSHMEM's only:
+	// NCCL has none, its barrier row is the 1-element AllReduce).
+	"sync": {paramOp: "sync", title: "sync_all", impls: syncImpls, busFactor: func(int) float64 { return 0 },
+		noNCCL: "NCCL has no sync (nor a barrier: collectives/barrier/nccl is a 1-element AllReduce)"},
+	// teamsync: the sync on a team split from WORLD (every PE, stride 1)
+	// beside sync on WORLD itself: what a split team costs a collective.
+	"teamsync": {paramOp: "teamsync", title: "team_sync of a team split from WORLD (every PE)", impls: teamSyncImpls, busFactor: func(int) float64 { return 0 },
+		noNCCL: "NCCL's teams are its communicators: no split of one to compare"},
 	// reducescatter: the size is the whole input (size / PEs to each), as
 	// in nccl-tests.
 	"reducescatter": {paramOp: "reducescatter", title: "reduce-scatter sum", impls: reducescatterImpls,
@@ -117,6 +127,20 @@ func collectives() []collective {
 		}
 	}
 	return out
+}
+
+var syncImpls = []impl{
+	{name: "nvshmem-thread", code: cuda.ImplNVSHMEMDevice, scope: "thread", def: true, desc: "nvshmem_sync_all by one thread of one CTA (collective launch)"},
+	{name: "nvshmem-warp", code: cuda.ImplNVSHMEMDevice, scope: "warp", def: true, desc: "nvshmemx_sync_all_warp in one CTA (collective launch)"},
+	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "nvshmemx_sync_all_block in one CTA (collective launch), beside the barrier's nvshmemx_barrier_all_block"},
+	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "nvshmemx_sync_all_on_stream (one launch per operation; latency/stream/sync is the same call issued by the host in a loop)"},
+}
+
+var teamSyncImpls = []impl{
+	{name: "nvshmem-thread", code: cuda.ImplNVSHMEMDevice, scope: "thread", def: true, desc: "nvshmem_team_sync(split team) by one thread of one CTA (collective launch); collectives/sync/nvshmem-thread is the same on WORLD"},
+	{name: "nvshmem-warp", code: cuda.ImplNVSHMEMDevice, scope: "warp", def: true, desc: "nvshmemx_team_sync_warp(split team) in one CTA (collective launch)"},
+	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "nvshmemx_team_sync_block(split team) in one CTA (collective launch)"},
+	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "nvshmemx_team_sync_on_stream(split team)"},
 }
 
 var otherImpls = []impl{
@@ -216,9 +240,55 @@ func points(coll collective, im impl) func(c *harness.Config) []record.Params {
 					}
 				}
 			}
+			// NVSHMEM's own algorithms forced (--nvshmem-algos) beside its
+			// choice above: the same points, each in workers started with
+			// the algorithm's variable.
+			if !forces(im) {
+				continue
+			}
+			for _, al := range c.ForcedAlgos(coll.Base) {
+				for _, dt := range dtypes {
+					for _, s := range c.Sizes {
+						if al.MaxBlock > 0 && blockBytes(coll, s, c.PEs) > al.MaxBlock {
+							continue // NVSHMEM runs another algorithm there (or its scratch is too small)
+						}
+						out = append(out, record.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
+							Path: c.Path, Mode: mode, Launch: l, Extra: map[string]string{"nvshmem_algo": al.Name}, Env: al.Env()})
+					}
+				}
+			}
 		}
 		return out
 	}
+}
+
+// forces: the implementation takes NVSHMEM's forced algorithms (the
+// device-side block-scope rows, NVSHMEM's own kernels).
+func forces(im impl) bool { return im.code == cuda.ImplNVSHMEMDevice && im.scope == "block" }
+
+// blockBytes is what each PE contributes of a point of size bytes: a
+// block of size / PEs where the size is the whole output or input
+// (allgather, reduce-scatter), else the size.
+func blockBytes(coll collective, size int64, pes int) int64 {
+	if coll.blocks() && pes > 0 {
+		return size / int64(pes)
+	}
+	return size
+}
+
+// forcedAlgo is the algorithm a point forces (ok false where it forces
+// none).
+func forcedAlgo(coll string, p record.Params) (harness.NVSHMEMAlgo, bool) {
+	name := p.Extra["nvshmem_algo"]
+	if name == "" {
+		return harness.NVSHMEMAlgo{}, false
+	}
+	for _, a := range harness.NVSHMEMAlgos {
+		if a.Collective == coll && a.Name == name {
+			return a, true
+		}
+	}
+	return harness.NVSHMEMAlgo{Name: name}, true
 }
 
 func extra(im impl, proto string) map[string]string {
@@ -264,6 +334,16 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cud
 			a.Verify = 1
 		}
 		a.SetNCCL(im.algo, p.Extra["nccl_proto"])
+		if al, ok := forcedAlgo(coll.Base, p); ok {
+			if al.Var == "" || !forces(im) {
+				return a, fmt.Sprintf("NVSHMEM algorithm %q is not one of %s's forced algorithms here", al.Name, coll.Base)
+			}
+			if al.NVLS {
+				if why := j.MulticastOff(); why != "" {
+					return a, "NVSHMEM's " + al.Name + " needs NVLink multicast (without it NVSHMEM runs another algorithm): " + why
+				}
+			}
+		}
 		if im.nvls {
 			if why := j.MulticastOff(); why != "" {
 				return a, why
@@ -313,7 +393,7 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cud
 func describe(coll collective, im impl) func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 	return func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 		o.BusFactor = coll.busFactor(e.Job.NPEs())
-		o.Effective = effective(im, a, e)
+		o.Effective = effective(im, a, e, p.Extra["nvshmem_algo"])
 	}
 }
 
@@ -321,7 +401,7 @@ func describe(coll collective, im impl) func(e *harness.Env, p record.Params, a 
 // its path, or nccl-via-nvshmem when NVSHMEM's on-stream call is handed to
 // NCCL (inferred from NVSHMEM's rule: built with NCCL, NCCL loadable on
 // every PE, no NVLS, NVSHMEM_DISABLE_NCCL unset).
-func effective(im impl, a cuda.Args, e *harness.Env) string {
+func effective(im impl, a cuda.Args, e *harness.Env, algo string) string {
 	j := e.Job
 	switch im.code {
 	case cuda.ImplNCCL:
@@ -351,6 +431,10 @@ func effective(im impl, a cuda.Args, e *harness.Env) string {
 			s += "-" + v
 		}
 		return s
+	case cuda.ImplNVSHMEMDevice:
+		if name := algo; name != "" {
+			return "nvshmem-" + name
+		}
 	case cuda.ImplNVSHMEMStream:
 		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && j.MulticastOff() != "" && j.NCCLMissing() == "" {
 			return "nccl-via-nvshmem"

@@ -30,8 +30,8 @@ func TestEveryCollectiveOfTheShimIsRegistered(t *testing.T) {
 		if len(c.impls) == 0 || c.busFactor == nil || c.paramOp == "" || c.title == "" {
 			t.Errorf("%s: registration incomplete: %+v", c.Base, c.registration)
 		}
-		if _, ok := harness.Lookup("collectives/" + c.Base + "/nccl"); !ok {
-			t.Errorf("%s: no collectives/%s/nccl benchmark", c.Base, c.Base)
+		if _, ok := harness.Lookup("collectives/" + c.Base + "/nccl"); ok == (c.noNCCL != "") {
+			t.Errorf("%s: collectives/%s/nccl registered %v, yet its registration says NCCL has none: %q", c.Base, c.Base, ok, c.noNCCL)
 		}
 	}
 }
