@@ -29,6 +29,7 @@ enum {
   NB_OP_PP_P = 26,       // ping-pong: p's + fence + p of a flag
   NB_OP_PP_ATOMIC = 27,  // ping-pong: atomic add of a flag
   NB_OP_PP_SIGNAL = 28,  // ping-pong: signal_op only
+  NB_OP_PP_SIGNAL_SPIN = 162, // ping-pong: signal_op, each side waiting in its own acquire loop, not signal_wait_until
   NB_OP_LAT_FENCE = 29,  // 8-byte p + fence (ordering only: an issue time)
   NB_OP_LAT_QUIET = 30,  // 8-byte p + quiet (completion)
   NB_OP_LAT_PUT_SIGNAL = 33, // one-way putmem_signal_nbi_block + quiet
@@ -136,13 +137,27 @@ __global__ void k_pingpong(uint8_t *dst, const uint8_t *src, int64_t size, uint6
   uint64_t *d64 = (uint64_t *)to;
   const uint64_t *s64 = (const uint64_t *)src;
   int64_t n = size / 8;
+  // The wait: NVSHMEM's signal_wait_until, or (the spin row) a system-scope
+  // acquire load in a loop, as kernels that poll their own flags do
+  // (NVSHMEM 3.8's signal_wait_until adds a GPU-scope fence and an L1
+  // invalidate after its poll, in a call: the spin row is the same round
+  // trip without them).
+  auto wait_for = [&](uint64_t v) {
+    if (threadIdx.x == 0) {
+      if constexpr (KIND == NB_OP_PP_SIGNAL_SPIN) {
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system> x(*mine);
+        while (x.load(cuda::memory_order_acquire) < v) {
+        }
+      } else {
+        nvshmem_signal_wait_until(mine, NVSHMEM_CMP_GE, v);
+      }
+    }
+    __syncthreads();
+  };
   for (int it = 0; it < iters; it++) {
     uint64_t v = (uint64_t)it + 1;
     if (initiator) stamp(times, it);
-    if (!initiator) {
-      if (threadIdx.x == 0) nvshmem_signal_wait_until(mine, NVSHMEM_CMP_GE, v);
-      __syncthreads();
-    }
+    if (!initiator) wait_for(v);
     if constexpr (KIND == NB_OP_PP_PUT_SIGNAL) {
       nvshmemx_putmem_signal_nbi_block(to, src, size, theirs, v, NVSHMEM_SIGNAL_SET, peer);
     } else if constexpr (KIND == NB_OP_PP_P) {
@@ -152,13 +167,10 @@ __global__ void k_pingpong(uint8_t *dst, const uint8_t *src, int64_t size, uint6
       if (threadIdx.x == 0) nvshmem_uint64_p(theirs, v, peer);
     } else if constexpr (KIND == NB_OP_PP_ATOMIC) {
       if (threadIdx.x == 0) nvshmem_uint64_atomic_add(theirs, 1, peer);
-    } else if constexpr (KIND == NB_OP_PP_SIGNAL) {
+    } else if constexpr (KIND == NB_OP_PP_SIGNAL || KIND == NB_OP_PP_SIGNAL_SPIN) {
       if (threadIdx.x == 0) nvshmemx_signal_op(theirs, v, NVSHMEM_SIGNAL_SET, peer);
     } else static_assert(unhandled<KIND>, "a ping-pong without a branch");
-    if (initiator) {
-      if (threadIdx.x == 0) nvshmem_signal_wait_until(mine, NVSHMEM_CMP_GE, v);
-      __syncthreads();
-    }
+    if (initiator) wait_for(v);
   }
   if (initiator) stamp(times, iters);
   nvshmem_quiet();
@@ -391,6 +403,7 @@ static constexpr OpEntry kLatOps[] = {
     {NB_OP_PP_P, "lat.pp_p", &kLatPP, T_PAYLOAD | T_ROUNDTRIP | T_PINGPONG, kCheckBothWays, launch_pingpong<NB_OP_PP_P>},
     {NB_OP_PP_ATOMIC, "lat.pp_atomic", &kLatPP, T_ROUNDTRIP | T_PINGPONG, kCheckFlags, launch_pingpong<NB_OP_PP_ATOMIC>},
     {NB_OP_PP_SIGNAL, "lat.pp_signal", &kLatPP, T_ROUNDTRIP | T_PINGPONG, kCheckFlags, launch_pingpong<NB_OP_PP_SIGNAL>},
+    {NB_OP_PP_SIGNAL_SPIN, "lat.pp_signal_spin", &kLatPP, T_ROUNDTRIP | T_PINGPONG, kCheckFlags, launch_pingpong<NB_OP_PP_SIGNAL_SPIN>},
     {NB_OP_LAT_FENCE, "lat.fence", &kLat, 0, kCheckLast, launch_order<NB_OP_LAT_FENCE>},
     {NB_OP_LAT_QUIET, "lat.quiet", &kLat, T_ROUNDTRIP, kCheckLast, launch_order<NB_OP_LAT_QUIET>},
     {NB_OP_LAT_PUT_SIGNAL, "lat.put_signal", &kLat, T_PAYLOAD | T_ROUNDTRIP, kCheckAtPeer, launch_lat_put_signal},

@@ -73,8 +73,10 @@ __device__ static inline void put_signal_op(uint8_t *dst, const uint8_t *src, si
   else nvshmem_putmem_signal_nbi(dst, src, len, sig, 1, NVSHMEM_SIGNAL_ADD, peer);
 }
 
+// One scope group's share of every operation, iters times, stamped: the
+// bulk kernel's body (newer.cuh's TMA-backed kernel runs it too).
 template <int OP, int SCOPE, int BLOCKING>
-__global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig, int64_t *st) {
+__device__ static inline void bulk_loop(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig, int64_t *st) {
   int64_t groups, g, off, len;
   group_of(SCOPE, &groups, &g);
   chunk_of(size, groups, g, &off, &len);
@@ -89,6 +91,11 @@ __global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters
   }
   if (OP == NB_OP_GET && !BLOCKING) nvshmem_quiet();  // gets pipeline; every byte has landed at the end
   stamp_end(st);
+}
+
+template <int OP, int SCOPE, int BLOCKING>
+__global__ void k_bulk(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, uint64_t *sig, int64_t *st) {
+  bulk_loop<OP, SCOPE, BLOCKING>(dst, src, size, iters, peer, sig, st);
 }
 
 // Scalar p / g: thread t handles elements t, t+T, ... (coalesced).

@@ -87,6 +87,8 @@ func kinds() []kind {
 		kind{id: "latency/pingpong/p", op: "lat.pp_p", sized: true, desc: "ROUND TRIP: uint64 p's + fence + p of a flag, the peer waits on the flag and replies"},
 		kind{id: "latency/pingpong/atomic", op: "lat.pp_atomic", threads: 1, desc: "ROUND TRIP: atomic add of a flag, the peer waits and replies"},
 		kind{id: "latency/pingpong/signal", op: "lat.pp_signal", threads: 1, desc: "ROUND TRIP: nvshmemx_signal_op only (no payload)"},
+		kind{id: "latency/pingpong/signal-spin", op: "lat.pp_signal_spin", threads: 1,
+			desc: "ROUND TRIP: nvshmemx_signal_op only, each side waiting in its own acquire load loop instead of nvshmem_signal_wait_until (beside latency/pingpong/signal: what the wait call adds)"},
 		kind{id: "latency/put-signal", op: "lat.put_signal", sized: true, desc: "ROUND TRIP: one-way putmem_signal_nbi_block + quiet per iteration (completion acknowledged)"},
 		kind{id: "latency/issue/fence", op: "lat.fence", threads: 1, desc: "ISSUE TIME, not a round trip: 8-byte p followed by nvshmem_fence (ordering only)"},
 		kind{id: "latency/quiet", op: "lat.quiet", threads: 1, desc: "ROUND TRIP: 8-byte p followed by nvshmem_quiet (completion)"},

@@ -28,6 +28,10 @@ var (
 
 var scopes = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}
 
+// TMAPolicies: the NVSHMEM_TMA_POLICY values the TMA rows run under (FORCE
+// fails where TMA cannot serve a transfer; ENABLE falls back to load/store).
+var TMAPolicies = []string{"DISABLE", "ENABLE"}
+
 // Launch shapes swept by --launch-sweep: CTAs × threads per CTA.
 var (
 	sweepCTAs    = []int{1, 4, 16, 32, 64, 132, 264, 528, 1056}
@@ -54,6 +58,34 @@ func init() {
 				Args:    argsOf("rma." + op),
 			})
 		}
+	}
+	// NVSHMEM's TMA-backed put and get (3.7 and later, newer.cuh): one
+	// kernel whose CTAs give NVSHMEM shared memory, under each TMA policy
+	// (NVSHMEM_TMA_POLICY, read at nvshmem_init: the point's own
+	// environment, so each policy is a worker group of its own): DISABLE
+	// copies with load/store, ENABLE through TMA where NVSHMEM can.
+	for _, op := range []string{"put", "get"} {
+		limit := writeLimits
+		if op == "get" {
+			limit = readLimits
+		}
+		harness.Register(harness.Benchmark{
+			ID: "rma/" + op + "-tma/block", Suite: "rma", Default: true,
+			Desc: fmt.Sprintf("bulk nvshmemx_%smem_nbi_block in CTAs that give NVSHMEM shared memory (nvshmemx_give_smem, 64 KiB), under NVSHMEM_TMA_POLICY %s "+
+				"(params.extra.tma_policy; ENABLE: TMA copies over P2P where aligned, DISABLE: load/store, the same kernel); NVSHMEM >= 3.7, waived on older", op, strings.Join(TMAPolicies, " and ")),
+			Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: limit,
+			Points: func(c *harness.Config) []record.Params {
+				var out []record.Params
+				for _, pol := range TMAPolicies {
+					for _, s := range c.Sizes {
+						out = append(out, record.Params{Size: s, Op: op + "_tma", Scope: "block", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", Mode: "nbi",
+							Extra: map[string]string{"tma_policy": pol}, Env: map[string]string{"NVSHMEM_TMA_POLICY": pol}})
+					}
+				}
+				return out
+			},
+			Args: argsOf("rma." + op + "_tma"),
+		})
 	}
 	// put + signal: DeepEP's dispatch primitive (one signal word per scope
 	// group, added to once per operation, checked with the payload).
