@@ -20,6 +20,20 @@
 #   a2, b2    the plan on 2 PEs of the GPU: RMA, latency, atomics
 #   rb, ra    the 8-byte latency rows again, 3.8.0 then 3.4.5 (the order
 #             reversed, so drift within the call is not read as a version)
+#   r31       issue 31's last rows (1 PE, 2 PEs, and with --corrupt-checks):
+#             forced collective algorithms, sync/teamsync, heap growth and
+#             reuse, team_split_2d
+#   new       the rows newer NVSHMEM has, under 3.8.0 (3.4.5 waives them):
+#             TMA-backed put/get under both policies, 1 and 2 PEs; the
+#             signal ping-pong with NVSHMEM's wait and with a plain spin,
+#             under both versions
+#   e2        what moved the 8-byte rows: 3.8.0's fetch_add and quiet with
+#             NVSHMEM_INFO (its TMA policy printed), NVSHMEM_TMA_POLICY=DISABLE
+#             set, and the heap's granularity changed (placement), 3.4.5 too
+#   conf      the host-issued rows that moved most, 3.4.5 / 3.8.0 / 3.4.5 /
+#             3.8.0: memcpy, NCCL send, gets and issue rates at small sizes
+#   bps       issue 32: transfer mechanisms over SM budgets, and beside a
+#             compute kernel (1 PE and 2 PEs)
 # Logs and results land in $OUT/bundle.tar.xz (the test step's) and
 # $OUT/own.tar.xz (this script's).
 set -u
@@ -56,5 +70,34 @@ for s in $STEPS; do
   b2) step 200 b2 $N38 "$B" run $B38 --out "$W2/plan-2pe-3.8.0.jsonl" --label nvshmem-3.8.0-2pe $P2 ;;
   rb) step 90 rb $N38 "$B" run $B38 --out "$W2/lat8-3.8.0.jsonl" --label lat8-3.8.0 $PL ;;
   ra) step 90 ra "$B" run $A --out "$W2/lat8-3.4.5.jsonl" --label lat8-3.4.5 $PL ;;
+  r31)
+    step 150 r31-1pe "$B" run $A --sizes 1K,64K,1M,4M,16M --samples 5 --timeout 30s --out "$W2/r31-1pe.jsonl" --label r31-1pe \
+      --nvshmem-algos allgather:ll8,allgather:oneshot,broadcast:put2all,broadcast:tree-ll,broadcast:flat-tree,reducescatter:oneshot \
+      'collectives/*/nvshmem-block' collectives/sync collectives/teamsync host/heap-grow host/heap-reuse host/team-split-2d host/team-split host/malloc
+    step 90 r31-2pe "$B" run $A --pes-per-gpu 2 --sizes 1K,4M --samples 5 --timeout 30s --nvshmem-algos broadcast:put2all --out "$W2/r31-2pe.jsonl" \
+      --label r31-2pe host/heap-grow host/heap-reuse host/team-split-2d collectives/sync collectives/teamsync collectives/broadcast/nvshmem-block
+    step 90 r31-corrupt "$B" run $A --corrupt-checks --sizes 1K,4M --samples 1 --warmup 0 --nvshmem-algos broadcast:put2all --out "$W2/r31-corrupt.jsonl" \
+      --label r31-corrupt host/heap-grow host/heap-reuse host/team-split-2d collectives/sync collectives/teamsync collectives/broadcast/nvshmem-block ;;
+  new)
+    TMA="--sizes 4K,64K,1M,16M,256M --samples 10 --timeout 30s rma/put-tma rma/get-tma rma/put/block rma/get/block latency/issue/flush"
+    step 120 new-1pe-3.8.0 $N38 "$B" run $B38 --out "$W2/new-1pe-3.8.0.jsonl" --label new-1pe-3.8.0 $TMA
+    step 120 new-2pe-3.8.0 $N38 "$B" run $B38 --pes-per-gpu 2 --out "$W2/new-2pe-3.8.0.jsonl" --label new-2pe-3.8.0 $TMA
+    step 60 new-1pe-3.4.5 "$B" run $A --out "$W2/new-1pe-3.4.5.jsonl" --label new-1pe-3.4.5 --sizes 4K --samples 3 rma/put-tma rma/get-tma latency/issue/flush
+    PP="--sizes 8 --samples 20 --timeout 30s latency/pingpong/signal latency/pingpong/signal-spin latency/pingpong/atomic"
+    step 60 pp-3.4.5 "$B" run $A --out "$W2/pp-3.4.5.jsonl" --label pp-3.4.5 $PP
+    step 60 pp-3.8.0 $N38 "$B" run $B38 --out "$W2/pp-3.8.0.jsonl" --label pp-3.8.0 $PP ;;
+  e2)
+    E2="--sizes 8 --samples 20 --timeout 30s latency/atomic/fetch_add latency/quiet latency/put/block"
+    step 60 e2-default $N38 NVSHMEM_INFO=1 "$B" run $B38 --out "$W2/e2-3.8.0-default.jsonl" --label e2-3.8.0-default $E2
+    step 60 e2-tmaoff $N38 NVSHMEM_TMA_POLICY=DISABLE "$B" run $B38 --out "$W2/e2-3.8.0-tma-disable.jsonl" --label e2-3.8.0-tma-disable $E2
+    step 60 e2-gran38 $N38 NVSHMEM_CUMEM_GRANULARITY=2097152 "$B" run $B38 --out "$W2/e2-3.8.0-gran2m.jsonl" --label e2-3.8.0-gran2m $E2
+    step 60 e2-gran345 env NVSHMEM_CUMEM_GRANULARITY=2097152 "$B" run $A --out "$W2/e2-3.4.5-gran2m.jsonl" --label e2-3.4.5-gran2m $E2
+    step 60 e2-345 "$B" run $A --out "$W2/e2-3.4.5-default.jsonl" --label e2-3.4.5-default $E2 ;;
+  conf)
+    C="--sizes 8,4K,1M --samples 10 --timeout 30s rma/host rma/nccl/send rma/get/block rma/rate/put-nbi latency/stream"
+    for k in 1 2; do
+      step 60 conf-3.4.5-$k "$B" run $A --out "$W2/conf-3.4.5-$k.jsonl" --label conf-3.4.5-$k $C
+      step 60 conf-3.8.0-$k $N38 "$B" run $B38 --out "$W2/conf-3.8.0-$k.jsonl" --label conf-3.8.0-$k $C
+    done ;;
   esac
 done
