@@ -77,12 +77,20 @@ struct PmArgs {
 };
 
 // --- TMA: one thread of a CTA issues, the rest wait at the CTA's barriers.
+// sm_90's instructions: a build for an older architecture as well
+// (NVSHBENCH_CUDA_ARCHS) compiles them out there, and pm_validate refuses
+// TMA on such a GPU.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define PM_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define PM_ASM(...) __trap()
+#endif
 __device__ static inline uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 __device__ static inline void mbar_wait(uint64_t *bar, uint32_t parity) {
   uint32_t ok = 0;
   while (!ok)
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+    PM_ASM("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
                  : "=r"(ok)
                  : "r"(smem_u32(bar)), "r"(parity)
                  : "memory");
@@ -90,15 +98,15 @@ __device__ static inline void mbar_wait(uint64_t *bar, uint32_t parity) {
 
 // Stage s receives tile t's bytes; its barrier completes when they landed.
 __device__ static inline void tma_load(uint8_t *smem, const uint8_t *g, uint32_t bytes, uint64_t *bar) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_u32(smem)),
+  PM_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+  PM_ASM("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_u32(smem)),
                "l"(g), "r"(bytes), "r"(smem_u32(bar))
                : "memory");
 }
 
 __device__ static inline void tma_store(uint8_t *g, const uint8_t *smem, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(g), "r"(smem_u32(smem)), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+  PM_ASM("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(g), "r"(smem_u32(smem)), "r"(bytes) : "memory");
+  PM_ASM("cp.async.bulk.commit_group;" ::: "memory");
 }
 
 // tma_copy moves len bytes (16-byte multiples, 16-byte aligned) src -> dst
@@ -120,12 +128,12 @@ __device__ static void tma_copy(uint8_t *dst, const uint8_t *src, int64_t len, u
     phases ^= 1u << s;
     tma_store(dst + t * PM_TILE, smem + s * PM_TILE, bytes(t));
     if (t >= 1 && t - 1 + PM_STAGES < n) {
-      asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+      PM_ASM("cp.async.bulk.wait_group.read 1;" ::: "memory");
       load(t - 1 + PM_STAGES);
     }
   }
-  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-  asm volatile("fence.proxy.async.global;" ::: "memory");
+  PM_ASM("cp.async.bulk.wait_group 0;" ::: "memory");
+  PM_ASM("fence.proxy.async.global;" ::: "memory");
 }
 
 // pm_move: one CTA moves its len bytes with mechanism M, delivered.
@@ -173,8 +181,9 @@ __device__ static void pm_transfer(const PmArgs &p, uint8_t *smem, int *flag) {
   if (M == NB_OP_PM_TMA) {
     uint64_t *bars = (uint64_t *)(smem + PM_STAGES * PM_TILE);
     if (threadIdx.x == 0) {
-      for (int s = 0; s < PM_STAGES; s++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bars + s)) : "memory");
-      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+      for (int s = 0; s < PM_STAGES; s++) PM_ASM("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bars + s)) : "memory");
+      PM_ASM("fence.mbarrier_init.release.cluster;" ::: "memory");
+      (void)bars;  // compiled out below sm_90
     }
     __syncthreads();
   }
@@ -321,6 +330,11 @@ static int pm_validate(Run *r) {
   if (c && PM_OUT_OFF + pm_out_floats(c, a->ctas) * 4 > S.buf) return fail(NB_ERR, "the compute kernel's results need %lld bytes of scratch",
                                                                            (long long)(PM_OUT_OFF + pm_out_floats(c, a->ctas) * 4));
   if (m == NB_OP_PM_TMA && a->size % 16) return fail(NB_ERR, "TMA moves multiples of 16 bytes: size %lld is not one", (long long)a->size);
+  if (m == NB_OP_PM_TMA) {
+    int cc = 0;
+    CK(cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, S.device));
+    if (cc < 9) return fail(NB_UNREACHABLE, "TMA (cp.async.bulk) needs compute capability 9.0 or later; this GPU has %d.x", cc);
+  }
   if (r->initiator && m && m != NB_OP_PM_PUT && nvshmem_ptr(S.dst, r->target) == nullptr)
     return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store from PE %d (no P2P mapping)", r->target, S.me);
   if (m == NB_OP_PM_LSA) {
