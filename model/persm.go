@@ -118,7 +118,7 @@ func PerSMGuide(files []*record.File, rates []float64) []table.Table {
 		if len(cs) == 0 {
 			continue
 		}
-		size := guideSize(cs)
+		size := report.GuideSize(cs)
 		best := 0.0
 		for _, c := range cs {
 			if c.Size == size && c.Mechanism != "ce" {
@@ -148,20 +148,4 @@ func PerSMGuide(files []*record.File, rates []float64) []table.Table {
 		out = append(out, t)
 	}
 	return out
-}
-
-// guideSize is the largest size of the curves whose points were not served
-// by L2, else the largest size.
-func guideSize(cs []report.Curve) int64 {
-	var beyond, any int64
-	for _, c := range cs {
-		any = max(any, c.Size)
-		if !c.Cached {
-			beyond = max(beyond, c.Size)
-		}
-	}
-	if beyond > 0 {
-		return beyond
-	}
-	return any
 }

@@ -18,21 +18,13 @@ func perSMCharts(files []*record.File) []Spec {
 	var sizes []int64
 	for _, f := range files {
 		cs := report.Curves(f)
-		var beyond, any int64
 		for _, c := range cs {
-			any = max(any, c.Size)
-			if !c.Cached {
-				beyond = max(beyond, c.Size)
-			}
 			if (c.Size == 1<<20 || c.Size == 64<<10) && !slices.Contains(sizes, c.Size) {
 				sizes = append(sizes, c.Size)
 			}
 		}
-		if beyond == 0 {
-			beyond = any
-		}
-		if beyond > 0 && !slices.Contains(sizes, beyond) {
-			sizes = append(sizes, beyond)
+		if g := report.GuideSize(cs); g > 0 && !slices.Contains(sizes, g) {
+			sizes = append(sizes, g)
 		}
 	}
 	slices.Sort(sizes)
@@ -63,8 +55,7 @@ func perSMCharts(files []*record.File) []Spec {
 				}
 				ser := Series{ID: "persm/" + c.Mechanism, Label: prefix + c.Mechanism}
 				for i, b := range c.Budgets {
-					lo, hi := spread(f, c.Mechanism, size, b)
-					ser.Points = append(ser.Points, Point{X: float64(b), Y: c.BW[i] / 1e9, Lo: lo / 1e9, Hi: hi / 1e9})
+					ser.Points = append(ser.Points, Point{X: float64(b), Y: c.BW[i] / 1e9, Lo: c.Lo[i] / 1e9, Hi: c.Hi[i] / 1e9})
 				}
 				s.Series = append(s.Series, ser)
 			}
@@ -81,21 +72,4 @@ func perSMCharts(files []*record.File) []Spec {
 		out = append(out, s)
 	}
 	return out
-}
-
-// spread is the min and max over samples of the mechanism's point alone at
-// size and budget (its median where the samples say nothing).
-func spread(f *record.File, mech string, size int64, budget int) (lo, hi float64) {
-	for i := range f.Points {
-		p := &f.Points[i]
-		if p.ID != "persm/"+mech || p.Params.Size != size || p.Params.CTAs != budget || !p.Drawn() {
-			continue
-		}
-		m := p.Metrics[record.MetricBandwidth]
-		if m.Min > 0 && m.Max > 0 {
-			return m.Min, m.Max
-		}
-		return m.Median, m.Median
-	}
-	return 0, 0
 }

@@ -32,7 +32,25 @@ type Curve struct {
 	Size      int64
 	Budgets   []int     // ascending; the copy engine's one budget is 0 (no SM)
 	BW        []float64 // median B/s at each budget
+	Lo, Hi    []float64 // the min and max over its samples
 	Cached    bool      // some point's working set fit in L2: the cache's figure, not the link's
+}
+
+// GuideSize is the largest size of the curves whose points L2 did not
+// serve, else the largest size (0: no curve): where a rate to the peer is
+// the link's, not the cache's.
+func GuideSize(cs []Curve) int64 {
+	var beyond, any int64
+	for _, c := range cs {
+		any = max(any, c.Size)
+		if !c.Cached {
+			beyond = max(beyond, c.Size)
+		}
+	}
+	if beyond > 0 {
+		return beyond
+	}
+	return any
 }
 
 // Peak is the curve's highest GB/s and the smallest budget reaching it.
@@ -75,6 +93,16 @@ func bwOf(p *record.Point) (float64, bool) {
 	return m.Median, ok && m.Median > 0
 }
 
+// spreadOf is a bandwidth point's min and max over samples (its median
+// where they are not recorded).
+func spreadOf(p *record.Point) (lo, hi float64) {
+	m := p.Metrics[record.MetricBandwidth]
+	if m.Min > 0 && m.Max > 0 {
+		return m.Min, m.Max
+	}
+	return m.Median, m.Median
+}
+
 func timeOf(p *record.Point) (float64, bool) {
 	m, ok := p.Metrics[record.MetricLatency]
 	return m.Median, ok && m.Median > 0
@@ -103,10 +131,14 @@ func Curves(f *record.File) []Curve {
 			idx[k] = c
 			out = append(out, c)
 		}
+		lo, hi := spreadOf(p)
 		if j := slices.Index(c.Budgets, p.Params.CTAs); j >= 0 {
-			c.BW[j] = max(c.BW[j], bw) // a point twice (a resumed run): its best
+			if bw > c.BW[j] { // a point twice (a resumed run): its best
+				c.BW[j], c.Lo[j], c.Hi[j] = bw, lo, hi
+			}
 		} else {
 			c.Budgets, c.BW = append(c.Budgets, p.Params.CTAs), append(c.BW, bw)
+			c.Lo, c.Hi = append(c.Lo, lo), append(c.Hi, hi)
 		}
 		c.Cached = c.Cached || p.L2Resident || p.Has(record.FlagCacheServed)
 	}
@@ -120,6 +152,7 @@ func Curves(f *record.File) []Curve {
 		s := Curve{Mechanism: c.Mechanism, Size: c.Size, Cached: c.Cached}
 		for _, i := range ord {
 			s.Budgets, s.BW = append(s.Budgets, c.Budgets[i]), append(s.BW, c.BW[i])
+			s.Lo, s.Hi = append(s.Lo, c.Lo[i]), append(s.Hi, c.Hi[i])
 		}
 		res = append(res, s)
 	}
