@@ -350,6 +350,9 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 				peak = 300e9
 			}
 			t = float64(a.Size) / (peak * float64(a.Size) / (float64(a.Size) + 64<<10))
+			if pt, ok := fakePerSM(a, op); ok {
+				t = pt
+			}
 		}
 		samples[i] = t * (1 + 0.001*float64(i%5))
 	}
@@ -488,4 +491,48 @@ func scopeGroups(a Args) int32 {
 		return a.CTAs * (a.Threads / 32)
 	}
 	return a.CTAs * a.Threads
+}
+
+// fakePerSM models the bytes-per-SM rows (persm.cuh): a mechanism's GB/s
+// grows with its SMs up to its peak (GB/s an SM, peak, the size at half
+// its peak); the copy engine uses none and needs large transfers. A compute
+// kernel's iteration takes 4 µs (fma) or 9 µs (mma) on the SMs outside the
+// budget, scaled to 132 SMs. Beside each other, the transfer loses 10 % and
+// the compute 5 % (mma 15 % beside SM stores). ok false: not such a row.
+func fakePerSM(a Args, op Op) (float64, bool) {
+	type model struct{ perSM, peak, half float64 }
+	models := map[string]model{
+		"rma.pm_st": {20e9, 2000e9, 64 << 10}, "rma.pm_tma": {60e9, 2200e9, 16 << 10}, "rma.pm_put": {15e9, 1800e9, 256 << 10},
+		"rma.pm_lsa": {20e9, 1950e9, 64 << 10}, "rma.pm_ce": {0, 2100e9, 32 << 20},
+	}
+	partner := ""
+	for name, o := range Ops() {
+		if o.Value == int(a.Impl) && a.Impl != 0 && strings.HasPrefix(name, "rma.pm_") {
+			partner = name
+		}
+	}
+	if m, ok := models[op.Name]; ok {
+		bw := m.peak
+		if m.perSM > 0 {
+			bw = min(m.peak, m.perSM*float64(a.CTAs))
+		}
+		bw *= float64(a.Size) / (float64(a.Size) + m.half)
+		if partner != "" {
+			bw *= 0.9
+		}
+		return float64(a.Size) / bw, true
+	}
+	it := map[string]float64{"rma.pm_fma": 4e-6, "rma.pm_mma": 9e-6}[op.Name]
+	if it == 0 {
+		return 0, false
+	}
+	left := max(132-float64(a.CTAs), 1)
+	t := it * 131 / left
+	switch {
+	case partner == "rma.pm_st" && op.Name == "rma.pm_mma":
+		t *= 1.15
+	case partner != "":
+		t *= 1.05
+	}
+	return t, true
 }

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 )
 
 // Config is the sweep configuration shared by every benchmark of a run.
@@ -37,6 +39,9 @@ type Config struct {
 	// devices: full-GPU launches (limits, multi-CTA AllReduces) size their
 	// grids by it. 0: unknown (a plan made without a GPU).
 	SMs int `json:"sms,omitempty"`
+	// SMBudgets are the SM budgets of the bytes-per-SM rows (persm/*): CTAs
+	// of one SM each; 0 is every SM of the GPU (Budgets resolves it).
+	SMBudgets []int `json:"sm_budgets,omitempty"`
 	// MoE is the MoE suite's workload.
 	MoE MoEConfig `json:"moe"`
 	// NeedBytes is the most any planned point needs of each PE buffer
@@ -114,6 +119,7 @@ func (m *MoEConfig) Validate() error {
 func (c *Config) Dedupe() {
 	c.Sizes = unique(c.Sizes)
 	c.DTypes = unique(c.DTypes)
+	c.SMBudgets = unique(c.SMBudgets)
 	c.NCCLProtos = unique(c.NCCLProtos)
 	c.NVSHMEMAlgos = unique(c.NVSHMEMAlgos)
 	c.MoE.Tokens = unique(c.MoE.Tokens)
@@ -159,8 +165,64 @@ func DefaultConfig() Config {
 	return Config{
 		Sizes: Pow2Sizes(8, 1<<30), CTAs: DefaultCTAs, Threads: DefaultThreads,
 		SweepSize: 256 << 20, Path: "p2p", Warmup: 2, Samples: 10, Verify: true,
-		LimitSize: 1 << 30, DTypes: []string{"float"}, MoE: DefaultMoE(),
+		LimitSize: 1 << 30, DTypes: []string{"float"}, MoE: DefaultMoE(), SMBudgets: DefaultSMBudgets(),
 	}
+}
+
+// DefaultSMBudgets are the bytes-per-SM budgets: 1 to 32 SMs by doubling,
+// half an H200 (66) and every SM (0).
+func DefaultSMBudgets() []int { return []int{1, 2, 4, 8, 16, 32, 66, 0} }
+
+// MaxSMBudget is the largest budget (the shim's NB_MAX_CTAS).
+const MaxSMBudget = 1024
+
+// ParseSMBudgets reads --sm-budgets: counts of SMs (1..MaxSMBudget) or
+// "all" (0: every SM of the GPU).
+func ParseSMBudgets(vals []string) ([]int, error) {
+	if len(vals) == 0 {
+		return nil, fmt.Errorf("--sm-budgets: no budget")
+	}
+	var out []int
+	for _, v := range vals {
+		if v == "all" {
+			out = append(out, 0)
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxSMBudget {
+			return nil, fmt.Errorf("--sm-budgets %q: want a count of SMs (1..%d) or all", v, MaxSMBudget)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Budgets are the SM budgets resolved on the run's GPUs, ascending, each
+// once: "all" becomes GridSMs, and a budget larger than the run's GPUs
+// (where known) is left out: a default one (66 on a smaller GPU) has no
+// meaning there, and CheckSMBudgets refuses one a user asked for.
+func (c *Config) Budgets() []int {
+	var out []int
+	for _, b := range c.SMBudgets {
+		if b == 0 {
+			b = c.GridSMs()
+		}
+		if (c.SMs <= 0 || b <= c.SMs) && !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckSMBudgets refuses a budget larger than the run's GPUs (SMs known).
+func (c *Config) CheckSMBudgets() error {
+	for _, b := range c.SMBudgets {
+		if c.SMs > 0 && b > c.SMs {
+			return fmt.Errorf("--sm-budgets %d: more than the %d SMs of the GPU", b, c.SMs)
+		}
+	}
+	return nil
 }
 
 // MaxSize is the largest buffer the run needs per PE.
@@ -205,6 +267,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--warmup %d: want 0..%d untimed launches", c.Warmup, MaxWarmup)
 	case c.Iters < 0 || c.Iters > MaxIters:
 		return fmt.Errorf("--iters %d: want 1..%d operations per timed launch, or 0 (calibrated)", c.Iters, MaxIters)
+	}
+	for _, b := range c.SMBudgets {
+		if b < 0 || b > MaxSMBudget {
+			return fmt.Errorf("--sm-budgets %d: want a count of SMs (1..%d) or all", b, MaxSMBudget)
+		}
 	}
 	for _, d := range c.DTypes {
 		if d != "float" && d != "bf16" && d != "half" {

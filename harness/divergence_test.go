@@ -15,6 +15,7 @@ import (
 	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
+	_ "github.com/nvshbench/nvshbench/suites/persm"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 

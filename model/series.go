@@ -129,6 +129,9 @@ func Collect(files []*record.File) []*Series {
 			if strings.HasPrefix(p.ID, "limit/") || p.ID == "latency/launch" || p.Params.Size <= 0 || p.Status == record.StatusWaived || p.Has(record.FlagSecondTimer) {
 				continue
 			}
+			if strings.HasPrefix(p.ID, "persm/compute/") {
+				continue // a compute kernel's time: its size is the transfer's beside it, no message of its own
+			}
 			pes := p.Params.PEs
 			if pes == 0 {
 				pes = f.Header.PEs

@@ -181,7 +181,7 @@ func (k chartKind) takes(id string) bool {
 // series. Several files are overlaid, their series labelled by file; ref
 // adds the published values as marks (nil for none).
 func Build(files []*record.File, ref *record.Reference) []Spec {
-	out := append(buildKinds(files, ref), moeCharts(files)...)
+	out := append(append(buildKinds(files, ref), moeCharts(files)...), perSMCharts(files)...)
 	if note := librariesNote(files); note != "" {
 		for i := range out {
 			out[i].Notes = append(out[i].Notes, note)
@@ -396,8 +396,8 @@ func series(f *record.File, name string, k chartKind, many bool, taken map[strin
 	for i := range f.Points {
 		p := &f.Points[i]
 		if !p.Drawn() || p.Params.Size <= 0 || !belongs(p, k) || !k.takes(p.ID) || (k.launch != "" && launchOf(p) != k.launch) ||
-			strings.HasPrefix(p.ID, "moe/") {
-			continue // a point above its link or an older file's second timer is never drawn; MoE has its own charts
+			strings.HasPrefix(p.ID, "moe/") || strings.HasPrefix(p.ID, "persm/") {
+			continue // a point above its link or an older file's second timer is never drawn; MoE and bytes per SM have their own charts
 		}
 		m := p.Metrics[k.metric]
 		if k.time {

@@ -128,6 +128,12 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 		if hasMoE(f) {
 			rep.Tables = append(rep.Tables, moeTable(f, tag, opt.Rule.OrDefault()))
 		}
+		if hasPerSM(f) {
+			rep.Tables = append(rep.Tables, perSMTable(f, tag, false), perSMTable(f, tag, true))
+			if len(Interferences(f)) > 0 {
+				rep.Tables = append(rep.Tables, interferenceTable(f, tag))
+			}
+		}
 		if opt.Points {
 			rep.Tables = append(rep.Tables, PointsTable(f, tag))
 		}

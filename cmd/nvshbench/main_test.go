@@ -74,6 +74,11 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"run", "--shim", "fake", "--bidir", "latency/g"},
 		{"run", "--shim", "fake", "--sizes", "4K", "moe"},
 		{"run", "--shim", "fake", "--label", "x\x1b[2Jy", "rma/put/block"},
+		// issue 32: SM budgets checked like the other point flags
+		{"run", "--shim", "fake", "--sm-budgets", "0", "persm/st"},
+		{"run", "--shim", "fake", "--sm-budgets", "4,many", "persm/st"},
+		{"run", "--shim", "fake", "--sm-budgets", "200", "persm/st"},
+		{"run", "--shim", "fake", "--sm-budgets", "4", "rma/put/block"},
 		{"doctor", "--shim", "/nonexistent.so"},
 		{"model"},
 		{"model", "--predict", "1", "--example"},

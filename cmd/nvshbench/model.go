@@ -29,6 +29,8 @@ type modelOptions struct {
 	// CTAs and Threads keep the bandwidth series of one launch shape (0:
 	// every shape).
 	CTAs, Threads int
+	// PerSMGBps are the rates (GB/s) the bytes-per-SM guide also answers for.
+	PerSMGBps []float64
 	// NSGiven: --predict was set; a count beyond one NVLink domain is then
 	// refused (exit 2), where the default's is left out with a note.
 	NSGiven bool
@@ -102,6 +104,7 @@ shape only: a launch sweep's other shapes, each a series of one size, are left o
 	f.BoolVar(&o.Wide, "wide", false, "every column and every text in full")
 	f.IntSliceVar(&o.NS, "predict", []int{4, 8}, "GPU counts of one node to predict AllReduce and all-to-all at (up to one NVLink domain: 8 on HGX H100 / H200)")
 	f.StringVar(&o.Sizes, "sizes", "4K,64K,1M,16M,256M", "message sizes of the predictions")
+	f.Float64SliceVar(&o.PerSMGBps, "persm-gbps", nil, "bytes per SM: also answer which mechanism moves these rates (GB/s) to the peer with the fewest SMs")
 	f.StringVar(&o.Chart, "chart", "", "also draw the guide's charts (PNG, SVG) into this folder")
 	addMarginFlag(f, &o.Margin)
 	f.IntVar(&o.CTAs, "ctas", 0, "bandwidth series of this many CTAs only (the paper's and reproduce's size sweep: 32; 0: every launch)")
@@ -155,7 +158,16 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 		rep.Tables = append(rep.Tables, model.FitTables(fits)...)
 	}
 	rep.Tables = append(rep.Tables, model.GuideTables(guide)...)
-	if len(guide.Comparisons) == 0 {
+	var rates []float64
+	for _, g := range o.PerSMGBps {
+		if !(g > 0 && g < 1e6) { // NaN too
+			return usagef("--persm-gbps %v: want a rate in GB/s above 0", g)
+		}
+		rates = append(rates, g*1e9)
+	}
+	perSM := model.PerSMGuide(files, rates)
+	rep.Tables = append(rep.Tables, perSM...)
+	if len(guide.Comparisons) == 0 && len(perSM) == 0 {
 		rep.Warnings = append(rep.Warnings, "no pattern has two implementations measured alike in these files: no guide")
 	}
 	if !o.Guide {

@@ -27,6 +27,7 @@ import (
 	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
+	_ "github.com/nvshbench/nvshbench/suites/persm"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
@@ -58,6 +59,7 @@ type runOptions struct {
 	NVSHMEMNCCL string
 	NCCLProtos  []string
 	Algos       []string
+	SMBudgets   []string
 	MoE         moeFlags
 	// set on the command line (not defaults): checked against what the
 	// selected benchmarks take
@@ -104,6 +106,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVar(&o.Graph, "graph", false, "collectives: capture the timed iterations in a CUDA graph (as the paper did)")
 	f.StringSliceVar(&o.NCCLProtos, "nccl-protos", nil, "collectives: also force these NCCL protocols (LL, LL128, Simple) with NCCL_PROTO; default: NCCL's choice")
 	f.StringSliceVar(&o.Algos, "nvshmem-algos", nil, "collectives: also force NVSHMEM's own algorithms on the nvshmem-block rows (collective:name, a collective, or all; e.g. allgather:ll8,broadcast), each through NVSHMEM's variable in its workers' environment; default: NVSHMEM's choice")
+	f.StringSliceVar(&o.SMBudgets, "sm-budgets", []string{"1", "2", "4", "8", "16", "32", "66", "all"}, "bytes per SM (persm/*): SM budgets, one CTA an SM: counts of SMs or all")
 	f.StringVar(&o.NVSHMEMNCCL, "nvshmem-nccl", "auto", "on-stream NVSHMEM collectives: auto (NVSHMEM may hand them to NCCL) or off (NVSHMEM_DISABLE_NCCL=1, NVSHMEM's own kernels)")
 	d := harness.DefaultMoE()
 	f.IntSliceVar(&o.MoE.Tokens, "moe-tokens", d.Tokens, "MoE: tokens per rank")
@@ -190,6 +193,11 @@ func (o *runOptions) config() (*harness.Config, error) {
 		cfg.DTypes = o.DTypes
 	}
 	cfg.Graph, cfg.NCCLProtos, cfg.NVSHMEMAlgos = o.Graph, o.NCCLProtos, o.Algos
+	if o.SMBudgets != nil { // set by the flags (tests build options without them)
+		if cfg.SMBudgets, err = harness.ParseSMBudgets(o.SMBudgets); err != nil {
+			return nil, usageError{err}
+		}
+	}
 	if len(o.MoE.Tokens) > 0 || o.MoE.Hidden != 0 { // set by the flags (tests build options without them)
 		cfg.MoE = harness.MoEConfig{Tokens: o.MoE.Tokens, Hidden: o.MoE.Hidden, TopK: o.MoE.TopK, Experts: o.MoE.Experts,
 			DTypes: o.MoE.DTypes, Modes: o.MoE.Modes, Routings: o.MoE.Routes, Zipf: o.MoE.Zipf}
@@ -261,7 +269,7 @@ func checkLaunchFlags(o *runOptions, benches []*harness.Benchmark, stderr io.Wri
 // pointFlags are the run flags that choose which points a benchmark
 // measures (the others say how every point is measured).
 var pointFlags = []string{"sizes", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "nvshmem-algos", "launch-sweep", "sweep-size",
-	"moe-tokens", "moe-hidden", "moe-topk", "moe-experts", "moe-dtype", "moe-modes", "moe-routing", "moe-zipf"}
+	"sm-budgets", "moe-tokens", "moe-hidden", "moe-topk", "moe-experts", "moe-dtype", "moe-modes", "moe-routing", "moe-zipf"}
 
 // checkPointFlags finds, for each point flag the user set, the selected
 // benchmarks whose points it does not change (their points with the flag
@@ -380,6 +388,11 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	ndev, _ := gpu.lib.DeviceCount()
 	mem, sms := smallestGPU(gpu, ndev)
 	cfg.SMs = sms // full-GPU grids sized by the GPUs, not by an H200's 132
+	if o.cmd != nil && o.cmd.Flags().Changed("sm-budgets") {
+		if err := cfg.CheckSMBudgets(); err != nil {
+			return nil, usageError{err}
+		}
+	}
 	if l, ok := launcher.DetectLauncher(); ok {
 		return measureLaunched(ctx, o, cfg, benches, gpu, l, ndev, mem, stderr)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
+	_ "github.com/nvshbench/nvshbench/suites/persm"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
@@ -107,13 +109,21 @@ func runAll(t *testing.T, gpus, pesPerGPU string, sizes string, extra ...string)
 	}
 	args := append([]string{"run", "--shim", p, "--pes-per-gpu", pesPerGPU, "--gpus", gpus, "--sizes", sizes,
 		"--samples", "3", "--warmup", "1", "--timeout", "30s"}, extra...)
-	args = append(args, "--moe-tokens", "64,512", "--moe-dtype", "bf16,fp8", "rma", "limit", "latency", "collectives", "moe", "host")
-	return nvshbench(t, 6*time.Minute, args...)
+	args = append(args, "--moe-tokens", "64,512", "--moe-dtype", "bf16,fp8")
+	return nvshbench(t, 6*time.Minute, append(args, allSuites...)...)
 }
 
+// allSuites are what runAll selects: every suite but bytes per SM (persm,
+// TestPerSM: its budgets multiply its points).
+var allSuites = []string{"rma", "limit", "latency", "collectives", "moe", "host"}
+
 // check asserts every point ran verified or was waived for a reason this
-// setup explains, and that every operation was run.
-func check(t *testing.T, f *record.File, wantPEs, gpus int) {
+// setup explains, and that every operation of the selected suites (default
+// allSuites) was run.
+func check(t *testing.T, f *record.File, wantPEs, gpus int, suites ...string) {
+	if len(suites) == 0 {
+		suites = allSuites
+	}
 	if f.Header.PEs != wantPEs || len(f.Header.GPUs) != gpus || f.Header.NVSHMEM == "" {
 		t.Errorf("header: pes %d gpus %d nvshmem %q", f.Header.PEs, len(f.Header.GPUs), f.Header.NVSHMEM)
 	}
@@ -149,7 +159,7 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int) {
 			t.Errorf("%s %s: a round trip without its in-run floor", p.ID, p.Params.Key())
 		}
 		payload := (!strings.HasPrefix(p.ID, "latency/") && !strings.HasPrefix(p.ID, "collectives/barrier/") && !strings.HasPrefix(p.ID, "collectives/sync/") && !strings.HasPrefix(p.ID, "limit/chase-") &&
-			!strings.HasPrefix(p.ID, "host/")) ||
+			!strings.HasPrefix(p.ID, "host/") && !strings.HasPrefix(p.ID, "persm/compute/")) ||
 			strings.Contains(p.ID, "put") || strings.Contains(p.ID, "get") ||
 			p.ID == "latency/p" || p.ID == "latency/g" || p.ID == "latency/pingpong/p"
 		if payload && p.Status == record.StatusOK && p.Bytes <= 0 {
@@ -183,7 +193,8 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int) {
 	// Every registered benchmark ran or was waived: a new one is covered
 	// here without being listed.
 	for _, b := range harness.All() {
-		if !ids[b.ID] {
+		suite, _, _ := strings.Cut(b.ID, "/")
+		if slices.Contains(suites, suite) && !ids[b.ID] {
 			t.Errorf("%s was not run", b.ID)
 		}
 	}
@@ -210,8 +221,8 @@ func TestCorruptedOutputsFail(t *testing.T) {
 		t.Run(pes+"pe", func(t *testing.T) {
 			p, _ := shim(t)
 			f := nvshbenchExit(t, 6*time.Minute, 1, "run", "--shim", p, "--pes-per-gpu", pes, "--sizes", "1K", "--samples", "1",
-				"--warmup", "0", "--timeout", "30s", "--corrupt-checks", "--moe-tokens", "64",
-				"rma", "limit", "latency", "collectives", "moe", "host")
+				"--warmup", "0", "--timeout", "30s", "--corrupt-checks", "--moe-tokens", "64", "--sm-budgets", "2",
+				"rma", "limit", "latency", "collectives", "moe", "host", "persm")
 			ran, caught := 0, 0
 			ids := map[string]bool{}
 			unverifiable := map[string]bool{} // registered so: an operation that leaves no output (T_NO_OUTPUT)
@@ -251,6 +262,8 @@ func stamped(id string) bool {
 		return false // NCCL's kernels (GIN's, waived without a GIN network; send/recv), the copy engine
 	case strings.HasPrefix(id, "rma/"), id == "limit/sm-copy", id == "limit/sm-copy-read":
 		return true
+	case strings.HasPrefix(id, "persm/"):
+		return id != "persm/ce" // the copy engine
 	case strings.HasPrefix(id, "collectives/"):
 		return strings.HasPrefix(last, "nvshmem-") && last != "nvshmem-stream" || strings.HasPrefix(last, "multicta") || strings.HasPrefix(last, "nccl-lsa")
 	case strings.HasPrefix(id, "moe/"):
@@ -356,5 +369,74 @@ func TestForcedAlgorithms(t *testing.T) {
 	}
 	if forced == 0 {
 		t.Error("no forced point")
+	}
+}
+
+// TestPerSM: bytes per SM (issue 32) on 1 PE and on 2 PEs of one GPU:
+// every mechanism over three budgets, alone and beside each compute kernel,
+// and each compute kernel alone and beside each mechanism, verified (the
+// compute results too); more SMs move more bytes at 64 MiB; every row
+// beside another kernel has its alone row to be slowed against.
+func TestPerSM(t *testing.T) {
+	for _, pes := range []string{"1", "2"} {
+		t.Run(pes+"pe", func(t *testing.T) {
+			p, _ := shim(t)
+			f := nvshbench(t, 6*time.Minute, "run", "--shim", p, "--pes-per-gpu", pes, "--sizes", "1K,4097,1M,64M", "--sm-budgets", "1,4,all",
+				"--samples", "3", "--warmup", "1", "--timeout", "60s", "persm")
+			n := 1
+			if pes == "2" {
+				n = 2
+			}
+			check(t, f, n, 1, "persm")
+			bw := map[string]float64{}
+			key := func(p record.Point) string {
+				q := p.Params
+				q.Extra = nil
+				return p.ID + " " + q.Key()
+			}
+			for _, pt := range f.Points {
+				if pt.Status != record.StatusOK {
+					continue
+				}
+				if m, ok := pt.Metric(record.MetricBandwidth); ok {
+					bw[key(pt)] = m.Median
+				}
+				if m, ok := pt.Metric(record.MetricLatency); ok && strings.HasPrefix(pt.ID, "persm/compute/") && pt.Params.Size == 0 {
+					bw[key(pt)] = m.Median
+				}
+			}
+			for _, pt := range f.Points {
+				if pt.Status != record.StatusOK || pt.Params.Extra["beside"] == "" {
+					continue
+				}
+				alone := pt
+				alone.ID = pt.ID[:strings.LastIndex(pt.ID, "/")]
+				if strings.HasPrefix(pt.ID, "persm/compute/") {
+					alone.Params.Size = 0
+				}
+				if _, ok := bw[key(alone)]; !ok {
+					t.Errorf("%s %s: no alone row %s to compare with", pt.ID, pt.Params.Key(), key(alone))
+				}
+			}
+			for _, m := range []string{"st", "tma", "put"} {
+				one, all, most := 0.0, 0.0, 0
+				for _, pt := range f.Points {
+					bwm, ok := pt.Metric(record.MetricBandwidth)
+					if pt.ID != "persm/"+m || pt.Params.Size != 64<<20 || !ok {
+						continue
+					}
+					if pt.Params.CTAs == 1 {
+						one = bwm.Median
+					}
+					if pt.Params.CTAs > most {
+						most, all = pt.Params.CTAs, bwm.Median
+					}
+				}
+				t.Logf("%s at 64 MiB: %.1f GB/s on 1 SM, %.1f GB/s on %d SMs", m, one/1e9, all/1e9, most)
+				if one <= 0 || all <= one {
+					t.Errorf("%s at 64 MiB: %.3g B/s on 1 SM, %.3g on %d SMs", m, one, all, most)
+				}
+			}
+		})
 	}
 }

@@ -22,6 +22,7 @@
 //   ncclp2p.cuh      NCCL send/recv: one way and a ping-pong (the host-driven baseline)
 //   newer.cuh        rows only newer libraries have (compiled by their version macros, else waived)
 //   moe.cuh          the MoE dispatch/combine family (NVSHMEM, NCCL's device API, NCCL host)
+//   persm.cuh        bytes per SM: transfer mechanisms over SM budgets, beside a compute kernel
 // Every NVSHMEM / CUDA / NCCL / NVML call of the tool lives in this library.
 //
 // The multi-PE rule: every host call that all PEs must make together
@@ -50,6 +51,7 @@
 #include "ncclp2p.cuh"
 #include "newer.cuh"
 #include "moe.cuh"
+#include "persm.cuh"
 
 extern "C" int nb_abi_version(void) { return NB_ABI_VERSION; }
 extern "C" const char *nb_last_error(void) { return g_err; }
@@ -265,7 +267,7 @@ struct OpTable {
 };
 #define NB_TABLE(t) {t, sizeof t / sizeof t[0]}
 static const OpTable kTables[] = {NB_TABLE(kRMAOps), NB_TABLE(kLatOps), NB_TABLE(kAmoRateOps), NB_TABLE(kAmoTripOps), NB_TABLE(kStridedOps), NB_TABLE(kRateOps), NB_TABLE(kOrderOps), NB_TABLE(kHostOps), NB_TABLE(kHeapGrowOps), NB_TABLE(kP2POps), NB_TABLE(kNewerOps), NB_TABLE(kNDOps), NB_TABLE(kNDLatOps), NB_TABLE(kCollOps),
-                                  NB_TABLE(kMoEOps)};
+                                  NB_TABLE(kMoEOps), NB_TABLE(kPMOps)};
 #undef NB_TABLE
 
 static const OpEntry *find_op(const char *name) {

@@ -1,0 +1,523 @@
+// persm.cuh: bytes per SM (issue 32). Which transfer mechanism moves data
+// with the fewest SMs, and what a transfer costs a compute kernel beside it.
+// Included by nvshbench.cu after nccldev.cuh (whose NCCL windows the LSA
+// mechanism uses).
+//
+// A point is a transfer on a budget of SMs: args.ctas CTAs of PM_THREADS
+// threads, each holding PM_SMEM bytes of shared memory, more than half an
+// SM's, so no two CTAs share an SM (one CTA is one SM of the budget). The
+// mechanisms move args.size bytes from this PE's source into the peer's
+// destination (the peer through nvshmem_ptr or an NCCL LSA pointer; this
+// PE's own buffer on one PE), every iteration ending delivered (rma.cuh):
+//   pm_st   16-byte SM stores (group_copy: four loads in flight a thread), a system fence
+//   pm_tma  cp.async.bulk global -> shared (an mbarrier a stage) -> global (bulk groups),
+//           one thread a CTA issuing; sm_90 has no global -> global bulk copy, so the
+//           bytes pass through shared memory (PM_STAGES stages of PM_TILE bytes)
+//   pm_put  nvshmemx_putmem_nbi_block + nvshmem_quiet
+//   pm_lsa  16-byte SM stores through ncclGetLsaPointer into the peer's NCCL window
+//   pm_ce   the copy engine (cudaMemcpyAsync): no SM at all (args.ctas is not a budget)
+//
+// Interference: args.impl names the partner, by its operation code: a
+// transfer beside a compute kernel (impl = NB_OP_PM_FMA / NB_OP_PM_MMA) or a
+// compute kernel beside a transfer (rma.pm_fma / rma.pm_mma with impl = a
+// mechanism's code; 0: alone). Both run in ONE fused launch of one CTA per
+// SM with role-split CTAs: CTAs below args.ctas transfer, the others
+// compute. Two kernels on two streams would not be sure to share the GPU
+// (the first grid may take every SM before the second starts, or the
+// second may wait for the first to end: the overlap would be the
+// scheduler's choice, not the point's); a fused launch is co-resident by
+// construction, and the launch is cooperative, so a grid that cannot be
+// co-resident fails instead of deadlocking. The timed role does its
+// iterations; the other runs in the background until the timed role's CTAs
+// have all finished (a counter in device memory), so the events time the
+// timed role with the other beside it all along.
+//
+// Compute kernels, each with a result that depends on how much ran:
+//   fma  every thread PM_ACC accumulators; an iteration is PM_FMA_STEPS steps of
+//        acc = fma(acc, -1, 0) on each (a sign flip: back to acc after an even count)
+//        and acc += 1: after n iterations acc = x0 + n, exactly
+//   mma  every warp a 16x16 fp32 accumulator C; an iteration is PM_MMA_PAIRS pairs of
+//        wmma bf16 16x16x16 C = A*B + C with A = ones and B = +ones then -ones (C + 16 - 16),
+//        then C += 1: after n iterations C = x0 + n, exactly
+// Every compute CTA records its n; the check reads n and the results.
+
+#include <mma.h>
+
+enum {
+  NB_OP_PM_ST = 100,   // SM 16-byte stores into the peer over a budget of SMs
+  NB_OP_PM_TMA = 101,  // TMA bulk copies through shared memory into the peer
+  NB_OP_PM_PUT = 102,  // nvshmemx_putmem_nbi_block + quiet
+  NB_OP_PM_LSA = 103,  // SM stores through NCCL's LSA pointer into the peer's window
+  NB_OP_PM_CE = 104,   // the copy engine: zero SMs
+  NB_OP_PM_FMA = 105,  // the FMA-bound compute kernel on the SMs outside the budget
+  NB_OP_PM_MMA = 106,  // the tensor-core bf16 compute kernel on the SMs outside the budget
+};
+
+#define PM_THREADS 512
+#define PM_TILE (16 << 10)  // bytes of one TMA copy (one stage)
+#define PM_STAGES 8
+#define PM_SMEM (PM_STAGES * PM_TILE + 128)  // 128 KiB + the barriers: one CTA an SM
+#define PM_SLICE (256 << 10)  // a background transfer looks at the stop word after each slice of its chunk
+#define PM_ACC 8
+#define PM_FMA_STEPS 256
+#define PM_MMA_PAIRS 128
+#define PM_OUT_OFF (16 << 10)  // scratch: [0, 8 KiB) n per CTA, [8 KiB] the done counter, results from 16 KiB
+
+struct PmArgs {
+  uint8_t *dst;
+  const uint8_t *src;
+  int64_t size;
+  int iters, peer, budget;
+  unsigned long long want;  // timed CTAs: the background stops once done reaches it
+  unsigned long long *done;
+  uint64_t *counts;
+  float *out;
+  float minus1, one;  // -1 and 1, not known to the compiler
+  int64_t *st;
+};
+
+// --- TMA: one thread of a CTA issues, the rest wait at the CTA's barriers.
+// sm_90's instructions: a build for an older architecture as well
+// (NVSHBENCH_CUDA_ARCHS) compiles them out there, and pm_validate refuses
+// TMA on such a GPU.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define PM_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define PM_ASM(...) __trap()
+#endif
+__device__ static inline uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ static inline void mbar_wait(uint64_t *bar, uint32_t parity) {
+  uint32_t ok = 0;
+  while (!ok)
+    PM_ASM("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(ok)
+                 : "r"(smem_u32(bar)), "r"(parity)
+                 : "memory");
+}
+
+// Stage s receives tile t's bytes; its barrier completes when they landed.
+__device__ static inline void tma_load(uint8_t *smem, const uint8_t *g, uint32_t bytes, uint64_t *bar) {
+  PM_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+  PM_ASM("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_u32(smem)),
+               "l"(g), "r"(bytes), "r"(smem_u32(bar))
+               : "memory");
+}
+
+__device__ static inline void tma_store(uint8_t *g, const uint8_t *smem, uint32_t bytes) {
+  PM_ASM("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(g), "r"(smem_u32(smem)), "r"(bytes) : "memory");
+  PM_ASM("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+// tma_copy moves len bytes (16-byte multiples, 16-byte aligned) src -> dst
+// through the stages: up to PM_STAGES - 1 loads in flight while the stores
+// drain; a stage is loaded again once its store has read it (wait_group.read
+// 1: every store but the newest has read its stage). It returns when every
+// store has landed (wait_group 0), visible to the generic proxy.
+__device__ static void tma_copy(uint8_t *dst, const uint8_t *src, int64_t len, uint8_t *smem, uint64_t *bars, uint32_t &phases) {
+  int64_t n = (len + PM_TILE - 1) / PM_TILE;
+  auto bytes = [&](int64_t t) { return (uint32_t)(len - t * PM_TILE < PM_TILE ? len - t * PM_TILE : PM_TILE); };
+  auto load = [&](int64_t t) {
+    int s = (int)(t % PM_STAGES);
+    tma_load(smem + s * PM_TILE, src + t * PM_TILE, bytes(t), bars + s);
+  };
+  for (int64_t t = 0; t < n && t < PM_STAGES; t++) load(t);
+  for (int64_t t = 0; t < n; t++) {
+    int s = (int)(t % PM_STAGES);
+    mbar_wait(bars + s, (phases >> s) & 1);
+    phases ^= 1u << s;
+    tma_store(dst + t * PM_TILE, smem + s * PM_TILE, bytes(t));
+    if (t >= 1 && t - 1 + PM_STAGES < n) {
+      PM_ASM("cp.async.bulk.wait_group.read 1;" ::: "memory");
+      load(t - 1 + PM_STAGES);
+    }
+  }
+  PM_ASM("cp.async.bulk.wait_group 0;" ::: "memory");
+  PM_ASM("fence.proxy.async.global;" ::: "memory");
+}
+
+// pm_move: one CTA moves its len bytes with mechanism M, delivered.
+template <int M>
+__device__ static inline void pm_move(uint8_t *dst, const uint8_t *src, int64_t len, int peer, uint8_t *smem, uint32_t &phases) {
+  if (len <= 0) return;  // the same for every thread of the CTA
+  if constexpr (M == NB_OP_PM_ST || M == NB_OP_PM_LSA) {
+    group_copy(dst, src, len, threadIdx.x, blockDim.x);
+    __threadfence_system();
+  } else if constexpr (M == NB_OP_PM_PUT) {
+    nvshmemx_putmem_nbi_block(dst, src, len, peer);
+    nvshmem_quiet();
+  } else if constexpr (M == NB_OP_PM_TMA) {
+    if (threadIdx.x == 0) {
+      tma_copy(dst, src, len, smem, (uint64_t *)(smem + PM_STAGES * PM_TILE), phases);
+      __threadfence_system();
+    }
+    __syncthreads();
+  } else {
+    static_assert(unhandled<M>, "a mechanism without a branch");
+  }
+}
+
+// pm_stop: the background role's CTA asks whether the timed CTAs are done.
+__device__ static inline int pm_stop(const PmArgs &p, int *flag) {
+  if (threadIdx.x == 0) *flag = *(volatile unsigned long long *)p.done >= p.want;
+  __syncthreads();
+  int s = *flag;
+  __syncthreads();
+  return s;
+}
+
+// pm_finished: a timed CTA tells the background it is done.
+__device__ static inline void pm_finished(const PmArgs &p) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(p.done, 1ull);
+  }
+}
+
+template <int M, int BACKGROUND, int PARTNER>
+__device__ static void pm_transfer(const PmArgs &p, uint8_t *smem, int *flag) {
+  uint32_t phases = 0;
+  if (M == NB_OP_PM_TMA) {
+    uint64_t *bars = (uint64_t *)(smem + PM_STAGES * PM_TILE);
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < PM_STAGES; s++) PM_ASM("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bars + s)) : "memory");
+      PM_ASM("fence.mbarrier_init.release.cluster;" ::: "memory");
+      (void)bars;  // compiled out below sm_90
+    }
+    __syncthreads();
+  }
+  int64_t off, len;
+  chunk_of(p.size, p.budget, blockIdx.x, &off, &len);
+  if constexpr (!BACKGROUND) {
+    for (int it = 0; it < p.iters; it++) pm_move<M>(p.dst + off, p.src + off, len, p.peer, smem, phases);
+    if (PARTNER) pm_finished(p);
+  } else {
+    for (int64_t o = 0;;) {  // passes over the chunk, a slice at a time, until the compute is done
+      int64_t n = len - o < PM_SLICE ? len - o : PM_SLICE;
+      pm_move<M>(p.dst + off + o, p.src + off + o, n, p.peer, smem, phases);
+      o = o + n >= len ? 0 : o + n;
+      if (pm_stop(p, flag)) return;
+    }
+  }
+}
+
+__device__ static inline float pm_fma_x0(int64_t c, int j) { return 0.5f * (float)((c * PM_ACC + j) % 251); }
+__device__ static inline float pm_mma_x0(int64_t w) { return (float)(w % 61); }
+
+// pm_compute: compute CTA k (of gridDim.x - budget) runs iterations of kind C.
+template <int C, int BACKGROUND, int PARTNER>
+__device__ static void pm_compute(const PmArgs &p, int *flag) {
+  int64_t k = blockIdx.x - p.budget;
+  uint64_t n = 0;
+  auto loop = [&](auto iter) {
+    if constexpr (!BACKGROUND) {
+      for (int it = 0; it < p.iters; it++) iter();
+      n = (uint64_t)p.iters;
+      if (PARTNER) pm_finished(p);
+    } else {
+      do {
+        iter();
+        n++;
+      } while (!pm_stop(p, flag));
+    }
+  };
+  if constexpr (C == NB_OP_PM_FMA) {
+    int64_t c = k * blockDim.x + threadIdx.x;
+    float acc[PM_ACC];
+#pragma unroll
+    for (int j = 0; j < PM_ACC; j++) acc[j] = pm_fma_x0(c, j);
+    loop([&] {
+#pragma unroll 16
+      for (int s = 0; s < PM_FMA_STEPS; s++)
+#pragma unroll
+        for (int j = 0; j < PM_ACC; j++) acc[j] = fmaf(acc[j], p.minus1, 0.0f);
+#pragma unroll
+      for (int j = 0; j < PM_ACC; j++) acc[j] += p.one;
+    });
+#pragma unroll
+    for (int j = 0; j < PM_ACC; j++) p.out[c * PM_ACC + j] = acc[j];
+  } else if constexpr (C == NB_OP_PM_MMA) {
+    using namespace nvcuda;
+    int64_t w = k * (blockDim.x / 32) + threadIdx.x / 32;
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> bp, bn;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(a, __float2bfloat16(p.one));
+    wmma::fill_fragment(bp, __float2bfloat16(p.one));
+    wmma::fill_fragment(bn, __float2bfloat16(p.minus1));
+    wmma::fill_fragment(acc, pm_mma_x0(w));
+    loop([&] {
+      for (int s = 0; s < PM_MMA_PAIRS; s++) {
+        wmma::mma_sync(acc, a, bp, acc);
+        wmma::mma_sync(acc, a, bn, acc);
+      }
+      for (int e = 0; e < acc.num_elements; e++) acc.x[e] += p.one;
+    });
+    wmma::store_matrix_sync(p.out + w * 256, acc, 16, wmma::mem_row_major);
+  } else {
+    static_assert(unhandled<C>, "a compute kind without a branch");
+  }
+  if (threadIdx.x == 0) p.counts[blockIdx.x] = n;
+}
+
+// The fused launch: CTAs below the budget transfer with M (0: none), the
+// others compute C (0: none); TIMED_COMPUTE says which role is timed (the
+// other runs in the background while it does).
+template <int M, int C, int TIMED_COMPUTE>
+__global__ void __launch_bounds__(PM_THREADS, 1) k_pm(PmArgs p) {
+  extern __shared__ __align__(128) uint8_t pm_smem[];
+  __shared__ int flag;
+  stamp_begin(p.st);
+  if ((int)blockIdx.x < p.budget) {
+    if constexpr (M != 0) pm_transfer<M, C != 0 && TIMED_COMPUTE, C != 0>(p, pm_smem, &flag);
+  } else {
+    if constexpr (C != 0) pm_compute<C, M != 0 && !TIMED_COMPUTE, M != 0>(p, &flag);
+  }
+  stamp_end(p.st);
+}
+
+// Output bytes of the compute kernel beside a budget (a float per
+// accumulator a thread; a 16 x 16 tile a warp).
+static int64_t pm_out_floats(int op, int budget) {
+  int64_t ctas = S.sms - budget;
+  if (op == NB_OP_PM_FMA) return ctas * PM_THREADS * PM_ACC;
+  return ctas * (PM_THREADS / 32) * 256;
+}
+
+__global__ void k_pm_check(const float *out, const uint64_t *counts, int64_t n, int budget, int fma, unsigned long long *cnt) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t unit = fma ? i / PM_ACC : i / 256;  // the thread (fma) or warp (mma) that wrote it
+    int64_t cta = budget + (fma ? unit / PM_THREADS : unit / (PM_THREADS / 32));
+    uint64_t k = counts[cta];
+    float want = (fma ? pm_fma_x0(unit, (int)(i % PM_ACC)) : pm_mma_x0(unit)) + (float)k;
+    if (k == 0 || out[i] != want) mismatch(cnt, i);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Host side.
+
+static int pm_is_transfer(int op) { return op >= NB_OP_PM_ST && op <= NB_OP_PM_CE; }
+static int pm_is_compute(int op) { return op == NB_OP_PM_FMA || op == NB_OP_PM_MMA; }
+// The point's transfer mechanism (0: none) and compute kind (0: none).
+static int pm_mech(const Args *a) { return pm_is_transfer(a->op) ? a->op : a->impl; }
+static int pm_comp(const Args *a) { return pm_is_compute(a->op) ? a->op : a->impl; }
+// The transfer's data is checked where the transfer is timed (a background
+// transfer stops mid-pass when the compute ends).
+static int pm_checks_transfer(const Args *a) { return pm_is_transfer(a->op); }
+
+static uint64_t *pm_counts(void) { return (uint64_t *)S.scratch; }
+static unsigned long long *pm_done(void) { return (unsigned long long *)(S.scratch + 8192); }
+static float *pm_out(void) { return (float *)(S.scratch + PM_OUT_OFF); }
+
+static uint8_t *g_pm_lsa;  // the peer's NCCL window, as this PE's kernels address it (pm_setup)
+
+static int pm_validate(Run *r) {
+  int st = rma_validate(r);  // roles, size, launch shape, the load/store mapping of st, tma, lsa, ce
+  if (st) return st;
+  const Args *a = r->a;
+  int m = pm_mech(a), c = pm_comp(a);
+  if (pm_is_transfer(a->op) && a->impl != 0 && !pm_is_compute(a->impl))
+    return fail(NB_ERR, "a transfer's partner (args.impl %d) is a compute kernel: %d or %d", a->impl, NB_OP_PM_FMA, NB_OP_PM_MMA);
+  if (pm_is_compute(a->op) && a->impl != 0 && !(pm_is_transfer(a->impl) && a->impl != NB_OP_PM_CE))
+    return fail(NB_ERR, "a compute kernel's partner (args.impl %d) is a transfer of SMs: %d..%d", a->impl, NB_OP_PM_ST, NB_OP_PM_LSA);
+  if (a->op == NB_OP_PM_CE && a->impl != 0) return fail(NB_ERR, "the copy engine is measured alone");
+  if (a->op == NB_OP_PM_CE) return 0;
+  if (a->threads != PM_THREADS) return fail(NB_ERR, "bytes per SM: one CTA of %d threads an SM, not %d", PM_THREADS, a->threads);
+  if (a->ctas > S.sms) return fail(NB_ERR, "a budget of %d SMs: this GPU has %d", a->ctas, S.sms);
+  if (c && a->ctas >= S.sms) return fail(NB_ERR, "a compute kernel beside %d transfer SMs needs one of this GPU's %d left", a->ctas, S.sms);
+  if (c && PM_OUT_OFF + pm_out_floats(c, a->ctas) * 4 > S.buf) return fail(NB_ERR, "the compute kernel's results need %lld bytes of scratch",
+                                                                           (long long)(PM_OUT_OFF + pm_out_floats(c, a->ctas) * 4));
+  if (m == NB_OP_PM_TMA && a->size % 16) return fail(NB_ERR, "TMA moves multiples of 16 bytes: size %lld is not one", (long long)a->size);
+  if (m == NB_OP_PM_TMA) {
+    int cc = 0;
+    CK(cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, S.device));
+    if (cc < 9) return fail(NB_UNREACHABLE, "TMA (cp.async.bulk) needs compute capability 9.0 or later; this GPU has %d.x", cc);
+  }
+  if (r->initiator && m && m != NB_OP_PM_PUT && nvshmem_ptr(S.dst, r->target) == nullptr)
+    return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store from PE %d (no P2P mapping)", r->target, S.me);
+  if (m == NB_OP_PM_LSA) {
+    if ((st = nd_headers())) return st;
+    return nd_state();
+  }
+  return 0;
+}
+
+static int pm_prepare(Run *r) {
+  int st = rma_prepare(r);  // this PE's pattern in its source, its destination poisoned
+  if (st || !pm_comp(r->a)) return st;
+  k_zero_u64<<<8, 256, 0, S.stream>>>(pm_counts(), NB_MAX_CTAS + 1);
+  CKLAUNCH("count reset");
+  k_fill_words<uint32_t><<<256, 256, 0, S.stream>>>((uint32_t *)pm_out(), pm_out_floats(pm_comp(r->a), r->a->ctas), 0xFFFFFFFFu);  // NaN
+  CKLAUNCH("result poison");
+  return 0;
+}
+
+#if NB_NCCL_DEVICE
+__global__ void k_pm_lsa_ptr(ncclWindow_t w, int lsa_peer, uint8_t **out) { *out = (uint8_t *)ncclGetLsaPointer(w, 0, lsa_peer); }
+#endif
+
+// The LSA mechanism's windows (collective: every PE), and the peer's
+// window as a plain address, resolved once a point (the kernels then store
+// through it as pm_st does through nvshmem_ptr's).
+static int pm_setup(Run *r) {
+  if (pm_mech(r->a) != NB_OP_PM_LSA) return 0;
+  int st = nd_setup(r);
+  if (st || !r->initiator) return st;
+#if NB_NCCL_DEVICE
+  k_pm_lsa_ptr<<<1, 1, 0, S.stream>>>(g_nd.wdst, nd_lsa_peer(g_nd.dc, r->target), (uint8_t **)S.stage);
+  CKLAUNCH("LSA pointer");
+  CK(cudaMemcpy(&g_pm_lsa, S.stage, sizeof g_pm_lsa, cudaMemcpyDeviceToHost));
+  if (!g_pm_lsa) return fail(NB_UNREACHABLE, "ncclGetLsaPointer gave no address for PE %d", r->target);
+#endif
+  return 0;
+}
+
+static int64_t pm_bytes(Run *r) { return r->initiator && pm_is_transfer(r->a->op) ? r->a->size : 0; }
+static int64_t pm_work_set(Run *r) {
+  return pm_is_transfer(r->a->op) ? r->a->size : pm_out_floats(r->a->op, r->a->ctas) * 4;
+}
+
+static const Family kPM = {"persm", pm_validate, rma_active, rma_synced, 1, 0, 0, pm_prepare, pm_setup, nullptr, pm_bytes, pm_work_set};
+
+// --- the checks: the transfer's pattern at its target (a timed transfer),
+// the compute kernel's results on the initiator (wherever one ran).
+static Region pm_at_transfer(Run *r) {
+  if (!pm_checks_transfer(r->a)) return nowhere();
+#if NB_NCCL_DEVICE
+  if (r->a->op == NB_OP_PM_LSA) return at_window_target(r);
+#endif
+  return at_put_target(r);
+}
+static Region pm_at_compute(Run *r) {
+  int c = pm_comp(r->a);
+  return c && r->initiator ? region(pm_out(), pm_out_floats(c, r->a->ctas), 4) : nowhere();
+}
+
+static int pm_verify(Run *r, nb_result *res) {
+  Region w = pm_at_transfer(r);
+  if (w.p)
+    if (int rc = put_pattern(r, w, res)) return rc;
+  Region c = pm_at_compute(r);
+  if (!c.p) return 0;
+  int budget = r->a->ctas, fma = pm_comp(r->a) == NB_OP_PM_FMA;
+  return counted(
+      c.n, res, [&](unsigned long long *cnt) { k_pm_check<<<256, 256, 0, S.stream>>>((const float *)c.p, pm_counts(), c.n, budget, fma, cnt); },
+      [&](unsigned long long first, unsigned long long) {
+        float got = 0;
+        cudaMemcpy(&got, (const float *)c.p + first, sizeof got, cudaMemcpyDeviceToHost);
+        snprintf(res->detail, sizeof res->detail, "compute result %llu: got %g, want its start value + its CTA's iterations", first, got);
+      });
+}
+
+// The compute's results where a compute ran (the transfer's check is the
+// same as the alone rows', whose corruption proves it), else the transfer's.
+static int pm_corrupt(Run *r) {
+  Region c = pm_at_compute(r);
+  if (c.p) return corrupt_region(c);
+  Region w = pm_at_transfer(r);
+  return w.p ? corrupt_region(w) : 0;
+}
+
+static constexpr Check kCheckPm = {"the initiator's pattern at the target (a timed transfer); every compute result at its start value + its CTA's iterations",
+                                   pm_verify, pm_corrupt};
+
+// --- launches
+template <int M, int C, int TIMED_COMPUTE>
+static int pm_launch_kernel(Run *r, int iters, uint8_t *dst) {
+  const Args *a = r->a;
+  auto k = k_pm<M, C, TIMED_COMPUTE>;
+  static bool attr = false;  // once an instantiation
+  if (!attr) {
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, PM_SMEM));
+    attr = true;
+  }
+  int grid = C ? S.sms : a->ctas;
+  if (!r->resident_known) {
+    int per = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, PM_THREADS, PM_SMEM) != cudaSuccess) cudaGetLastError(), per = 0;
+    r->resident = (int64_t)per * S.sms;
+    r->resident_known = 1;
+  }
+  r->stamped = r->resident >= grid;
+  PmArgs p;
+  p.dst = dst;
+  p.src = S.src;
+  p.size = a->size;
+  p.iters = iters;
+  p.peer = r->target;
+  p.budget = a->ctas;
+  p.want = (unsigned long long)(TIMED_COMPUTE ? grid - a->ctas : a->ctas);
+  p.done = pm_done();
+  p.counts = pm_counts();
+  p.out = pm_out();
+  p.minus1 = -1.0f;
+  p.one = 1.0f;
+  p.st = S.times;
+  if (M && C) {  // both roles: co-resident or refused
+    CK(cudaMemsetAsync(p.done, 0, sizeof *p.done, S.stream));
+    void *args[] = {&p};
+    CK(cudaLaunchCooperativeKernel((const void *)k, dim3(grid), dim3(PM_THREADS), args, PM_SMEM, S.stream));
+  } else {
+    k<<<grid, PM_THREADS, PM_SMEM, S.stream>>>(p);
+    CKLAUNCH("bytes-per-SM kernel");
+  }
+  return 0;
+}
+
+// with_pm calls f with the compile-time code of a mechanism or compute kind
+// (0: none).
+template <typename F>
+static int with_pm(int code, F f) {
+  switch (code) {
+  case NB_OP_PM_ST: return f(std::integral_constant<int, NB_OP_PM_ST>{});
+  case NB_OP_PM_TMA: return f(std::integral_constant<int, NB_OP_PM_TMA>{});
+  case NB_OP_PM_PUT: return f(std::integral_constant<int, NB_OP_PM_PUT>{});
+  case NB_OP_PM_LSA: return f(std::integral_constant<int, NB_OP_PM_LSA>{});
+  case NB_OP_PM_FMA: return f(std::integral_constant<int, NB_OP_PM_FMA>{});
+  case NB_OP_PM_MMA: return f(std::integral_constant<int, NB_OP_PM_MMA>{});
+  }
+  return f(std::integral_constant<int, 0>{});
+}
+
+// A transfer (OP a mechanism), alone or beside a compute kernel; or a
+// compute kernel (OP == NB_OP_PM_FMA / NB_OP_PM_MMA), alone or beside a
+// transfer.
+template <int OP>
+static int launch_pm(Run *r, int iters) {
+  const Args *a = r->a;
+  int m = pm_mech(a);
+  uint8_t *dst = nullptr;
+  if (m == NB_OP_PM_PUT) dst = S.dst;  // symmetric: NVSHMEM's put names the PE
+  else if (m == NB_OP_PM_LSA) dst = g_pm_lsa;
+  else if (m) dst = (uint8_t *)nvshmem_ptr(S.dst, r->target);
+  if (m && !dst) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
+  if constexpr (OP == NB_OP_PM_FMA || OP == NB_OP_PM_MMA) {
+    return with_pm(m, [&](auto mm) -> int {
+      constexpr int M = decltype(mm)::value;
+      if constexpr (M == NB_OP_PM_FMA || M == NB_OP_PM_MMA) return fail(NB_ERR, "a compute kernel beside a compute kernel");
+      else return pm_launch_kernel<M, OP, 1>(r, iters, dst);
+    });
+  } else {
+    return with_pm(a->impl, [&](auto cc) -> int {
+      constexpr int C = decltype(cc)::value;
+      if constexpr (C == 0 || C == NB_OP_PM_FMA || C == NB_OP_PM_MMA) return pm_launch_kernel<OP, C, 0>(r, iters, dst);
+      else return fail(NB_ERR, "a transfer beside a transfer");
+    });
+  }
+}
+
+// The copy engine into the peer's buffer: no SM of ours (rma.cuh's launch_ce).
+static int launch_pm_ce(Run *r, int iters) { return launch_ce(r, iters); }
+
+static constexpr OpEntry kPMOps[] = {
+    {NB_OP_PM_ST, "rma.pm_st", &kPM, T_PAYLOAD | T_LOADSTORE, kCheckPm, launch_pm<NB_OP_PM_ST>},
+    {NB_OP_PM_TMA, "rma.pm_tma", &kPM, T_PAYLOAD | T_LOADSTORE, kCheckPm, launch_pm<NB_OP_PM_TMA>},
+    {NB_OP_PM_PUT, "rma.pm_put", &kPM, T_PAYLOAD, kCheckPm, launch_pm<NB_OP_PM_PUT>},
+    {NB_OP_PM_LSA, "rma.pm_lsa", &kPM, T_PAYLOAD | T_LOADSTORE, kCheckPm, launch_pm<NB_OP_PM_LSA>},
+    {NB_OP_PM_CE, "rma.pm_ce", &kPM, T_PAYLOAD | T_LOADSTORE | T_HOST, kCheckPm, launch_pm_ce},
+    {NB_OP_PM_FMA, "rma.pm_fma", &kPM, 0, kCheckPm, launch_pm<NB_OP_PM_FMA>},
+    {NB_OP_PM_MMA, "rma.pm_mma", &kPM, 0, kCheckPm, launch_pm<NB_OP_PM_MMA>},
+};
+NB_CHECKED(kPMOps);

@@ -1,0 +1,151 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/report"
+)
+
+// Bytes per SM (issue 32), the guide's answer: which mechanism moves a rate
+// to the peer with the fewest SMs, and what that costs a compute kernel
+// beside it (the curves and slowdowns are report's reading of the persm/*
+// rows).
+
+// PerSMComputeName says what a compute kernel is, for sentences.
+var PerSMComputeName = map[string]string{"fma": "an FMA-bound kernel", "mma": "a tensor-core (bf16 mma) kernel"}
+
+// Answer is the guide's answer for moving a rate to the peer at one size.
+type Answer struct {
+	Want      float64 // B/s asked for
+	Size      int64
+	Mechanism string  // the SM mechanism reaching it on the fewest SMs ("": none does)
+	Budget    int     // its SMs
+	BW        float64 // its B/s there
+	CE        float64 // the copy engine's B/s at the size (0: not measured), which uses no SM
+	// Costs: per compute kernel beside it, the compute's and the transfer's
+	// slowdowns at that budget and size (NaN: not measured).
+	Costs []Cost
+	Best  float64 // the most any SM mechanism moved at the size (where none reaches Want)
+}
+
+// Cost is what running beside each other costs the two kernels.
+type Cost struct {
+	Compute                           string
+	ComputeSlowdown, TransferSlowdown float64
+}
+
+// AnswerFor finds the mechanism that moves want B/s at size with the fewest
+// SMs (ties: the one moving more there), from the file's curves and
+// interference rows.
+func AnswerFor(f *record.File, want float64, size int64) Answer {
+	a := Answer{Want: want, Size: size, Budget: -1}
+	for _, c := range report.Curves(f) {
+		if c.Size != size {
+			continue
+		}
+		if c.Mechanism == "ce" {
+			a.CE, _ = c.Peak()
+			continue
+		}
+		peak, _ := c.Peak()
+		a.Best = max(a.Best, peak)
+		for i, b := range c.Budgets {
+			if c.BW[i] < want {
+				continue
+			}
+			if a.Mechanism == "" || b < a.Budget || b == a.Budget && c.BW[i] > a.BW {
+				a.Mechanism, a.Budget, a.BW = c.Mechanism, b, c.BW[i]
+			}
+			break
+		}
+	}
+	if a.Mechanism == "" {
+		return a
+	}
+	ins := report.Interferences(f)
+	for _, comp := range report.PerSMComputes {
+		cost := Cost{Compute: comp, ComputeSlowdown: math.NaN(), TransferSlowdown: math.NaN()}
+		seen := false
+		for _, in := range ins {
+			if in.Mechanism == a.Mechanism && in.Compute == comp && in.Budget == a.Budget && in.Size == size {
+				cost.ComputeSlowdown, cost.TransferSlowdown, seen = in.ComputeSlowdown(), in.TransferSlowdown(), true
+			}
+		}
+		if seen {
+			a.Costs = append(a.Costs, cost)
+		}
+	}
+	return a
+}
+
+// Sentence is the answer in words.
+func (a Answer) Sentence() string {
+	size := humanBytes(float64(a.Size))
+	if a.Mechanism == "" {
+		s := fmt.Sprintf("no mechanism moves %s GB/s to the peer at %s on the SMs measured (the most: %s GB/s)", gbps(a.Want), size, gbps(a.Best))
+		if a.CE >= a.Want {
+			s += fmt.Sprintf("; the copy engine does, with no SM (%s GB/s)", gbps(a.CE))
+		}
+		return s
+	}
+	s := fmt.Sprintf("to move %s GB/s to the peer at %s with the fewest SMs, use %s on %d SM%s (%s GB/s)", gbps(a.Want), size, a.Mechanism,
+		a.Budget, map[bool]string{true: "", false: "s"}[a.Budget == 1], gbps(a.BW))
+	for _, c := range a.Costs {
+		if !math.IsNaN(c.ComputeSlowdown) {
+			s += fmt.Sprintf("; beside %s that costs it %s", PerSMComputeName[c.Compute], pct(c.ComputeSlowdown))
+			if !math.IsNaN(c.TransferSlowdown) {
+				s += fmt.Sprintf(" (and the transfer %s)", pct(c.TransferSlowdown))
+			}
+		}
+	}
+	if a.CE >= a.Want {
+		s += fmt.Sprintf("; the copy engine moves it with no SM (%s GB/s)", gbps(a.CE))
+	}
+	return s
+}
+
+// PerSMGuide answers, for each file with bytes-per-SM rows, at its largest
+// size beyond L2 (else its largest): the fewest SMs for a quarter, half and
+// 90 % of the best SM mechanism's peak there, and for each rate asked
+// (B/s).
+func PerSMGuide(files []*record.File, rates []float64) []table.Table {
+	var out []table.Table
+	for _, f := range files {
+		cs := report.Curves(f)
+		if len(cs) == 0 {
+			continue
+		}
+		size := report.GuideSize(cs)
+		best := 0.0
+		for _, c := range cs {
+			if c.Size == size && c.Mechanism != "ce" {
+				p, _ := c.Peak()
+				best = max(best, p)
+			}
+		}
+		t := table.Table{Title: "Bytes per SM: the fewest SMs that move a rate to the peer [" + f.Name + "]",
+			Columns: []string{"rate", "size", "mechanism", "SMs", "GB/s", "answer"}, Right: []bool{true, false, false, true, true, false}}
+		t.Long = []bool{false, false, false, false, false, true}
+		wants := append([]float64{0.25 * best, 0.5 * best, report.Near * best}, rates...)
+		for _, w := range wants {
+			if w <= 0 {
+				continue
+			}
+			a := AnswerFor(f, w, size)
+			row := []table.Cell{gbpsCell(w), table.Str(humanBytes(float64(size)))}
+			if a.Mechanism == "" {
+				row = append(row, table.Str("–"), table.Str("–"), table.Str("–"))
+			} else {
+				row = append(row, table.Str(a.Mechanism), numCell(float64(a.Budget), 0), gbpsCell(a.BW))
+			}
+			t.Rows = append(t.Rows, append(row, table.Str(a.Sentence())))
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2 (else the largest); the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
+			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget)")
+		out = append(out, t)
+	}
+	return out
+}

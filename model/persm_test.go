@@ -1,0 +1,91 @@
+package model_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nvshbench/nvshbench/internal/fixture"
+	"github.com/nvshbench/nvshbench/model"
+	"github.com/nvshbench/nvshbench/record"
+)
+
+// The guide's bytes-per-SM answer: the mechanism reaching the rate on the
+// fewest SMs (at a tie of SMs, the one moving more), what running beside a
+// compute kernel costs both, the copy engine where it reaches the rate with
+// no SM, and no answer beyond every mechanism.
+func TestPerSMAnswer(t *testing.T) {
+	f := fixture.PerSMExample()
+	const size = 256 << 20
+	for _, c := range []struct {
+		want   float64
+		mech   string
+		budget int
+		says   []string
+	}{
+		{1500e9, "tma", 8, []string{"use tma on 8 SMs (2000 GB/s)", "beside an FMA-bound kernel that costs it 20 %", "(and the transfer 11 %)"}},
+		{1000e9, "tma", 4, []string{"use tma on 4 SMs"}},
+		{15e9, "tma", 1, []string{"use tma on 1 SM (300 GB/s)", "the copy engine moves it with no SM (2000 GB/s)"}},
+		{2100e9, "tma", 66, []string{"use tma on 66 SMs"}},
+		{3000e9, "", -1, []string{"no mechanism moves 3000 GB/s", "the most: 2150 GB/s"}},
+	} {
+		a := model.AnswerFor(f, c.want, size)
+		if a.Mechanism != c.mech || a.Budget != c.budget {
+			t.Errorf("%g B/s: %s on %d SMs, want %s on %d", c.want, a.Mechanism, a.Budget, c.mech, c.budget)
+		}
+		s := a.Sentence()
+		for _, w := range c.says {
+			if !strings.Contains(s, w) {
+				t.Errorf("%g B/s: %q does not say %q", c.want, s, w)
+			}
+		}
+		if c.want > 2000e9 && strings.Contains(s, "copy engine") {
+			t.Errorf("%g B/s: the copy engine (2000 GB/s) does not reach it: %q", c.want, s)
+		}
+	}
+	// Where st were faster than tma on one SM, it would be the answer.
+	g := fixture.PerSMExample()
+	for i := range g.Points {
+		p := &g.Points[i]
+		if p.ID == "persm/st" && p.Params.CTAs == 1 && p.Params.Size == size {
+			p.Metrics[record.MetricBandwidth] = record.Summary{Median: 400e9, Min: 400e9, Max: 400e9, N: 5}
+		}
+	}
+	if a := model.AnswerFor(g, 15e9, size); a.Mechanism != "st" || a.Budget != 1 {
+		t.Errorf("st at 400 GB/s on 1 SM: the answer is %s on %d", a.Mechanism, a.Budget)
+	}
+}
+
+// The guide's table answers at the largest size beyond L2, for a quarter,
+// half and 90 % of the best peak and each rate asked.
+func TestPerSMGuideTable(t *testing.T) {
+	ts := model.PerSMGuide([]*record.File{fixture.PerSMExample(), fixture.Synthetic(fixture.Options{})}, []float64{100e9})
+	if len(ts) != 1 {
+		t.Fatalf("%d tables, want one (the second file has no bytes-per-SM rows)", len(ts))
+	}
+	tab := ts[0]
+	if len(tab.Rows) != 4 {
+		t.Fatalf("%d rows", len(tab.Rows))
+	}
+	for i, want := range [][2]string{{"tma", "2"}, {"tma", "4"}, {"tma", "8"}, {"tma", "1"}} { // 538, 1075, 1935 and 100 GB/s
+		if tab.Rows[i][1].Text != "256 MiB" || tab.Rows[i][2].Text != want[0] || tab.Rows[i][3].Text != want[1] {
+			t.Errorf("row %d: %v", i, tab.Rows[i])
+		}
+	}
+}
+
+// A compute kernel's rows are no message-size series: their size is the
+// transfer's beside them. The transfers' rows are.
+func TestPerSMComputeRowsAreNoSeries(t *testing.T) {
+	n := 0
+	for _, s := range model.Collect([]*record.File{fixture.PerSMExample()}) {
+		if strings.HasPrefix(s.ID, "persm/compute/") {
+			t.Errorf("series %s", s.ID)
+		}
+		if s.ID == "persm/tma" {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Error("no persm/tma series")
+	}
+}

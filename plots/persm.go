@@ -1,0 +1,75 @@
+package plots
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nvshbench/nvshbench/internal/units"
+	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/report"
+)
+
+// perSMCharts: bytes per SM (issue 32), GB/s to the peer against the SM
+// budget, a curve per mechanism (and file), at the largest size beyond L2
+// and at 1 MiB and 64 KiB where measured; the copy engine, which uses no
+// SM, as a dashed line across.
+func perSMCharts(files []*record.File) []Spec {
+	names := record.Labels(files)
+	var sizes []int64
+	for _, f := range files {
+		cs := report.Curves(f)
+		for _, c := range cs {
+			if (c.Size == 1<<20 || c.Size == 64<<10) && !slices.Contains(sizes, c.Size) {
+				sizes = append(sizes, c.Size)
+			}
+		}
+		if g := report.GuideSize(cs); g > 0 && !slices.Contains(sizes, g) {
+			sizes = append(sizes, g)
+		}
+	}
+	slices.Sort(sizes)
+	var out []Spec
+	for _, size := range sizes {
+		s := Spec{Name: fmt.Sprintf("persm-%d", size), XLabel: "SM budget (one CTA of 512 threads an SM)", YLabel: "GB/s (1e9 B/s)", XUnit: "SMs",
+			Title: fmt.Sprintf("Bytes per SM: GB/s to the peer vs SMs used, %s", units.Bytes(size)), Band: "min–max over samples"}
+		cached := false
+		for fi, f := range files {
+			if f.Header.Synthetic {
+				s.Notes = appendOnce(s.Notes, "SYNTHETIC data ("+names[fi]+"), not a measurement")
+			}
+			prefix := ""
+			if len(files) > 1 {
+				prefix = names[fi] + ": "
+			}
+			for _, c := range report.Curves(f) {
+				if c.Size != size {
+					continue
+				}
+				cached = cached || c.Cached
+				if c.Mechanism == "ce" {
+					if v, ok := c.At(0); ok {
+						s.Marks = append(s.Marks, Mark{Label: prefix + fmt.Sprintf("copy engine, no SM: %s GB/s", units.Value(v/1e9)), Y: v / 1e9, Series: -1,
+							Color: "#000000", Dash: []float64{6, 3}})
+					}
+					continue
+				}
+				ser := Series{ID: "persm/" + c.Mechanism, Label: prefix + c.Mechanism}
+				for i, b := range c.Budgets {
+					ser.Points = append(ser.Points, Point{X: float64(b), Y: c.BW[i] / 1e9, Lo: c.Lo[i] / 1e9, Hi: c.Hi[i] / 1e9})
+				}
+				s.Series = append(s.Series, ser)
+			}
+		}
+		if len(s.Series) == 0 {
+			continue
+		}
+		for i := range s.Series {
+			s.Series[i].Color, s.Series[i].Dash, s.Series[i].Shape = Style(i)
+		}
+		if cached {
+			s.Notes = append(s.Notes, "the working set fits in L2 at this size: the cache's figures, not the link's")
+		}
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,169 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/nvshbench/nvshbench/internal/table"
+	"github.com/nvshbench/nvshbench/internal/units"
+	"github.com/nvshbench/nvshbench/record"
+)
+
+// Bytes per SM (issue 32): the mechanisms' GB/s and GB/s per SM over SM
+// budgets at the sizes that matter, and what a transfer and a compute
+// kernel cost each other beside each other.
+
+// perSMSizes are the sizes the bytes-per-SM tables show where a file has
+// more than six: small chunks, chunks about L2's size, and beyond it.
+var perSMSizes = []int64{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 30}
+
+// shownSizes: every size of the curves where there are at most six, else
+// those of perSMSizes and the largest.
+func shownSizes(cs []Curve) []int64 {
+	var all []int64
+	for _, c := range cs {
+		if !slices.Contains(all, c.Size) {
+			all = append(all, c.Size)
+		}
+	}
+	slices.Sort(all)
+	if len(all) <= 6 {
+		return all
+	}
+	var out []int64
+	for _, s := range all {
+		if slices.Contains(perSMSizes, s) || s == all[len(all)-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func hasPerSM(f *record.File) bool { return len(Curves(f)) > 0 || len(Interferences(f)) > 0 }
+
+// budgetsOf are the curves' SM budgets, ascending (the copy engine's 0 apart).
+func budgetsOf(cs []Curve) []int {
+	var out []int
+	for _, c := range cs {
+		for _, b := range c.Budgets {
+			if b > 0 && !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// perSMTables: GB/s (perSM false) or GB/s per SM used (true), a row per
+// mechanism and size, a column per budget, with each row's peak and the
+// smallest budget reaching 90 % of it.
+func perSMTable(f *record.File, tag string, perSM bool) table.Table {
+	cs := Curves(f)
+	budgets := budgetsOf(cs)
+	title := "Bytes per SM: GB/s to the peer by mechanism and SM budget" + tag
+	if perSM {
+		title = "Bytes per SM: GB/s per SM used, by mechanism and SM budget" + tag
+	}
+	t := table.Table{Title: title, Columns: []string{"mechanism", "size"}}
+	for _, b := range budgets {
+		t.Columns = append(t.Columns, strconv.Itoa(b)+" SM")
+	}
+	t.Columns = append(t.Columns, "peak", "90 % at")
+	t.Right = make([]bool, len(t.Columns))
+	for i := 2; i < len(t.Columns); i++ {
+		t.Right[i] = true
+	}
+	sizes := shownSizes(cs)
+	cached := false
+	for _, c := range cs {
+		if !slices.Contains(sizes, c.Size) {
+			continue
+		}
+		size := units.Bytes(c.Size)
+		if c.Cached {
+			size += " (L2)"
+			cached = true
+		}
+		row := []table.Cell{table.Str(c.Mechanism), table.Str(size)}
+		peak, _ := c.Peak()
+		for _, b := range budgets {
+			v, ok := c.At(b)
+			switch {
+			case !ok:
+				row = append(row, table.Str(""))
+			case perSM:
+				row = append(row, table.Num(v/gb/float64(b), 2))
+			default:
+				row = append(row, table.Num(v/gb, 1))
+			}
+		}
+		reach := "–"
+		if c.Mechanism == "ce" {
+			reach = "no SM" // the copy engine: its one figure (under peak), at no SM
+		} else if r := c.Reach(Near); r > 0 {
+			reach = strconv.Itoa(r) + " SM"
+		}
+		if perSM && c.Mechanism == "ce" {
+			row = append(row, table.Str("–"))
+		} else {
+			row = append(row, table.Num(peak/gb, 1))
+		}
+		t.Rows = append(t.Rows, append(row, table.Str(reach)))
+	}
+	if !perSM {
+		t.Notes = append(t.Notes, "one CTA of 512 threads an SM (each holding 128 KiB of shared memory, so no two share an SM); median GB/s (1e9 B/s) of the bytes that moved, every transfer verified; the copy engine (ce) uses no SM: its figure is under peak")
+	} else {
+		t.Notes = append(t.Notes, "GB/s divided by the SMs the transfer ran on; the copy engine uses none")
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("90 %% at: the smallest budget reaching %.0f %% of the row's own peak", 100*Near))
+	if cached {
+		t.Notes = append(t.Notes, "(L2): the working set fit in L2: the cache's figure, not the link's")
+	}
+	return t
+}
+
+// interferenceTable: per mechanism, compute kernel, size and budget, the
+// transfer alone and beside the compute kernel, and the compute kernel's
+// time an iteration alone and beside the transfer, with both slowdowns.
+func interferenceTable(f *record.File, tag string) table.Table {
+	t := table.Table{Title: "Bytes per SM: a transfer beside a compute kernel on the other SMs" + tag,
+		Columns: []string{"mechanism", "compute", "size", "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %"}}
+	t.Right = columnFlags(t.Columns, "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %")
+	num := func(v, div float64, prec int) table.Cell {
+		if v <= 0 || math.IsNaN(v) {
+			return table.Str("")
+		}
+		return table.Num(v/div, prec)
+	}
+	pct := func(v float64) table.Cell {
+		if math.IsNaN(v) {
+			return table.Str("")
+		}
+		return table.Num(100*v, 1)
+	}
+	ins := Interferences(f)
+	var sizes []int64
+	for _, in := range ins {
+		if !slices.Contains(sizes, in.Size) {
+			sizes = append(sizes, in.Size)
+		}
+	}
+	if len(sizes) > 6 {
+		sizes = perSMSizes
+	}
+	for _, in := range ins {
+		if !slices.Contains(sizes, in.Size) {
+			continue
+		}
+		t.Rows = append(t.Rows, []table.Cell{table.Str(in.Mechanism), table.Str(in.Compute), table.Str(units.Bytes(in.Size)), table.Num(float64(in.Budget), 0),
+			num(in.Alone, gb, 1), num(in.Beside, gb, 1), pct(in.TransferSlowdown()),
+			num(in.ComputeAlone, us, 2), num(in.ComputeBeside, us, 2), pct(in.ComputeSlowdown())})
+	}
+	t.Notes = append(t.Notes,
+		"one fused launch, one CTA an SM: the transfer on SMs, the compute kernel (fma: FMA-bound; mma: tensor-core bf16) on every other SM, each timed while the other runs beside it all along",
+		"slowdown: the time beside against the time alone on the same SMs (the transfer: persm/<mechanism>; the compute: persm/compute/<kind>), 10 % = 10 % longer; the compute's results verified in every row")
+	return t
+}

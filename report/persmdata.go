@@ -1,0 +1,262 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/nvshbench/nvshbench/record"
+)
+
+// Bytes per SM (issue 32): the persm/* rows of a results file read back as
+// curves of GB/s over SM budgets and the slowdowns of a transfer and a
+// compute kernel run beside each other (the tables below, model's guide
+// answer and the charts read them from here).
+
+// PerSMMechanisms are the transfer mechanisms of the persm rows, in the order
+// readers show them (the IDs persm/<name>); "ce" uses no SM.
+var PerSMMechanisms = []string{"st", "tma", "put", "nccl-lsa", "ce"}
+
+// PerSMComputes are the compute kernels beside them.
+var PerSMComputes = []string{"fma", "mma"}
+
+// Near is the fraction of its own peak a mechanism's smallest budget is
+// sought for (the issue's 90 %).
+const Near = 0.9
+
+// Curve is one mechanism's GB/s over SM budgets at one size.
+type Curve struct {
+	Mechanism string
+	Size      int64
+	Budgets   []int     // ascending; the copy engine's one budget is 0 (no SM)
+	BW        []float64 // median B/s at each budget
+	Lo, Hi    []float64 // the min and max over its samples
+	Cached    bool      // some point's working set fit in L2: the cache's figure, not the link's
+}
+
+// GuideSize is the largest size of the curves whose points L2 did not
+// serve, else the largest size (0: no curve): where a rate to the peer is
+// the link's, not the cache's.
+func GuideSize(cs []Curve) int64 {
+	var beyond, any int64
+	for _, c := range cs {
+		any = max(any, c.Size)
+		if !c.Cached {
+			beyond = max(beyond, c.Size)
+		}
+	}
+	if beyond > 0 {
+		return beyond
+	}
+	return any
+}
+
+// Peak is the curve's highest GB/s and the smallest budget reaching it.
+func (c Curve) Peak() (bw float64, budget int) {
+	for i, v := range c.BW {
+		if v > bw {
+			bw, budget = v, c.Budgets[i]
+		}
+	}
+	return bw, budget
+}
+
+// Reach is the smallest budget whose GB/s is at least frac of the curve's
+// peak (-1 for an empty curve).
+func (c Curve) Reach(frac float64) int {
+	peak, _ := c.Peak()
+	for i, v := range c.BW {
+		if v >= frac*peak && peak > 0 {
+			return c.Budgets[i]
+		}
+	}
+	return -1
+}
+
+// At is the curve's GB/s at a budget (false: not measured).
+func (c Curve) At(budget int) (float64, bool) {
+	if i := slices.Index(c.Budgets, budget); i >= 0 {
+		return c.BW[i], true
+	}
+	return 0, false
+}
+
+// ok: a point the readers take (ran, verified, not above its link).
+func perSMOK(p *record.Point) bool {
+	return p.Drawn() && (p.Verify.Checked && p.Verify.OK || p.Verify.Unverifiable != "")
+}
+
+func bwOf(p *record.Point) (float64, bool) {
+	m, ok := p.Metrics[record.MetricBandwidth]
+	return m.Median, ok && m.Median > 0
+}
+
+// spreadOf is a bandwidth point's min and max over samples (its median
+// where they are not recorded).
+func spreadOf(p *record.Point) (lo, hi float64) {
+	m := p.Metrics[record.MetricBandwidth]
+	if m.Min > 0 && m.Max > 0 {
+		return m.Min, m.Max
+	}
+	return m.Median, m.Median
+}
+
+func timeOf(p *record.Point) (float64, bool) {
+	m, ok := p.Metrics[record.MetricLatency]
+	return m.Median, ok && m.Median > 0
+}
+
+// Curves are the file's mechanisms alone, a curve per mechanism and size
+// (one initiator, the p2p or local path the run took), in PerSMMechanisms
+// order then by size.
+func Curves(f *record.File) []Curve {
+	idx := map[string]*Curve{}
+	var out []*Curve
+	for i := range f.Points {
+		p := &f.Points[i]
+		m, ok := strings.CutPrefix(p.ID, "persm/")
+		if !ok || !slices.Contains(PerSMMechanisms, m) || !perSMOK(p) {
+			continue
+		}
+		bw, ok := bwOf(p)
+		if !ok {
+			continue
+		}
+		k := fmt.Sprint(m, p.Params.Size)
+		c := idx[k]
+		if c == nil {
+			c = &Curve{Mechanism: m, Size: p.Params.Size}
+			idx[k] = c
+			out = append(out, c)
+		}
+		lo, hi := spreadOf(p)
+		if j := slices.Index(c.Budgets, p.Params.CTAs); j >= 0 {
+			if bw > c.BW[j] { // a point twice (a resumed run): its best
+				c.BW[j], c.Lo[j], c.Hi[j] = bw, lo, hi
+			}
+		} else {
+			c.Budgets, c.BW = append(c.Budgets, p.Params.CTAs), append(c.BW, bw)
+			c.Lo, c.Hi = append(c.Lo, lo), append(c.Hi, hi)
+		}
+		c.Cached = c.Cached || p.L2Resident || p.Has(record.FlagCacheServed)
+	}
+	res := make([]Curve, 0, len(out))
+	for _, c := range out {
+		ord := make([]int, len(c.Budgets))
+		for i := range ord {
+			ord[i] = i
+		}
+		sort.Slice(ord, func(a, b int) bool { return c.Budgets[ord[a]] < c.Budgets[ord[b]] })
+		s := Curve{Mechanism: c.Mechanism, Size: c.Size, Cached: c.Cached}
+		for _, i := range ord {
+			s.Budgets, s.BW = append(s.Budgets, c.Budgets[i]), append(s.BW, c.BW[i])
+			s.Lo, s.Hi = append(s.Lo, c.Lo[i]), append(s.Hi, c.Hi[i])
+		}
+		res = append(res, s)
+	}
+	sort.SliceStable(res, func(a, b int) bool {
+		ma, mb := slices.Index(PerSMMechanisms, res[a].Mechanism), slices.Index(PerSMMechanisms, res[b].Mechanism)
+		if ma != mb {
+			return ma < mb
+		}
+		return res[a].Size < res[b].Size
+	})
+	return res
+}
+
+// Interference is one transfer and one compute kernel run beside each
+// other, each against itself alone on the same SMs: the transfer's GB/s
+// and the compute's time an iteration (0 where a side was not measured).
+type Interference struct {
+	Mechanism, Compute string
+	Budget             int // the transfer's SMs; the compute has the others
+	Size               int64
+	Alone, Beside      float64 // the transfer, B/s
+	ComputeAlone       float64 // the compute kernel, seconds an iteration
+	ComputeBeside      float64
+}
+
+// TransferSlowdown is how much longer the transfer took beside the compute
+// kernel (0.05: 5 % longer; NaN: not measured).
+func (i Interference) TransferSlowdown() float64 {
+	if i.Alone <= 0 || i.Beside <= 0 {
+		return math.NaN()
+	}
+	return i.Alone/i.Beside - 1
+}
+
+// ComputeSlowdown is how much longer an iteration of the compute kernel took
+// with the transfer beside it (NaN: not measured).
+func (i Interference) ComputeSlowdown() float64 {
+	if i.ComputeAlone <= 0 || i.ComputeBeside <= 0 {
+		return math.NaN()
+	}
+	return i.ComputeBeside/i.ComputeAlone - 1
+}
+
+// Interferences pairs the file's rows beside another kernel with their rows
+// alone, ordered by mechanism, compute kernel, size and budget.
+func Interferences(f *record.File) []Interference {
+	type key struct {
+		m, c string
+		b    int
+		s    int64
+	}
+	at := map[key]*Interference{}
+	get := func(k key) *Interference {
+		if at[k] == nil {
+			at[k] = &Interference{Mechanism: k.m, Compute: k.c, Budget: k.b, Size: k.s}
+		}
+		return at[k]
+	}
+	alone := map[string]float64{}        // persm/<m> size budget → B/s
+	computeAlone := map[string]float64{} // compute budget → s
+	for i := range f.Points {
+		p := &f.Points[i]
+		parts := strings.Split(p.ID, "/")
+		if parts[0] != "persm" || !perSMOK(p) {
+			continue
+		}
+		beside := p.Params.Extra["beside"]
+		switch {
+		case len(parts) == 2 && parts[1] != "compute":
+			if v, ok := bwOf(p); ok {
+				alone[fmt.Sprint(parts[1], p.Params.Size, p.Params.CTAs)] = v
+			}
+		case len(parts) == 3 && parts[1] == "compute":
+			if v, ok := timeOf(p); ok {
+				computeAlone[fmt.Sprint(parts[2], p.Params.CTAs)] = v
+			}
+		case len(parts) == 3 && strings.HasPrefix(parts[2], "beside-") && beside != "":
+			if v, ok := bwOf(p); ok {
+				get(key{parts[1], beside, p.Params.CTAs, p.Params.Size}).Beside = v
+			}
+		case len(parts) == 4 && parts[1] == "compute" && beside != "":
+			if v, ok := timeOf(p); ok {
+				get(key{beside, parts[2], p.Params.CTAs, p.Params.Size}).ComputeBeside = v
+			}
+		}
+	}
+	var out []Interference
+	for k, in := range at {
+		in.Alone = alone[fmt.Sprint(k.m, k.s, k.b)]
+		in.ComputeAlone = computeAlone[fmt.Sprint(k.c, k.b)]
+		out = append(out, *in)
+	}
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.Mechanism != y.Mechanism {
+			return slices.Index(PerSMMechanisms, x.Mechanism) < slices.Index(PerSMMechanisms, y.Mechanism)
+		}
+		if x.Compute != y.Compute {
+			return x.Compute < y.Compute
+		}
+		if x.Size != y.Size {
+			return x.Size < y.Size
+		}
+		return x.Budget < y.Budget
+	})
+	return out
+}

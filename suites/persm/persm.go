@@ -1,0 +1,214 @@
+// Package persm registers the bytes-per-SM benchmarks (issue 32): which
+// transfer mechanism moves data to a peer with the fewest SMs, and what a
+// transfer costs a compute kernel running beside it.
+//
+//   - persm/<mechanism>: SM stores (st), TMA bulk copies (tma), NVSHMEM's
+//     block put (put), NCCL's LSA put (nccl-lsa) over SM budgets (one CTA of
+//     512 threads an SM, --sm-budgets), and the copy engine (ce, no SM), at
+//     every size; the readers take GB/s, GB/s per SM and the smallest
+//     budget reaching 90 % of each mechanism's peak from them.
+//   - persm/<mechanism>/beside-<compute>: the same transfer while a compute
+//     kernel (fma: an FMA-bound loop; mma: a tensor-core bf16 loop) holds
+//     every other SM, in one fused launch; against persm/<mechanism> it is
+//     the transfer's slowdown.
+//   - persm/compute/<compute>: the compute kernel alone on the SMs outside
+//     each budget; persm/compute/<compute>/beside-<mechanism> the same
+//     kernel with the transfer beside it: the compute's slowdown.
+//
+// Every point is verified: the transfer's pattern at its target, the compute
+// kernel's results (they depend on how many iterations each CTA ran).
+package persm
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/record"
+)
+
+// Threads is every bytes-per-SM CTA's size (the shim's PM_THREADS).
+const Threads = 512
+
+// Mechanism is a transfer mechanism: its name in IDs and params, and the
+// shim's operation.
+type Mechanism struct {
+	Name, Op, Desc string
+	SMs            bool // runs on SMs (a budget); the copy engine does not
+}
+
+// Mechanisms in the order readers show them.
+var Mechanisms = []Mechanism{
+	{"st", "rma.pm_st", "SM load/store: 16-byte vector stores (four loads in flight a thread) into the peer through nvshmem_ptr, a system fence an iteration", true},
+	{"tma", "rma.pm_tma", "TMA: cp.async.bulk global → shared → global in 16 KiB tiles, 8 stages, one issuing thread a CTA (sm_90 has no global → global bulk copy)", true},
+	{"put", "rma.pm_put", "NVSHMEM: nvshmemx_putmem_nbi_block + quiet, a chunk a CTA", true},
+	{"nccl-lsa", "rma.pm_lsa", "NCCL LSA put: 16-byte stores through ncclGetLsaPointer into the peer's window (NCCL 2.28+)", true},
+	{"ce", "rma.pm_ce", "copy engine: cudaMemcpyAsync into the peer's buffer, no SM", false},
+}
+
+// Compute is a compute kernel run beside a transfer.
+type Compute struct{ Name, Op, Desc string }
+
+// Computes: the FMA-bound loop and the tensor-core loop.
+var Computes = []Compute{
+	{"fma", "rma.pm_fma", "an FMA-bound loop (8 dependent fp32 FMA chains a thread)"},
+	{"mma", "rma.pm_mma", "a tensor-core loop (wmma bf16 16x16x16, fp32 accumulate, a tile a warp)"},
+}
+
+// ExtraBeside is the params' key naming the partner of a point that runs
+// beside another kernel (absent: alone).
+const ExtraBeside = "beside"
+
+var writeLimits = []string{"limit/sm-copy", "limit/ce-copy"}
+
+const ownLaunch = "one CTA of 512 threads an SM, over --sm-budgets"
+
+func init() {
+	for _, m := range Mechanisms {
+		b := harness.Benchmark{
+			ID: "persm/" + m.Name, Suite: "persm",
+			Desc:        "bytes per SM: " + m.Desc + ", over SM budgets and sizes",
+			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: ownLaunch,
+			Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
+			Points: transferPoints(m, "", false),
+			Args:   args(m.Op, ""),
+		}
+		if !m.SMs {
+			b.OwnLaunch = "copy engine: no kernel"
+		}
+		harness.Register(b)
+		if !m.SMs {
+			continue // the copy engine beside a compute kernel is not measured
+		}
+		for _, c := range Computes {
+			harness.Register(harness.Benchmark{
+				ID: "persm/" + m.Name + "/beside-" + c.Name, Suite: "persm",
+				Desc:        fmt.Sprintf("bytes per SM: %s, while %s holds every other SM (one fused launch)", m.Desc, c.Desc),
+				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: ownLaunch + "; the compute on the others",
+				Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
+				Points: transferPoints(m, c.Name, true),
+				Args:   args(m.Op, c.Op),
+			})
+		}
+	}
+	for _, c := range Computes {
+		harness.Register(harness.Benchmark{
+			ID: "persm/compute/" + c.Name, Suite: "persm",
+			Desc:        fmt.Sprintf("bytes per SM: %s alone on the SMs outside each budget (time an iteration)", c.Desc),
+			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on each SM outside --sm-budgets",
+			Metrics:     []string{record.MetricLatency},
+			CacheExempt: "a compute kernel: its time is not a bandwidth",
+			Points: func(cfg *harness.Config) []record.Params {
+				var out []record.Params
+				for _, b := range besideBudgets(cfg) {
+					out = append(out, record.Params{Op: c.Name, CTAs: b, Threads: Threads, Path: cfg.Path, Dir: "uni"})
+				}
+				return out
+			},
+			Args: args(c.Op, ""),
+		})
+		for _, m := range Mechanisms {
+			if !m.SMs {
+				continue
+			}
+			harness.Register(harness.Benchmark{
+				ID: "persm/compute/" + c.Name + "/beside-" + m.Name, Suite: "persm",
+				Desc:        fmt.Sprintf("bytes per SM: %s on the SMs outside each budget while %s runs on the budget (one fused launch)", c.Desc, m.Desc),
+				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads an SM: the transfer on --sm-budgets, the compute on the others",
+				Metrics:     []string{record.MetricLatency},
+				CacheExempt: "a compute kernel: its time is not a bandwidth",
+				Points: func(cfg *harness.Config) []record.Params {
+					var out []record.Params
+					for _, s := range cfg.Sizes {
+						for _, b := range besideBudgets(cfg) {
+							out = append(out, record.Params{Size: s, Op: c.Name, CTAs: b, Threads: Threads, Path: cfg.Path, Dir: "uni",
+								Extra: map[string]string{ExtraBeside: m.Name}})
+						}
+					}
+					return out
+				},
+				Args: args(c.Op, m.Op),
+			})
+		}
+	}
+}
+
+// besideBudgets are the budgets that leave the compute kernel an SM.
+func besideBudgets(c *harness.Config) []int {
+	return slices.DeleteFunc(c.Budgets(), func(b int) bool { return b >= c.GridSMs() })
+}
+
+func transferPoints(m Mechanism, beside string, compute bool) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params {
+		budgets := c.Budgets()
+		if compute {
+			budgets = besideBudgets(c)
+		}
+		if !m.SMs {
+			budgets = []int{0} // no SM: no budget
+		}
+		var out []record.Params
+		for _, s := range c.Sizes {
+			for _, b := range budgets {
+				p := record.Params{Size: s, Op: m.Name, CTAs: b, Path: c.Path, Dir: "uni"}
+				if m.SMs {
+					p.Threads = Threads
+				}
+				if beside != "" {
+					p.Extra = map[string]string{ExtraBeside: beside}
+				}
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+}
+
+// args turns a point into the shim's arguments: op, beside partner (an
+// operation of the shim's table, "" for none), PE 0 towards the job's peer.
+func args(op, partner string) func(e *harness.Env, p record.Params) (cuda.Args, string) {
+	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
+		j := e.Job
+		a := cuda.NewArgs(op)
+		a.Size, a.Seed, a.CTAs, a.Threads = p.Size, int64(e.Index+1), int32(p.CTAs), Threads
+		if a.Size == 0 {
+			a.Size = 16 // a compute kernel alone moves nothing; the shim wants a size
+		}
+		if a.CTAs == 0 {
+			a.CTAs, a.Threads = 1, 32 // the copy engine: the shim's minimal launch shape, no kernel runs
+		}
+		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
+		a.Peer, a.Elem = int32(j.Peer()), 1
+		if e.Config.Verify {
+			a.Verify = 1
+		}
+		if partner != "" {
+			o, ok := cuda.LookupOp(partner)
+			if !ok {
+				return a, "the shim has no " + partner
+			}
+			a.Impl = int32(o.Value) // the shim names a partner by its operation's code
+		}
+		moves := []string{op, partner}
+		if j.PeerPath() == cuda.PathRemote && slices.ContainsFunc(moves, loadStoreOnly) {
+			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE 0 (no P2P mapping)", j.Peer())
+		}
+		if slices.Contains(moves, "rma.pm_tma") && p.Size%16 != 0 {
+			return a, fmt.Sprintf("size %d is not a multiple of 16 bytes: TMA moves 16-byte multiples", p.Size)
+		}
+		if slices.Contains(moves, "rma.pm_lsa") {
+			if why := j.NCCLDeviceAPIMissing(); why != "" {
+				return a, why
+			}
+		}
+		return a, ""
+	}
+}
+
+// loadStoreOnly: the shim's entry of op says it runs only over a load/store
+// mapping to the peer (NVSHMEM's put also runs over a remote transport).
+func loadStoreOnly(op string) bool {
+	o, ok := cuda.LookupOp(op)
+	return ok && o.Has(cuda.TraitLoadStore)
+}
