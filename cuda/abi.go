@@ -26,6 +26,7 @@ const (
 	ImplNCCL          = 5
 	ImplLSAOneShot    = 6 // NCCL device API AllReduce: LSA pointers + LSA barriers
 	ImplLSATwoShot    = 7
+	ImplNCCLCE        = 8 // NCCL's copy-engine (zero-SM) path: nccl<Coll>Config with CTA policy ZERO on window buffers
 
 	DTFloat = 0
 	DTBF16  = 1
@@ -66,7 +67,7 @@ var ABIConstants = map[string]int{
 	"NB_SCOPE_THREAD": ScopeThread, "NB_SCOPE_WARP": ScopeWarp, "NB_SCOPE_BLOCK": ScopeBlock,
 	"NB_IMPL_NVSHMEM_DEVICE": ImplNVSHMEMDevice, "NB_IMPL_NVSHMEM_STREAM": ImplNVSHMEMStream, "NB_IMPL_OUR_ONESHOT": ImplOurOneShot,
 	"NB_IMPL_OUR_TWOSHOT": ImplOurTwoShot, "NB_IMPL_NCCL": ImplNCCL,
-	"NB_IMPL_LSA_ONESHOT": ImplLSAOneShot, "NB_IMPL_LSA_TWOSHOT": ImplLSATwoShot,
+	"NB_IMPL_LSA_ONESHOT": ImplLSAOneShot, "NB_IMPL_LSA_TWOSHOT": ImplLSATwoShot, "NB_IMPL_NCCL_CE": ImplNCCLCE,
 	"NB_DT_F32": DTFloat, "NB_DT_BF16": DTBF16, "NB_DT_F16": DTHalf,
 	"NB_PATH_LOCAL": PathLocal, "NB_PATH_P2P": PathP2P, "NB_PATH_REMOTE": PathRemote,
 }

@@ -456,7 +456,7 @@ func (f *Fake) moe(a Args, op Op, r *Result) (Timing, error) {
 // a fused device collective saves its 3 µs launch per operation.
 func (f *Fake) collective(a Args, op Op, r *Result) Timing {
 	bw := 25e9
-	if a.Impl == ImplNCCL || a.Impl == ImplOurOneShot || a.Impl == ImplOurTwoShot || a.Impl == ImplLSAOneShot || a.Impl == ImplLSATwoShot {
+	if a.Impl == ImplNCCL || a.Impl == ImplNCCLCE || a.Impl == ImplOurOneShot || a.Impl == ImplOurTwoShot || a.Impl == ImplLSAOneShot || a.Impl == ImplLSATwoShot {
 		bw = 200e9
 	}
 	base := 4e-6
@@ -472,7 +472,7 @@ func (f *Fake) collective(a Args, op Op, r *Result) Timing {
 		r.Bytes = a.Size
 	}
 	t := Timing{Samples: samples}
-	if a.Impl != ImplNCCL && a.Impl != ImplNVSHMEMStream { // the device kernels stamp; the host APIs do not
+	if a.Impl != ImplNCCL && a.Impl != ImplNCCLCE && a.Impl != ImplNVSHMEMStream { // the device kernels stamp; the host APIs do not
 		periods := int32(1) // a fused launch: its loop
 		if a.PerOp != 0 {
 			periods = r.Iters

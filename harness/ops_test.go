@@ -153,7 +153,7 @@ func TestEveryCollectiveHasPerOpRows(t *testing.T) {
 			modes[p.Launch] = true
 		}
 		a, _ := b.Args(&harness.Env{Job: twoPEJob(t), Config: &cfg}, b.Points(&cfg)[0])
-		host := a.Impl == cuda.ImplNCCL || a.Impl == cuda.ImplNVSHMEMStream
+		host := a.Impl == cuda.ImplNCCL || a.Impl == cuda.ImplNCCLCE || a.Impl == cuda.ImplNVSHMEMStream
 		if !modes[record.LaunchPerOp] || modes[record.LaunchFused] == host || len(modes) != map[bool]int{true: 1, false: 2}[host] {
 			t.Errorf("%s: launch modes %v (host API %v)", b.ID, modes, host)
 		}

@@ -30,6 +30,8 @@ struct AllGather {
     return nvshmemx_float_fcollect_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, count, s);
   }
   static inline NcclFn<NcclAllGatherFn> all_gather{"ncclAllGather"};
+  // NCCL's copy-engine path (newer_nccl.cuh): sendcount = the block.
+  static constexpr const char *nccl_ce = "ncclAllGatherConfig";
   static ncclResult_t nccl(const Args *, int64_t count, ncclComm_t c, cudaStream_t s) {
     return all_gather.call(S.src, S.dst, count, ncclFloat32, c, s);
   }

@@ -30,6 +30,9 @@ struct AllToAll {
   static int stream(const Args *, int64_t count, cudaStream_t s) {
     return nvshmemx_float_alltoall_on_stream(NVSHMEM_TEAM_WORLD, (float *)S.dst, (const float *)S.src, count, s);
   }
+  // NCCL's copy-engine path (newer_nccl.cuh): ncclAlltoAll (2.28+), count
+  // = the block to each peer.
+  static constexpr const char *nccl_ce = "ncclAlltoAllConfig";
   // NCCL has no alltoall: grouped send/recv, as nccl-tests does (NCCL's
   // point-to-point calls, which nccl.cuh loads for MoE too).
   static ncclResult_t nccl(const Args *, int64_t count, ncclComm_t c, cudaStream_t s) {

@@ -35,6 +35,9 @@
 //   static int prepare(Run *)
 // An AllReduce of our own kernels (our multi-CTA, NCCL's device API) also has
 // multi_validate, multi_setup and multi (see coll_allreduce.cuh).
+// One that NCCL's copy engines can run (NB_IMPL_NCCL_CE, newer_nccl.cuh)
+// names the entry point that selects them:
+//   static constexpr const char *nccl_ce    its nccl<Coll>Config ("ncclAllGatherConfig")
 
 // --- the values: small integers, so every sum is exact in float, half and bf16
 __host__ __device__ static inline float cval(int64_t i, int pe, int64_t seed) {
@@ -89,6 +92,10 @@ struct coll_interface<C, std::void_t<decltype(C::blocks), decltype(C::all_dtypes
 template <typename C, typename = void> struct coll_team : std::false_type {};
 template <typename C> struct coll_team<C, std::void_t<decltype(&C::team_setup)>> : std::true_type {};
 
+// NCCL's copy-engine path (newer_nccl.cuh): a collective that names its entry point.
+template <typename C, typename = void> struct coll_ce : std::false_type {};
+template <typename C> struct coll_ce<C, std::void_t<decltype(C::nccl_ce)>> : std::true_type {};
+
 // The AllReduce's own kernels (our multi-CTA, NCCL's device API).
 template <typename C, typename = void> struct coll_multi : std::false_type {};
 template <typename C> struct coll_multi<C, std::void_t<decltype(&C::multi)>> : std::true_type {};
@@ -119,8 +126,11 @@ static int coll_fill(Run *r, void *p) {
   return 0;
 }
 
-// The output every PE checks: size bytes of elements of the point's dtype.
-static Region coll_output(Run *r) { return region(S.dst, coll_elems(r->a), esize(r->a->dtype)); }
+// The output every PE checks: size bytes of elements of the point's dtype,
+// in S.dst (or, on NCCL's copy-engine path, in its destination window).
+static Region coll_output(Run *r) {
+  return region(r->a->impl == NB_IMPL_NCCL_CE ? ce_dst() : S.dst, coll_elems(r->a), esize(r->a->dtype));
+}
 
 // coll_verify: the check of a collective with a payload, against its generator.
 template <typename C>
@@ -143,7 +153,7 @@ static int coll_verify(Run *r, Region w, nb_result *res) {
 // ---------------------------------------------------------------------------
 // The family. Its validate, prepare and setup are each collective's
 // (coll_validate<C>, ...), found through the entry's launch (kCollOf below).
-static int coll_device_impl(int impl) { return impl != NB_IMPL_NVSHMEM_STREAM && impl != NB_IMPL_NCCL; }
+static int coll_device_impl(int impl) { return impl != NB_IMPL_NVSHMEM_STREAM && impl != NB_IMPL_NCCL && impl != NB_IMPL_NCCL_CE; }
 static int coll_multi_impl(int impl) {
   return impl == NB_IMPL_OUR_ONESHOT || impl == NB_IMPL_OUR_TWOSHOT || impl == NB_IMPL_LSA_ONESHOT || impl == NB_IMPL_LSA_TWOSHOT;
 }
@@ -159,12 +169,16 @@ static int coll_validate(Run *r) {
   if (C::blocks && (a->size / es) % S.npes)
     return fail(NB_UNREACHABLE, "%s: %lld elements do not divide by %d PEs", r->e->name, (long long)(a->size / es), S.npes);
   if (a->threads <= 0 || a->threads > 1024 || a->ctas <= 0 || a->ctas > NB_MAX_CTAS) return fail(NB_ERR, "launch %d x %d invalid", a->ctas, a->threads);
-  if (a->impl < NB_IMPL_NVSHMEM_DEVICE || a->impl > NB_IMPL_LSA_TWOSHOT) return fail(NB_ERR, "unknown implementation %d", a->impl);
+  if (a->impl < NB_IMPL_NVSHMEM_DEVICE || a->impl > NB_IMPL_NCCL_CE) return fail(NB_ERR, "unknown implementation %d", a->impl);
   if (!a->per_op && !coll_device_impl(a->impl)) return fail(NB_ERR, "a host API makes one launch per operation: no fused form");
   if (!C::all_dtypes && a->dtype != NB_DT_F32) return fail(NB_ERR, "%s: float only", r->e->name);
   if (coll_multi_impl(a->impl)) {
     if constexpr (coll_multi<C>::value) return C::multi_validate(r);
     else return fail(NB_ERR, "%s: our multi-CTA kernels and NCCL's device API do AllReduce only", r->e->name);
+  }
+  if (a->impl == NB_IMPL_NCCL_CE) {
+    if constexpr (coll_ce<C>::value) return ce_validate(r);
+    else return fail(NB_ERR, "%s: NCCL's copy-engine path does AllGather, AlltoAll, Scatter and Gather only", r->e->name);
   }
   if (a->impl == NB_IMPL_NCCL) {
     if (!g_nccl.h) return fail(NB_UNREACHABLE, "%s", g_nccl.why);
@@ -180,6 +194,7 @@ static int coll_validate(Run *r) {
 // what the check of a collective without a payload needs.
 template <typename C>
 static int coll_prepare(Run *r) {
+  if (r->a->impl == NB_IMPL_NCCL_CE) return 0;  // its windows, filled at setup (coll_setup)
   if constexpr (coll_payload<C>::value) {
     if (int rc = coll_fill<C>(r, S.src)) return rc;
     if (r->a->verify) return poison_dst(r->a->size);
@@ -198,6 +213,20 @@ static int nccl_setup(Run *r) {
 template <typename C>
 static int coll_setup(Run *r) {
   if (r->a->impl == NB_IMPL_NCCL) return nccl_setup(r);
+  if constexpr (coll_ce<C>::value) {
+    if (r->a->impl == NB_IMPL_NCCL_CE) {
+      // Collective: the windows (made at the first such point), then this
+      // PE's source in its source window and the destination poisoned.
+      if (int rc = ce_setup(C::nccl_ce)) return rc;
+      if (int rc = coll_fill<C>(r, ce_src())) return rc;
+      if (r->a->verify) {
+        k_poison<<<1024, 256, 0, S.stream>>>((uint8_t *)ce_dst(), r->a->size);
+        CKLAUNCH("window poison");
+      }
+      CK(cudaStreamSynchronize(S.stream));
+      return 0;
+    }
+  }
   if constexpr (coll_team<C>::value) {
     if (int rc = C::team_setup(r)) return rc;  // collective: its team (coll_teamsync.cuh)
   }
@@ -258,6 +287,8 @@ static int coll_launch(Run *r, int iters) {
     for (int i = 0; i < iters; i++) NCK(C::nccl(a, count, ce->comm, s));
     return 0;
   }
+  case NB_IMPL_NCCL_CE:  // validated: only a collective with nccl_ce
+    return ce_launch(count, iters);
   }
   return fail(NB_ERR, "%s: implementation %d unknown here", r->e->name, a->impl);
 }

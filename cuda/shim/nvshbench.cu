@@ -16,6 +16,7 @@
 //   rate.cuh         issue rates: 8-byte put_nbi and p messages a second
 //   allreduce.cuh    our multi-CTA AllReduce, one template for NVSHMEM and NCCL's LSA
 //   nccldev.cuh      NCCL's device API beside NVSHMEM (LSA put/get, GIN, LSA round trips)
+//   newer_nccl.cuh   NCCL rows only newer releases have (their version macros, else waived): CE collectives
 //   collectives.cuh  the collectives family (NVSHMEM device/on-stream, ours, NCCL)
 //   order.cuh        quiet, barrier and sync on a stream (host-issued, beside the device forms)
 //   host.cuh         host calls: the symmetric heap's allocations, team splits
@@ -45,6 +46,7 @@
 #include "rate.cuh"
 #include "allreduce.cuh"
 #include "nccldev.cuh"
+#include "newer_nccl.cuh"
 #include "collectives.cuh"
 #include "order.cuh"
 #include "host.cuh"

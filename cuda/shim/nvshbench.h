@@ -47,7 +47,8 @@ enum {
   NB_IMPL_OUR_TWOSHOT = 4,    /* our multi-CTA AllReduce: reduce-scatter + all-gather (load/store) */
   NB_IMPL_NCCL = 5,
   NB_IMPL_LSA_ONESHOT = 6,    /* NCCL device API AllReduce: LSA pointers + LSA barriers, one-shot */
-  NB_IMPL_LSA_TWOSHOT = 7     /* NCCL device API AllReduce: LSA pointers + LSA barriers, two-shot */
+  NB_IMPL_LSA_TWOSHOT = 7,    /* NCCL device API AllReduce: LSA pointers + LSA barriers, two-shot */
+  NB_IMPL_NCCL_CE = 8         /* NCCL's copy-engine (zero-SM) path: nccl<Coll>Config, CTA policy ZERO, window buffers */
 };
 
 enum { NB_DT_F32 = 0, NB_DT_BF16 = 1, NB_DT_F16 = 2 };

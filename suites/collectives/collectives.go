@@ -19,6 +19,7 @@ package collectives
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/nvshbench/nvshbench/cuda"
@@ -83,11 +84,11 @@ var registrations = map[string]registration{
 		busFactor: func(n int) float64 { return 2 * float64(n-1) / float64(n) }},
 	"broadcast": {paramOp: "broadcast", title: "broadcast", impls: otherImpls,
 		busFactor: func(int) float64 { return 1 }},
-	"alltoall": {paramOp: "alltoall", title: "alltoall", impls: otherImpls,
+	"alltoall": {paramOp: "alltoall", title: "alltoall", impls: withCE(otherImpls, "ncclAlltoAllConfig"),
 		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
 	// allgather: the size is the whole output (size / PEs from each), as in
 	// nccl-tests; NVSHMEM's fcollect.
-	"allgather": {paramOp: "allgather", title: "allgather", impls: otherImpls,
+	"allgather": {paramOp: "allgather", title: "allgather", impls: withCE(otherImpls, "ncclAllGatherConfig"),
 		busFactor: func(n int) float64 { return float64(n-1) / float64(n) }},
 	"barrier": {paramOp: "barrier", title: "barrier", impls: otherImpls, busFactor: func(int) float64 { return 0 }},
 	// sync: nvshmem_sync_all, a barrier without its quiet (NVSHMEM's only:
@@ -110,6 +111,17 @@ var reducescatterImpls = []impl{
 	{name: "nvshmem-block", code: cuda.ImplNVSHMEMDevice, scope: "block", def: true, desc: "nvshmemx_float_sum_reducescatter_block in one CTA (collective launch)"},
 	{name: "nvshmem-stream", code: cuda.ImplNVSHMEMStream, def: true, desc: "nvshmemx_float_sum_reducescatter_on_stream"},
 	{name: "nccl", code: cuda.ImplNCCL, def: true, desc: "ncclReduceScatter"},
+}
+
+// withCE adds NCCL's copy-engine (zero-SM) row to a collective's
+// implementations: its nccl<Coll>Config entry point with the per-collective
+// CTA policy NCCL_CTA_POLICY_ZERO on buffers in windows registered
+// NCCL_WIN_COLL_SYMMETRIC, which is what selects the copy engines
+// (cuda/shim/newer_nccl.cuh). The per-collective config is NCCL 2.31's: a
+// shim built against older headers waives the row ("needs NCCL >= 2.31").
+func withCE(impls []impl, fn string) []impl {
+	return append(slices.Clone(impls), impl{name: "nccl-ce", code: cuda.ImplNCCLCE, lsa: true, def: true,
+		desc: fn + " with CTAPolicy NCCL_CTA_POLICY_ZERO on symmetric windows: NCCL's copy engines move the data, no SM (NCCL >= 2.31; all ranks on NVLink, else NCCL runs its kernels)"})
 }
 
 // data: moves a payload (algbw, busbw); else only a latency (the barrier).
@@ -163,7 +175,9 @@ func init() {
 
 // device: the implementation is a kernel of ours or NVSHMEM's (it has a
 // fused form); the host APIs make one launch per operation.
-func (im impl) device() bool { return im.code != cuda.ImplNVSHMEMStream && im.code != cuda.ImplNCCL }
+func (im impl) device() bool {
+	return im.code != cuda.ImplNVSHMEMStream && im.code != cuda.ImplNCCL && im.code != cuda.ImplNCCLCE
+}
 
 func register(c collective, im impl) {
 	metrics := []string{record.MetricAlgBW, record.MetricBusBW, record.MetricLatency}
@@ -179,6 +193,8 @@ func register(c collective, im impl) {
 	switch im.code {
 	case cuda.ImplNVSHMEMStream, cuda.ImplNCCL:
 		own, ignoresThreads = "the library's", true
+	case cuda.ImplNCCLCE:
+		own, ignoresThreads = "none: the copy engines", true
 	}
 	if im.scope == "thread" {
 		own, ignoresThreads = "1 CTA × 32", true
@@ -351,7 +367,7 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cud
 		}
 		if j.NPEs() > 1 && j.SharedGPU() {
 			switch {
-			case im.code == cuda.ImplNCCL || im.lsa:
+			case im.code == cuda.ImplNCCL || im.code == cuda.ImplNCCLCE || im.lsa:
 				return a, "NCCL refuses two ranks on one GPU"
 			case im.multi:
 				return a, "our multi-CTA AllReduce spins on flags across PEs: two processes on one GPU without MPS time-slice, so it is not measurable here"
@@ -362,6 +378,9 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cud
 		if im.lsa {
 			if why := j.NCCLDeviceAPIMissing(); why != "" {
 				return a, why
+			}
+			if why := j.Unmapped(); why != "" && im.code == cuda.ImplNCCLCE {
+				return a, "NCCL's copy-engine collectives need every rank in the LSA team (NVLink between every pair; else NCCL runs its kernels): " + why
 			}
 			if why := j.Unmapped(); why != "" {
 				return a, "an LSA AllReduce needs every rank in the LSA team (load/store access between every pair): " + why
@@ -422,6 +441,12 @@ func effective(im impl, a cuda.Args, e *harness.Env, algo string) string {
 			shot = "twoshot"
 		}
 		return shot + "-" + harness.PathName(j.PeerPath(), e.Config)
+	case cuda.ImplNCCLCE:
+		s := "nccl"
+		if v := j.NCCLVersion(); v != "" {
+			s += "-" + v
+		}
+		return s + "-ce"
 	case cuda.ImplLSAOneShot, cuda.ImplLSATwoShot:
 		s := "nccl-lsa-oneshot"
 		if a.Impl == cuda.ImplLSATwoShot {

@@ -1,12 +1,14 @@
 package collectives
 
 import (
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/cuda/shim"
 	"github.com/nvshbench/nvshbench/harness"
 )
 
@@ -124,5 +126,31 @@ func TestBlocksComeFromTheShim(t *testing.T) {
 	}
 	if n < 2 {
 		t.Errorf("%d collectives of blocks", n)
+	}
+}
+
+// A collective has its nccl-ce row exactly where its shim file names the
+// entry point of NCCL's copy-engine path (nccl_ce, newer_nccl.cuh), and the
+// row's description names that entry point.
+func TestCopyEngineRowsFollowTheShim(t *testing.T) {
+	re := regexp.MustCompile(`static\s+constexpr\s+const\s+char\s+\*nccl_ce\s*=\s*"(\w+)"`)
+	files := shim.Files()
+	n := 0
+	for _, c := range collectives() {
+		m := re.FindStringSubmatch(files["coll_"+c.Base+".cuh"])
+		b, ok := harness.Lookup("collectives/" + c.Base + "/nccl-ce")
+		if ok != (m != nil) {
+			t.Errorf("%s: nccl-ce registered %v, its shim file names an nccl_ce entry point %v", c.Base, ok, m != nil)
+			continue
+		}
+		if ok {
+			n++
+			if !strings.Contains(b.Desc, m[1]) || !strings.Contains(b.Desc, "NCCL_CTA_POLICY_ZERO") {
+				t.Errorf("%s: %q does not name %s and NCCL_CTA_POLICY_ZERO", b.ID, b.Desc, m[1])
+			}
+		}
+	}
+	if n < 2 {
+		t.Errorf("%d collectives with a copy-engine row, want AllGather and AlltoAll at least", n)
 	}
 }
