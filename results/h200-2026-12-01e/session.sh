@@ -15,6 +15,8 @@
 #                                found through NVSHMEM_HOME
 # Steps ($STEPS, in order):
 #   test      gpu-test (../h200-2026-12-01/session.sh's step) with the 3.4.5 shim
+#   gputest   gpu-test with the 3.4.5 shim under a longer deadline (this
+#             session added TestPerSM and TestForcedAlgorithms), its log here
 #   a1, b1    the plan on 1 PE with 3.4.5 (a) and 3.8.0 (b): RMA, latency and
 #             the atomics, collectives, MoE
 #   a2, b2    the plan on 2 PEs of the GPU: RMA, latency, atomics
@@ -70,6 +72,14 @@ for s in $STEPS; do
   b2) step 200 b2 $N38 "$B" run $B38 --out "$W2/plan-2pe-3.8.0.jsonl" --label nvshmem-3.8.0-2pe $P2 ;;
   rb) step 90 rb $N38 "$B" run $B38 --out "$W2/lat8-3.8.0.jsonl" --label lat8-3.8.0 $PL ;;
   ra) step 90 ra "$B" run $A --out "$W2/lat8-3.4.5.jsonl" --label lat8-3.4.5 $PL ;;
+  gputest) step 570 gpu-test env NVSHBENCH_BIN="$B" NVSHBENCH_SHIM="$PWD/build/libnvshbench.so" build/gpu.test -test.v -test.timeout 560s ;;
+  bps)
+    step 150 persm-1pe "$B" run $A 'persm/*' limit/sm-copy limit/ce-copy --sizes 64K,1M,16M,256M,1G --sm-budgets 1,2,4,8,16,32,66,all \
+      --samples 5 --warmup 1 --timeout 60s --out "$W2/persm-1pe.jsonl" --label persm-1pe
+    step 120 persm-beside "$B" run $A persm --sizes 1M,256M --sm-budgets 1,4,16,66 --samples 5 --warmup 1 --timeout 60s \
+      --out "$W2/persm-beside-1pe.jsonl" --label persm-beside-1pe
+    step 90 persm-2pe "$B" run $A persm --pes-per-gpu 2 --sizes 1M,256M --sm-budgets 1,8,66,all --samples 3 --warmup 1 --timeout 60s \
+      --out "$W2/persm-2pe.jsonl" --label persm-2pe ;;
   r31)
     step 150 r31-1pe "$B" run $A --sizes 1K,64K,1M,4M,16M --samples 5 --timeout 30s --out "$W2/r31-1pe.jsonl" --label r31-1pe \
       --nvshmem-algos allgather:ll8,allgather:oneshot,broadcast:put2all,broadcast:tree-ll,broadcast:flat-tree,reducescatter:oneshot \
@@ -83,7 +93,7 @@ for s in $STEPS; do
     step 120 new-1pe-3.8.0 $N38 "$B" run $B38 --out "$W2/new-1pe-3.8.0.jsonl" --label new-1pe-3.8.0 $TMA
     step 120 new-2pe-3.8.0 $N38 "$B" run $B38 --pes-per-gpu 2 --out "$W2/new-2pe-3.8.0.jsonl" --label new-2pe-3.8.0 $TMA
     step 60 new-1pe-3.4.5 "$B" run $A --out "$W2/new-1pe-3.4.5.jsonl" --label new-1pe-3.4.5 --sizes 4K --samples 3 rma/put-tma rma/get-tma latency/issue/flush
-    PP="--sizes 8 --samples 20 --timeout 30s latency/pingpong/signal latency/pingpong/signal-spin latency/pingpong/atomic"
+    PP="--samples 20 --timeout 30s latency/pingpong/signal latency/pingpong/signal-spin latency/pingpong/atomic"
     step 60 pp-3.4.5 "$B" run $A --out "$W2/pp-3.4.5.jsonl" --label pp-3.4.5 $PP
     step 60 pp-3.8.0 $N38 "$B" run $B38 --out "$W2/pp-3.8.0.jsonl" --label pp-3.8.0 $PP ;;
   e2)
