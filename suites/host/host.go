@@ -29,66 +29,52 @@ const MaxSize = 64 << 20
 // fits in what the one before committed.
 const GrowGranularity = 2 << 20
 
-func init() {
-	for _, h := range []struct{ id, op, desc string }{
-		{"host/malloc", "host.malloc", "nvshmem_malloc(size) + nvshmem_free, every PE, from the host"},
-		{"host/calloc", "host.calloc", "nvshmem_calloc(1, size) + nvshmem_free, every PE, from the host"},
-		{"host/align", "host.align", "nvshmem_align(4096, size) + nvshmem_free, every PE, from the host"},
-	} {
-		harness.Register(harness.Benchmark{ID: h.id, Suite: "host", Desc: h.desc, Default: true,
-			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "host calls: no kernel",
-			Metrics: []string{record.MetricLatency},
-			Points: func(c *harness.Config) []record.Params {
-				var out []record.Params
-				for _, s := range c.Sizes {
-					if s <= MaxSize {
-						out = append(out, record.Params{Size: s, Op: "alloc", Path: c.Path})
-					}
-				}
-				return out
-			},
-			Args: argsOf(h.op)})
+// allocPoints: one point per size from least to MaxSize, in workers with
+// env (nil: the run's own).
+func allocPoints(least int64, env map[string]string) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params {
+		var out []record.Params
+		for _, s := range c.Sizes {
+			if s >= least && s <= MaxSize {
+				out = append(out, record.Params{Size: s, Op: "alloc", Path: c.Path, Env: env})
+			}
+		}
+		return out
 	}
+}
+
+// onePoint: a benchmark with one point, op, unsized.
+func onePoint(op string) func(c *harness.Config) []record.Params {
+	return func(c *harness.Config) []record.Params { return []record.Params{{Size: 0, Op: op, Path: c.Path}} }
+}
+
+func init() {
 	// The heap's growth beside a reuse (host.cuh: host.heap_grow,
-	// host.heap_reuse): one call a sample, by size from the granularity to
-	// MaxSize, in workers whose heap commits memory by GrowGranularity
+	// host.heap_reuse) run one call a sample, by size from the granularity
+	// to MaxSize, in workers whose heap commits memory by GrowGranularity
 	// (NVSHMEM's default, 512 MiB, would leave most growth calls placed in
 	// memory an earlier one committed).
-	for _, h := range []struct{ id, op, desc string }{
-		{"host/heap-grow", "host.heap_grow", "nvshmem_malloc(size) past every block allocated before (none freed): each call commits physical memory to the symmetric heap (NVSHMEM_CUMEM_GRANULARITY=2 MiB) and maps it on every PE; every PE, from the host, one call a sample. Growth where NVSHMEM's heap uses CUDA VMM (NVSHMEM_DISABLE_CUDA_VMM unset)"},
-		{"host/heap-reuse", "host.heap_reuse", "nvshmem_free of the last block + nvshmem_malloc(size) of the same size: the block just freed, memory already committed (beside host/heap-grow: the same sizes and granularity; it pays the free too); every PE, from the host, one call a sample"},
+	grow := allocPoints(GrowGranularity, map[string]string{"NVSHMEM_CUMEM_GRANULARITY": fmt.Sprint(GrowGranularity)})
+	for _, h := range []struct {
+		id, op, desc, launch string
+		points               func(c *harness.Config) []record.Params
+	}{
+		{"host/malloc", "host.malloc", "nvshmem_malloc(size) + nvshmem_free, every PE, from the host", "host calls: no kernel", allocPoints(0, nil)},
+		{"host/calloc", "host.calloc", "nvshmem_calloc(1, size) + nvshmem_free, every PE, from the host", "host calls: no kernel", allocPoints(0, nil)},
+		{"host/align", "host.align", "nvshmem_align(4096, size) + nvshmem_free, every PE, from the host", "host calls: no kernel", allocPoints(0, nil)},
+		{"host/heap-grow", "host.heap_grow", "nvshmem_malloc(size) past every block allocated before (none freed): each call commits physical memory to the symmetric heap (NVSHMEM_CUMEM_GRANULARITY=2 MiB) and maps it on every PE; every PE, from the host, one call a sample. Growth where NVSHMEM's heap uses CUDA VMM (NVSHMEM_DISABLE_CUDA_VMM unset)",
+			"host calls: no kernel, one a sample", grow},
+		{"host/heap-reuse", "host.heap_reuse", "nvshmem_free of the last block + nvshmem_malloc(size) of the same size: the block just freed, memory already committed (beside host/heap-grow: the same sizes and granularity; it pays the free too); every PE, from the host, one call a sample",
+			"host calls: no kernel, one a sample", grow},
+		{"host/team-split", "host.team_split", "nvshmem_team_split_strided of every PE of NVSHMEM_TEAM_WORLD + nvshmem_team_destroy, every PE, from the host",
+			"host calls: no kernel", onePoint("split")},
+		{"host/team-split-2d", "host.team_split_2d", "nvshmem_team_split_2d of NVSHMEM_TEAM_WORLD into rows of 2 PEs and their columns + nvshmem_team_destroy of both, every PE, from the host (beside host/team-split's split_strided)",
+			"host calls: no kernel", onePoint("split2d")},
 	} {
 		harness.Register(harness.Benchmark{ID: h.id, Suite: "host", Desc: h.desc, Default: true,
-			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "host calls: no kernel, one a sample",
-			Metrics: []string{record.MetricLatency},
-			Points: func(c *harness.Config) []record.Params {
-				var out []record.Params
-				for _, s := range c.Sizes {
-					if s >= GrowGranularity && s <= MaxSize {
-						out = append(out, record.Params{Size: s, Op: "alloc", Path: c.Path,
-							Env: map[string]string{"NVSHMEM_CUMEM_GRANULARITY": fmt.Sprint(GrowGranularity)}})
-					}
-				}
-				return out
-			},
-			Args: argsOf(h.op)})
+			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: h.launch,
+			Metrics: []string{record.MetricLatency}, Points: h.points, Args: argsOf(h.op)})
 	}
-	harness.Register(harness.Benchmark{ID: "host/team-split", Suite: "host", Default: true,
-		Desc:        "nvshmem_team_split_strided of every PE of NVSHMEM_TEAM_WORLD + nvshmem_team_destroy, every PE, from the host",
-		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "host calls: no kernel",
-		Metrics: []string{record.MetricLatency},
-		Points: func(c *harness.Config) []record.Params {
-			return []record.Params{{Size: 0, Op: "split", Path: c.Path}}
-		},
-		Args: argsOf("host.team_split")})
-	harness.Register(harness.Benchmark{ID: "host/team-split-2d", Suite: "host", Default: true,
-		Desc:        "nvshmem_team_split_2d of NVSHMEM_TEAM_WORLD into rows of 2 PEs and their columns + nvshmem_team_destroy of both, every PE, from the host (beside host/team-split's split_strided)",
-		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "host calls: no kernel",
-		Metrics: []string{record.MetricLatency},
-		Points: func(c *harness.Config) []record.Params {
-			return []record.Params{{Size: 0, Op: "split2d", Path: c.Path}}
-		},
-		Args: argsOf("host.team_split_2d")})
 }
 
 func argsOf(op string) func(e *harness.Env, p record.Params) (cuda.Args, string) {
