@@ -70,9 +70,11 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 	}
 	// The points of one environment together (a worker group each), the
 	// run's own first (the limits are there), each group in plan order.
-	sort.SliceStable(p.Items, func(i, j int) bool {
-		return EnvKey(p.Items[i].Params.Env) < EnvKey(p.Items[j].Params.Env)
-	})
+	keys := make(map[int]string, len(p.Items)) // by plan index: each item's key once, not at every comparison
+	for _, it := range p.Items {
+		keys[it.Index] = EnvKey(it.Params.Env)
+	}
+	sort.SliceStable(p.Items, func(i, j int) bool { return keys[p.Items[i].Index] < keys[p.Items[j].Index] })
 	for i := range p.Items {
 		p.Items[i].Index = i
 	}

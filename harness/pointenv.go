@@ -2,9 +2,10 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nvshbench/nvshbench/record"
@@ -25,7 +26,7 @@ var envName = regexp.MustCompile(`^NVSHMEM_[A-Z0-9_]+$`)
 // ValidateEnv checks a point's environment: NVSHMEM_ names, values set and
 // printable.
 func ValidateEnv(env map[string]string) error {
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		v := env[k]
 		if !envName.MatchString(k) {
 			return fmt.Errorf("point environment: %q is not an NVSHMEM variable (NVSHMEM_ and capitals, digits, _)", k)
@@ -42,30 +43,15 @@ func ValidateEnv(env map[string]string) error {
 
 // EnvKey is a canonical string of an environment ("" for none): K=V
 // pairs in name order.
-func EnvKey(env map[string]string) string {
-	var kv []string
-	for _, k := range sortedKeys(env) {
-		kv = append(kv, k+"="+env[k])
-	}
-	return strings.Join(kv, " ")
-}
+func EnvKey(env map[string]string) string { return strings.Join(EnvList(env), " ") }
 
 // EnvList is an environment as exec.Cmd's Env entries, in name order.
 func EnvList(env map[string]string) []string {
 	var out []string
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, k+"="+env[k])
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // FirstEnvGroup is the leading items of items that share the first item's
@@ -98,7 +84,7 @@ func (p Plan) PointEnvs() map[string][]string {
 	out := map[string][]string{}
 	seen := map[string]bool{}
 	for _, it := range p.Items {
-		for _, k := range sortedKeys(it.Params.Env) {
+		for _, k := range slices.Sorted(maps.Keys(it.Params.Env)) {
 			if kv := k + "=" + it.Params.Env[k]; !seen[kv] {
 				seen[kv] = true
 				out[k] = append(out[k], it.Params.Env[k])
@@ -115,18 +101,10 @@ func (p Plan) PointEnvs() map[string][]string {
 func (p Plan) EnvConflicts(lookup func(string) (string, bool)) []string {
 	var out []string
 	pe := p.PointEnvs()
-	for _, k := range sortedKeys(map[string]string(flatten(pe))) {
+	for _, k := range slices.Sorted(maps.Keys(pe)) {
 		if v, ok := lookup(k); ok {
 			out = append(out, fmt.Sprintf("%s=%s (points set it to %s)", k, v, strings.Join(pe[k], ", ")))
 		}
-	}
-	return out
-}
-
-func flatten(m map[string][]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = strings.Join(v, ",")
 	}
 	return out
 }
@@ -137,7 +115,7 @@ var lookupEnv = os.LookupEnv
 // envMissing says why this worker cannot run a point of environment env
 // ("" if its environment holds every variable at the point's value).
 func envMissing(env map[string]string) string {
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		v, ok := lookupEnv(k)
 		if ok && v == env[k] {
 			continue
