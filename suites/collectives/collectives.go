@@ -367,7 +367,7 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cud
 		}
 		if j.NPEs() > 1 && j.SharedGPU() {
 			switch {
-			case im.code == cuda.ImplNCCL || im.code == cuda.ImplNCCLCE || im.lsa:
+			case im.code == cuda.ImplNCCL || im.lsa: // the copy-engine rows are LSA rows (withCE)
 				return a, "NCCL refuses two ranks on one GPU"
 			case im.multi:
 				return a, "our multi-CTA AllReduce spins on flags across PEs: two processes on one GPU without MPS time-slice, so it is not measurable here"
@@ -379,10 +379,10 @@ func argsOf(coll collective, im impl) func(e *harness.Env, p record.Params) (cud
 			if why := j.NCCLDeviceAPIMissing(); why != "" {
 				return a, why
 			}
-			if why := j.Unmapped(); why != "" && im.code == cuda.ImplNCCLCE {
-				return a, "NCCL's copy-engine collectives need every rank in the LSA team (NVLink between every pair; else NCCL runs its kernels): " + why
-			}
 			if why := j.Unmapped(); why != "" {
+				if im.code == cuda.ImplNCCLCE {
+					return a, "NCCL's copy-engine collectives need every rank in the LSA team (NVLink between every pair; else NCCL runs its kernels): " + why
+				}
 				return a, "an LSA AllReduce needs every rank in the LSA team (load/store access between every pair): " + why
 			}
 		} else if im.multi {
