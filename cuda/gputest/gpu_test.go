@@ -194,9 +194,10 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int, suites ...string) {
 	}
 	// Every registered benchmark ran or was waived: a new one is covered
 	// here without being listed.
+	sizes := runSizes(f)
 	for _, b := range harness.All() {
 		suite, _, _ := strings.Cut(b.ID, "/")
-		if slices.Contains(suites, suite) && !ids[b.ID] && hasPointsAt(b, f) {
+		if slices.Contains(suites, suite) && !ids[b.ID] && hasPointsAt(b, sizes) {
 			t.Errorf("%s was not run", b.ID)
 		}
 	}
@@ -245,8 +246,9 @@ func TestCorruptedOutputsFail(t *testing.T) {
 					t.Errorf("%s %s: a damaged output was not caught: %s %s verify=%+v", pt.ID, pt.Params.Key(), pt.Status, pt.Reason, pt.Verify)
 				}
 			}
+			sizes := runSizes(f)
 			for _, b := range harness.All() {
-				if !ids[b.ID] && hasPointsAt(b, f) {
+				if !ids[b.ID] && hasPointsAt(b, sizes) {
 					t.Errorf("%s was not run", b.ID)
 				}
 			}
@@ -346,18 +348,24 @@ func TestGraphs(t *testing.T) {
 	}
 }
 
-// hasPointsAt says whether b has points at the run's --sizes (the heap's
-// growth rows run from 2 MiB: none at the tests' smaller sizes; TestHeap
-// runs them). The sizes are read from rows that take --sizes as given, one
-// of which every run here has (MoE's and the limits' sizes are their own).
-func hasPointsAt(b *harness.Benchmark, f *record.File) bool {
-	c := harness.DefaultConfig()
-	c.Sizes = nil
+// runSizes are the run's --sizes (the heap's growth rows run from 2 MiB: none
+// at the tests' smaller sizes; TestHeap runs them), read from rows that take
+// --sizes as given, one of which every run here has (MoE's and the limits'
+// sizes are their own).
+func runSizes(f *record.File) []int64 {
+	var sizes []int64
 	for _, p := range f.Points {
-		if (p.ID == "rma/put/block" || p.ID == "host/malloc") && !slices.Contains(c.Sizes, p.Params.Size) {
-			c.Sizes = append(c.Sizes, p.Params.Size)
+		if (p.ID == "rma/put/block" || p.ID == "host/malloc") && !slices.Contains(sizes, p.Params.Size) {
+			sizes = append(sizes, p.Params.Size)
 		}
 	}
+	return sizes
+}
+
+// hasPointsAt says whether b has points at sizes.
+func hasPointsAt(b *harness.Benchmark, sizes []int64) bool {
+	c := harness.DefaultConfig()
+	c.Sizes = sizes
 	return len(b.Points(&c)) > 0
 }
 
