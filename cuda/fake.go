@@ -339,21 +339,22 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 	if op.Has(TraitPayload) {
 		r.Bytes = a.Size
 	}
+	// One operation's time (the same for every sample, which varies it by
+	// its index below).
+	var t float64
+	if counters {
+		t = 1e-6 / float64(r.OpsPerIter)
+	} else if pt, ok := fakePerSM(a, op); ok {
+		t = pt
+	} else {
+		peak, ok := fakePeak[op.Name]
+		if !ok {
+			peak = 300e9
+		}
+		t = float64(a.Size) / (peak * float64(a.Size) / (float64(a.Size) + 64<<10))
+	}
 	samples := make([]float64, a.Samples)
 	for i := range samples {
-		var t float64
-		if counters {
-			t = 1e-6 / float64(r.OpsPerIter)
-		} else {
-			peak, ok := fakePeak[op.Name]
-			if !ok {
-				peak = 300e9
-			}
-			t = float64(a.Size) / (peak * float64(a.Size) / (float64(a.Size) + 64<<10))
-			if pt, ok := fakePerSM(a, op); ok {
-				t = pt
-			}
-		}
 		samples[i] = t * (1 + 0.001*float64(i%5))
 	}
 	tm := Timing{Samples: samples}
