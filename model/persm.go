@@ -41,8 +41,25 @@ type Cost struct {
 // SMs (ties: the one moving more there), from the file's curves and
 // interference rows.
 func AnswerFor(f *record.File, want float64, size int64) Answer {
-	a := Answer{Want: want, Size: size, Budget: -1}
-	for _, c := range report.Curves(f) {
+	return answerFor(report.Curves(f), report.Interferences(f), want, size)
+}
+
+// bestPeak is the highest peak of an SM mechanism's curve at size.
+func bestPeak(cs []report.Curve, size int64) float64 {
+	best := 0.0
+	for _, c := range cs {
+		if c.Size == size && c.Mechanism != "ce" {
+			p, _ := c.Peak()
+			best = max(best, p)
+		}
+	}
+	return best
+}
+
+// answerFor is AnswerFor over a file's curves and interference rows.
+func answerFor(cs []report.Curve, ins []report.Interference, want float64, size int64) Answer {
+	a := Answer{Want: want, Size: size, Budget: -1, Best: bestPeak(cs, size)}
+	for _, c := range cs {
 		if c.Size != size {
 			continue
 		}
@@ -50,8 +67,6 @@ func AnswerFor(f *record.File, want float64, size int64) Answer {
 			a.CE, _ = c.Peak()
 			continue
 		}
-		peak, _ := c.Peak()
-		a.Best = max(a.Best, peak)
 		for i, b := range c.Budgets {
 			if c.BW[i] < want {
 				continue
@@ -65,7 +80,6 @@ func AnswerFor(f *record.File, want float64, size int64) Answer {
 	if a.Mechanism == "" {
 		return a
 	}
-	ins := report.Interferences(f)
 	for _, comp := range report.PerSMComputes {
 		cost := Cost{Compute: comp, ComputeSlowdown: math.NaN(), TransferSlowdown: math.NaN()}
 		seen := false
@@ -119,13 +133,8 @@ func PerSMGuide(files []*record.File, rates []float64) []table.Table {
 			continue
 		}
 		size := report.GuideSize(cs)
-		best := 0.0
-		for _, c := range cs {
-			if c.Size == size && c.Mechanism != "ce" {
-				p, _ := c.Peak()
-				best = max(best, p)
-			}
-		}
+		best := bestPeak(cs, size)
+		ins := report.Interferences(f)
 		t := table.Table{Title: "Bytes per SM: the fewest SMs that move a rate to the peer [" + f.Name + "]",
 			Columns: []string{"rate", "size", "mechanism", "SMs", "GB/s", "answer"}, Right: []bool{true, false, false, true, true, false}}
 		t.Long = []bool{false, false, false, false, false, true}
@@ -134,7 +143,7 @@ func PerSMGuide(files []*record.File, rates []float64) []table.Table {
 			if w <= 0 {
 				continue
 			}
-			a := AnswerFor(f, w, size)
+			a := answerFor(cs, ins, w, size)
 			row := []table.Cell{gbpsCell(w), table.Str(humanBytes(float64(size)))}
 			if a.Mechanism == "" {
 				row = append(row, table.Str("–"), table.Str("–"), table.Str("–"))

@@ -16,8 +16,10 @@ import (
 func perSMCharts(files []*record.File) []Spec {
 	names := record.Labels(files)
 	var sizes []int64
-	for _, f := range files {
+	curves := make([][]report.Curve, len(files)) // each file's, once
+	for fi, f := range files {
 		cs := report.Curves(f)
+		curves[fi] = cs
 		for _, c := range cs {
 			if (c.Size == 1<<20 || c.Size == 64<<10) && !slices.Contains(sizes, c.Size) {
 				sizes = append(sizes, c.Size)
@@ -41,7 +43,7 @@ func perSMCharts(files []*record.File) []Spec {
 			if len(files) > 1 {
 				prefix = names[fi] + ": "
 			}
-			for _, c := range report.Curves(f) {
+			for _, c := range curves[fi] {
 				if c.Size != size {
 					continue
 				}

@@ -128,10 +128,10 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 		if hasMoE(f) {
 			rep.Tables = append(rep.Tables, moeTable(f, tag, opt.Rule.OrDefault()))
 		}
-		if hasPerSM(f) {
-			rep.Tables = append(rep.Tables, perSMTable(f, tag, false), perSMTable(f, tag, true))
-			if len(Interferences(f)) > 0 {
-				rep.Tables = append(rep.Tables, interferenceTable(f, tag))
+		if cs, ins := Curves(f), Interferences(f); len(cs) > 0 || len(ins) > 0 {
+			rep.Tables = append(rep.Tables, perSMTable(cs, tag, false), perSMTable(cs, tag, true))
+			if len(ins) > 0 {
+				rep.Tables = append(rep.Tables, interferenceTable(ins, tag))
 			}
 		}
 		if opt.Points {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/internal/units"
-	"github.com/nvshbench/nvshbench/record"
 )
 
 // Bytes per SM (issue 32): the mechanisms' GB/s and GB/s per SM over SM
@@ -41,8 +40,6 @@ func shownSizes(cs []Curve) []int64 {
 	return out
 }
 
-func hasPerSM(f *record.File) bool { return len(Curves(f)) > 0 || len(Interferences(f)) > 0 }
-
 // budgetsOf are the curves' SM budgets, ascending (the copy engine's 0 apart).
 func budgetsOf(cs []Curve) []int {
 	var out []int
@@ -60,8 +57,7 @@ func budgetsOf(cs []Curve) []int {
 // perSMTables: GB/s (perSM false) or GB/s per SM used (true), a row per
 // mechanism and size, a column per budget, with each row's peak and the
 // smallest budget reaching 90 % of it.
-func perSMTable(f *record.File, tag string, perSM bool) table.Table {
-	cs := Curves(f)
+func perSMTable(cs []Curve, tag string, perSM bool) table.Table {
 	budgets := budgetsOf(cs)
 	title := "Bytes per SM: GB/s to the peer by mechanism and SM budget" + tag
 	if perSM {
@@ -128,7 +124,7 @@ func perSMTable(f *record.File, tag string, perSM bool) table.Table {
 // interferenceTable: per mechanism, compute kernel, size and budget, the
 // transfer alone and beside the compute kernel, and the compute kernel's
 // time an iteration alone and beside the transfer, with both slowdowns.
-func interferenceTable(f *record.File, tag string) table.Table {
+func interferenceTable(ins []Interference, tag string) table.Table {
 	t := table.Table{Title: "Bytes per SM: a transfer beside a compute kernel on the other SMs" + tag,
 		Columns: []string{"mechanism", "compute", "size", "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %"}}
 	t.Right = columnFlags(t.Columns, "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %")
@@ -144,7 +140,6 @@ func interferenceTable(f *record.File, tag string) table.Table {
 		}
 		return table.Num(100*v, 1)
 	}
-	ins := Interferences(f)
 	var sizes []int64
 	for _, in := range ins {
 		if !slices.Contains(sizes, in.Size) {
