@@ -241,35 +241,39 @@ func points(coll collective, im impl) func(c *harness.Config) []record.Params {
 				out = append(out, record.Params{Op: op, Scope: im.scope, CTAs: ctas, Threads: threads, Path: c.Path, Mode: mode, Launch: l, Extra: extra(im, "")})
 				continue
 			}
+			// The variants of each dtype and size: NCCL's protocols forced
+			// (--nccl-protos; "": its choice), then NVSHMEM's own algorithms
+			// forced (--nvshmem-algos) beside its choice, each in workers
+			// started with the algorithm's variable.
+			type variant struct {
+				extra func() map[string]string
+				env   map[string]string
+				skip  func(size int64) bool // no point at this size
+			}
+			var vs []variant
 			protos := []string{""}
 			if im.code == cuda.ImplNCCL && len(c.NCCLProtos) > 0 {
 				protos = c.NCCLProtos
 			}
 			for _, pr := range protos {
+				vs = append(vs, variant{extra: func() map[string]string { return extra(im, pr) },
+					skip: func(s int64) bool { return im.maxSize > 0 && s > im.maxSize }})
+			}
+			if forces(im) {
+				for _, al := range c.ForcedAlgos(coll.Base) {
+					vs = append(vs, variant{extra: func() map[string]string { return map[string]string{"nvshmem_algo": al.Name} }, env: al.Env(),
+						// NVSHMEM runs another algorithm there (or its scratch is too small)
+						skip: func(s int64) bool { return al.MaxBlock > 0 && blockBytes(coll, s, c.PEs) > al.MaxBlock }})
+				}
+			}
+			for _, v := range vs {
 				for _, dt := range dtypes {
 					for _, s := range c.Sizes {
-						if im.maxSize > 0 && s > im.maxSize {
+						if v.skip(s) {
 							continue
 						}
 						out = append(out, record.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
-							Path: c.Path, Mode: mode, Launch: l, Extra: extra(im, pr)})
-					}
-				}
-			}
-			// NVSHMEM's own algorithms forced (--nvshmem-algos) beside its
-			// choice above: the same points, each in workers started with
-			// the algorithm's variable.
-			if !forces(im) {
-				continue
-			}
-			for _, al := range c.ForcedAlgos(coll.Base) {
-				for _, dt := range dtypes {
-					for _, s := range c.Sizes {
-						if al.MaxBlock > 0 && blockBytes(coll, s, c.PEs) > al.MaxBlock {
-							continue // NVSHMEM runs another algorithm there (or its scratch is too small)
-						}
-						out = append(out, record.Params{Size: s, Op: op, DType: dt, Scope: im.scope, CTAs: ctas, Threads: threads,
-							Path: c.Path, Mode: mode, Launch: l, Extra: map[string]string{"nvshmem_algo": al.Name}, Env: al.Env()})
+							Path: c.Path, Mode: mode, Launch: l, Extra: v.extra(), Env: v.env})
 					}
 				}
 			}
