@@ -339,21 +339,22 @@ __device__ static inline void stamp_end_of(int64_t *t, int iters) {
 // the stamps do not time the launch's iterations, and each wave loops over
 // its own share of the buffer.
 template <typename K>
-static int64_t coresident(K k, int threads) {
+static int64_t coresident(K k, int threads, size_t smem = 0) {
   int per = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, threads, 0) != cudaSuccess) {
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, threads, smem) != cudaSuccess) {
     cudaGetLastError();
     return 0;
   }
   return (int64_t)per * S.sms;
 }
 
-// launched records a launch of a ctas-CTA grid of kernel k: its residency,
-// and whether its stamps time it.
+// launched records a launch of a ctas-CTA grid of kernel k (smem bytes of
+// dynamic shared memory a CTA): its residency, and whether its stamps time
+// it.
 template <typename K>
-static void launched(Run *r, K k, int ctas, int threads) {
+static void launched(Run *r, K k, int ctas, int threads, size_t smem = 0) {
   if (!r->resident_known) {  // once a point: a per-operation run launches it often
-    r->resident = coresident(k, threads);
+    r->resident = coresident(k, threads, smem);
     r->resident_known = 1;
   }
   r->stamped = r->resident >= ctas;

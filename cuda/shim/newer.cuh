@@ -71,7 +71,7 @@ static int launch_bulk_tma(Run *r, int iters) {
   int smem = nvshmemx_ask_smem(NVSHMEMX_SMEM_RECOMMENDED);
   auto k = k_bulk_tma<OP>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  launched(r, k, a->ctas, a->threads);
+  launched(r, k, a->ctas, a->threads, smem);
   k<<<a->ctas, a->threads, smem, S.stream>>>(S.dst, S.src, a->size, iters, r->target, smem, S.times);
   CKLAUNCH("TMA bulk kernel");
   return 0;

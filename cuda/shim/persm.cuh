@@ -434,13 +434,7 @@ static int pm_launch_kernel(Run *r, int iters, uint8_t *dst) {
     attr = true;
   }
   int grid = C ? S.sms : a->ctas;
-  if (!r->resident_known) {
-    int per = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, PM_THREADS, PM_SMEM) != cudaSuccess) cudaGetLastError(), per = 0;
-    r->resident = (int64_t)per * S.sms;
-    r->resident_known = 1;
-  }
-  r->stamped = r->resident >= grid;
+  launched(r, k, grid, PM_THREADS, PM_SMEM);
   PmArgs p;
   p.dst = dst;
   p.src = S.src;
