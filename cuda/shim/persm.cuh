@@ -157,13 +157,10 @@ __device__ static inline void pm_move(uint8_t *dst, const uint8_t *src, int64_t 
   }
 }
 
-// pm_stop: the background role's CTA asks whether the timed CTAs are done.
-__device__ static inline int pm_stop(const PmArgs &p, int *flag) {
-  if (threadIdx.x == 0) *flag = *(volatile unsigned long long *)p.done >= p.want;
-  __syncthreads();
-  int s = *flag;
-  __syncthreads();
-  return s;
+// pm_stop: the background role's CTA asks whether the timed CTAs are done
+// (thread 0 reads the count; every thread gets its answer).
+__device__ static inline int pm_stop(const PmArgs &p) {
+  return __syncthreads_or(threadIdx.x == 0 && *(volatile unsigned long long *)p.done >= p.want);
 }
 
 // pm_finished: a timed CTA tells the background it is done.
@@ -176,7 +173,7 @@ __device__ static inline void pm_finished(const PmArgs &p) {
 }
 
 template <int M, int BACKGROUND, int PARTNER>
-__device__ static void pm_transfer(const PmArgs &p, uint8_t *smem, int *flag) {
+__device__ static void pm_transfer(const PmArgs &p, uint8_t *smem) {
   uint32_t phases = 0;
   if (M == NB_OP_PM_TMA) {
     uint64_t *bars = (uint64_t *)(smem + PM_STAGES * PM_TILE);
@@ -197,7 +194,7 @@ __device__ static void pm_transfer(const PmArgs &p, uint8_t *smem, int *flag) {
       int64_t n = len - o < PM_SLICE ? len - o : PM_SLICE;
       pm_move<M>(p.dst + off + o, p.src + off + o, n, p.peer, smem, phases);
       o = o + n >= len ? 0 : o + n;
-      if (pm_stop(p, flag)) return;
+      if (pm_stop(p)) return;
     }
   }
 }
@@ -207,7 +204,7 @@ __device__ static inline float pm_mma_x0(int64_t w) { return (float)(w % 61); }
 
 // pm_compute: compute CTA k (of gridDim.x - budget) runs iterations of kind C.
 template <int C, int BACKGROUND, int PARTNER>
-__device__ static void pm_compute(const PmArgs &p, int *flag) {
+__device__ static void pm_compute(const PmArgs &p) {
   int64_t k = blockIdx.x - p.budget;
   uint64_t n = 0;
   auto loop = [&](auto iter) {
@@ -219,7 +216,7 @@ __device__ static void pm_compute(const PmArgs &p, int *flag) {
       do {
         iter();
         n++;
-      } while (!pm_stop(p, flag));
+      } while (!pm_stop(p));
     }
   };
   if constexpr (C == NB_OP_PM_FMA) {
@@ -267,12 +264,11 @@ __device__ static void pm_compute(const PmArgs &p, int *flag) {
 template <int M, int C, int TIMED_COMPUTE>
 __global__ void __launch_bounds__(PM_THREADS, 1) k_pm(PmArgs p) {
   extern __shared__ __align__(128) uint8_t pm_smem[];
-  __shared__ int flag;
   stamp_begin(p.st);
   if ((int)blockIdx.x < p.budget) {
-    if constexpr (M != 0) pm_transfer<M, C != 0 && TIMED_COMPUTE, C != 0>(p, pm_smem, &flag);
+    if constexpr (M != 0) pm_transfer<M, C != 0 && TIMED_COMPUTE, C != 0>(p, pm_smem);
   } else {
-    if constexpr (C != 0) pm_compute<C, M != 0 && !TIMED_COMPUTE, M != 0>(p, &flag);
+    if constexpr (C != 0) pm_compute<C, M != 0 && !TIMED_COMPUTE, M != 0>(p);
   }
   stamp_end(p.st);
 }
