@@ -85,3 +85,12 @@ __device__ static inline void chase(int64_t *cursor, int64_t n, int iters, int64
   stamp(times, iters);
   if (threadIdx.x == 0) *cursor = cur;
 }
+
+// spin_ge waits until the word at p holds v or more, in a system-scope
+// acquire loop (a flag another PE or CTA stores to; the loads after it see
+// what was written before that store).
+__device__ static inline void spin_ge(uint64_t *p, uint64_t v) {
+  cuda::atomic_ref<uint64_t, cuda::thread_scope_system> x(*p);
+  while (x.load(cuda::memory_order_acquire) < v) {
+  }
+}

@@ -145,9 +145,7 @@ __global__ void k_pingpong(uint8_t *dst, const uint8_t *src, int64_t size, uint6
   auto wait_for = [&](uint64_t v) {
     if (threadIdx.x == 0) {
       if constexpr (KIND == NB_OP_PP_SIGNAL_SPIN) {
-        cuda::atomic_ref<uint64_t, cuda::thread_scope_system> x(*mine);
-        while (x.load(cuda::memory_order_acquire) < v) {
-        }
+        spin_ge(mine, v);
       } else {
         nvshmem_signal_wait_until(mine, NVSHMEM_CMP_GE, v);
       }

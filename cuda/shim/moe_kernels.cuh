@@ -63,11 +63,7 @@ struct MoeLsa {
     cuda::atomic_ref<uint64_t, cuda::thread_scope_system> x(*(uint64_t *)at(pe, off));
     x.store(v, cuda::memory_order_release);
   }
-  __device__ void wait_ge(int64_t off, uint64_t v) const {
-    cuda::atomic_ref<uint64_t, cuda::thread_scope_system> x(*(uint64_t *)at(me, off));
-    while (x.load(cuda::memory_order_acquire) < v) {
-    }
-  }
+  __device__ void wait_ge(int64_t off, uint64_t v) const { spin_ge((uint64_t *)at(me, off), v); }
   __device__ uint8_t *mine(int64_t off) const { return at(me, off); }
 };
 #endif
