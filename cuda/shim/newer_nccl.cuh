@@ -28,6 +28,10 @@
 #define NB_HAS_NCCL_COLL_CONFIG 0
 #endif
 
+// What the row needs, said by its waiver (validate) and by the branches a
+// build without it keeps for the calls that validate never lets run.
+#define NB_CE_NEEDS "needs NCCL >= 2.31 (ncclCollConfig_t, the per-collective CTA policy that selects NCCL's copy-engine path)"
+
 // The nccl<Coll>Config entry points NCCL_CE names share one signature
 // (AllGather: sendcount; AlltoAll: the count to each peer).
 #if NB_HAS_NCCL_COLL_CONFIG
@@ -47,12 +51,11 @@ static NcclCE g_ce;
 // hold the buffers) and the loaded library. The same on every PE.
 static int ce_validate(Run *r) {
 #if !NB_HAS_NCCL_COLL_CONFIG
+  (void)r;
 #if NB_NCCL_DEVICE
-  return fail(NB_UNREACHABLE,
-              "needs NCCL >= 2.31 (ncclCollConfig_t, the per-collective CTA policy that selects NCCL's copy-engine path): this shim was built against NCCL %d.%d",
-              NCCL_MAJOR, NCCL_MINOR);
+  return fail(NB_UNREACHABLE, NB_CE_NEEDS ": this shim was built against NCCL %d.%d", NCCL_MAJOR, NCCL_MINOR);
 #else
-  return fail(NB_UNREACHABLE, "needs NCCL >= 2.31 (ncclCollConfig_t, the per-collective CTA policy that selects NCCL's copy-engine path): this shim was built without NCCL's headers");
+  return fail(NB_UNREACHABLE, NB_CE_NEEDS ": this shim was built without NCCL's headers");
 #endif
 #else
   if (!g_nccl.h) return fail(NB_UNREACHABLE, "%s", g_nccl.why);
@@ -80,7 +83,7 @@ static int ce_setup(const char *fn) {
   return 0;
 #else
   (void)fn;
-  return fail(NB_UNREACHABLE, "needs NCCL >= 2.31");
+  return fail(NB_UNREACHABLE, NB_CE_NEEDS);
 #endif
 }
 
@@ -112,6 +115,6 @@ static int ce_launch(int64_t count, int iters) {
   return 0;
 #else
   (void)count, (void)iters;
-  return fail(NB_UNREACHABLE, "needs NCCL >= 2.31");
+  return fail(NB_UNREACHABLE, NB_CE_NEEDS);
 #endif
 }
