@@ -27,17 +27,13 @@ __global__ void k_dev_teamsync(float *, const float *, size_t, int iters, int64_
   stamp_end0(st);
 }
 
-struct TeamSync {
-  static constexpr bool blocks = false;  // no payload
-  static constexpr bool all_dtypes = false;
-
-  static int prepare(Run *r) { return Barrier::prepare(r); }  // the check's words
-
+// Sync's (coll_sync.cuh) but for the kernels, the stream call and the team.
+struct TeamSync : Sync {
   // Collective, every PE (coll_setup): the team of every PE, split once.
   static int team_setup(Run *) {
     if (g_split_team != NVSHMEM_TEAM_INVALID) return 0;
     nvshmem_team_t t = NVSHMEM_TEAM_INVALID;
-    if (nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, S.npes, nullptr, 0, &t) != 0 || t == NVSHMEM_TEAM_INVALID)
+    if (team_of_all(&t) != 0 || t == NVSHMEM_TEAM_INVALID)
       return fail(NB_ERR, "nvshmem_team_split_strided of every PE failed");
     cudaError_t e = cudaMemcpyToSymbol(d_split_team, &t, sizeof t);
     if (e != cudaSuccess) return fail(NB_ERR, "the split team to the device: %s", cudaGetErrorString(e));
@@ -52,7 +48,6 @@ struct TeamSync {
   }
   static int stream(const Args *, int64_t, cudaStream_t s) { return nvshmemx_team_sync_on_stream(g_split_team, s); }
   // NCCL: no row (its communicators are its teams; collectives/barrier/nccl).
-  static ncclResult_t nccl(const Args *a, int64_t n, ncclComm_t c, cudaStream_t s) { return Barrier::nccl(a, n, c, s); }
 };
 
 static constexpr Check kCheckTeamSync = {"every PE's writes, quieted before it, seen by every PE after the split team's sync", coll_check_barrier,

@@ -368,3 +368,7 @@ static int64_t wave_share(const Run *r, int64_t bytes) {
   if (r->resident <= 0 || r->resident >= ctas) return bytes;
   return (int64_t)((double)bytes * (double)r->resident / (double)ctas);
 }
+
+// team_of_all splits NVSHMEM_TEAM_WORLD into a team of every PE (start 0,
+// stride 1): collective, every PE.
+static int team_of_all(nvshmem_team_t *t) { return nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, S.npes, nullptr, 0, t); }

@@ -35,8 +35,6 @@ static void *heap_alloc(size_t n) {
   else static_assert(unhandled<OP>, "a heap call without a branch");
 }
 
-static int team_of_all(nvshmem_team_t *t) { return nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, S.npes, nullptr, 0, t); }
-
 // The 2D split's rows: 2 PEs a row (1 with one PE); NVSHMEM's x team is
 // this PE's row, its y team the PEs at its place in every row.
 static int split_2d_xrange() { return S.npes > 1 ? 2 : 1; }
