@@ -92,7 +92,7 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 	for _, k := range keys {
 		ok := 0
 		for _, im := range moeImpls {
-			if p := rows[k][im.id]; p != nil && p.Status == record.StatusOK && len(p.Samples) > 0 {
+			if timed(rows[k][im.id]) {
 				ok++
 			}
 		}
@@ -119,7 +119,7 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 				if best == nil || m.Median < best.Metrics[record.MetricLatency].Median {
 					best = p
 				}
-				entries = append(entries, decide.Entry{Name: im.label, Samples: p.Samples, Cached: p.Has(record.FlagCacheServed) || p.L2Resident})
+				entries = append(entries, entryOf(im.label, p))
 			}
 		}
 		if best == nil {
@@ -162,4 +162,15 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 		t.Notes = append(t.Notes, fmt.Sprintf("%s: not comparable here: DeepEP measured 8 GPUs, this run %d PE(s)", deepEPNote, f.Header.PEs))
 	}
 	return t
+}
+
+// timed: a point measured, with its samples (what a comparison weighs).
+func timed(p *record.Point) bool {
+	return p != nil && p.Status == record.StatusOK && len(p.Samples) > 0
+}
+
+// entryOf is a point as the decision rule's entry name: its samples, and
+// whether a cache served them.
+func entryOf(name string, p *record.Point) decide.Entry {
+	return decide.Entry{Name: name, Samples: p.Samples, Cached: p.Has(record.FlagCacheServed) || p.L2Resident}
 }

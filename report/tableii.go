@@ -82,12 +82,11 @@ func tableII(f *record.File, tag string, rule decide.Rule) table.Table {
 		}
 		return a.size < b.size
 	})
-	ok := func(p *record.Point) bool { return p != nil && p.Status == record.StatusOK && len(p.Samples) > 0 }
 	family := map[algoKey]int{}
 	for _, k := range keys {
 		n := 0
 		for _, p := range rows[k] {
-			if ok(p) {
+			if timed(p) {
 				n++
 			}
 		}
@@ -110,25 +109,22 @@ func tableII(f *record.File, tag string, rule decide.Rule) table.Table {
 		sort.Strings(names)
 		var forced, why []string
 		var entries, forcedEntries []decide.Entry
-		entry := func(n string, p *record.Point) decide.Entry {
-			return decide.Entry{Name: n, Samples: p.Samples, Cached: p.Has(record.FlagCacheServed) || p.L2Resident}
-		}
 		def := table.Str("")
-		if p := r["default"]; ok(p) {
+		if p := r["default"]; timed(p) {
 			def = table.Sig(lat(p)/us, 3)
-			entries = append(entries, entry("default", p))
+			entries = append(entries, entryOf("default", p))
 		} else if p != nil {
 			why = append(why, "default: "+string(p.Status)+": "+p.Reason)
 		}
 		for _, n := range names {
 			p := r[n]
-			if !ok(p) {
+			if !timed(p) {
 				why = append(why, n+": "+string(p.Status)+": "+p.Reason)
 				continue
 			}
 			forced = append(forced, fmt.Sprintf("%s %.3g", n, lat(p)/us))
-			entries = append(entries, entry(n, p))
-			forcedEntries = append(forcedEntries, entry(n, p))
+			entries = append(entries, entryOf(n, p))
+			forcedEntries = append(forcedEntries, entryOf(n, p))
 		}
 		fastestForced, fastest := "", ""
 		switch len(forcedEntries) {
