@@ -27,8 +27,12 @@ __global__ void k_dev_teamsync(float *, const float *, size_t, int iters, int64_
   stamp_end0(st);
 }
 
-// Sync's (coll_sync.cuh) but for the kernels, the stream call and the team.
-struct TeamSync : Sync {
+struct TeamSync {
+  static constexpr bool blocks = false;  // no payload
+  static constexpr bool all_dtypes = false;
+
+  static int prepare(Run *r) { return Barrier::prepare(r); }  // the check's words
+
   // Collective, every PE (coll_setup): the team of every PE, split once.
   static int team_setup(Run *) {
     if (g_split_team != NVSHMEM_TEAM_INVALID) return 0;
@@ -48,6 +52,7 @@ struct TeamSync : Sync {
   }
   static int stream(const Args *, int64_t, cudaStream_t s) { return nvshmemx_team_sync_on_stream(g_split_team, s); }
   // NCCL: no row (its communicators are its teams; collectives/barrier/nccl).
+  static ncclResult_t nccl(const Args *a, int64_t n, ncclComm_t c, cudaStream_t s) { return Barrier::nccl(a, n, c, s); }
 };
 
 static constexpr Check kCheckTeamSync = {"every PE's writes, quieted before it, seen by every PE after the split team's sync", coll_check_barrier,
