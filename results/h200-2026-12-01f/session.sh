@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The GPU calls of 2026-12-01 (fifth session), one H200.
+# Run from the repository root on the GPU machine with build/carry.tar.xz
+# (nvshbench, gpu.test: this commit, CGO_ENABLED=0; libnvshbench.so: the shim
+# built against the pinned wheels, NVSHMEM 3.4.5 / NCCL 2.28.9; for the steps
+# that say so, libnvshbench-n38.so and nvshmem38/lib as in ../h200-2026-12-01e).
+# Steps ($STEPS, in order):
+#   gputest   gpu-test with the 3.4.5 shim (the review's shim mends never ran)
+#   probe     tma-probe/probe.cu built with the machine's nvcc and run: TMA and
+#             SM stores on 1-66 SMs alone and beside partner CTAs (EXPECTED.md)
+# Logs and results land in $OUT/own.tar.xz.
+set -u
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+[ -f build/carry.tar.xz ] && tar -C build -xJf build/carry.tar.xz && rm -f build/carry.tar.xz
+export WORK=${WORK:-/tmp/nvshbench-session}
+W2=$WORK/own; mkdir -p "$W2"
+own() { tar -C "$W2" -cJf "$OUT/own.tar.xz" .; }
+trap own EXIT
+B=$PWD/build/nvshbench
+A="--shim $PWD/build/libnvshbench.so"
+N38="env NVSHMEM_HOME=$PWD/build/nvshmem38"
+B38="--shim $PWD/build/libnvshbench-n38.so"
+HERE=results/h200-2026-12-01f
+step() {  # step SECONDS NAME CMD...
+  local secs=$1 name=$2; shift 2
+  local t0=$SECONDS
+  timeout -k 10 "$secs" "$@" > "$W2/$name.log" 2>&1
+  echo "$name rc=$? $((SECONDS - t0))s" | tee -a "$W2/summary.txt"
+  tail -3 "$W2/$name.log"
+  own
+}
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+for s in ${STEPS:-gputest probe}; do
+  case $s in
+  gputest) step 420 gpu-test env NVSHBENCH_BIN="$B" NVSHBENCH_SHIM="$PWD/build/libnvshbench.so" build/gpu.test -test.v -test.timeout 410s ;;
+  probe)
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv > "$W2/gpu.txt" 2>&1
+    step 60 probe-build "$NVCC" -arch=sm_90 -O3 -std=c++17 -o "$WORK/probe" $HERE/tma-probe/probe.cu
+    step 240 probe "$WORK/probe"
+    cp "$W2/probe.log" "$W2/probe.csv" ;;
+  esac
+done

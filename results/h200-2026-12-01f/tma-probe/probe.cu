@@ -1,0 +1,271 @@
+// probe.cu: why TMA bulk copies on 1-16 SMs run about 2x slower beside a
+// compute kernel (issue 32, results/h200-2026-12-01e). A standalone copy of
+// the bytes-per-SM launch shape (one 512-thread CTA an SM, 128 KiB of shared
+// memory, TMA through 8 stages of 16 KiB, or 16-byte SM stores), same-GPU
+// memory, with the partner CTAs varied one thing at a time:
+//   alone      grid = budget
+//   fma        grid = budget + c, c CTAs run an FMA loop until the transfer ends
+//   exit       grid = budget + c, the c CTAs return at once
+//   spin       grid = budget + c, the c CTAs only poll the done counter
+//   sib        grid = 132, only the CTA on the transfer CTA's TPC sibling SM computes
+//   nosib      grid = 132, every CTA but the sibling's computes
+// each launched cooperatively ("coop") or not ("plain"). Per case: GB/s by the
+// events timer (median of reps launches), the transfer CTA 0's SM clock over
+// its run (clock64 / globaltimer), its SM id, and the partners' mean clock.
+// Every transfer's destination is checked against the source after the case.
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+#define THREADS 512
+#define TILE (16 << 10)
+#define STAGES 8
+#define SMEM (STAGES * TILE + 128)
+
+enum { P_FMA = 0, P_EXIT = 1, P_SPIN = 2, P_SIB = 3, P_NOSIB = 4 };
+
+struct P {
+  uint8_t *dst;
+  const uint8_t *src;
+  long long size;
+  int iters, budget, partner, tma;
+  unsigned long long *done;
+  int *tsm;               // the transfer CTA 0's SM id, published before it starts (-1 until then)
+  long long *stamp;       // per CTA: [0] clock begin, [1] clock end, [2] ns begin, [3] ns end, [4] smid, [5] iterations
+  float *out;
+  float m1, one;
+};
+
+__device__ static inline unsigned smid() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+__device__ static inline unsigned long long gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ static inline uint32_t s32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ static void mbar_wait(uint64_t *bar, uint32_t parity) {
+  uint32_t ok = 0;
+  while (!ok)
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(ok)
+                 : "r"(s32(bar)), "r"(parity)
+                 : "memory");
+}
+
+__device__ static void tma_copy(uint8_t *dst, const uint8_t *src, long long len, uint8_t *smem, uint64_t *bars, uint32_t &ph) {
+  long long n = (len + TILE - 1) / TILE;
+  auto bytes = [&](long long t) { return (uint32_t)(len - t * TILE < TILE ? len - t * TILE : TILE); };
+  auto load = [&](long long t) {
+    int s = (int)(t % STAGES);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(s32(bars + s)), "r"(bytes(t)) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     s32(smem + s * TILE)),
+                 "l"(src + t * TILE), "r"(bytes(t)), "r"(s32(bars + s))
+                 : "memory");
+  };
+  for (long long t = 0; t < n && t < STAGES; t++) load(t);
+  for (long long t = 0; t < n; t++) {
+    int s = (int)(t % STAGES);
+    mbar_wait(bars + s, (ph >> s) & 1);
+    ph ^= 1u << s;
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst + t * TILE), "r"(s32(smem + s * TILE)),
+                 "r"(bytes(t))
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    if (t >= 1 && t - 1 + STAGES < n) {
+      asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+      load(t - 1 + STAGES);
+    }
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
+__device__ static void st_copy(uint8_t *dst, const uint8_t *src, long long len) {
+  const int4 *s = (const int4 *)src;
+  int4 *d = (int4 *)dst;
+  long long n = len / 16;
+  long long i = threadIdx.x;
+  for (; i + 3 * THREADS < n; i += 4 * THREADS) {
+    int4 a = s[i], b = s[i + THREADS], c = s[i + 2 * THREADS], e = s[i + 3 * THREADS];
+    d[i] = a, d[i + THREADS] = b, d[i + 2 * THREADS] = c, d[i + 3 * THREADS] = e;
+  }
+  for (; i < n; i += THREADS) d[i] = s[i];
+}
+
+__global__ void __launch_bounds__(THREADS, 1) k(P p) {
+  extern __shared__ __align__(128) uint8_t sm[];
+  long long *st = p.stamp + 8 * blockIdx.x;
+  if (threadIdx.x == 0) st[0] = clock64(), st[2] = gtime(), st[4] = smid();
+  if ((int)blockIdx.x < p.budget) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch(p.tsm, (int)smid());
+    uint64_t *bars = (uint64_t *)(sm + STAGES * TILE);
+    if (p.tma && threadIdx.x == 0) {
+      for (int s = 0; s < STAGES; s++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(s32(bars + s)) : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    long long per = (p.size / p.budget + 15) / 16 * 16;
+    long long off = per * blockIdx.x, len = per < p.size - off ? per : p.size - off;
+    uint32_t ph = 0;
+    for (int it = 0; it < p.iters && len > 0; it++) {
+      if (p.tma) {
+        if (threadIdx.x == 0) tma_copy(p.dst + off, p.src + off, len, sm, bars, ph);
+        __syncthreads();
+      } else {
+        st_copy(p.dst + off, p.src + off, len);
+        __syncthreads();
+      }
+    }
+    if (threadIdx.x == 0) {
+      __threadfence();
+      atomicAdd(p.done, 1ull);
+    }
+  } else {
+    int role = p.partner;
+    if (role == P_SIB || role == P_NOSIB) {
+      __shared__ int t;
+      if (threadIdx.x == 0) {
+        while ((t = *(volatile int *)p.tsm) < 0) {
+        }
+      }
+      __syncthreads();
+      bool sib = (smid() >> 1) == ((unsigned)t >> 1) && smid() != (unsigned)t;
+      if ((role == P_SIB) != sib) role = P_EXIT;
+      else role = P_FMA;
+    }
+    long long n = 0;
+    if (role == P_FMA) {
+      float acc[8];
+      for (int j = 0; j < 8; j++) acc[j] = 0.5f * (float)((threadIdx.x * 8 + j) % 251);
+      do {
+#pragma unroll 16
+        for (int s = 0; s < 256; s++)
+#pragma unroll
+          for (int j = 0; j < 8; j++) acc[j] = fmaf(acc[j], p.m1, 0.0f);
+        for (int j = 0; j < 8; j++) acc[j] += p.one;
+        n++;
+      } while (!__syncthreads_or(threadIdx.x == 0 && *(volatile unsigned long long *)p.done >= (unsigned long long)p.budget));
+      float sum = 0;
+      for (int j = 0; j < 8; j++) sum += acc[j];
+      p.out[blockIdx.x * THREADS + threadIdx.x] = sum;
+    } else if (role == P_SPIN) {
+      while (!__syncthreads_or(threadIdx.x == 0 && *(volatile unsigned long long *)p.done >= (unsigned long long)p.budget)) n++;
+    }
+    if (threadIdx.x == 0) st[5] = n;
+  }
+  if (threadIdx.x == 0) st[1] = clock64(), st[3] = gtime();
+}
+
+__global__ void kcheck(const uint8_t *a, const uint8_t *b, long long n, unsigned long long *bad) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n / 8; i += (long long)gridDim.x * blockDim.x)
+    if (((const uint64_t *)a)[i] != ((const uint64_t *)b)[i]) atomicAdd(bad, 1ull);
+}
+
+int main(int argc, char **argv) {
+  long long maxsize = 256ll << 20;
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+  int sms;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  uint8_t *src, *dst;
+  CK(cudaMalloc(&src, maxsize));
+  CK(cudaMalloc(&dst, maxsize));
+  std::vector<uint64_t> h(maxsize / 8);
+  for (size_t i = 0; i < h.size(); i++) h[i] = i * 0x9E3779B97F4A7C15ull + 1;
+  CK(cudaMemcpy(src, h.data(), maxsize, cudaMemcpyHostToDevice));
+  unsigned long long *done, *bad;
+  int *tsm;
+  long long *stamp;
+  float *out;
+  CK(cudaMalloc(&done, 8));
+  CK(cudaMalloc(&bad, 8));
+  CK(cudaMalloc(&tsm, 4));
+  CK(cudaMalloc(&stamp, 8 * 8 * 1024));
+  CK(cudaMalloc(&out, 4 * THREADS * 1024));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  printf("mech,size,budget,partner,partners,launch,gbps_median,gbps_min,gbps_max,t_sm_mhz,t_smid,partner_mhz,partner_iters_mean,ok\n");
+  auto run = [&](int tma, long long size, int budget, int partner, int partners, int coop, int iters, int reps) {
+    P p{dst, src, size, iters, budget, partner, tma, done, tsm, stamp, out, -1.0f, 1.0f};
+    int grid = budget + partners;
+    std::vector<double> g;
+    double tmhz = 0, pmhz = 0, piters = 0;
+    int tsmid = -1, np = 0;
+    for (int r = 0; r < reps + 1; r++) {  // the first launch warms up
+      CK(cudaMemset(done, 0, 8));
+      CK(cudaMemset(tsm, 0xff, 4));
+      CK(cudaMemset(dst, 0, size));
+      CK(cudaEventRecord(e0));
+      if (coop) {
+        void *args[] = {&p};
+        CK(cudaLaunchCooperativeKernel((void *)k, grid, THREADS, args, SMEM, 0));
+      } else {
+        k<<<grid, THREADS, SMEM>>>(p);
+        CK(cudaGetLastError());
+      }
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (r == 0) continue;
+      g.push_back((double)size * iters / (ms * 1e-3) / 1e9);
+      std::vector<long long> s(8 * grid);
+      CK(cudaMemcpy(s.data(), stamp, 8 * 8 * grid, cudaMemcpyDeviceToHost));
+      tmhz += (double)(s[1] - s[0]) / (double)(s[3] - s[2]) * 1e3 / reps;
+      tsmid = (int)s[4];
+      for (int b = budget; b < grid; b++)
+        if (s[8 * b + 5] > 0) pmhz += (double)(s[8 * b + 1] - s[8 * b]) / (double)(s[8 * b + 3] - s[8 * b + 2]) * 1e3, piters += s[8 * b + 5], np++;
+    }
+    CK(cudaMemset(bad, 0, 8));
+    kcheck<<<264, 512>>>(dst, src, size, bad);
+    unsigned long long nb;
+    CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
+    std::sort(g.begin(), g.end());
+    const char *pn[] = {"fma", "exit", "spin", "sib", "nosib"};
+    printf("%s,%lld,%d,%s,%d,%s,%.1f,%.1f,%.1f,%.0f,%d,%.0f,%.1f,%s\n", tma ? "tma" : "st", size, budget, partners ? pn[partner] : "alone", partners,
+           coop ? "coop" : "plain", g[g.size() / 2], g.front(), g.back(), tmhz, tsmid, np ? pmhz / np : 0.0, np ? piters / np : 0.0,
+           nb ? "BAD" : "ok");
+    fflush(stdout);
+  };
+  const char *only = argc > 1 ? argv[1] : "all";
+  for (int tma = 1; tma >= 0; tma--) {
+    for (long long size : {256ll << 20, 1ll << 20}) {
+      int it = size > (16 << 20) ? 2 : 50, reps = 5;
+      for (int b : {1, 4, 16, 66}) {
+        if (!strcmp(only, "quick") && b != 1) continue;
+        run(tma, size, b, P_FMA, 0, 1, it, reps);
+        run(tma, size, b, P_FMA, sms - b, 1, it, reps);
+        run(tma, size, b, P_FMA, sms - b, 0, it, reps);
+        run(tma, size, b, P_EXIT, sms - b, 1, it, reps);
+        run(tma, size, b, P_SPIN, sms - b, 1, it, reps);
+        if (b == 1 || b == 16)
+          for (int c : {1, 2, 8, 32, 66})
+            if (c < sms - b) run(tma, size, b, P_FMA, c, 1, it, reps);
+        if (b == 1) {
+          run(tma, size, b, P_SIB, sms - b, 1, it, reps);
+          run(tma, size, b, P_NOSIB, sms - b, 1, it, reps);
+        }
+      }
+    }
+  }
+  return 0;
+}
