@@ -8,6 +8,16 @@
 #   gputest   gpu-test with the 3.4.5 shim (the review's shim mends never ran)
 #   probe     tma-probe/probe.cu built with the machine's nvcc and run: TMA and
 #             SM stores on 1-66 SMs alone and beside partner CTAs (EXPECTED.md)
+#   probe2    the probe again, its quick cases (256 MiB, 1 and 16 SMs, 1 and 3
+#             iterations a launch) with the memory NVSHMEM's heap has: cudaMalloc,
+#             cuMemCreate/cuMemMap (vmm), nvshmem_malloc on one PE (built here
+#             against build/probe-nvshmem: the pinned wheel's headers and device
+#             library; the machine's own libnvshmem_host 3.4.5); a system fence
+#             after each copy; a non-blocking stream
+#   dbg       the shim's persm/tma rows (256 MiB, 1 and 16 SMs) with a debug
+#             build (branch pmdbg, tma-probe/pmdbg.patch): no knob, then each
+#             knob alone (no fence; done counter in cudaMalloc memory; source
+#             and destination in cudaMalloc memory)
 # Logs and results land in $OUT/own.tar.xz.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -38,5 +48,23 @@ for s in ${STEPS:-gputest probe}; do
     step 60 probe-build "$NVCC" -arch=sm_90 -O3 -std=c++17 -o "$WORK/probe" $HERE/tma-probe/probe.cu
     step 240 probe "$WORK/probe"
     cp "$W2/probe.log" "$W2/probe.csv" ;;
+  probe2)
+    "$NVCC" -arch=sm_90 -O3 -std=c++17 -o "$WORK/probe" $HERE/tma-probe/probe.cu -lcuda > "$W2/probe2-build.log" 2>&1
+    NVL=$(dirname "$(find / -name libnvshmem_host.so.3 -not -path "*/proc/*" 2>/dev/null | head -1)")
+    echo "machine's libnvshmem_host: $NVL" >> "$W2/probe2-build.log"
+    PN=$PWD/build/probe-nvshmem
+    "$NVCC" -DWITH_NVSHMEM -rdc=true -arch=sm_90 -O3 -std=c++17 -I$PN/include -o "$WORK/probe-n" $HERE/tma-probe/probe.cu \
+      $PN/lib/libnvshmem_device.a -L"$NVL" -l:libnvshmem_host.so.3 -lcuda -Xlinker -rpath,"$NVL" >> "$W2/probe2-build.log" 2>&1
+    for v in "mem=cuda" "mem=vmm" "mem=cuda fence=1" "mem=cuda stream=nonblocking"; do
+      step 60 "probe2-${v// /-}" "$WORK/probe" cases=quick $v
+    done
+    step 90 probe2-mem=nvshmem "$WORK/probe-n" cases=quick mem=nvshmem
+    step 90 probe2-mem=nvshmem-fence "$WORK/probe-n" cases=quick mem=nvshmem fence=1 ;;
+  dbg)
+    D="--shim $PWD/build/libnvshbench-dbg.so persm/tma --sizes 256M --sm-budgets 1,16 --samples 3 --warmup 1 --timeout 60s"
+    step 90 dbg-none "$B" run $D --out "$W2/dbg-none.jsonl" --label dbg-none
+    step 90 dbg-nofence env NB_PM_DBG_NOFENCE=1 "$B" run $D --out "$W2/dbg-nofence.jsonl" --label dbg-nofence
+    step 90 dbg-done-cuda env NB_PM_DBG_DONE_CUDA=1 "$B" run $D --out "$W2/dbg-done-cuda.jsonl" --label dbg-done-cuda
+    step 90 dbg-mem-cuda env NB_PM_DBG_MEM_CUDA=1 "$B" run $D --out "$W2/dbg-mem-cuda.jsonl" --label dbg-mem-cuda ;;
   esac
 done

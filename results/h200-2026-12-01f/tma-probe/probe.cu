@@ -13,7 +13,12 @@
 // events timer (median of reps launches), the transfer CTA 0's SM clock over
 // its run (clock64 / globaltimer), its SM id, and the partners' mean clock.
 // Every transfer's destination is checked against the source after the case.
+#include <cuda.h>
 #include <cuda_runtime.h>
+#ifdef WITH_NVSHMEM
+#include <nvshmem.h>
+#include <nvshmemx.h>
+#endif
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -41,7 +46,7 @@ struct P {
   uint8_t *dst;
   const uint8_t *src;
   long long size;
-  int iters, budget, partner, tma;
+  int iters, budget, partner, tma, fence;
   unsigned long long *done;
   int *tsm;               // the transfer CTA 0's SM id, published before it starts (-1 until then)
   long long *stamp;       // per CTA: [0] clock begin, [1] clock end, [2] ns begin, [3] ns end, [4] smid, [5] iterations
@@ -128,7 +133,10 @@ __global__ void __launch_bounds__(THREADS, 1) k(P p) {
     uint32_t ph = 0;
     for (int it = 0; it < p.iters && len > 0; it++) {
       if (p.tma) {
-        if (threadIdx.x == 0) tma_copy(p.dst + off, p.src + off, len, sm, bars, ph);
+        if (threadIdx.x == 0) {
+          tma_copy(p.dst + off, p.src + off, len, sm, bars, ph);
+          if (p.fence) __threadfence_system();
+        }
         __syncthreads();
       } else {
         st_copy(p.dst + off, p.src + off, len);
@@ -180,49 +188,111 @@ __global__ void kcheck(const uint8_t *a, const uint8_t *b, long long n, unsigned
     if (((const uint64_t *)a)[i] != ((const uint64_t *)b)[i]) atomicAdd(bad, 1ull);
 }
 
+// Memory: "cuda" (cudaMalloc), "vmm" (cuMemCreate + cuMemMap, 2 MiB
+// granularity, one mapping holding source, destination and scratch, as
+// NVSHMEM's heap does), "nvshmem" (nvshmem_malloc on one PE; a build with
+// -DWITH_NVSHMEM).
+static uint8_t *vmm_alloc(size_t bytes) {
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  prop.allocFlags.gpuDirectRDMACapable = 1;
+  size_t gran = 0;
+  if (cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) != CUDA_SUCCESS) exit(3);
+  bytes = (bytes + gran - 1) / gran * gran;
+  CUmemGenericAllocationHandle h;
+  CUdeviceptr p;
+  if (cuMemCreate(&h, bytes, &prop, 0) != CUDA_SUCCESS) exit(4);
+  if (cuMemAddressReserve(&p, bytes, 0, 0, 0) != CUDA_SUCCESS) exit(5);
+  if (cuMemMap(p, bytes, 0, h, 0) != CUDA_SUCCESS) exit(6);
+  CUmemAccessDesc a = {};
+  a.location = prop.location;
+  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (cuMemSetAccess(p, bytes, &a, 1) != CUDA_SUCCESS) exit(7);
+  fprintf(stderr, "vmm: %zu bytes, granularity %zu\n", bytes, gran);
+  return (uint8_t *)p;
+}
+
 int main(int argc, char **argv) {
+  const char *mem = "cuda", *cases = "all";
+  int fence = 0, nonblocking = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strncmp(argv[i], "mem=", 4)) mem = argv[i] + 4;
+    else if (!strncmp(argv[i], "fence=", 6)) fence = atoi(argv[i] + 6);
+    else if (!strncmp(argv[i], "stream=", 7)) nonblocking = !strcmp(argv[i] + 7, "nonblocking");
+    else if (!strncmp(argv[i], "cases=", 6)) cases = argv[i] + 6;
+    else {
+      fprintf(stderr, "usage: probe [mem=cuda|vmm|nvshmem] [fence=0|1] [stream=default|nonblocking] [cases=all|quick]\n");
+      return 2;
+    }
+  }
   long long maxsize = 256ll << 20;
+  CK(cudaSetDevice(0));
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
   int sms;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  uint8_t *src, *dst;
-  CK(cudaMalloc(&src, maxsize));
-  CK(cudaMalloc(&dst, maxsize));
+  uint8_t *src, *dst, *scr;
+  size_t scrbytes = 1 << 20;
+  if (!strcmp(mem, "vmm")) {
+    uint8_t *b = vmm_alloc(2 * maxsize + scrbytes);
+    src = b, dst = b + maxsize, scr = b + 2 * maxsize;
+  } else if (!strcmp(mem, "nvshmem")) {
+#ifdef WITH_NVSHMEM
+    nvshmemx_uniqueid_t id;
+    nvshmemx_get_uniqueid(&id);
+    nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+    nvshmemx_set_attr_uniqueid_args(0, 1, &id, &attr);
+    if (nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) return 8;
+    src = (uint8_t *)nvshmem_malloc(maxsize);
+    dst = (uint8_t *)nvshmem_malloc(maxsize);
+    scr = (uint8_t *)nvshmem_malloc(scrbytes);
+    dst = (uint8_t *)nvshmem_ptr(dst, 0);
+    if (!src || !dst || !scr) return 9;
+#else
+    fprintf(stderr, "mem=nvshmem: built without -DWITH_NVSHMEM\n");
+    return 2;
+#endif
+  } else {
+    CK(cudaMalloc(&src, maxsize));
+    CK(cudaMalloc(&dst, maxsize));
+    CK(cudaMalloc(&scr, scrbytes));
+  }
+  cudaStream_t stream = 0;
+  if (nonblocking) CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::vector<uint64_t> h(maxsize / 8);
   for (size_t i = 0; i < h.size(); i++) h[i] = i * 0x9E3779B97F4A7C15ull + 1;
   CK(cudaMemcpy(src, h.data(), maxsize, cudaMemcpyHostToDevice));
-  unsigned long long *done, *bad;
-  int *tsm;
+  unsigned long long *done = (unsigned long long *)scr, *bad;
+  int *tsm = (int *)(scr + 4096);
   long long *stamp;
   float *out;
-  CK(cudaMalloc(&done, 8));
   CK(cudaMalloc(&bad, 8));
-  CK(cudaMalloc(&tsm, 4));
   CK(cudaMalloc(&stamp, 8 * 8 * 1024));
   CK(cudaMalloc(&out, 4 * THREADS * 1024));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  printf("mech,size,budget,partner,partners,launch,gbps_median,gbps_min,gbps_max,t_sm_mhz,t_smid,partner_mhz,partner_iters_mean,ok\n");
+  printf("mem,fence,stream,mech,size,budget,partner,partners,launch,iters,gbps_median,gbps_min,gbps_max,t_sm_mhz,t_smid,partner_mhz,partner_iters_mean,ok\n");
   auto run = [&](int tma, long long size, int budget, int partner, int partners, int coop, int iters, int reps) {
-    P p{dst, src, size, iters, budget, partner, tma, done, tsm, stamp, out, -1.0f, 1.0f};
+    P p{dst, src, size, iters, budget, partner, tma, fence, done, tsm, stamp, out, -1.0f, 1.0f};
     int grid = budget + partners;
     std::vector<double> g;
     double tmhz = 0, pmhz = 0, piters = 0;
     int tsmid = -1, np = 0;
     for (int r = 0; r < reps + 1; r++) {  // the first launch warms up
-      CK(cudaMemset(done, 0, 8));
-      CK(cudaMemset(tsm, 0xff, 4));
-      CK(cudaMemset(dst, 0, size));
-      CK(cudaEventRecord(e0));
+      CK(cudaMemsetAsync(done, 0, 8, stream));
+      CK(cudaMemsetAsync(tsm, 0xff, 4, stream));
+      CK(cudaMemsetAsync(dst, 0, size, stream));
+      CK(cudaEventRecord(e0, stream));
       if (coop) {
         void *args[] = {&p};
-        CK(cudaLaunchCooperativeKernel((void *)k, grid, THREADS, args, SMEM, 0));
+        CK(cudaLaunchCooperativeKernel((void *)k, grid, THREADS, args, SMEM, stream));
       } else {
-        k<<<grid, THREADS, SMEM>>>(p);
+        k<<<grid, THREADS, SMEM, stream>>>(p);
         CK(cudaGetLastError());
       }
-      CK(cudaEventRecord(e1));
+      CK(cudaEventRecord(e1, stream));
       CK(cudaEventSynchronize(e1));
       float ms;
       CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -241,17 +311,24 @@ int main(int argc, char **argv) {
     CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
     std::sort(g.begin(), g.end());
     const char *pn[] = {"fma", "exit", "spin", "sib", "nosib"};
-    printf("%s,%lld,%d,%s,%d,%s,%.1f,%.1f,%.1f,%.0f,%d,%.0f,%.1f,%s\n", tma ? "tma" : "st", size, budget, partners ? pn[partner] : "alone", partners,
-           coop ? "coop" : "plain", g[g.size() / 2], g.front(), g.back(), tmhz, tsmid, np ? pmhz / np : 0.0, np ? piters / np : 0.0,
-           nb ? "BAD" : "ok");
+    printf("%s,%d,%s,%s,%lld,%d,%s,%d,%s,%d,%.1f,%.1f,%.1f,%.0f,%d,%.0f,%.1f,%s\n", mem, fence, nonblocking ? "nonblocking" : "default",
+           tma ? "tma" : "st", size, budget, partners ? pn[partner] : "alone", partners, coop ? "coop" : "plain", iters, g[g.size() / 2], g.front(),
+           g.back(), tmhz, tsmid, np ? pmhz / np : 0.0, np ? piters / np : 0.0, nb ? "BAD" : "ok");
     fflush(stdout);
   };
-  const char *only = argc > 1 ? argv[1] : "all";
+  if (!strcmp(cases, "quick")) {  // the committed anomaly's shape: 256 MiB, 1 and 16 SMs, alone and beside FMA
+    for (int tma = 1; tma >= 0; tma--)
+      for (int b : {1, 16})
+        for (int it : {1, 3}) {
+          run(tma, 256ll << 20, b, P_FMA, 0, 0, it, 5);
+          run(tma, 256ll << 20, b, P_FMA, sms - b, 1, it, 5);
+        }
+    return 0;
+  }
   for (int tma = 1; tma >= 0; tma--) {
     for (long long size : {256ll << 20, 1ll << 20}) {
       int it = size > (16 << 20) ? 2 : 50, reps = 5;
       for (int b : {1, 4, 16, 66}) {
-        if (!strcmp(only, "quick") && b != 1) continue;
         run(tma, size, b, P_FMA, 0, 1, it, reps);
         run(tma, size, b, P_FMA, sms - b, 1, it, reps);
         run(tma, size, b, P_FMA, sms - b, 0, it, reps);
