@@ -24,6 +24,9 @@ import (
 //	NVSHBENCH_FAKE_CORRUPT_SIZE=N  a point of size N reports mismatching bytes
 //	NVSHBENCH_FAKE_PATH=p2p|local|remote  the path to every other PE (default local);
 //	                               a PE reaches itself locally, as on a GPU
+//	NVSHBENCH_FAKE_NVSHMEM=3.8.0   the NVSHMEM the fake was "built against" (default the
+//	                               pinned 3.4.5): the rows of a newer one are waived as the
+//	                               shim waives them (fakeNewer)
 type Fake struct {
 	rank, nranks int
 	inited       bool
@@ -72,7 +75,9 @@ func (f *Fake) DeviceInfo(dev int) (Info, error) {
 		return Info{}, &Error{Op: "device info", Status: StatusErr, Msg: fmt.Sprintf("invalid device ordinal %d", dev)}
 	}
 	i := Info{MemBytes: 141 << 30, L2Bytes: 60 << 20, MyPE: -1, Device: 0, SMs: 132, ClockKHz: 1980000,
-		CCMajor: 9, CCMinor: 0, CUDARuntime: 13000, CUDADriver: 13000, NVSHMEMMajor: 3, NVSHMEMMinor: 4, NVSHMEMPatch: 5, NCCLVersion: 22809}
+		CCMajor: 9, CCMinor: 0, CUDARuntime: 13000, CUDADriver: 13000, NCCLVersion: 22809}
+	v := fakeNVSHMEM()
+	i.NVSHMEMMajor, i.NVSHMEMMinor, i.NVSHMEMPatch = int32(v[0]), int32(v[1]), int32(v[2])
 	copy(i.Name[:], "Fake H200 (no GPU)")
 	copy(i.UUID[:], "GPU-fake")
 	host, _ := os.Hostname()
@@ -249,15 +254,19 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 	var t Timing
 	var err error
 	r.OpsPerIter = 1
-	switch op.Kind() {
-	case "coll":
-		t = f.collective(a, op, &r)
-	case "moe":
-		t, err = f.moe(a, op, &r)
-	case "lat", "host":
-		t, err = f.latency(a, op, &r)
-	default:
-		t, err = f.rma(a, op, &r)
+	if why := fakeWaiver(name); why != "" {
+		err = &Error{Op: name, Status: StatusUnreachable, Msg: why}
+	} else {
+		switch op.Kind() {
+		case "coll":
+			t = f.collective(a, op, &r)
+		case "moe":
+			t, err = f.moe(a, op, &r)
+		case "lat", "host":
+			t, err = f.latency(a, op, &r)
+		default:
+			t, err = f.rma(a, op, &r)
+		}
 	}
 	if a.Verify != 0 && r.Bytes > 0 {
 		r.Checked = a.Size
@@ -291,6 +300,50 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 	}
 	r.NSamples, r.NKernel = int64(len(t.Samples)), int64(len(t.Kernel))
 	return t, r, nil
+}
+
+// fakeNVSHMEM is the fake's NVSHMEM version: NVSHBENCH_FAKE_NVSHMEM
+// (major.minor.patch), else the pinned 3.4.5.
+func fakeNVSHMEM() [3]int {
+	v := [3]int{3, 4, 5}
+	if s := os.Getenv("NVSHBENCH_FAKE_NVSHMEM"); s != "" {
+		var w [3]int
+		if n, err := fmt.Sscanf(s, "%d.%d.%d", &w[0], &w[1], &w[2]); err == nil && n == 3 {
+			v = w
+		}
+	}
+	return v
+}
+
+// fakeNewer: the operations the shim compiles only where NVSHMEM's headers
+// have them (newer.cuh), and what its validate says where they do not, for
+// the fake's NVSHMEM version: the same waivers, so a fake run lists them.
+var fakeNewer = map[string]func(v [3]int) string{
+	"rma.rate_put_region": fakeNeeds(3, 8, "nvshmemx_region_start_block"),
+	"lat.region":          fakeNeeds(3, 8, "nvshmemx_region_start_block"),
+	// No NVSHMEM the fake stands for is built with CFT handles.
+	"rma.put_signal_counted": func(v [3]int) string {
+		return fmt.Sprintf("needs NVSHMEM >= 3.8 built with NVSHMEM_CFT_HANDLES_SUPPORT (nvshmemx_putmem_signal_counted_nbi_block is declared only "+
+			"there; the PyPI 3.8.0 wheel is built without it): this shim was built against NVSHMEM %d.%d without it", v[0], v[1])
+	},
+}
+
+// fakeNeeds waives, as newer.cuh's needs_nvshmem does, below major.minor.
+func fakeNeeds(major, minor int, what string) func(v [3]int) string {
+	return func(v [3]int) string {
+		if v[0] > major || v[0] == major && v[1] >= minor {
+			return ""
+		}
+		return fmt.Sprintf("needs NVSHMEM >= %d.%d (%s): this shim was built against NVSHMEM %d.%d", major, minor, what, v[0], v[1])
+	}
+}
+
+// fakeWaiver is why the fake's NVSHMEM cannot run op ("" where it can).
+func fakeWaiver(op string) string {
+	if w, ok := fakeNewer[op]; ok {
+		return w(fakeNVSHMEM())
+	}
+	return ""
 }
 
 // reachable refuses, as the shim does, an operation that needs a load/store

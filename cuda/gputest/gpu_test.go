@@ -9,6 +9,7 @@ package gputest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -477,6 +478,77 @@ func TestPerSM(t *testing.T) {
 				t.Logf("%s at 64 MiB: %.1f GB/s on 1 SM, %.1f GB/s on %d SMs", m, one/1e9, all/1e9, most)
 				if one <= 0 || all <= one {
 					t.Errorf("%s at 64 MiB: %.3g B/s on 1 SM, %.3g on %d SMs", m, one, all, most)
+				}
+			}
+		})
+	}
+}
+
+// nvshmemAtLeast: the NVSHMEM of the run's header ("3.8.0") is major.minor
+// or later.
+func nvshmemAtLeast(t *testing.T, f *record.File, major, minor int) bool {
+	var v [3]int
+	if n, err := fmt.Sscanf(f.Header.NVSHMEM, "%d.%d.%d", &v[0], &v[1], &v[2]); err != nil || n != 3 {
+		t.Fatalf("the header's NVSHMEM version %q: %v", f.Header.NVSHMEM, err)
+	}
+	return v[0] > major || v[0] == major && v[1] >= minor
+}
+
+// TestNVSHMEM38Rows: the rows only NVSHMEM 3.8 has. Where the shim was
+// built against 3.8 or later, an RMA region's burst and the empty region
+// run, verified (the messages at their slots and every region started and
+// stopped; the count of empty regions); the burst without a region runs
+// everywhere; where older, the region points are waived "needs NVSHMEM >=
+// 3.8". The counted signal is waived on both (no NVSHMEM we build against
+// is built with NVSHMEM_CFT_HANDLES_SUPPORT). 1 PE and 2 PEs on one GPU:
+// the peer is reached by load/store, where the region's hint changes
+// nothing (its puts are stores): the log shows the burst's rate with and
+// without the region (expected within noise of each other) and an empty
+// region's cost.
+func TestNVSHMEM38Rows(t *testing.T) {
+	for _, pes := range []string{"1", "2"} {
+		t.Run(pes+"pe", func(t *testing.T) {
+			p, _ := shim(t)
+			f := nvshbench(t, 4*time.Minute, "run", "--shim", p, "--pes-per-gpu", pes, "--sizes", "4K", "--samples", "3", "--warmup", "1",
+				"--timeout", "30s", "rma/rate/put-nbi-region/block", "latency/issue/region", "rma/put-signal/counted")
+			v38 := nvshmemAtLeast(t, f, 3, 8)
+			seen := map[string]bool{}
+			for _, pt := range f.Points {
+				if strings.HasPrefix(pt.ID, "limit/") {
+					continue // the copy references of the counted put's bandwidth
+				}
+				what := pt.ID
+				if r := pt.Params.Extra["region"]; r != "" {
+					what += " region=" + r
+				}
+				seen[what] = true
+				ran := pt.Status == record.StatusOK && pt.Verify.Checked && pt.Verify.OK
+				switch {
+				case pt.ID == "rma/put-signal/counted":
+					if pt.Status != record.StatusWaived || !strings.Contains(pt.Reason, "NVSHMEM_CFT_HANDLES_SUPPORT") {
+						t.Errorf("%s %s: %s %q, want waived for NVSHMEM_CFT_HANDLES_SUPPORT", what, pt.Params.Key(), pt.Status, pt.Reason)
+					}
+				case what == "rma/rate/put-nbi-region/block region=none" || v38:
+					if !ran {
+						t.Errorf("%s (NVSHMEM %s): %s %q verify=%+v, want run and verified", what, f.Header.NVSHMEM, pt.Status, pt.Reason, pt.Verify)
+					}
+				default:
+					if pt.Status != record.StatusWaived || !strings.Contains(pt.Reason, "needs NVSHMEM >= 3.8") {
+						t.Errorf("%s (NVSHMEM %s): %s %q, want waived: needs NVSHMEM >= 3.8", what, f.Header.NVSHMEM, pt.Status, pt.Reason)
+					}
+				}
+				if pt.Status == record.StatusOK {
+					for _, m := range []string{record.MetricRate, record.MetricLatency} {
+						if v, ok := pt.Metric(m); ok {
+							t.Logf("NVSHMEM %s, %s PE(s): %s %s: %s median %.4g", f.Header.NVSHMEM, pes, what, pt.Params.Key(), m, v.Median)
+						}
+					}
+				}
+			}
+			for _, w := range []string{"rma/rate/put-nbi-region/block region=none", "rma/rate/put-nbi-region/block region=batch_rma",
+				"latency/issue/region", "rma/put-signal/counted"} {
+				if !seen[w] {
+					t.Errorf("%s: no point", w)
 				}
 			}
 		})

@@ -12,16 +12,23 @@ enum {
   NB_OP_RATE_P = 66,
 };
 
+// One scope group's burst: iters 8-byte putmem_nbi's of its own slot g, no
+// quiet (the rate kernel's body; newer.cuh's runs it inside an RMA region).
 template <int SCOPE>
-__global__ void k_rate_put(uint8_t *dst, const uint8_t *src, int iters, int peer, int64_t *st) {
+__device__ static inline void rate_put_burst(uint8_t *dst, const uint8_t *src, int iters, int peer) {
   int64_t groups, g;
   group_of(SCOPE, &groups, &g);
-  stamp_begin(st);
   for (int it = 0; it < iters; it++) {
     if (SCOPE == NB_SCOPE_BLOCK) nvshmemx_putmem_nbi_block(dst + 8 * g, src + 8 * g, 8, peer);
     else if (SCOPE == NB_SCOPE_WARP) nvshmemx_putmem_nbi_warp(dst + 8 * g, src + 8 * g, 8, peer);
     else nvshmem_putmem_nbi(dst + 8 * g, src + 8 * g, 8, peer);
   }
+}
+
+template <int SCOPE>
+__global__ void k_rate_put(uint8_t *dst, const uint8_t *src, int iters, int peer, int64_t *st) {
+  stamp_begin(st);
+  rate_put_burst<SCOPE>(dst, src, iters, peer);
   nvshmem_quiet();
   stamp_end(st);
 }

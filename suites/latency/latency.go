@@ -94,6 +94,8 @@ func kinds() []kind {
 		kind{id: "latency/quiet", op: "lat.quiet", threads: 1, desc: "ROUND TRIP: 8-byte p followed by nvshmem_quiet (completion)"},
 		kind{id: "latency/issue/flush", op: "lat.flush", threads: 1,
 			desc: "ISSUE TIME, not a round trip: 8-byte putmem_nbi followed by nvshmemx_flush (the source reusable; NVSHMEM >= 3.7, waived on older)"},
+		kind{id: "latency/issue/region", op: "lat.region",
+			desc: "ISSUE TIME, not a round trip: an empty RMA region, nvshmemx_region_start_block + nvshmemx_region_stop_block with the BATCH_RMA hint and nothing inside, one CTA (what a region adds to a burst; NVSHMEM >= 3.8, waived on older)"},
 		kind{id: "latency/launch", op: "lat.launch", threads: 1, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation",
 			unverifiable: "an empty kernel moves no data: nothing to check"},
 	)

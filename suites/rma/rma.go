@@ -32,6 +32,13 @@ var scopes = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp
 // fails where TMA cannot serve a transfer; ENABLE falls back to load/store).
 var TMAPolicies = []string{"DISABLE", "ENABLE"}
 
+// Regions: the points of rma/rate/put-nbi-region/block (params.extra.region):
+// no region (the rate row's kernel) and a region with NVSHMEM's batch-RMA
+// hint.
+const RegionNone = "none"
+
+var Regions = []string{RegionNone, "batch_rma"}
+
 // Launch shapes swept by --launch-sweep: CTAs × threads per CTA.
 var (
 	sweepCTAs    = []int{1, 4, 16, 32, 64, 132, 264, 528, 1056}
@@ -87,6 +94,28 @@ func init() {
 			Args: argsOf("rma." + op + "_tma"),
 		})
 	}
+	// A counted signal (NVSHMEM 3.8, newer.cuh): nvshmemx_putmem_signal_counted_nbi_block,
+	// declared only by an NVSHMEM built with NVSHMEM_CFT_HANDLES_SUPPORT,
+	// which no library we build against is: listed, and waived by the shim
+	// with that reason (no kernel). Not in the default selection: waived
+	// on every library we have. Its sizes are multiples of 16 (the call
+	// refuses others).
+	harness.Register(harness.Benchmark{
+		ID: "rma/put-signal/counted", Suite: "rma",
+		Desc: "bulk nvshmemx_putmem_signal_counted_nbi_block (a put whose signal word counts what landed, waited on with nvshmemx_signal_counted_wait_until) " +
+			"beside rma/put-signal/block; needs NVSHMEM >= 3.8 built with NVSHMEM_CFT_HANDLES_SUPPORT (the PyPI 3.8.0 wheel is not): waived, no kernel yet",
+		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
+		Points: func(c *harness.Config) []record.Params {
+			var out []record.Params
+			for _, s := range c.Sizes {
+				if s%16 == 0 {
+					out = append(out, record.Params{Size: s, Op: "put_signal_counted", Scope: "block", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", Mode: "nbi"})
+				}
+			}
+			return out
+		},
+		Args: argsOf("rma.put_signal_counted"),
+	})
 	// put + signal: DeepEP's dispatch primitive (one signal word per scope
 	// group, added to once per operation, checked with the payload).
 	for _, sc := range []string{"block", "warp", "thread"} {
@@ -183,6 +212,30 @@ func init() {
 			},
 			Args: argsOf("rma.rate_put")})
 	}
+	// An RMA region (NVSHMEM 3.8, newer.cuh): the block-scope burst of
+	// rma/rate/put-nbi/block in a region with NVSHMEM's BATCH_RMA hint,
+	// beside the same burst without one (the rate row's own kernel, a point
+	// of this row: like for like in one run).
+	harness.Register(harness.Benchmark{ID: "rma/rate/put-nbi-region/block", Suite: "rma", Default: true,
+		Desc: "issue rate: every CTA puts its own 8-byte message with nvshmemx_putmem_nbi_block, one quiet a launch, without a region (region none: " +
+			"rma/rate/put-nbi/block's kernel) and inside nvshmemx_region_start_block / stop_block with the BATCH_RMA hint (params.extra.region); " +
+			"over NVLink P2P or one GPU the hint changes nothing (puts are load/store), over IBGDA it defers doorbells to the region's end, " +
+			"over the CPU proxy it tags requests for batching; NVSHMEM >= 3.8, the region point waived on older",
+		Metrics: []string{record.MetricRate},
+		Points: func(c *harness.Config) []record.Params {
+			var out []record.Params
+			for _, reg := range Regions {
+				out = append(out, record.Params{Op: "rate_put", Scope: "block", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", Mode: "nbi", Size: 8,
+					Extra: map[string]string{"region": reg}})
+			}
+			return out
+		},
+		Args: func(e *harness.Env, p record.Params) (cuda.Args, string) {
+			if p.Extra["region"] == RegionNone {
+				return argsOf("rma.rate_put")(e, p)
+			}
+			return argsOf("rma.rate_put_region")(e, p)
+		}})
 	harness.Register(harness.Benchmark{ID: "rma/rate/p", Suite: "rma", Default: true,
 		Desc:    "issue rate: every thread nvshmem_uint64_p's its own word, one quiet a launch",
 		Metrics: []string{record.MetricRate},
