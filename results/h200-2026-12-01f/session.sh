@@ -15,9 +15,11 @@
 #             library; the machine's own libnvshmem_host 3.4.5); a system fence
 #             after each copy; a non-blocking stream
 #   dbg       the shim's persm/tma rows (256 MiB, 1 and 16 SMs) with a debug
-#             build (branch pmdbg, tma-probe/pmdbg.patch): no knob, then each
-#             knob alone (no fence; done counter in cudaMalloc memory; source
-#             and destination in cudaMalloc memory)
+#             build (build/libnvshbench-dbg.so: tma-probe/pmdbg.patch applied
+#             to commit 8460bd3, 'nvshbench build-shim' of that tree): no knob,
+#             then each knob alone (no fence; done counter in cudaMalloc memory;
+#             source and destination in cudaMalloc memory), every launch
+#             printing when the timed role and the last CTA ended (stamps)
 # Logs and results land in $OUT/own.tar.xz.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -62,9 +64,11 @@ for s in ${STEPS:-gputest probe}; do
     step 90 probe2-mem=nvshmem-fence "$WORK/probe-n" cases=quick mem=nvshmem fence=1 ;;
   dbg)
     D="--shim $PWD/build/libnvshbench-dbg.so persm/tma --sizes 256M --sm-budgets 1,16 --samples 3 --warmup 1 --timeout 60s"
+    export NB_PM_DBG_STAMPS=1
     step 90 dbg-none "$B" run $D --out "$W2/dbg-none.jsonl" --label dbg-none
     step 90 dbg-nofence env NB_PM_DBG_NOFENCE=1 "$B" run $D --out "$W2/dbg-nofence.jsonl" --label dbg-nofence
     step 90 dbg-done-cuda env NB_PM_DBG_DONE_CUDA=1 "$B" run $D --out "$W2/dbg-done-cuda.jsonl" --label dbg-done-cuda
-    step 90 dbg-mem-cuda env NB_PM_DBG_MEM_CUDA=1 "$B" run $D --out "$W2/dbg-mem-cuda.jsonl" --label dbg-mem-cuda ;;
+    step 90 dbg-mem-cuda env NB_PM_DBG_MEM_CUDA=1 "$B" run $D --out "$W2/dbg-mem-cuda.jsonl" --label dbg-mem-cuda
+    unset NB_PM_DBG_STAMPS ;;
   esac
 done
