@@ -165,30 +165,52 @@ type Guide struct {
 	NotCompared []string
 }
 
+// groupKey is a like-for-like group of one pattern: never across files
+// (by the file's position, not only its label, which two files may share);
+// base is group's key, or for a pattern with a shape the key without the
+// launch shape, and shape the series' own ("": the group of a base whose
+// series all launch as they do).
+type groupKey struct {
+	file        int
+	base, shape string
+}
+
+// less orders groups by file position (numerically: file 2 before file
+// 10), then by base and shape.
+func (k groupKey) less(o groupKey) bool {
+	if k.file != o.file {
+		return k.file < o.file
+	}
+	if k.base != o.base {
+		return k.base < o.base
+	}
+	return k.shape < o.shape
+}
+
 // BuildGuide builds the guide from the fitted series under the rule.
 func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 	g := Guide{Rule: rule.OrDefault()}
 	for _, pat := range patterns {
-		groups := map[string][]*Fit{}
-		keys := map[string]string{}
-		var order []string
-		joins := map[string][]*Fit{} // base → the series of their own launch
+		groups := map[groupKey][]*Fit{}
+		keys := map[groupKey]string{}
+		var order []groupKey
+		joins := map[groupKey][]*Fit{} // base (shape "") → the series of their own launch
 		for _, f := range fits {
 			if pat.impl(f.ID) == "" || !usable(f.Series) {
 				continue
 			}
-			key := group(f.Series)
+			k := groupKey{file: f.file, base: group(f.Series)}
+			key := k.base
 			if pat.shape != nil {
 				base, shape := pat.shape(f.Series)
 				if shape == "" {
-					b := strconv.Itoa(f.file) + "\x00" + base
+					b := groupKey{file: f.file, base: base}
 					joins[b] = append(joins[b], f)
 					continue
 				}
+				k = groupKey{file: f.file, base: base, shape: shape}
 				key = base + " " + shape + ownLaunch
 			}
-			// Never across files: the file's position, not only its label.
-			k := strconv.Itoa(f.file) + "\x00" + key
 			if _, ok := groups[k]; !ok {
 				order = append(order, k)
 				keys[k] = key
@@ -201,17 +223,17 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 			for b, fs := range joins {
 				joined := false
 				for _, k := range order {
-					if strings.HasPrefix(k, b+" ") {
+					if k.file == b.file && k.base == b.base && k.shape != "" {
 						groups[k] = append(groups[k], fs...)
 						joined = true
 					}
 				}
 				if !joined {
 					order = append(order, b)
-					groups[b], keys[b] = fs, b[strings.IndexByte(b, 0)+1:]+" (launch shapes differ)"
+					groups[b], keys[b] = fs, b.base+" (launch shapes differ)"
 				}
 			}
-			sort.Strings(order)
+			sort.Slice(order, func(i, j int) bool { return order[i].less(order[j]) })
 		}
 		for _, k := range order {
 			fs := groups[k]

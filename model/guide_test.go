@@ -2,9 +2,11 @@ package model_test
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -340,5 +342,32 @@ func TestTransferHostDrivenVsDeviceInitiated(t *testing.T) {
 		if len(c.Crossings) == 0 {
 			t.Errorf("%s: no crossover", c.Group)
 		}
+	}
+}
+
+// Twelve files, each with a device put and the copy engine: one transfer
+// comparison per file, in the files' order (file 2 before file 10: the
+// files' positions compared as numbers, not as text).
+func TestTransferComparisonsInFileOrder(t *testing.T) {
+	put := record.Params{Op: "put", Scope: "block", CTAs: 32, Threads: 256, Path: "p2p", Dir: "uni", Mode: "nbi"}
+	cp := record.Params{Op: "copy", CTAs: 1, Threads: 32, Path: "p2p", Dir: "uni"}
+	var files []*record.File
+	var labels []string
+	for i := 0; i < 12; i++ {
+		label := fmt.Sprintf("node%d", i)
+		labels = append(labels, label)
+		files = append(files, run(label, 2, []impl{
+			{id: "rma/put/block", params: put, eff: "p2p", fn: line(8, 400), noise: 0.01},
+			{id: "rma/host/memcpy", params: cp, eff: "p2p", fn: line(2, 200), noise: 0.01},
+		}, pow2(4<<10, 1<<30)))
+	}
+	var got []string
+	for _, c := range guideOf(files...).Comparisons {
+		if strings.HasPrefix(c.Pattern, "a transfer to another GPU") {
+			got = append(got, strings.Fields(c.Group)[0])
+		}
+	}
+	if !slices.Equal(got, labels) {
+		t.Errorf("transfer comparisons of files %q, want %q", got, labels)
 	}
 }

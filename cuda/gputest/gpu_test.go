@@ -129,6 +129,10 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int, suites ...string) {
 		t.Errorf("header: pes %d gpus %d nvshmem %q", f.Header.PEs, len(f.Header.GPUs), f.Header.NVSHMEM)
 	}
 	sharedGPU := wantPEs > gpus
+	ops, err := benchmarkOps()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ids := map[string]bool{}
 	for _, p := range f.Points {
 		ids[p.ID] = true
@@ -160,13 +164,11 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int, suites ...string) {
 		if op := roundTrip(p.ID); op && p.Status == record.StatusOK && p.Floor == nil {
 			t.Errorf("%s %s: a round trip without its in-run floor", p.ID, p.Params.Key())
 		}
-		payload := !strings.HasPrefix(p.ID, "persm/compute/") && // a compute kernel beside a transfer ("compute" holds "put")
-			((!strings.HasPrefix(p.ID, "latency/") && !strings.HasPrefix(p.ID, "collectives/barrier/") && !strings.HasPrefix(p.ID, "collectives/sync/") && !strings.HasPrefix(p.ID, "collectives/teamsync/") && !strings.HasPrefix(p.ID, "limit/chase-") &&
-				!strings.HasPrefix(p.ID, "host/")) ||
-				strings.Contains(p.ID, "put") || strings.Contains(p.ID, "get") ||
-				p.ID == "latency/p" || p.ID == "latency/g" || p.ID == "latency/pingpong/p")
-		if payload && p.Status == record.StatusOK && p.Bytes <= 0 {
-			t.Errorf("%s %s: no bytes counted", p.ID, p.Params.Key())
+		// What moved is counted, as its entry's traits say (countsBytes).
+		if op, ok := ops[p.ID]; !ok {
+			t.Errorf("%s: no entry of the shim's table", p.ID)
+		} else if countsBytes(op) && p.Status == record.StatusOK && p.Bytes <= 0 {
+			t.Errorf("%s %s: no bytes counted (%s: %v)", p.ID, p.Params.Key(), op.Name, op.Traits)
 		}
 		if p.Status == record.StatusOK {
 			// The one timer: events, one sample per timed launch; the latency

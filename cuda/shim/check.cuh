@@ -131,8 +131,13 @@ static int fill_src(int64_t n, int64_t seed) {
   return 0;
 }
 
-static int poison_dst(int64_t n) {
-  k_poison<<<1024, 256, 0, S.stream>>>(S.dst, n);
-  CKLAUNCH("poison kernel");
+// poison: n bytes at p set to what no check accepts (an output, before its
+// point runs); what names the launch in an error. poison_dst: the
+// destination buffer's.
+static int poison(void *p, int64_t n, const char *what) {
+  k_poison<<<1024, 256, 0, S.stream>>>((uint8_t *)p, n);
+  CKLAUNCH(what);
   return 0;
 }
+
+static int poison_dst(int64_t n) { return poison(S.dst, n, "poison kernel"); }

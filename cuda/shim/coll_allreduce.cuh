@@ -100,7 +100,8 @@ struct AllReduce {
     return 0;
   }
   static int multi_setup(Run *r) {
-    if (r->a->impl == NB_IMPL_LSA_ONESHOT || r->a->impl == NB_IMPL_LSA_TWOSHOT) return nd_coll_setup(r, coll_fill<AllReduce>);
+    if (r->a->impl == NB_IMPL_LSA_ONESHOT || r->a->impl == NB_IMPL_LSA_TWOSHOT)
+      return nd_coll_setup(r, coll_fill<AllReduce>, "an LSA AllReduce needs load/store access to every rank", false);  // its output, S.dst, poisoned at prepare
     return 0;
   }
   static int multi(Run *r, int64_t n, int iters, int64_t *times) {

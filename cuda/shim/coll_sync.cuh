@@ -11,17 +11,37 @@
 
 enum { NB_OP_SYNC = 130 };
 
-template <int SCOPE>
+// The kernel of a sync, this file's and coll_teamsync.cuh's: iters syncs
+// by one thread, a warp or a block (SCOPE) of one CTA, each the call of
+// Calls for that scope (block(), warp(), thread()); Calls is made before
+// the first stamp, so what it loads is not timed.
+template <typename Calls, int SCOPE>
 __global__ void k_dev_sync(float *, const float *, size_t, int iters, int64_t *st) {
+  const Calls c{};
   stamp_begin(st);
   for (int it = 0; it < iters; it++) {
-    if constexpr (SCOPE == NB_SCOPE_BLOCK) nvshmemx_sync_all_block();
-    else if constexpr (SCOPE == NB_SCOPE_WARP) { if (threadIdx.x < 32) nvshmemx_sync_all_warp(); }
-    else { if (threadIdx.x == 0) nvshmem_sync_all(); }
+    if constexpr (SCOPE == NB_SCOPE_BLOCK) c.block();
+    else if constexpr (SCOPE == NB_SCOPE_WARP) { if (threadIdx.x < 32) c.warp(); }
+    else { if (threadIdx.x == 0) c.thread(); }
     __syncthreads();
   }
   stamp_end0(st);
 }
+
+// The sync kernel of Calls at args.scope.
+template <typename Calls>
+static const void *sync_kernel(const Args *a) {
+  const void *fn = nullptr;
+  with_scope(a->scope, [&](auto sc) { fn = (const void *)k_dev_sync<Calls, decltype(sc)::value>; });
+  return fn;
+}
+
+// nvshmem_sync_all's calls.
+struct SyncAllCalls {
+  __device__ void block() const { nvshmemx_sync_all_block(); }
+  __device__ void warp() const { nvshmemx_sync_all_warp(); }
+  __device__ void thread() const { nvshmem_sync_all(); }
+};
 
 struct Sync {
   static constexpr bool blocks = false;  // no payload
@@ -29,11 +49,7 @@ struct Sync {
 
   static int prepare(Run *r) { return Barrier::prepare(r); }  // the check's words
 
-  static const void *device(const Args *a) {
-    const void *fn = nullptr;
-    with_scope(a->scope, [&](auto sc) { fn = (const void *)k_dev_sync<decltype(sc)::value>; });
-    return fn;
-  }
+  static const void *device(const Args *a) { return sync_kernel<SyncAllCalls>(a); }
   static int stream(const Args *, int64_t, cudaStream_t s) {
     nvshmemx_sync_all_on_stream(s);
     return 0;

@@ -14,18 +14,15 @@ enum { NB_OP_TEAM_SYNC = 134 };
 __device__ nvshmem_team_t d_split_team;  // the split team, for the kernels
 static nvshmem_team_t g_split_team = NVSHMEM_TEAM_INVALID;
 
-template <int SCOPE>
-__global__ void k_dev_teamsync(float *, const float *, size_t, int iters, int64_t *st) {
-  nvshmem_team_t t = d_split_team;
-  stamp_begin(st);
-  for (int it = 0; it < iters; it++) {
-    if constexpr (SCOPE == NB_SCOPE_BLOCK) nvshmemx_team_sync_block(t);
-    else if constexpr (SCOPE == NB_SCOPE_WARP) { if (threadIdx.x < 32) nvshmemx_team_sync_warp(t); }
-    else { if (threadIdx.x == 0) nvshmem_team_sync(t); }
-    __syncthreads();
-  }
-  stamp_end0(st);
-}
+// nvshmem_team_sync's calls on the split team (coll_sync.cuh's kernel
+// runs them).
+struct SplitTeamCalls {
+  nvshmem_team_t t;
+  __device__ SplitTeamCalls() : t(d_split_team) {}
+  __device__ void block() const { nvshmemx_team_sync_block(t); }
+  __device__ void warp() const { nvshmemx_team_sync_warp(t); }
+  __device__ void thread() const { nvshmem_team_sync(t); }
+};
 
 struct TeamSync {
   static constexpr bool blocks = false;  // no payload
@@ -45,11 +42,7 @@ struct TeamSync {
     return 0;
   }
 
-  static const void *device(const Args *a) {
-    const void *fn = nullptr;
-    with_scope(a->scope, [&](auto sc) { fn = (const void *)k_dev_teamsync<decltype(sc)::value>; });
-    return fn;
-  }
+  static const void *device(const Args *a) { return sync_kernel<SplitTeamCalls>(a); }
   static int stream(const Args *, int64_t, cudaStream_t s) { return nvshmemx_team_sync_on_stream(g_split_team, s); }
   // NCCL: no row (its communicators are its teams; collectives/barrier/nccl).
   static ncclResult_t nccl(const Args *a, int64_t n, ncclComm_t c, cudaStream_t s) { return Barrier::nccl(a, n, c, s); }

@@ -214,18 +214,9 @@ template <typename C>
 static int coll_setup(Run *r) {
   if (r->a->impl == NB_IMPL_NCCL) return nccl_setup(r);
   if constexpr (coll_ce<C>::value) {
-    if (r->a->impl == NB_IMPL_NCCL_CE) {
-      // Collective: the windows (made at the first such point), then this
-      // PE's source in its source window and the destination poisoned.
-      if (int rc = ce_setup(C::nccl_ce)) return rc;
-      if (int rc = coll_fill<C>(r, ce_src())) return rc;
-      if (r->a->verify) {
-        k_poison<<<1024, 256, 0, S.stream>>>((uint8_t *)ce_dst(), r->a->size);
-        CKLAUNCH("window poison");
-      }
-      CK(cudaStreamSynchronize(S.stream));
-      return 0;
-    }
+    // Collective: the windows (made at the first such point), this PE's
+    // source in its source window and the destination poisoned.
+    if (r->a->impl == NB_IMPL_NCCL_CE) return ce_setup(r, C::nccl_ce, coll_fill<C>);
   }
   if constexpr (coll_team<C>::value) {
     if (int rc = C::team_setup(r)) return rc;  // collective: its team (coll_teamsync.cuh)

@@ -96,6 +96,22 @@ static int host_corrupt(Run *) {
   return 0;
 }
 
+// The tail of the heap checks: unless rc says the check already failed,
+// the block p of n bytes written with this PE's pattern (then damaged,
+// where corrupt) and read back whole; the stream synchronised whatever
+// happened. rc, or the first failure here.
+static int heap_readback(Run *r, int rc, uint8_t *p, int64_t n, int corrupt, nb_result *res) {
+  if (!rc) {
+    k_fill<<<1024, 256, 0, S.stream>>>(p, n, S.me, r->a->seed);
+    if (cudaGetLastError() != cudaSuccess) rc = fail(NB_ERR, "heap check: fill");
+  }
+  if (!rc && corrupt) rc = corrupt_region(region(p, n, 1));
+  if (!rc) rc = check_bytes(p, n, 0, S.me, r->a->seed, res);
+  cudaError_t e = cudaStreamSynchronize(S.stream);
+  if (!rc && e != cudaSuccess) rc = fail(NB_ERR, "heap check: %s", cudaGetErrorString(e));
+  return rc;
+}
+
 template <int OP>
 static int heap_verify(Run *r, nb_result *res) {
   int64_t n = r->a->size;
@@ -118,14 +134,7 @@ static int heap_verify(Run *r, nb_result *res) {
       snprintf(res->detail, sizeof res->detail, "nvshmem_align(%d) returned %p", NB_HEAP_ALIGN, (void *)at);
     }
   }
-  if (!rc) {
-    k_fill<<<1024, 256, 0, S.stream>>>(p, n, S.me, r->a->seed);
-    if (cudaGetLastError() != cudaSuccess) rc = fail(NB_ERR, "heap check: fill");
-  }
-  if (!rc && corrupt && OP == NB_OP_HEAP_MALLOC) rc = corrupt_region(region(p, n, 1));
-  if (!rc) rc = check_bytes(p, n, 0, S.me, r->a->seed, res);
-  cudaError_t e = cudaStreamSynchronize(S.stream);
-  if (!rc && e != cudaSuccess) rc = fail(NB_ERR, "heap check: %s", cudaGetErrorString(e));
+  rc = heap_readback(r, rc, p, n, corrupt && OP == NB_OP_HEAP_MALLOC, res);
   if (p) nvshmem_free(p);  // collective: every PE that allocated, whatever was found
   return rc;
 }
@@ -262,13 +271,8 @@ static int heap_grow_verify(Run *r, nb_result *res) {
                                                      : "nvshmem_malloc returned %p, not the block %p just freed: not a reuse",
                (void *)p, grew ? (void *)end : held);
     }
-    k_fill<<<1024, 256, 0, S.stream>>>(p, n, S.me, r->a->seed);
-    if (cudaGetLastError() != cudaSuccess) rc = fail(NB_ERR, "heap check: fill");
   }
-  if (!rc && corrupt) rc = corrupt_region(region(p, n, 1));
-  if (!rc) rc = check_bytes(p, n, 0, S.me, r->a->seed, res);
-  cudaError_t e = cudaStreamSynchronize(S.stream);
-  if (!rc && e != cudaSuccess) rc = fail(NB_ERR, "heap check: %s", cudaGetErrorString(e));
+  rc = heap_readback(r, rc, p, n, corrupt, res);
   if (g_reuse_block && r->e->op == NB_OP_HEAP_REUSE) {  // the point's last block; the growth row's stay
     nvshmem_free(g_reuse_block);                          // collective: every PE holds one
     g_reuse_block = nullptr;

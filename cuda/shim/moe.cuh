@@ -174,10 +174,8 @@ static int moe_setup(Run *r) {
   if (moe_host_nccl(a)) return nccl_setup(r);
   if (!moe_lsa(a)) return 0;
 #if NB_NCCL_DEVICE
-  int st = nd_ready(0);
-  if (st) return st;
+  if (int st = nd_ready_all("the LSA dispatch needs load/store access to every rank")) return st;
   const MoeLayout &L = g_ml;
-  if (g_nd.dc.lsaSize != S.npes) return fail(NB_UNREACHABLE, "the LSA team has %d of the %d ranks: the LSA dispatch needs load/store access to every rank", g_nd.dc.lsaSize, S.npes);
   if (L.remote > S.buf) return fail(NB_ERR, "MoE: the window holds %lld bytes, the routing needs %lld", (long long)S.buf, (long long)L.remote);
   uint8_t *w = (uint8_t *)g_nd.dst;
   CK(cudaMemsetAsync(w, 0, L.o_slot, S.stream));

@@ -314,6 +314,14 @@ static int nd_ready(int gin) {
   return 0;
 }
 
+// nd_ready_all is collective: nd_ready(0), and every rank in the LSA team;
+// need says what needs it (the refusal's end).
+static int nd_ready_all(const char *need) {
+  if (int st = nd_ready(0)) return st;
+  if (g_nd.dc.lsaSize != S.npes) return fail(NB_UNREACHABLE, "the LSA team has %d of the %d ranks: %s", g_nd.dc.lsaSize, S.npes, need);
+  return 0;
+}
+
 static void nd_release(void) {
   if (g_nd.gin_state == 1) g_nd.f.devCommDestroy(g_nd.comm, &g_nd.gdc);
   if (g_nd.dc_made) g_nd.f.devCommDestroy(g_nd.comm, &g_nd.dc);

@@ -156,10 +156,7 @@ static int nd_setup(Run *r) {
   // a peer's get or GIN put reads), the destination window poisoned.
   k_fill<<<1024, 256, 0, S.stream>>>((uint8_t *)g_nd.src, a->size, S.me, a->seed);
   CKLAUNCH("window fill");
-  if (a->verify) {
-    k_poison<<<1024, 256, 0, S.stream>>>((uint8_t *)g_nd.dst, a->size);
-    CKLAUNCH("window poison");
-  }
+  if (a->verify && (st = poison(g_nd.dst, a->size, "window poison"))) return st;
   if (a->op == NB_OP_GIN_PUT_SIGNAL) {
     k_gin_reset<<<1, 256, 0, S.stream>>>(g_nd.gdc, NB_MAX_CTAS + 1);
     CKLAUNCH("GIN signal reset");
@@ -217,13 +214,17 @@ static int launch_gin(Run *r, int iters) {
   return 0;
 }
 
-// fill writes the AllReduce's source (its file's generator) into the window.
-static int nd_coll_setup(Run *r, int (*fill)(Run *, void *)) {
-  int st = nd_ready(0);  // collective
+// nd_coll_setup is collective, the setup of a collective over the device
+// API's windows (the LSA AllReduce's, NCCL's copy-engine collectives' in
+// newer_nccl.cuh): its objects with every rank in the LSA team (need: what
+// needs that, for the refusal), then this PE's source in its source window
+// (fill: the collective's generator) and, where poison_out, the
+// destination window poisoned, done before the peers read and write them.
+static int nd_coll_setup(Run *r, int (*fill)(Run *, void *), const char *need, bool poison_out) {
+  int st = nd_ready_all(need);
   if (st) return st;
-  if (g_nd.dc.lsaSize != S.npes)
-    return fail(NB_UNREACHABLE, "the LSA team has %d of the %d ranks: an LSA AllReduce needs load/store access to every rank", g_nd.dc.lsaSize, S.npes);
   if ((st = fill(r, g_nd.src))) return st;
+  if (poison_out && (st = poison(g_nd.dst, r->a->size, "window poison"))) return st;
   CK(cudaStreamSynchronize(S.stream));
   return 0;
 }
@@ -254,10 +255,7 @@ static int nd_lat_setup(Run *r) {
   // lat_prepare wrote the pattern (and the chain) into S.src: the window
   // gets the same bytes, so the latency family's checks apply.
   CK(cudaMemcpyAsync(g_nd.src, S.src, n, cudaMemcpyDeviceToDevice, S.stream));
-  if (a->verify) {
-    k_poison<<<1024, 256, 0, S.stream>>>((uint8_t *)g_nd.dst, a->size);
-    CKLAUNCH("window poison");
-  }
+  if (a->verify && (st = poison(g_nd.dst, a->size, "window poison"))) return st;
   if (has(r, T_CHASE) && (st = l2_flush())) return st;  // the copy's last lines are not the chase's cache
   CK(cudaStreamSynchronize(S.stream));
   if (r->initiator && nd_lsa_peer(g_nd.dc, r->target) < 0)
@@ -291,7 +289,7 @@ static int nd_check(Run *, nb_result *) { return nd_missing(); }
 template <int GET>
 static int launch_lsa(Run *, int) { return nd_missing(); }
 static int launch_gin(Run *, int) { return nd_missing(); }
-static int nd_coll_setup(Run *, int (*)(Run *, void *)) { return nd_missing(); }
+static int nd_coll_setup(Run *, int (*)(Run *, void *), const char *, bool) { return nd_missing(); }
 static int nd_coll_launch(Run *, int, int64_t *) { return nd_missing(); }
 static int nd_lat_setup(Run *) { return nd_missing(); }
 static int nd_lat_check(Run *, nb_result *) { return nd_missing(); }

@@ -68,33 +68,26 @@ static int ce_validate(Run *r) {
 }
 
 // ce_setup is collective: the device API's communicator and windows (made
-// at the first point that needs them), then the entry point fn of this
-// collective. The caller fills the source window.
-static int ce_setup(const char *fn) {
+// at the first point that needs them), this PE's source in its source
+// window (fill: the collective's generator), the destination window
+// poisoned where verified (nd_coll_setup), then the entry point fn of
+// this collective.
+static int ce_setup(Run *r, const char *fn, int (*fill)(Run *, void *)) {
 #if NB_HAS_NCCL_COLL_CONFIG
-  if (int st = nd_ready(0)) return st;
-  if (g_nd.dc.lsaSize != S.npes)
-    return fail(NB_UNREACHABLE, "the LSA team has %d of the %d ranks: NCCL's copy-engine collectives need every rank on NVLink (else NCCL runs its kernels)",
-                g_nd.dc.lsaSize, S.npes);
+  if (int st = nd_coll_setup(r, fill, "NCCL's copy-engine collectives need every rank on NVLink (else NCCL runs its kernels)", r->a->verify))
+    return st;
   g_ce.fn = fn;
   if (!(*(void **)&g_ce.call = dlsym(g_nccl.h, fn))) return fail(NB_UNREACHABLE, "libnccl.so.2 (%d) has no %s", g_nccl.version, fn);
   g_ce.cfg = NCCL_COLLCONFIG_INITIALIZER;
   g_ce.cfg.CTAPolicy = NCCL_CTA_POLICY_ZERO;  // the selector: zero CTAs where NCCL can (its copy engines)
   return 0;
 #else
-  (void)fn;
+  (void)r, (void)fn, (void)fill;
   return fail(NB_UNREACHABLE, NB_CE_NEEDS);
 #endif
 }
 
-// The windows the CE path reads and writes (nullptr where there are none).
-static void *ce_src(void) {
-#if NB_HAS_NCCL_COLL_CONFIG
-  return g_nd.src;
-#else
-  return nullptr;
-#endif
-}
+// The window the CE path writes (nullptr where there is none).
 static void *ce_dst(void) {
 #if NB_HAS_NCCL_COLL_CONFIG
   return g_nd.dst;
