@@ -24,6 +24,9 @@ import (
 //	NVSHBENCH_FAKE_CORRUPT_SIZE=N  a point of size N reports mismatching bytes
 //	NVSHBENCH_FAKE_PATH=p2p|local|remote  the path to every other PE (default local);
 //	                               a PE reaches itself locally, as on a GPU
+//	NVSHBENCH_FAKE_NVSHMEM=M.m.p   the NVSHMEM the fake reports and was "built
+//	                               against" (default 3.4.5, our pin): an atomic whose
+//	                               calls need a newer one is waived, as the shim does
 type Fake struct {
 	rank, nranks int
 	inited       bool
@@ -72,7 +75,9 @@ func (f *Fake) DeviceInfo(dev int) (Info, error) {
 		return Info{}, &Error{Op: "device info", Status: StatusErr, Msg: fmt.Sprintf("invalid device ordinal %d", dev)}
 	}
 	i := Info{MemBytes: 141 << 30, L2Bytes: 60 << 20, MyPE: -1, Device: 0, SMs: 132, ClockKHz: 1980000,
-		CCMajor: 9, CCMinor: 0, CUDARuntime: 13000, CUDADriver: 13000, NVSHMEMMajor: 3, NVSHMEMMinor: 4, NVSHMEMPatch: 5, NCCLVersion: 22809}
+		CCMajor: 9, CCMinor: 0, CUDARuntime: 13000, CUDADriver: 13000, NCCLVersion: 22809}
+	v := fakeNVSHMEM()
+	i.NVSHMEMMajor, i.NVSHMEMMinor, i.NVSHMEMPatch = v[0], v[1], v[2]
 	copy(i.Name[:], "Fake H200 (no GPU)")
 	copy(i.UUID[:], "GPU-fake")
 	host, _ := os.Hostname()
@@ -247,21 +252,36 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 		time.Sleep(time.Hour)
 	}
 	var t Timing
-	var err error
 	r.OpsPerIter = 1
-	switch op.Kind() {
-	case "coll":
+	err := atomicTakes(a, op) // as the shim's counter reset, on every PE before anything runs
+	switch {
+	case err != nil:
+	case op.Kind() == "coll":
 		t = f.collective(a, op, &r)
-	case "moe":
+	case op.Kind() == "moe":
 		t, err = f.moe(a, op, &r)
-	case "lat", "host":
+	case op.Kind() == "lat", op.Kind() == "host":
 		t, err = f.latency(a, op, &r)
 	default:
 		t, err = f.rma(a, op, &r)
 	}
-	if a.Verify != 0 && r.Bytes > 0 {
+	corrupt := envInt("NVSHBENCH_FAKE_CORRUPT_SIZE") == a.Size || a.Corrupt != 0
+	switch {
+	case a.Verify == 0:
+	case op.Atomic && r.Initiator != 0:
+		// An atomic's counters (a rate's, one a thread; a round trip's one),
+		// checked where the shim checks them: the corrupted one of them wrong.
+		r.Checked = 1
+		if op.Has(TraitCounters) {
+			r.Checked = int64(a.CTAs) * int64(a.Threads)
+		}
+		if corrupt {
+			r.Errors = 1
+			copy(r.Detail[:], fmt.Sprintf("counter %d: got a damaged value", r.Checked/2))
+		}
+	case r.Bytes > 0:
 		r.Checked = a.Size
-		if envInt("NVSHBENCH_FAKE_CORRUPT_SIZE") == a.Size || a.Corrupt != 0 {
+		if corrupt {
 			r.Errors = 3
 			copy(r.Detail[:], "byte 0: got 0x00, want 0x5a")
 		}
@@ -291,6 +311,46 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 	}
 	r.NSamples, r.NKernel = int64(len(t.Samples)), int64(len(t.Kernel))
 	return t, r, nil
+}
+
+// fakeNVSHMEM is the NVSHMEM version the fake reports and models
+// (NVSHBENCH_FAKE_NVSHMEM, default 3.4.5).
+func fakeNVSHMEM() [3]int32 {
+	v := [3]int32{3, 4, 5}
+	if s := os.Getenv("NVSHBENCH_FAKE_NVSHMEM"); s != "" {
+		for i, part := range strings.SplitN(s, ".", 3) {
+			if n, err := strconv.Atoi(part); err == nil {
+				v[i] = int32(n)
+			}
+		}
+	}
+	return v
+}
+
+// atomicTakes refuses, as the shim's counter reset does, an atomic whose
+// calls the fake's NVSHMEM lacks (waived: "needs NVSHMEM >= 3.7") or whose
+// counters are of a size it does not take.
+func atomicTakes(a Args, op Op) error {
+	if !op.Atomic {
+		return nil
+	}
+	v := fakeNVSHMEM()
+	if op.NeedsNVSHMEM != "" {
+		var major, minor int32
+		fmt.Sscanf(op.NeedsNVSHMEM, "%d.%d", &major, &minor)
+		if v[0] < major || v[0] == major && v[1] < minor {
+			return &Error{Op: op.Name, Status: StatusUnreachable, Msg: fmt.Sprintf("needs NVSHMEM >= %s (%s's calls): the fake GPU layer models NVSHMEM %d.%d.%d",
+				op.NeedsNVSHMEM, op.Name, v[0], v[1], v[2])}
+		}
+	}
+	var takes []string
+	for _, c := range op.Counters {
+		if int32(c.Bytes) == a.Elem {
+			return nil
+		}
+		takes = append(takes, c.DType)
+	}
+	return &Error{Op: op.Name, Status: StatusErr, Msg: fmt.Sprintf("atomic counters of %d bytes: this atomic takes %s", a.Elem, strings.Join(takes, " "))}
 }
 
 // reachable refuses, as the shim does, an operation that needs a load/store
@@ -323,10 +383,14 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 		r.Iters = 10
 	}
 	counters := op.Has(TraitCounters) || op.Has(TraitMessages)
+	word := int64(8) // a message's, a signal word's, a counter's bytes (an atomic's Args.Elem, as the shim counts them)
+	if op.Atomic {
+		word = int64(a.Elem)
+	}
 	switch {
 	case op.Has(TraitCounters):
 		r.OpsPerIter = a.CTAs * a.Threads
-		r.WorkSet = int64(r.OpsPerIter) * 8
+		r.WorkSet = int64(r.OpsPerIter) * word
 	case op.Has(TraitMessages):
 		r.OpsPerIter = scopeGroups(a)
 		r.WorkSet = int64(r.OpsPerIter) * 8
@@ -335,7 +399,7 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 		return Timing{}, nil
 	}
 	r.Initiator = 1
-	r.Bytes = 8
+	r.Bytes = word
 	if op.Has(TraitPayload) {
 		r.Bytes = a.Size
 	}
