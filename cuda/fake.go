@@ -252,25 +252,39 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 		time.Sleep(time.Hour)
 	}
 	var t Timing
-	var err error
 	r.OpsPerIter = 1
-	if why := fakeWaiver(name); why != "" {
+	err := atomicTakes(a, op) // as the shim's counter reset, on every PE before anything runs
+	if why := fakeWaiver(name); err == nil && why != "" {
 		err = &Error{Op: name, Status: StatusUnreachable, Msg: why}
-	} else {
-		switch op.Kind() {
-		case "coll":
-			t = f.collective(a, op, &r)
-		case "moe":
-			t, err = f.moe(a, op, &r)
-		case "lat", "host":
-			t, err = f.latency(a, op, &r)
-		default:
-			t, err = f.rma(a, op, &r)
-		}
 	}
-	if a.Verify != 0 && r.Bytes > 0 {
+	switch {
+	case err != nil:
+	case op.Kind() == "coll":
+		t = f.collective(a, op, &r)
+	case op.Kind() == "moe":
+		t, err = f.moe(a, op, &r)
+	case op.Kind() == "lat", op.Kind() == "host":
+		t, err = f.latency(a, op, &r)
+	default:
+		t, err = f.rma(a, op, &r)
+	}
+	corrupt := envInt("NVSHBENCH_FAKE_CORRUPT_SIZE") == a.Size || a.Corrupt != 0
+	switch {
+	case a.Verify == 0:
+	case op.Atomic && r.Initiator != 0:
+		// An atomic's counters (a rate's, one a thread; a round trip's one),
+		// checked where the shim checks them: the corrupted one of them wrong.
+		r.Checked = 1
+		if op.Has(TraitCounters) {
+			r.Checked = int64(a.CTAs) * int64(a.Threads)
+		}
+		if corrupt {
+			r.Errors = 1
+			copy(r.Detail[:], fmt.Sprintf("counter %d: got a damaged value", r.Checked/2))
+		}
+	case r.Bytes > 0:
 		r.Checked = a.Size
-		if envInt("NVSHBENCH_FAKE_CORRUPT_SIZE") == a.Size || a.Corrupt != 0 {
+		if corrupt {
 			r.Errors = 3
 			copy(r.Detail[:], "byte 0: got 0x00, want 0x5a")
 		}
@@ -319,6 +333,9 @@ func fakeNVSHMEM() [3]int {
 // have them (newer.cuh), and what its validate says where they do not, for
 // the fake's NVSHMEM version: the same waivers, so a fake run lists them.
 var fakeNewer = map[string]func(v [3]int) string{
+	"rma.put_tma":         fakeNeeds(3, 7, "nvshmemx_give_smem, NVSHMEM_TMA_POLICY"),
+	"rma.get_tma":         fakeNeeds(3, 7, "nvshmemx_give_smem, NVSHMEM_TMA_POLICY"),
+	"lat.flush":           fakeNeeds(3, 7, "nvshmemx_flush"),
 	"rma.rate_put_region": fakeNeeds(3, 8, "nvshmemx_region_start_block"),
 	"lat.region":          fakeNeeds(3, 8, "nvshmemx_region_start_block"),
 	// No NVSHMEM the fake stands for is built with CFT handles.
@@ -344,6 +361,32 @@ func fakeWaiver(op string) string {
 		return w(fakeNVSHMEM())
 	}
 	return ""
+}
+
+// atomicTakes refuses, as the shim's counter reset does, an atomic whose
+// calls the fake's NVSHMEM lacks (waived: "needs NVSHMEM >= 3.7") or whose
+// counters are of a size it does not take.
+func atomicTakes(a Args, op Op) error {
+	if !op.Atomic {
+		return nil
+	}
+	v := fakeNVSHMEM()
+	if op.NeedsNVSHMEM != "" {
+		var major, minor int
+		fmt.Sscanf(op.NeedsNVSHMEM, "%d.%d", &major, &minor)
+		if v[0] < major || v[0] == major && v[1] < minor {
+			return &Error{Op: op.Name, Status: StatusUnreachable, Msg: fmt.Sprintf("needs NVSHMEM >= %s (%s's calls): the fake GPU layer models NVSHMEM %d.%d.%d",
+				op.NeedsNVSHMEM, op.Name, v[0], v[1], v[2])}
+		}
+	}
+	var takes []string
+	for _, c := range op.Counters {
+		if int32(c.Bytes) == a.Elem {
+			return nil
+		}
+		takes = append(takes, c.DType)
+	}
+	return &Error{Op: op.Name, Status: StatusErr, Msg: fmt.Sprintf("atomic counters of %d bytes: this atomic takes %s", a.Elem, strings.Join(takes, " "))}
 }
 
 // reachable refuses, as the shim does, an operation that needs a load/store
@@ -376,10 +419,14 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 		r.Iters = 10
 	}
 	counters := op.Has(TraitCounters) || op.Has(TraitMessages)
+	word := int64(8) // a message's, a signal word's, a counter's bytes (an atomic's Args.Elem, as the shim counts them)
+	if op.Atomic {
+		word = int64(a.Elem)
+	}
 	switch {
 	case op.Has(TraitCounters):
 		r.OpsPerIter = a.CTAs * a.Threads
-		r.WorkSet = int64(r.OpsPerIter) * 8
+		r.WorkSet = int64(r.OpsPerIter) * word
 	case op.Has(TraitMessages):
 		r.OpsPerIter = scopeGroups(a)
 		r.WorkSet = int64(r.OpsPerIter) * 8
@@ -388,7 +435,7 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 		return Timing{}, nil
 	}
 	r.Initiator = 1
-	r.Bytes = 8
+	r.Bytes = word
 	if op.Has(TraitPayload) {
 		r.Bytes = a.Size
 	}

@@ -8,6 +8,7 @@ type (
 	Op         = shim.Op
 	CheckDecl  = shim.CheckDecl
 	Collective = shim.Collective
+	Counter    = shim.Counter
 )
 
 // The traits an entry may state (shim.Trait*).
@@ -34,6 +35,19 @@ func LookupOp(name string) (Op, bool) { return shim.LookupOp(name) }
 
 // Atomics are the NB_ATOMICS operations of one kind ("rma", "lat").
 func Atomics(kind string) []Op { return shim.Atomics(kind) }
+
+// FloatAtomicOverIBGDA is why a float atomic (op.Floating) is waived
+// towards a PE reached over path (Path*) by the remote transport named
+// transport ("ibgda", "proxy"), or "": IB's native atomics do not add
+// floats, so NVSHMEM adds them over load/store or in its CPU proxy (IBRC),
+// and its IBGDA transport asserts that none reaches it (NVSHMEM 3.8's
+// ibgda_device.cuh).
+func FloatAtomicOverIBGDA(op Op, path int, transport string) string {
+	if !op.Floating() || path != PathRemote || transport != "ibgda" {
+		return ""
+	}
+	return "NVSHMEM's float atomics do not run over IBGDA (IB's native atomics do not add floats; NVSHMEM adds them over load/store or in its CPU proxy): measure them with --path proxy"
+}
 
 // Collectives lists the shim's collectives in their registration order.
 func Collectives() []Collective { return shim.Collectives() }

@@ -11,7 +11,6 @@
 //   nccl.cuh         NCCL: its loader, communicators and device-API objects
 //   rma.cuh          the RMA family (bulk, scalar, load/store, atomics, copy references)
 //   latency.cuh      the latency family (round trips) and the in-run floors
-//   atomics.cuh      NVSHMEM's atomics (AMO API), each as a rate (rma) and a round trip (lat)
 //   strided.cuh      NVSHMEM's strided RMA (iput, iget) at element strides
 //   rate.cuh         issue rates: 8-byte put_nbi and p messages a second
 //   allreduce.cuh    our multi-CTA AllReduce, one template for NVSHMEM and NCCL's LSA
@@ -22,6 +21,7 @@
 //   host.cuh         host calls: the symmetric heap's allocations, team splits
 //   ncclp2p.cuh      NCCL send/recv: one way and a ping-pong (the host-driven baseline)
 //   newer.cuh        rows only newer libraries have (compiled by their version macros, else waived)
+//   atomics.cuh      NVSHMEM's atomics (AMO API, and 3.7's float adds), each as a rate (rma) and a round trip (lat)
 //   moe.cuh          the MoE dispatch/combine family (NVSHMEM, NCCL's device API, NCCL host)
 //   persm.cuh        bytes per SM: transfer mechanisms over SM budgets, beside a compute kernel
 // Every NVSHMEM / CUDA / NCCL / NVML call of the tool lives in this library.
@@ -41,7 +41,6 @@
 #include "nccl.cuh"
 #include "rma.cuh"
 #include "latency.cuh"
-#include "atomics.cuh"
 #include "strided.cuh"
 #include "rate.cuh"
 #include "allreduce.cuh"
@@ -52,6 +51,7 @@
 #include "host.cuh"
 #include "ncclp2p.cuh"
 #include "newer.cuh"
+#include "atomics.cuh"
 #include "moe.cuh"
 #include "persm.cuh"
 

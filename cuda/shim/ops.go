@@ -22,7 +22,27 @@ type Op struct {
 	Launch string   // the entry's launch function, as written (launch_bulk<NB_OP_PUT>)
 	File   string   // the shim file that holds the entry
 	Desc   string   // what it does, where its source says (an atomic's line): "atomic fetch_and clearing one bit"
-	Atomic bool     // a line of NB_ATOMICS (atomics.cuh): on 32- and 64-bit counters (Args.Elem 4 or 8)
+	Atomic bool     // a line of NB_ATOMICS (atomics.cuh)
+	// An atomic's counter types (its struct's NB_AMO_<TYPES> list), by
+	// element size (Args.Elem): u64 and u32, or f64, f32 and f16.
+	Counters []Counter
+	// NeedsNVSHMEM is the NVSHMEM release whose headers have an atomic's
+	// calls ("3.7": a shim built against an older one waives it); "" for
+	// every release the shim builds against.
+	NeedsNVSHMEM string
+}
+
+// Counter is a counter type of an atomic: the dtype label its points carry
+// (its digits are the type's bits, as the shim asserts) and its bytes.
+type Counter struct {
+	DType string
+	Bytes int
+}
+
+// Floating reports whether an atomic's counters are floating-point (f16,
+// f32, f64: NVSHMEM's nvshmemx_<T>_atomic_{add,fetch_add}).
+func (o Op) Floating() bool {
+	return len(o.Counters) > 0 && strings.HasPrefix(o.Counters[0].DType, "f")
 }
 
 // The traits an entry may state (common.cuh): what the Go side derives an
@@ -68,7 +88,15 @@ var (
 	// entries by the templates #define NB_AMO_<FORM>(name, F, what) {...}
 	// (atomics.cuh): each line is one entry per template.
 	reAtomics    = regexp.MustCompile(`(?s)#define NB_ATOMICS\(X\)(.*?)\n\n`)
-	reAtomicLine = regexp.MustCompile(`X\(\s*(\w+)\s*,\s*(\w+)\s*,\s*"([^"]*)"\s*\)`)
+	reAtomicLine = regexp.MustCompile(`X\(\s*(\w+)\s*,\s*(\w+)\s*,((?:\s*\\?\s*"[^"]*")+)\s*\)`) // what: one literal, or adjacent ones over lines
+	reLiteral    = regexp.MustCompile(`"([^"]*)"`)
+	// An atomic's struct names its counter types, NB_AMO(Struct, TYPES, ...);
+	// the types are a list #define NB_AMO_<TYPES>(T) T(C type, label) ... and
+	// the release of their calls, #define NB_AMO_<TYPES>_SINCE 307.
+	reAmoStruct  = regexp.MustCompile(`(?m)^NB_AMO\(\s*(\w+)\s*,\s*(\w+)\s*,`)
+	reAmoTypes   = regexp.MustCompile(`(?m)^#define NB_AMO_(\w+)\(T\)[ \t]+(.*)$`)
+	reAmoType    = regexp.MustCompile(`T\(\s*(\w+)\s*,\s*([a-z]+)(\d+)\s*\)`)
+	reAmoSince   = regexp.MustCompile(`(?m)^#define NB_AMO_(\w+)_SINCE[ \t]+(\d+)\b`)
 	reAtomicForm = regexp.MustCompile(`#define NB_AMO_\w+\(name, F, what\) \{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"(\w+)\." #name\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*(\w+)<F>::check\s*,\s*(\w+)<F>\s*\}`)
 	// A check template: template <typename F> struct Name { ... static constexpr Check check = {...}; }.
 	reCheckTemplate = regexp.MustCompile(`(?s)template <typename F>\s*struct (\w+) \{(?:[^}]|\}[^;])*?static constexpr Check check = \{(.*?)\};`)
@@ -160,10 +188,19 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 				problems = append(problems, m[2]+": not an entry {code, name, &family, traits, check, launch}: "+m[0])
 			}
 		}
-		amo, descs := atomicEntries(files[n])
+		amo, lines := atomicEntries(files[n])
+		counters, problem := atomicCounters(files[n])
+		problems = append(problems, problem...)
 		for _, m := range reEntry.FindAllStringSubmatch(files[n]+"\n"+strings.Join(amo, "\n"), -1) {
-			desc, atomic := descs[m[2]]
-			o := Op{Name: m[2], Code: m[1], Family: m[3], Check: m[5], Launch: m[6], File: n, Desc: desc, Atomic: atomic}
+			line, atomic := lines[m[2]]
+			o := Op{Name: m[2], Code: m[1], Family: m[3], Check: m[5], Launch: m[6], File: n, Desc: line.desc, Atomic: atomic}
+			if atomic {
+				if c, ok := counters[line.strct]; ok {
+					o.Counters, o.NeedsNVSHMEM = c.counters, c.needs
+				} else {
+					problems = append(problems, o.Name+": its struct "+line.strct+" has no NB_AMO("+line.strct+", TYPES, ...) line with a NB_AMO_<TYPES>(T) list")
+				}
+			}
 			for _, t := range strings.Split(m[4], "|") {
 				switch t = strings.TrimSpace(t); {
 				case t == "0":
@@ -223,27 +260,88 @@ func topFields(body string) []string {
 	return append(out, strings.TrimSpace(body[start:]))
 }
 
-// atomicLines are the X(name, Struct, "what") lines of a file's NB_ATOMICS.
+// atomicLines are the X(name, Struct, "what") lines of a file's NB_ATOMICS
+// (what joined from its literals).
 func atomicLines(text string) [][]string {
 	m := reAtomics.FindStringSubmatch(text)
 	if m == nil {
 		return nil
 	}
-	return reAtomicLine.FindAllStringSubmatch(m[1], -1)
+	lines := reAtomicLine.FindAllStringSubmatch(m[1], -1)
+	for _, l := range lines {
+		var what strings.Builder
+		for _, lit := range reLiteral.FindAllStringSubmatch(l[3], -1) {
+			what.WriteString(lit[1])
+		}
+		l[3] = what.String()
+	}
+	return lines
 }
+
+// atomicLine is what an atomic's line says beside its name.
+type atomicLine struct{ strct, desc string }
 
 // atomicEntries makes the entries of a file's NB_ATOMICS lines, one per
 // entry template, written out as entries are (for the checks below).
-func atomicEntries(text string) (entries []string, descs map[string]string) {
-	descs = map[string]string{}
+func atomicEntries(text string) (entries []string, lines map[string]atomicLine) {
+	lines = map[string]atomicLine{}
 	for _, f := range reAtomicForm.FindAllStringSubmatch(text, -1) {
 		for _, a := range atomicLines(text) {
 			name := f[2] + "." + a[1]
 			entries = append(entries, fmt.Sprintf(`{%s, "%s", &%s, %s, %s<%s>, %s<%s>}`, f[1], name, f[3], f[4], f[5], a[2], f[6], a[2]))
-			descs[name] = a[3]
+			lines[name] = atomicLine{a[2], a[3]}
 		}
 	}
-	return entries, descs
+	return entries, lines
+}
+
+// counterTypes are the counters of an atomic struct's TYPES.
+type counterTypes struct {
+	counters []Counter
+	needs    string // the release of the calls ("3.7"), "" for 0
+}
+
+// atomicCounters reads, by struct, the counter types of a file's atomics:
+// NB_AMO(Struct, TYPES, ...), its #define NB_AMO_<TYPES>(T) list and its
+// NB_AMO_<TYPES>_SINCE. problems: a struct whose types have no list or no
+// release, a label whose bits are no whole bytes.
+func atomicCounters(text string) (map[string]counterTypes, []string) {
+	lists := map[string][]Counter{}
+	var problems []string
+	for _, m := range reAmoTypes.FindAllStringSubmatch(text, -1) {
+		var cs []Counter
+		for _, t := range reAmoType.FindAllStringSubmatch(m[2], -1) {
+			bits, _ := strconv.Atoi(t[3])
+			if bits <= 0 || bits%8 != 0 {
+				problems = append(problems, "NB_AMO_"+m[1]+": the label "+t[2]+t[3]+" is no whole number of bytes")
+				continue
+			}
+			cs = append(cs, Counter{DType: t[2] + t[3], Bytes: bits / 8})
+		}
+		lists[m[1]] = cs
+	}
+	since := map[string]string{}
+	for _, m := range reAmoSince.FindAllStringSubmatch(text, -1) {
+		v, _ := strconv.Atoi(m[2])
+		since[m[1]] = ""
+		if v > 0 {
+			since[m[1]] = fmt.Sprintf("%d.%d", v/100, v%100)
+		}
+	}
+	out := map[string]counterTypes{}
+	for _, m := range reAmoStruct.FindAllStringSubmatch(text, -1) {
+		cs, ok := lists[m[2]]
+		needs, known := since[m[2]]
+		switch {
+		case !ok || len(cs) == 0:
+			problems = append(problems, m[1]+": its types "+m[2]+" have no #define NB_AMO_"+m[2]+"(T) T(C type, label) ... list")
+		case !known:
+			problems = append(problems, m[1]+": its types "+m[2]+" have no #define NB_AMO_"+m[2]+"_SINCE (the NVSHMEM release of the calls)")
+		default:
+			out[m[1]] = counterTypes{cs, needs}
+		}
+	}
+	return out, problems
 }
 
 // branched reports whether some shim file names code as a case: a kernel's

@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,6 +90,81 @@ func TestEveryAtomicLineIsTwoEntries(t *testing.T) {
 		if got := Atomics(kind); len(got) != len(lines) {
 			t.Errorf("%d %s atomics for %d lines", len(got), kind, len(lines))
 		}
+	}
+}
+
+// Every atomic carries its counter types from its struct's NB_AMO_<TYPES>
+// list: the integer ones u64 and u32, NVSHMEM 3.7's float adds f64, f32
+// and f16 (a dtype each, never a bare size: 4 bytes are u32 or f32), with
+// the release they need; a line's description joins its literals.
+func TestAtomicsCarryTheirCounterTypes(t *testing.T) {
+	ints := []Counter{{"u64", 8}, {"u32", 4}}
+	floats := []Counter{{"f64", 8}, {"f32", 4}, {"f16", 2}}
+	nfloat := 0
+	for _, kind := range []string{"rma", "lat"} {
+		for _, o := range Atomics(kind) {
+			want, needs := ints, ""
+			if strings.Contains(o.Name, "float_") {
+				want, needs = floats, "3.7"
+				nfloat++
+				if !strings.Contains(o.Desc, "NVSHMEM >= 3.7") || !strings.Contains(o.Desc, "add no floats") {
+					t.Errorf("%s: its description does not say what it needs and where it runs: %q", o.Name, o.Desc)
+				}
+			}
+			if !slices.Equal(o.Counters, want) || o.NeedsNVSHMEM != needs || o.Floating() != (needs != "") {
+				t.Errorf("%s: counters %v needs %q floating %v, want %v %q", o.Name, o.Counters, o.NeedsNVSHMEM, o.Floating(), want, needs)
+			}
+		}
+	}
+	if nfloat != 4 { // float_add and float_fetch_add, each a rate and a round trip
+		t.Errorf("%d float atomics, want 4", nfloat)
+	}
+	if o := Ops()["rma.put"]; o.Floating() || o.Counters != nil {
+		t.Errorf("rma.put is no atomic: %+v", o)
+	}
+}
+
+// The counter types' problems are found: a struct whose types have no list
+// or no release, a label of no whole bytes; a line's literals are joined.
+func TestAtomicCounterProblemsAreFound(t *testing.T) {
+	src := `enum { NB_OP_AMO = 61 };
+#define NB_AMO_INT(T) T(uint64_t, u64) T(uint32_t, u32)
+#define NB_AMO_INT_SINCE 0
+#define NB_AMO_ODD(T) T(uint8_t, u7)
+#define NB_AMO_ODD_SINCE 0
+#define NB_AMO_NEW(T) T(double, f64)
+#define NB_AMO_NEW_SINCE 309
+#define NB_AMO_LOST(T) T(float, f32)
+NB_AMO(AmoA, INT, 1, 0, amo_count, return 0)
+NB_AMO(AmoB, ODD, 1, 0, amo_count, return 0)
+NB_AMO(AmoC, NONE, 1, 0, amo_count, return 0)
+NB_AMO(AmoD, LOST, 1, 0, amo_count, return 0)
+NB_AMO(AmoE, NEW, 1, 0, amo_count, return 0)
+template <typename F>
+struct AmoRate {
+  static constexpr Check check = {"x", CheckAt<where, hold>::verify, CheckAt<where, hold>::corrupt, reset};
+};
+#define NB_ATOMICS(X) \
+  X(a, AmoA, "one " \
+    "two") \
+  X(b, AmoB, "b") \
+  X(c, AmoC, "c") \
+  X(d, AmoD, "d") \
+  X(e, AmoE, "e") \
+  X(f, AmoF, "f")
+
+#define NB_AMO_RATE(name, F, what) {NB_OP_AMO, "rma." #name, &kRMA, T_COUNTERS, AmoRate<F>::check, launch_amo<F>},
+`
+	ops, problems := parseOps(map[string]string{"atomics.cuh": src})
+	wantProblems(t, problems, []string{"NB_AMO_ODD: the label u7 is no whole number of bytes", "AmoB: its types ODD have no #define NB_AMO_ODD(T)",
+		"AmoC: its types NONE have no #define NB_AMO_NONE(T)", "AmoD: its types LOST have no #define NB_AMO_LOST_SINCE",
+		"rma.b: its struct AmoB has no NB_AMO(AmoB, TYPES, ...) line", "rma.c: its struct AmoC has no", "rma.d: its struct AmoD has no",
+		"rma.f: its struct AmoF has no"})
+	if o := ops["rma.a"]; o.Desc != "one two" || !slices.Equal(o.Counters, []Counter{{"u64", 8}, {"u32", 4}}) || o.NeedsNVSHMEM != "" {
+		t.Errorf("rma.a read as %+v", o)
+	}
+	if o := ops["rma.e"]; o.NeedsNVSHMEM != "3.9" || !o.Floating() {
+		t.Errorf("rma.e read as %+v", o)
 	}
 }
 

@@ -204,8 +204,6 @@ static int rma_validate(Run *r) {
     if (a->size % a->elem) return fail(NB_ERR, "size %lld is not a multiple of the element size %d", (long long)a->size, a->elem);
   }
   if (has(r, T_COUNTERS) && (int64_t)a->ctas * a->threads * 8 > S.buf) return fail(NB_ERR, "too many threads for the atomic counters");
-  if (has(r, T_COUNTERS) && a->op != NB_OP_SIGNAL_ADD && a->elem != 4 && a->elem != 8)
-    return fail(NB_ERR, "atomic counters of %d bytes: want 4 or 8", a->elem);
   if (a->op == NB_OP_PUT_SIGNAL && a->scope == NB_SCOPE_WARP && a->threads % 32) return fail(NB_ERR, "warp scope needs whole warps");
   if (a->op == NB_OP_PUT_SIGNAL && rma_groups(a) * 8 > S.buf) return fail(NB_ERR, "too many groups for the signal words");
   if (r->initiator && has(r, T_LOADSTORE) && nvshmem_ptr(S.dst, r->target) == nullptr)
@@ -270,7 +268,7 @@ NB_CHECK(kCheckCounters, "every counter at the number of operations", at_counter
 NB_CHECK(kCheckPutSignals, "the pattern at the target, each group's signal at the number of operations", at_put_target,
          put_pattern_signals);
 
-// A counter's bytes: the atomics' args.elem (4 or 8), signal_add's 8.
+// A counter's bytes: the atomics' args.elem (2, 4 or 8: atomics.cuh checks it), signal_add's 8.
 static int64_t counter_bytes(const Args *a) { return a->op == NB_OP_SIGNAL_ADD ? 8 : a->elem; }
 
 // Per operation: the payload, or the word of a counter operation.

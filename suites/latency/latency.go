@@ -48,7 +48,9 @@ type kind struct {
 	scope    string // thread, warp, block, or "" (fixed shape)
 	modes    []string
 	sized    bool // sweeps the message size (else one 8-byte message)
-	counter  bool // an atomic: one counter of 8 and of 4 bytes (the size)
+	// atomic: a line of the shim's NB_ATOMICS, one counter of each of its
+	// types (the size; a float atomic's points also name the dtype)
+	atomic *cuda.Op
 	// hostIssued: the host enqueues the calls on the stream (no kernel of ours)
 	hostIssued bool
 	ncclHost   bool // NCCL's host API: NCCL on every PE, one GPU per rank
@@ -113,9 +115,10 @@ func kinds() []kind {
 	ks = append(ks, kind{id: "latency/nccl/pingpong", op: "lat.nccl_pingpong", sized: true, threads: 1, hostIssued: true, ncclHost: true,
 		desc: "ROUND TRIP: ncclSend PE 0 -> peer, then the peer's ncclSend back, host-issued (NCCL's kernels; to itself on one PE)"})
 	// The atomics of NVSHMEM's AMO API, as the shim's table lists them
-	// (atomics.cuh): one thread on one counter, 64- and 32-bit (size 8, 4).
+	// (atomics.cuh): one thread on one counter of each type the atomic
+	// takes (u64, u32: size 8, 4; NVSHMEM 3.7's float adds f64, f32, f16).
 	for _, o := range cuda.Atomics("lat") {
-		ks = append(ks, kind{id: "latency/atomic/" + strings.TrimPrefix(o.Name, "lat."), op: o.Name, threads: 1, counter: true,
+		ks = append(ks, kind{id: "latency/atomic/" + strings.TrimPrefix(o.Name, "lat."), op: o.Name, threads: 1, atomic: &o,
 			desc: "ROUND TRIP: " + o.Desc + ", one thread on one counter (a fetching atomic's next address depends on the value returned; any other ends with quiet)"})
 	}
 	return ks
@@ -233,8 +236,18 @@ func threadsFor(k kind, c *harness.Config) int {
 func points(k kind) func(c *harness.Config) []record.Params {
 	return func(c *harness.Config) []record.Params {
 		sizes := []int64{8}
-		if k.counter {
-			sizes = []int64{8, 4}
+		dtypes := map[int64]string{}
+		if k.atomic != nil {
+			sizes = nil
+			for _, c := range k.atomic.Counters {
+				sizes = append(sizes, int64(c.Bytes))
+				// A float counter's points name its dtype (f32 beside a
+				// u32's 4 bytes); the integer ones keep the size alone, as
+				// the results they are compared with have it.
+				if k.atomic.Floating() {
+					dtypes[int64(c.Bytes)] = c.DType
+				}
+			}
 		}
 		if k.sized {
 			sizes = nil
@@ -251,7 +264,7 @@ func points(k kind) func(c *harness.Config) []record.Params {
 		var out []record.Params
 		for _, m := range modes {
 			for _, s := range sizes {
-				p := record.Params{Size: s, Scope: k.scope, CTAs: 1, Threads: threadsFor(k, c), Path: c.Path, Mode: m}
+				p := record.Params{Size: s, Scope: k.scope, CTAs: 1, Threads: threadsFor(k, c), Path: c.Path, Mode: m, DType: dtypes[s]}
 				if k.op == "lat.launch" {
 					p.Size = 0
 				}
@@ -291,8 +304,11 @@ func argsOf(k kind) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		if (k.op == "lat.p" || k.op == "lat.g" || k.op == "lat.pp_p") && size%8 != 0 {
 			return a, fmt.Sprintf("size %d is not a multiple of the 8-byte element", size)
 		}
-		if k.counter {
+		if k.atomic != nil {
 			a.Elem = int32(size)
+			if why := cuda.FloatAtomicOverIBGDA(*k.atomic, j.PeerPath(), harness.PathName(j.PeerPath(), e.Config)); why != "" {
+				return a, why
+			}
 		}
 		if p.Mode == "blocking" {
 			a.Blocking = 1

@@ -174,32 +174,34 @@ func init() {
 		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: readLimits,
 		Points: simplePoints("ld"), Args: argsOf("rma.ld")})
 	// The atomics of NVSHMEM's AMO API, as the shim's table lists them
-	// (atomics.cuh), on 64- and 32-bit counters; signal_add beside them.
-	type atomic struct{ name, op, desc string }
+	// (atomics.cuh), on the counter types each takes (u64 and u32; f64, f32
+	// and f16 for NVSHMEM 3.7's float adds); signal_add beside them.
+	type atomic struct {
+		name, desc string
+		op         cuda.Op
+	}
 	var atomics []atomic
 	for _, o := range cuda.Atomics("rma") {
 		name := strings.TrimPrefix(o.Name, "rma.")
-		atomics = append(atomics, atomic{name, o.Name, o.Desc + " rate, every thread on its own counter in the peer's memory"})
+		atomics = append(atomics, atomic{name, o.Desc + " rate, every thread on its own counter in the peer's memory", o})
 	}
 	// The counter update of DeepEP-style dispatch/combine kernels, without
 	// a payload: nvshmemx_signal_op, not an AMO of the atomics API.
-	atomics = append(atomics, atomic{"signal_add", "rma.signal_add", "nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, every thread on its own remote signal word"})
+	signal, _ := cuda.LookupOp("rma.signal_add")
+	signal.Counters = []cuda.Counter{{DType: "u64", Bytes: 8}} // signal words are uint64_t
+	atomics = append(atomics, atomic{"signal_add", "nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, every thread on its own remote signal word", signal})
 	for _, a := range atomics {
-		dtypes := []string{"u64", "u32"}
-		if a.op == "rma.signal_add" {
-			dtypes = dtypes[:1] // signal words are uint64_t
-		}
 		harness.Register(harness.Benchmark{ID: "rma/atomic/" + a.name, Suite: "rma", Default: true,
 			Desc:    a.desc,
 			Metrics: []string{record.MetricRate},
 			Points: func(c *harness.Config) []record.Params {
 				var out []record.Params
-				for _, dt := range dtypes {
-					out = append(out, record.Params{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: dt, Size: int64(elemBytes[dt])})
+				for _, ct := range a.op.Counters {
+					out = append(out, record.Params{Op: a.name, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, DType: ct.DType, Size: int64(ct.Bytes)})
 				}
 				return out
 			},
-			Args: argsOf(a.op)})
+			Args: atomicArgs(a.op)})
 	}
 	// Issue rates: 8-byte messages a second, apart from their delivery
 	// (one quiet a launch): putmem_nbi by every scope group, p by every thread.
@@ -490,6 +492,20 @@ func argsOf(op string) func(e *harness.Env, p record.Params) (cuda.Args, string)
 			}
 		}
 		return a, ""
+	}
+}
+
+// atomicArgs are argsOf(the atomic) with its counters' bytes (the point's
+// size) and the waiver of a float atomic over IBGDA.
+func atomicArgs(op cuda.Op) func(e *harness.Env, p record.Params) (cuda.Args, string) {
+	args := argsOf(op.Name)
+	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
+		a, why := args(e, p)
+		a.Elem = int32(p.Size)
+		if why == "" {
+			why = cuda.FloatAtomicOverIBGDA(op, e.Job.PeerPath(), harness.PathName(e.Job.PeerPath(), e.Config))
+		}
+		return a, why
 	}
 }
 
