@@ -20,6 +20,12 @@
 #             then each knob alone (no fence; done counter in cudaMalloc memory;
 #             source and destination in cudaMalloc memory), every launch
 #             printing when the timed role and the last CTA ended (stamps)
+#   new38     issue 35's rows built this session, never run: NVSHMEM 3.7's
+#             float atomics and 3.8's RMA regions (and the counted-signal
+#             row's waiver), 1 PE and 2 PEs, under 3.8.0 (they run) and 3.4.5
+#             (waived); then gpu-test's TestFloatAtomics and TestNVSHMEM38Rows
+#             with the 3.8.0 shim, and with --corrupt-checks the float rows
+#             must all fail verification
 # Logs and results land in $OUT/own.tar.xz.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -62,6 +68,15 @@ for s in ${STEPS:-gputest probe}; do
     done
     step 90 probe2-mem=nvshmem "$WORK/probe-n" cases=quick mem=nvshmem
     step 90 probe2-mem=nvshmem-fence "$WORK/probe-n" cases=quick mem=nvshmem fence=1 ;;
+  new38)
+    NEW="--samples 10 --timeout 30s rma/atomic/float_add rma/atomic/float_fetch_add latency/atomic/float_add latency/atomic/float_fetch_add rma/atomic/fetch_add latency/atomic/fetch_add rma/rate/put-nbi-region/block rma/rate/put-nbi/block latency/issue/region rma/put-signal/counted"
+    step 120 new38-1pe-3.8.0 $N38 "$B" run $B38 --out "$W2/new38-1pe-3.8.0.jsonl" --label new38-1pe-3.8.0 $NEW
+    step 120 new38-2pe-3.8.0 $N38 "$B" run $B38 --pes-per-gpu 2 --out "$W2/new38-2pe-3.8.0.jsonl" --label new38-2pe-3.8.0 $NEW
+    step 60 new38-1pe-3.4.5 "$B" run $A --out "$W2/new38-1pe-3.4.5.jsonl" --label new38-1pe-3.4.5 $NEW
+    step 60 new38-corrupt-3.8.0 $N38 "$B" run $B38 --corrupt-checks --samples 1 --warmup 0 --out "$W2/new38-corrupt-3.8.0.jsonl" \
+      --label new38-corrupt-3.8.0 rma/atomic/float_add rma/atomic/float_fetch_add latency/atomic/float_add latency/atomic/float_fetch_add rma/rate/put-nbi-region/block latency/issue/region
+    step 300 gpu-test-3.8.0 $N38 NVSHBENCH_BIN="$B" NVSHBENCH_SHIM="$PWD/build/libnvshbench-n38.so" build/gpu.test -test.v -test.timeout 290s \
+      -test.run 'TestFloatAtomics|TestNVSHMEM38Rows' ;;
   dbg)
     D="--shim $PWD/build/libnvshbench-dbg.so persm/tma --sizes 256M --sm-budgets 1,16 --samples 3 --warmup 1 --timeout 60s"
     export NB_PM_DBG_STAMPS=1
