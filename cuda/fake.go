@@ -245,7 +245,7 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 	if !known {
 		return Timing{}, r, &Error{Op: name, Status: StatusErr, Msg: fmt.Sprintf("unknown operation %q: not in this shim's dispatch table", name)}
 	}
-	if a.Samples <= 0 || a.Iters < 0 || a.Size <= 0 || a.Threads <= 0 || a.CTAs <= 0 || a.Peer < 0 || int(a.Peer) >= f.nranks {
+	if a.Samples <= 0 || a.Iters < 0 || a.Size <= 0 || a.Threads <= 0 || a.CTAs < 0 || a.CTAs == 0 && !fakePerSMCompute(name) || a.Peer < 0 || int(a.Peer) >= f.nranks {
 		return Timing{}, r, &Error{Op: name, Status: StatusErr, Msg: "bad arguments"}
 	}
 	if envInt("NVSHBENCH_FAKE_HANG_SIZE") == a.Size {
@@ -282,7 +282,7 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 			r.Errors = 1
 			copy(r.Detail[:], fmt.Sprintf("counter %d: got a damaged value", r.Checked/2))
 		}
-	case r.Bytes > 0:
+	case r.Bytes > 0 || fakePerSMCompute(name): // a compute kernel's results are checked (persm.cuh)
 		r.Checked = a.Size
 		if corrupt {
 			r.Errors = 3
@@ -438,6 +438,8 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 	r.Bytes = word
 	if op.Has(TraitPayload) {
 		r.Bytes = a.Size
+	} else if fakePerSMCompute(op.Name) {
+		r.Bytes = 0
 	}
 	// One operation's time (the same for every sample, which varies it by
 	// its index below).
@@ -594,12 +596,19 @@ func scopeGroups(a Args) int32 {
 	return a.CTAs * a.Threads
 }
 
+// fakePerSMCompute: a bytes-per-SM compute kernel, which moves no bytes
+// (persm.cuh's pm_bytes) and takes 0 CTAs, on every SM (no transfer
+// budget), as pm_validate does.
+func fakePerSMCompute(op string) bool { return op == "rma.pm_fma" || op == "rma.pm_mma" }
+
 // fakePerSM models the bytes-per-SM rows (persm.cuh): a mechanism's GB/s
 // grows with its SMs up to its peak (GB/s an SM, peak, the size at half
 // its peak); the copy engine uses none and needs large transfers. A compute
 // kernel's iteration takes 4 µs (fma) or 9 µs (mma) on the SMs outside the
-// budget, scaled to 132 SMs. Beside each other, the transfer loses 10 % and
-// the compute 5 % (mma 15 % beside SM stores). ok false: not such a row.
+// budget (every SM at budget 0), scaled to 132 SMs. Beside each other, the
+// transfer loses 10 % and the compute 5 % (mma 15 % beside SM stores); the
+// copy engine, on no SM, loses 2 % beside a compute kernel on every SM and
+// costs it 1 %. ok false: not such a row.
 func fakePerSM(a Args, op Op) (float64, bool) {
 	type model struct{ perSM, peak, half float64 }
 	models := map[string]model{
@@ -618,7 +627,10 @@ func fakePerSM(a Args, op Op) (float64, bool) {
 			bw = min(m.peak, m.perSM*float64(a.CTAs))
 		}
 		bw *= float64(a.Size) / (float64(a.Size) + m.half)
-		if partner != "" {
+		switch {
+		case partner != "" && m.perSM == 0:
+			bw *= 0.98
+		case partner != "":
 			bw *= 0.9
 		}
 		return float64(a.Size) / bw, true
@@ -632,6 +644,8 @@ func fakePerSM(a Args, op Op) (float64, bool) {
 	switch {
 	case partner == "rma.pm_st" && op.Name == "rma.pm_mma":
 		t *= 1.15
+	case partner == "rma.pm_ce":
+		t *= 1.01
 	case partner != "":
 		t *= 1.05
 	}

@@ -24,7 +24,7 @@ func TestPerSMAnswer(t *testing.T) {
 	}{
 		{1500e9, "tma", 8, []string{"use tma on 8 SMs (2000 GB/s)", "beside an FMA-bound kernel that costs it 20 %", "(and the transfer 11 %)"}},
 		{1000e9, "tma", 4, []string{"use tma on 4 SMs"}},
-		{15e9, "tma", 1, []string{"use tma on 1 SM (300 GB/s)", "the copy engine moves it with no SM (2000 GB/s)"}},
+		{15e9, "tma", 1, []string{"use tma on 1 SM (300 GB/s)", "the copy engine moves it with no SM (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %)"}},
 		{2100e9, "tma", 66, []string{"use tma on 66 SMs"}},
 		{3000e9, "", -1, []string{"no mechanism moves 3000 GB/s", "the most: 2150 GB/s"}},
 	} {
@@ -42,8 +42,32 @@ func TestPerSMAnswer(t *testing.T) {
 			t.Errorf("%g B/s: the copy engine (2000 GB/s) does not reach it: %q", c.want, s)
 		}
 	}
-	// Where st were faster than tma on one SM, it would be the answer.
+	// The copy engine's cost beside a compute kernel is said only where its
+	// rows were measured: without the compute's row beside it, the
+	// transfer's figure stands alone; without either, nothing is said.
 	g := fixture.PerSMExample()
+	var kept []record.Point
+	for _, p := range g.Points {
+		if p.ID != "persm/compute/fma/beside-ce" {
+			kept = append(kept, p)
+		}
+	}
+	g.Points = kept
+	if s := model.AnswerFor(g, 15e9, size).Sentence(); !strings.HasSuffix(s, "beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower)") {
+		t.Errorf("without the compute's row beside the copy engine: %q", s)
+	}
+	kept = nil
+	for _, p := range g.Points {
+		if p.ID != "persm/ce/beside-fma" {
+			kept = append(kept, p)
+		}
+	}
+	g.Points = kept
+	if s := model.AnswerFor(g, 15e9, size).Sentence(); strings.Contains(s, "every SM") {
+		t.Errorf("without the copy engine's rows beside a compute kernel: %q", s)
+	}
+	// Where st were faster than tma on one SM, it would be the answer.
+	g = fixture.PerSMExample()
 	for i := range g.Points {
 		p := &g.Points[i]
 		if p.ID == "persm/st" && p.Params.CTAs == 1 && p.Params.Size == size {

@@ -12,14 +12,17 @@ import (
 // perSMCharts: bytes per SM (issue 32), GB/s to the peer against the SM
 // budget, a curve per mechanism (and file), at the largest size beyond L2
 // and at 1 MiB and 64 KiB where measured; the copy engine, which uses no
-// SM, as a dashed line across.
+// SM, as a dashed line across, and beside each compute kernel on every SM
+// as a dotted one.
 func perSMCharts(files []*record.File) []Spec {
 	names := record.Labels(files)
 	var sizes []int64
 	curves := make([][]report.Curve, len(files)) // each file's, once
+	ins := make([][]report.Interference, len(files))
 	for fi, f := range files {
 		cs := report.Curves(f)
 		curves[fi] = cs
+		ins[fi] = report.Interferences(f)
 		for _, c := range cs {
 			if (c.Size == 1<<20 || c.Size == 64<<10) && !slices.Contains(sizes, c.Size) {
 				sizes = append(sizes, c.Size)
@@ -52,6 +55,12 @@ func perSMCharts(files []*record.File) []Spec {
 					if v, ok := c.At(0); ok {
 						s.Marks = append(s.Marks, Mark{Label: prefix + fmt.Sprintf("copy engine, no SM: %s GB/s", units.Value(v/1e9)), Y: v / 1e9, Series: -1,
 							Color: "#000000", Dash: []float64{6, 3}})
+					}
+					for _, in := range ins[fi] {
+						if in.Mechanism == "ce" && in.Size == size && in.Beside > 0 {
+							s.Marks = append(s.Marks, Mark{Label: prefix + fmt.Sprintf("copy engine beside %s on every SM: %s GB/s", in.Compute, units.Value(in.Beside/1e9)),
+								Y: in.Beside / 1e9, Series: -1, Color: "#555555", Dash: []float64{2, 3}})
+						}
 					}
 					continue
 				}

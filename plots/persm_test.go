@@ -11,7 +11,8 @@ import (
 )
 
 // Bytes per SM has its own charts, GB/s against the SM budget (a curve per
-// mechanism, the copy engine a line across at no SM), at the largest size
+// mechanism, the copy engine a line across at no SM, alone and beside a
+// compute kernel), at the largest size
 // beyond L2 and at 1 MiB; its rows are on no chart against message size.
 func TestPerSMCharts(t *testing.T) {
 	specs := plots.Build([]*record.File{fixture.PerSMExample()}, nil)
@@ -36,8 +37,16 @@ func TestPerSMCharts(t *testing.T) {
 	if len(tma) != 6 || tma[0].X != 1 || tma[5].X != 132 || tma[3].Y != 2000 || tma[3].Lo > tma[3].Y || tma[3].Hi < tma[3].Y {
 		t.Errorf("tma: %+v", tma)
 	}
-	if len(big.Marks) != 1 || big.Marks[0].Y != 2000 || !strings.Contains(big.Marks[0].Label, "copy engine, no SM") {
+	// The copy engine alone, and beside fma on every SM (measured at 256
+	// MiB only: the 1 MiB chart has no such line).
+	if len(big.Marks) != 2 || big.Marks[0].Y != 2000 || !strings.Contains(big.Marks[0].Label, "copy engine, no SM") ||
+		big.Marks[1].Y != 1600 || big.Marks[1].Label != "copy engine beside fma on every SM: 1600 GB/s" {
 		t.Errorf("marks %+v", big.Marks)
+	}
+	for _, s := range specs {
+		if s.Name == "persm-1048576" && len(s.Marks) != 1 {
+			t.Errorf("1 MiB: marks %+v", s.Marks)
+		}
 	}
 	for _, s := range specs {
 		if err := plots.Render(io.Discard, s, "svg"); err != nil {

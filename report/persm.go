@@ -160,5 +160,11 @@ func interferenceTable(ins []Interference, tag string) table.Table {
 	t.Notes = append(t.Notes,
 		"one fused launch, one CTA an SM: the transfer on SMs, the compute kernel (fma: FMA-bound; mma: tensor-core bf16) on every other SM, each timed while the other runs beside it all along",
 		"slowdown: the time beside against the time alone on the same SMs (the transfer: persm/<mechanism>; the compute: persm/compute/<kind>), 10 % = 10 % longer; the compute's results verified in every row")
+	for _, in := range ins {
+		if in.Mechanism == "ce" && slices.Contains(sizes, in.Size) {
+			t.Notes = append(t.Notes, "ce: the copy engine on no SM (0), the compute kernel on every SM of a second stream: running before the copies are timed and ended by a copy-engine write after them; timed itself while a host thread keeps copies in flight (not fused: the copy engine is no kernel's)")
+			break
+		}
+	}
 	return t
 }

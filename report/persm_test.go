@@ -3,6 +3,7 @@ package report_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nvshbench/nvshbench/internal/fixture"
@@ -61,10 +62,24 @@ func TestPerSMTables(t *testing.T) {
 		{in, "transfer slowdown %", "11.1", []string{"tma", "fma", "256 MiB", "8"}},
 		{in, "compute slowdown %", "20.0", []string{"tma", "fma", "256 MiB", "8"}},
 		{in, "compute alone µs", "10.00", []string{"tma", "fma", "256 MiB", "8"}},
+		// The copy engine beside fma on every SM, against the copy engine
+		// alone and fma alone on every SM (budget 0).
+		{in, "beside GB/s", "1600.0", []string{"ce", "fma", "256 MiB", "0"}},
+		{in, "transfer slowdown %", "25.0", []string{"ce", "fma", "256 MiB", "0"}},
+		{in, "compute alone µs", "8.00", []string{"ce", "fma", "256 MiB", "0"}},
+		{in, "compute slowdown %", "5.0", []string{"ce", "fma", "256 MiB", "0"}},
 	} {
 		if got := cellAt(t, c.tab, c.col, c.lead...); got != c.want {
 			t.Errorf("%s %v %s: %q, want %q", c.tab.Title, c.lead, c.col, got, c.want)
 		}
+	}
+	if !slices.ContainsFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, "ce: the copy engine on no SM") }) {
+		t.Errorf("no note on how the copy engine's rows ran: %q", in.Notes)
+	}
+	// The bandwidth tables' budgets stay the transfers': the compute alone
+	// on every SM (budget 0) is no column.
+	if slices.Contains(bw.Columns, "0 SM") {
+		t.Errorf("columns %v", bw.Columns)
 	}
 	// A file without bytes-per-SM rows has none of these tables.
 	rep = report.Build([]*record.File{fixture.Synthetic(fixture.Options{})}, record.Paper(), report.Options{})
@@ -93,9 +108,15 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 			}
 		}
 	}
+	// Ordered by mechanism (tma before ce); the copy engine's pairs its rows
+	// beside fma with the copy engine alone and fma alone on every SM.
 	ins := report.Interferences(f)
-	if len(ins) != 1 || math.Abs(ins[0].TransferSlowdown()-1.0/9) > 1e-9 || math.Abs(ins[0].ComputeSlowdown()-0.2) > 1e-9 {
+	if len(ins) != 2 || math.Abs(ins[0].TransferSlowdown()-1.0/9) > 1e-9 || math.Abs(ins[0].ComputeSlowdown()-0.2) > 1e-9 {
 		t.Fatalf("%+v", ins)
+	}
+	if ce := ins[1]; ce.Mechanism != "ce" || ce.Compute != "fma" || ce.Budget != 0 || ce.Alone != 2000e9 || ce.Beside != 1600e9 || ce.ComputeAlone != 8e-6 ||
+		math.Abs(ce.TransferSlowdown()-0.25) > 1e-9 || math.Abs(ce.ComputeSlowdown()-0.05) > 1e-9 {
+		t.Errorf("the copy engine beside fma: %+v", ce)
 	}
 	if !math.IsNaN((report.Interference{Beside: 1}).TransferSlowdown()) || !math.IsNaN((report.Interference{ComputeAlone: 1}).ComputeSlowdown()) {
 		t.Error("a slowdown without both sides")

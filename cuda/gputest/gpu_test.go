@@ -270,7 +270,7 @@ func stamped(id string) bool {
 	case strings.HasPrefix(id, "rma/"), id == "limit/sm-copy", id == "limit/sm-copy-read":
 		return true
 	case strings.HasPrefix(id, "persm/"):
-		return id != "persm/ce" // the copy engine
+		return !strings.HasPrefix(id, "persm/ce") // the copy engine, alone or beside a compute kernel in the background (the compute beside it is timed in its kernel)
 	case strings.HasPrefix(id, "collectives/"):
 		return strings.HasPrefix(last, "nvshmem-") && last != "nvshmem-stream" || strings.HasPrefix(last, "multicta") || strings.HasPrefix(last, "nccl-lsa")
 	case strings.HasPrefix(id, "moe/"):
@@ -421,7 +421,11 @@ func TestForcedAlgorithms(t *testing.T) {
 // every mechanism over three budgets, alone and beside each compute kernel,
 // and each compute kernel alone and beside each mechanism, verified (the
 // compute results too); more SMs move more bytes at 64 MiB; every row
-// beside another kernel has its alone row to be slowed against.
+// beside another kernel has its alone row to be slowed against. The copy
+// engine beside a compute kernel on every SM (a second stream, not fused)
+// runs among them: its copies verified at the target and the background
+// compute's results; the compute timed beside it in its own kernel; both
+// logged against their rows alone at 64 MiB.
 func TestPerSM(t *testing.T) {
 	for _, pes := range []string{"1", "2"} {
 		t.Run(pes+"pe", func(t *testing.T) {
@@ -462,6 +466,39 @@ func TestPerSM(t *testing.T) {
 				if _, ok := bw[key(alone)]; !ok {
 					t.Errorf("%s %s: no alone row %s to compare with", pt.ID, pt.Params.Key(), key(alone))
 				}
+			}
+			// The copy engine beside each compute kernel on every SM, and each
+			// compute kernel on every SM beside it, against their rows alone.
+			find := func(id string, size int64, beside string) *record.Point {
+				for i := range f.Points {
+					pt := &f.Points[i]
+					if pt.ID == id && pt.Params.Size == size && pt.Params.CTAs == 0 && pt.Params.Extra["beside"] == beside {
+						return pt
+					}
+				}
+				return nil
+			}
+			for _, c := range []string{"fma", "mma"} {
+				ce, beside := find("persm/ce", 64<<20, ""), find("persm/ce/beside-"+c, 64<<20, c)
+				comp, compBeside := find("persm/compute/"+c, 0, ""), find("persm/compute/"+c+"/beside-ce", 64<<20, "ce")
+				if ce == nil || beside == nil || comp == nil || compBeside == nil {
+					t.Errorf("beside the copy engine, %s: a row is missing (ce %v, ce beside %v, %s alone on every SM %v, beside ce %v)", c, ce != nil, beside != nil, c, comp != nil, compBeside != nil)
+					continue
+				}
+				for _, pt := range []*record.Point{beside, compBeside} {
+					if pt.Status != record.StatusOK || !pt.Verify.Checked || !pt.Verify.OK {
+						t.Errorf("%s %s: %s %s verify=%+v", pt.ID, pt.Params.Key(), pt.Status, pt.Reason, pt.Verify)
+					}
+				}
+				if compBeside.KernelTimer == nil {
+					t.Errorf("%s beside the copy engine: no in-kernel timer (its kernel is the alone row's)", c)
+				}
+				a, _ := ce.Metric(record.MetricBandwidth)
+				b, _ := beside.Metric(record.MetricBandwidth)
+				ta, _ := comp.Metric(record.MetricLatency)
+				tb, _ := compBeside.Metric(record.MetricLatency)
+				t.Logf("copy engine at 64 MiB: %.1f GB/s alone, %.1f beside %s on every SM; %s on every SM: %.3f us an iteration alone, %.3f beside the copy engine",
+					a.Median/1e9, b.Median/1e9, c, c, ta.Median*1e6, tb.Median*1e6)
 			}
 			for _, m := range []string{"st", "tma", "put"} {
 				one, all, most := 0.0, 0.0, 0

@@ -195,6 +195,14 @@ struct Family {
   // (a collective per launch, a MoE step): no launch overhead to amortise,
   // so a calibrated launch loops at most NB_PER_OP_ITERS (may be null).
   int (*per_op_launches)(Run *r);
+  // arm (may be null): on a PE that launches, right before a timed launch's
+  // first event, starts what must already run when the events start and
+  // that the launch cannot start itself (started inside it, it would begin
+  // after the first event, and the window would time the launch partly
+  // without it): bytes per SM's copy-engine rows (persm.cuh), a compute
+  // kernel on every SM of a second stream or copies a host thread feeds.
+  // Not for a graph's replay.
+  int (*arm)(Run *r);
 };
 
 #define NB_PER_OP_ITERS 100

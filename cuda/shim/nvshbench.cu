@@ -308,6 +308,10 @@ static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, floa
     nvshmemx_barrier_all_on_stream(S.stream);
     CKLAUNCH("start gate (on-stream barrier)");
   }
+  // A family's side work starts before the first event (Family.arm: the
+  // window must not open before it runs).
+  if (!gexec && r->e->family->arm)
+    if (int rc = r->e->family->arm(r)) return rc;
   CK(cudaEventRecord(S.ev0, S.stream));
   if (int rc = launch(r, iters, gexec)) return rc;
   CK(cudaEventRecord(S.ev1, S.stream));

@@ -32,6 +32,19 @@
 // have all finished (a counter in device memory), so the events time the
 // timed role with the other beside it all along.
 //
+// The copy engine uses no SM, so it cannot be a role of the fused launch.
+// Beside a compute kernel it runs on its own streams, the compute on every
+// SM (pm_ce_timed, pm_ce_fed below):
+//   persm/ce/beside-<compute>  the copies timed on S.stream as persm/ce's; the compute in the
+//           background on a second stream, started by the family's arm hook before the first
+//           event (it waits until every CTA runs), ended by a copy-engine write of the stop word
+//           once the copies are done: no SM needed while every SM computes
+//   persm/compute/<compute>/beside-ce  the compute on every SM timed as the alone row's (the
+//           same kernel); the copies fed beside it by a host thread that arm starts (a
+//           copy must have landed before the first event) and that keeps PM_FEED_DEPTH in
+//           flight until the compute has ended
+// Neither can be captured in a CUDA graph (a second stream, a host thread).
+//
 // Compute kernels, each with a result that depends on how much ran:
 //   fma  every thread PM_ACC accumulators; an iteration is PM_FMA_STEPS steps of
 //        acc = fma(acc, -1, 0) on each (a sign flip: back to acc after an even count)
@@ -42,6 +55,11 @@
 // Every compute CTA records its n; the check reads n and the results.
 
 #include <mma.h>
+#include <sched.h>
+#include <time.h>
+
+#include <atomic>
+#include <thread>
 
 enum {
   NB_OP_PM_ST = 100,   // SM 16-byte stores into the peer over a budget of SMs
@@ -62,6 +80,12 @@ enum {
 #define PM_FMA_STEPS 256
 #define PM_MMA_PAIRS 128
 #define PM_OUT_OFF (16 << 10)  // scratch: [0, 8 KiB) n per CTA, [8 KiB] the done counter, results from 16 KiB
+#define PM_STARTED_OFF (8192 + 8)  // scratch: the CTAs of a background compute that have started (beside the copy engine)
+#define PM_BGSTAMPS_OFF (8192 + 32)  // scratch: that compute's launch stamps (not the harness's: nothing of ours is timed in it)
+// A compute kernel beside the copy engine stops on its own after this long
+// (and says so, failing the point): were the stop write never to come (the
+// copies waiting for an SM), the launch would otherwise never end.
+#define PM_BG_DEADLINE_NS 10000000000ull
 
 struct PmArgs {
   uint8_t *dst;
@@ -74,6 +98,11 @@ struct PmArgs {
   float *out;
   float minus1, one;  // -1 and 1, not known to the compiler
   int64_t *st;
+  // Beside the copy engine: want is the launch's sequence number, which the
+  // stop write puts in done; the last CTA to start writes it to host[0]
+  // (mapped host memory), a CTA that ran out PM_BG_DEADLINE_NS to host[1].
+  unsigned long long *started;
+  unsigned long long *host;
 };
 
 // --- TMA: one thread of a CTA issues, the rest wait at the CTA's barriers.
@@ -172,6 +201,22 @@ __device__ static inline void pm_finished(const PmArgs &p) {
   }
 }
 
+// pm_stop_ce: a compute CTA beside the copy engine asks whether the copies
+// are done (the copy engine wrote the launch's number to done) or its
+// deadline t_end (thread 0's) has passed, which it reports to the host.
+__device__ static inline int pm_stop_ce(const PmArgs &p, uint64_t t_end) {
+  int stop = 0;
+  if (threadIdx.x == 0) {
+    stop = *(volatile unsigned long long *)p.done >= p.want;
+    if (!stop && gtimer() > t_end) {
+      *(volatile unsigned long long *)(p.host + 1) = p.want;
+      __threadfence_system();
+      stop = 1;
+    }
+  }
+  return __syncthreads_or(stop);
+}
+
 template <int M, int BACKGROUND, int PARTNER>
 __device__ static void pm_transfer(const PmArgs &p, uint8_t *smem) {
   uint32_t phases = 0;
@@ -202,8 +247,9 @@ __device__ static void pm_transfer(const PmArgs &p, uint8_t *smem) {
 __device__ static inline float pm_fma_x0(int64_t c, int j) { return 0.5f * (float)((c * PM_ACC + j) % 251); }
 __device__ static inline float pm_mma_x0(int64_t w) { return (float)(w % 61); }
 
-// pm_compute: compute CTA k (of gridDim.x - budget) runs iterations of kind C.
-template <int C, int BACKGROUND, int PARTNER>
+// pm_compute: compute CTA k (of gridDim.x - budget) runs iterations of kind
+// C (CE: in the background of the copy engine, which stops it by a write).
+template <int C, int BACKGROUND, int PARTNER, int CE = 0>
 __device__ static void pm_compute(const PmArgs &p) {
   int64_t k = blockIdx.x - p.budget;
   uint64_t n = 0;
@@ -212,6 +258,12 @@ __device__ static void pm_compute(const PmArgs &p) {
       for (int it = 0; it < p.iters; it++) iter();
       n = (uint64_t)p.iters;
       if (PARTNER) pm_finished(p);
+    } else if constexpr (CE) {
+      uint64_t t_end = gtimer() + PM_BG_DEADLINE_NS;
+      do {
+        iter();
+        n++;
+      } while (!pm_stop_ce(p, t_end));
     } else {
       do {
         iter();
@@ -260,15 +312,25 @@ __device__ static void pm_compute(const PmArgs &p) {
 
 // The fused launch: CTAs below the budget transfer with M (0: none), the
 // others compute C (0: none); TIMED_COMPUTE says which role is timed (the
-// other runs in the background while it does).
+// other runs in the background while it does). M = NB_OP_PM_CE: no
+// transfer role (budget 0, the copies are not ours): every CTA computes in
+// the background until the copy engine's stop write, and the last CTA to
+// start tells the host (pm_arm waits for it before the copies are timed).
 template <int M, int C, int TIMED_COMPUTE>
 __global__ void __launch_bounds__(PM_THREADS, 1) k_pm(PmArgs p) {
   extern __shared__ __align__(128) uint8_t pm_smem[];
   stamp_begin(p.st);
+  if constexpr (M == NB_OP_PM_CE) {
+    static_assert(C != 0 && !TIMED_COMPUTE, "beside the copy engine the compute runs in the background");
+    if (threadIdx.x == 0 && atomicAdd(p.started, 1ull) == gridDim.x - 1ull) {
+      *(volatile unsigned long long *)p.host = p.want;
+      __threadfence_system();
+    }
+  }
   if ((int)blockIdx.x < p.budget) {
-    if constexpr (M != 0) pm_transfer<M, C != 0 && TIMED_COMPUTE, C != 0>(p, pm_smem);
+    if constexpr (M != 0 && M != NB_OP_PM_CE) pm_transfer<M, C != 0 && TIMED_COMPUTE, C != 0>(p, pm_smem);
   } else {
-    if constexpr (C != 0) pm_compute<C, M != 0 && !TIMED_COMPUTE, M != 0>(p);
+    if constexpr (C != 0) pm_compute<C, M != 0 && !TIMED_COMPUTE, M != 0, M == NB_OP_PM_CE>(p);
   }
   stamp_end(p.st);
 }
@@ -302,29 +364,156 @@ static int pm_comp(const Args *a) { return pm_is_compute(a->op) ? a->op : a->imp
 // The transfer's data is checked where the transfer is timed (a background
 // transfer stops mid-pass when the compute ends).
 static int pm_checks_transfer(const Args *a) { return pm_is_transfer(a->op); }
+// The transfer's SMs: args.ctas, none where the copy engine is the
+// mechanism (its compute partner has every SM), and none for a compute
+// kernel alone with args.ctas 0 (every SM: the copy engine's partner alone).
+static int pm_budget(const Args *a) { return pm_mech(a) == NB_OP_PM_CE ? 0 : a->ctas; }
+// The copy engine timed beside a compute kernel in the background
+// (persm/ce/beside-<compute>), and a compute kernel timed beside copies a
+// host thread feeds (persm/compute/<compute>/beside-ce).
+static int pm_ce_timed(const Args *a) { return a->op == NB_OP_PM_CE && pm_is_compute(a->impl); }
+static int pm_ce_fed(const Args *a) { return pm_is_compute(a->op) && a->impl == NB_OP_PM_CE; }
 
 static uint64_t *pm_counts(void) { return (uint64_t *)S.scratch; }
 static unsigned long long *pm_done(void) { return (unsigned long long *)(S.scratch + 8192); }
+static unsigned long long *pm_started(void) { return (unsigned long long *)(S.scratch + PM_STARTED_OFF); }
+static int64_t *pm_bgstamps(void) { return (int64_t *)(S.scratch + PM_BGSTAMPS_OFF); }
 static float *pm_out(void) { return (float *)(S.scratch + PM_OUT_OFF); }
 
 static uint8_t *g_pm_lsa;  // the peer's NCCL window, as this PE's kernels address it (pm_setup)
 
+// --- the copy engine beside a compute kernel: the side streams, the words
+// the kernels and the host share (mapped, pinned host memory: the host
+// reads them without a CUDA call while the GPU is busy), the feeder thread.
+#define PM_FEED_DEPTH 4  // copies the feeder keeps in flight
+// How long pm_arm waits for the background compute's CTAs or the first fed
+// copy: longer than PM_BG_DEADLINE_NS, so a kernel that ran out its
+// deadline says so first.
+#define PM_ARM_TIMEOUT_S 15.0
+
+struct PmSide {
+  int ready;
+  cudaStream_t bg;    // the background compute's, or the fed copies' (non-blocking)
+  cudaStream_t stop;  // the stop write's (non-blocking)
+  cudaEvent_t ordered, copied, computed, ring[PM_FEED_DEPTH];
+  // [0] the launch whose CTAs have all started, [1] a launch whose compute
+  // ran out its deadline, [4..8) the stop writes' values (a slot a launch).
+  volatile unsigned long long *host;
+  unsigned long long *host_dev;
+  // The last launch armed. Never reset: a stop write that lands late
+  // carries an older launch's number, smaller than the one now waited for.
+  unsigned long long seq;
+  int armed;  // a background compute runs that no stop write is enqueued for yet
+  std::thread *feeder;
+  std::atomic<unsigned long long> computed_gen;  // the launch whose compute `computed` follows
+  std::atomic<int> first;   // the feeder's first copy landed (1), or it gave up (-1)
+  std::atomic<int> hold;    // the timed launch is being enqueued: the feeder makes no call
+  std::atomic<int> cancel;  // stop feeding
+  std::atomic<int> feed_failed;
+  char feed_err[256];
+};
+static PmSide g_pms;
+
+static int pm_side_init(void) {
+  PmSide &g = g_pms;
+  if (g.ready) return 0;
+  CK(cudaStreamCreateWithFlags(&g.bg, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&g.stop, cudaStreamNonBlocking));
+  CK(cudaEventCreateWithFlags(&g.ordered, cudaEventDisableTiming));
+  CK(cudaEventCreateWithFlags(&g.copied, cudaEventDisableTiming));
+  CK(cudaEventCreateWithFlags(&g.computed, cudaEventDisableTiming));
+  for (cudaEvent_t &e : g.ring) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  void *h = nullptr;
+  CK(cudaHostAlloc(&h, 8 * sizeof(unsigned long long), cudaHostAllocMapped));
+  memset(h, 0, 8 * sizeof(unsigned long long));
+  CK(cudaHostGetDevicePointer((void **)&g.host_dev, h, 0));
+  g.host = (volatile unsigned long long *)h;
+  g.ready = 1;
+  return 0;
+}
+
+static double pm_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int pm_deadline_failure(void) {
+  return fail(NB_ERR,
+              "the compute kernel beside the copy engine stopped on its own after %llu s: the copy engine's stop write "
+              "had not reached it (did the copies wait for an SM? a launch of copies may last at most that long beside it)",
+              PM_BG_DEADLINE_NS / 1000000000ull);
+}
+
+// pm_stop_bg enqueues the copy-engine write that ends the armed background
+// compute (an 8-byte copy from pinned host memory into the done word: no
+// SM, so it runs while every SM computes): after the copies on S.stream
+// (after_copies), else at once. A separate stream, so the harness's end
+// event follows the copies alone.
+static int pm_stop_bg(int after_copies) {
+  PmSide &g = g_pms;
+  if (!g.armed) return 0;
+  g.armed = 0;
+  int slot = 4 + (int)(g.seq % 4);  // rewritten four launches later, long after its copy ran
+  g.host[slot] = g.seq;
+  int rc = 0;
+  if (after_copies) {
+    cudaError_t e = cudaEventRecord(g.copied, S.stream);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(g.stop, g.copied, 0);
+    if (e != cudaSuccess) rc = fail(NB_ERR, "ordering the stop write after the copies: %s", cudaGetErrorString(e));
+  }
+  CK(cudaMemcpyAsync(pm_done(), (const void *)const_cast<unsigned long long *>(g.host + slot), sizeof(unsigned long long),
+                     cudaMemcpyHostToDevice, g.stop));
+  return rc;
+}
+
+// pm_quiesce ends what a point left on the side streams (a background
+// compute gets its stop write if it has none, the feeder is joined, the
+// streams drained) and returns the feeder's failure, if any: before a
+// point's buffers are prepared and before they are checked or damaged.
+static int pm_quiesce(void) {
+  PmSide &g = g_pms;
+  if (!g.ready) return 0;
+  int rc = pm_stop_bg(0);
+  if (g.feeder) {
+    g.cancel.store(1);  // called once its compute ended (the feeder has stopped), or where none came
+    g.feeder->join();
+    delete g.feeder;
+    g.feeder = nullptr;
+  }
+  CK(cudaStreamSynchronize(g.bg));
+  CK(cudaStreamSynchronize(g.stop));
+  if (g.feed_failed.exchange(0) && !rc) rc = fail(NB_ERR, "the copies beside the compute kernel: %s", g.feed_err);
+  return rc;
+}
+
 static int pm_validate(Run *r) {
-  int st = rma_validate(r);  // roles, size, launch shape, the load/store mapping of st, tma, lsa, ce
-  if (st) return st;
+  // rma's checks (roles, size, launch shape, the load/store mapping of st,
+  // tma, lsa, ce), with a launch of at least one CTA: a compute kernel on
+  // every SM has no transfer budget (args.ctas 0).
   const Args *a = r->a;
+  Args shape = *a;
+  if (pm_is_compute(shape.op) && shape.ctas == 0) shape.ctas = 1;
+  r->a = &shape;
+  int st = rma_validate(r);
+  r->a = a;
+  if (st) return st;
   int m = pm_mech(a), c = pm_comp(a);
   if (pm_is_transfer(a->op) && a->impl != 0 && !pm_is_compute(a->impl))
     return fail(NB_ERR, "a transfer's partner (args.impl %d) is a compute kernel: %d or %d", a->impl, NB_OP_PM_FMA, NB_OP_PM_MMA);
-  if (pm_is_compute(a->op) && a->impl != 0 && !(pm_is_transfer(a->impl) && a->impl != NB_OP_PM_CE))
-    return fail(NB_ERR, "a compute kernel's partner (args.impl %d) is a transfer of SMs: %d..%d", a->impl, NB_OP_PM_ST, NB_OP_PM_LSA);
-  if (a->op == NB_OP_PM_CE && a->impl != 0) return fail(NB_ERR, "the copy engine is measured alone");
-  if (a->op == NB_OP_PM_CE) return 0;
-  if (a->threads != PM_THREADS) return fail(NB_ERR, "bytes per SM: one CTA of %d threads an SM, not %d", PM_THREADS, a->threads);
+  if (pm_is_compute(a->op) && a->impl != 0 && !pm_is_transfer(a->impl))
+    return fail(NB_ERR, "a compute kernel's partner (args.impl %d) is a transfer: %d..%d", a->impl, NB_OP_PM_ST, NB_OP_PM_CE);
+  if (m == NB_OP_PM_CE && c && a->graph)
+    return fail(NB_NOT_CAPTURABLE, "not capturable: a background kernel on a second stream (the copy engine beside a compute kernel)");
+  if (a->op == NB_OP_PM_CE && !c) return 0;  // the copy engine alone: rma's checks
+  if (a->op != NB_OP_PM_CE && a->threads != PM_THREADS)
+    return fail(NB_ERR, "bytes per SM: one CTA of %d threads an SM, not %d", PM_THREADS, a->threads);
   if (a->ctas > S.sms) return fail(NB_ERR, "a budget of %d SMs: this GPU has %d", a->ctas, S.sms);
-  if (c && a->ctas >= S.sms) return fail(NB_ERR, "a compute kernel beside %d transfer SMs needs one of this GPU's %d left", a->ctas, S.sms);
-  if (c && PM_OUT_OFF + pm_out_floats(c, a->ctas) * 4 > S.buf) return fail(NB_ERR, "the compute kernel's results need %lld bytes of scratch",
-                                                                           (long long)(PM_OUT_OFF + pm_out_floats(c, a->ctas) * 4));
+  if (m && m != NB_OP_PM_CE && a->ctas < 1) return fail(NB_ERR, "a transfer of SMs needs a budget of at least one SM");
+  int b = pm_budget(a);
+  if (c && b >= S.sms) return fail(NB_ERR, "a compute kernel beside %d transfer SMs needs one of this GPU's %d left", b, S.sms);
+  if (c && PM_OUT_OFF + pm_out_floats(c, b) * 4 > S.buf)
+    return fail(NB_ERR, "the compute kernel's results need %lld bytes of scratch", (long long)(PM_OUT_OFF + pm_out_floats(c, b) * 4));
   if (m == NB_OP_PM_TMA && a->size % 16) return fail(NB_ERR, "TMA moves multiples of 16 bytes: size %lld is not one", (long long)a->size);
   if (m == NB_OP_PM_TMA) {
     int cc = 0;
@@ -341,11 +530,16 @@ static int pm_validate(Run *r) {
 }
 
 static int pm_prepare(Run *r) {
+  (void)pm_quiesce();  // an earlier point's side work (its failure was that point's)
   int st = rma_prepare(r);  // this PE's pattern in its source, its destination poisoned
   if (st || !pm_comp(r->a)) return st;
-  k_zero_u64<<<8, 256, 0, S.stream>>>(pm_counts(), NB_MAX_CTAS + 1);
+  if (pm_mech(r->a) == NB_OP_PM_CE) {
+    if ((st = pm_side_init())) return st;
+    g_pms.host[1] = 0;
+  }
+  k_zero_u64<<<8, 256, 0, S.stream>>>(pm_counts(), NB_MAX_CTAS + 1);  // and the done word
   CKLAUNCH("count reset");
-  k_fill_words<uint32_t><<<256, 256, 0, S.stream>>>((uint32_t *)pm_out(), pm_out_floats(pm_comp(r->a), r->a->ctas), 0xFFFFFFFFu);  // NaN
+  k_fill_words<uint32_t><<<256, 256, 0, S.stream>>>((uint32_t *)pm_out(), pm_out_floats(pm_comp(r->a), pm_budget(r->a)), 0xFFFFFFFFu);  // NaN
   CKLAUNCH("result poison");
   return 0;
 }
@@ -372,10 +566,12 @@ static int pm_setup(Run *r) {
 
 static int64_t pm_bytes(Run *r) { return r->initiator && pm_is_transfer(r->a->op) ? r->a->size : 0; }
 static int64_t pm_work_set(Run *r) {
-  return pm_is_transfer(r->a->op) ? r->a->size : pm_out_floats(r->a->op, r->a->ctas) * 4;
+  return pm_is_transfer(r->a->op) ? r->a->size : pm_out_floats(r->a->op, pm_budget(r->a)) * 4;
 }
 
-static const Family kPM = {"persm", pm_validate, rma_active, rma_synced, 1, 0, 0, pm_prepare, pm_setup, nullptr, pm_bytes, pm_work_set};
+static int pm_arm(Run *r);
+static const Family kPM = {"persm", pm_validate, rma_active, rma_synced, 1, 0, 0, pm_prepare, pm_setup, nullptr, pm_bytes, pm_work_set,
+                           nullptr, pm_arm};
 
 // --- the checks: the transfer's pattern at its target (a timed transfer),
 // the compute kernel's results on the initiator (wherever one ran).
@@ -388,28 +584,34 @@ static Region pm_at_transfer(Run *r) {
 }
 static Region pm_at_compute(Run *r) {
   int c = pm_comp(r->a);
-  return c && r->initiator ? region(pm_out(), pm_out_floats(c, r->a->ctas), 4) : nowhere();
+  return c && r->initiator ? region(pm_out(), pm_out_floats(c, pm_budget(r->a)), 4) : nowhere();
 }
 
 static int pm_verify(Run *r, nb_result *res) {
+  // The side streams first: a background compute writes its counts and
+  // results when it ends.
+  int side = pm_quiesce();
+  if (!side && pm_ce_timed(r->a) && g_pms.ready && g_pms.host[1]) side = pm_deadline_failure();
   Region w = pm_at_transfer(r);
   if (w.p)
     if (int rc = put_pattern(r, w, res)) return rc;
   Region c = pm_at_compute(r);
-  if (!c.p) return 0;
-  int budget = r->a->ctas, fma = pm_comp(r->a) == NB_OP_PM_FMA;
-  return counted(
+  if (!c.p) return side;
+  int budget = pm_budget(r->a), fma = pm_comp(r->a) == NB_OP_PM_FMA;
+  int rc = counted(
       c.n, res, [&](unsigned long long *cnt) { k_pm_check<<<256, 256, 0, S.stream>>>((const float *)c.p, pm_counts(), c.n, budget, fma, cnt); },
       [&](unsigned long long first, unsigned long long) {
         float got = 0;
         cudaMemcpy(&got, (const float *)c.p + first, sizeof got, cudaMemcpyDeviceToHost);
         snprintf(res->detail, sizeof res->detail, "compute result %llu: got %g, want its start value + its CTA's iterations", first, got);
       });
+  return rc ? rc : side;
 }
 
 // The compute's results where a compute ran (the transfer's check is the
 // same as the alone rows', whose corruption proves it), else the transfer's.
 static int pm_corrupt(Run *r) {
+  if (int rc = pm_quiesce()) return rc;  // a background compute would write its results over the damage
   Region c = pm_at_compute(r);
   if (c.p) return corrupt_region(c);
   Region w = pm_at_transfer(r);
@@ -429,7 +631,8 @@ static int pm_launch_kernel(Run *r, int iters, uint8_t *dst) {
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, PM_SMEM));
     attr = true;
   }
-  int grid = C ? S.sms : a->ctas;
+  int budget = pm_budget(a);
+  int grid = C ? S.sms : budget;
   launched(r, k, grid, PM_THREADS, PM_SMEM);
   PmArgs p;
   p.dst = dst;
@@ -437,14 +640,16 @@ static int pm_launch_kernel(Run *r, int iters, uint8_t *dst) {
   p.size = a->size;
   p.iters = iters;
   p.peer = r->target;
-  p.budget = a->ctas;
-  p.want = (unsigned long long)(TIMED_COMPUTE ? grid - a->ctas : a->ctas);
+  p.budget = budget;
+  p.want = (unsigned long long)(TIMED_COMPUTE ? grid - budget : budget);
   p.done = pm_done();
   p.counts = pm_counts();
   p.out = pm_out();
   p.minus1 = -1.0f;
   p.one = 1.0f;
   p.st = S.times;
+  p.started = nullptr;
+  p.host = nullptr;
   if (M && C) {  // both roles: co-resident or refused
     CK(cudaMemsetAsync(p.done, 0, sizeof *p.done, S.stream));
     void *args[] = {&p};
@@ -457,7 +662,7 @@ static int pm_launch_kernel(Run *r, int iters, uint8_t *dst) {
 }
 
 // with_pm calls f with the compile-time code of a mechanism or compute kind
-// (0: none).
+// (0: none; the copy engine is no kernel's).
 template <typename F>
 static int with_pm(int code, F f) {
   switch (code) {
@@ -471,6 +676,156 @@ static int with_pm(int code, F f) {
   return f(std::integral_constant<int, 0>{});
 }
 
+// pm_launch_bg launches compute kernel C on every SM in the background of
+// the copy engine: a cooperative launch (co-resident or refused) on the
+// side stream, its CTAs polling the done word for the launch's number.
+template <int C>
+static int pm_launch_bg(Run *r, unsigned long long seq) {
+  auto k = k_pm<NB_OP_PM_CE, C, 0>;
+  static bool attr = false;
+  if (!attr) {
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, PM_SMEM));
+    attr = true;
+  }
+  PmArgs p;
+  p.dst = nullptr;
+  p.src = nullptr;
+  p.size = r->a->size;
+  p.iters = 0;
+  p.peer = r->target;
+  p.budget = 0;
+  p.want = seq;
+  p.done = pm_done();
+  p.counts = pm_counts();
+  p.out = pm_out();
+  p.minus1 = -1.0f;
+  p.one = 1.0f;
+  p.st = pm_bgstamps();  // not the harness's stamps: the copies are what is timed
+  p.started = pm_started();
+  p.host = g_pms.host_dev;
+  void *args[] = {&p};
+  CK(cudaLaunchCooperativeKernel((const void *)k, dim3(S.sms), dim3(PM_THREADS), args, PM_SMEM, g_pms.bg));
+  return 0;
+}
+
+// pm_arm_compute: the copy engine's compute partner must run on every SM
+// before the first event (launched inside the timed launch, it would start
+// after the events did, and the window would time copies alone): launched
+// on the side stream after what the harness put on S.stream so far (from
+// here to the stop write nothing may wait for an SM), then waited for
+// until its last CTA has started.
+static int pm_arm_compute(Run *r) {
+  PmSide &g = g_pms;
+  if (!g.ready) return fail(NB_ERR, "the copy engine beside a compute kernel: its side streams were not prepared");
+  if (g.host[1]) return pm_deadline_failure();  // an earlier launch of the point
+  CK(cudaEventRecord(g.ordered, S.stream));
+  CK(cudaStreamWaitEvent(g.bg, g.ordered, 0));
+  CK(cudaMemsetAsync(pm_started(), 0, sizeof(unsigned long long), g.bg));
+  unsigned long long seq = ++g.seq;
+  int st = with_pm(r->a->impl, [&](auto cc) -> int {
+    constexpr int C = decltype(cc)::value;
+    if constexpr (C == NB_OP_PM_FMA || C == NB_OP_PM_MMA) return pm_launch_bg<C>(r, seq);
+    else return fail(NB_ERR, "the copy engine's partner (args.impl %d) is not a compute kernel", r->a->impl);
+  });
+  if (st) return st;
+  g.armed = 1;
+  for (double t0 = pm_now(); g.host[0] != seq;) {
+    if (g.host[1]) {
+      pm_stop_bg(0);
+      return pm_deadline_failure();
+    }
+    if (pm_now() - t0 > PM_ARM_TIMEOUT_S) {
+      pm_stop_bg(0);  // it ends at once wherever it starts later
+      return fail(NB_ERR, "the compute kernel beside the copy engine: its %d CTAs had not all started after %.0f s", S.sms, PM_ARM_TIMEOUT_S);
+    }
+  }
+  return 0;
+}
+
+// pm_feed: the feeder thread. It copies the point's buffer into the peer's
+// (persm/ce's copy) on the side stream, at most PM_FEED_DEPTH copies in
+// flight, until the compute of launch gen has ended (or it is cancelled);
+// it says when the first copy landed and makes no call while the timed
+// launch is being enqueued (hold).
+static void pm_feed(uint8_t *dst, const uint8_t *src, int64_t size, unsigned long long gen) {
+  PmSide &g = g_pms;
+  auto failed = [&](const char *what, cudaError_t e) {
+    snprintf(g.feed_err, sizeof g.feed_err, "%s: %s", what, cudaGetErrorString(e));
+    g.feed_failed.store(1);
+  };
+  cudaError_t e = cudaSetDevice(S.device);  // the current device is per thread
+  if (e != cudaSuccess) failed("cudaSetDevice", e);
+  for (int64_t n = 0; e == cudaSuccess && !g.cancel.load(); n++) {
+    int s = (int)(n % PM_FEED_DEPTH);
+    if (n >= PM_FEED_DEPTH) {
+      if ((e = cudaEventSynchronize(g.ring[s])) != cudaSuccess) {
+        failed("a copy beside the compute kernel", e);
+        break;
+      }
+      if (n == PM_FEED_DEPTH) g.first.store(1);
+      while (g.hold.load() && !g.cancel.load()) sched_yield();
+      if (g.computed_gen.load() == gen && cudaEventQuery(g.computed) == cudaSuccess) break;  // the compute has ended
+    }
+    if ((e = cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, g.bg)) != cudaSuccess) failed("cudaMemcpyAsync beside the compute kernel", e);
+    else if ((e = cudaEventRecord(g.ring[s], g.bg)) != cudaSuccess) failed("cudaEventRecord beside the compute kernel", e);
+  }
+  if (g.first.load() == 0) g.first.store(-1);
+}
+
+// pm_arm_feeder: the copies must be running before the first event: the
+// feeder starts and arm waits for its first copy to land (the next ones
+// are queued behind it); it holds further calls until the compute is
+// enqueued (pm_launch_fed).
+static int pm_arm_feeder(Run *r) {
+  PmSide &g = g_pms;
+  if (!g.ready) return fail(NB_ERR, "a compute kernel beside the copy engine: its side streams were not prepared");
+  if (int st = pm_quiesce()) return st;  // the last launch's feeder (its compute has ended)
+  uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
+  if (!rd) return fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
+  unsigned long long gen = ++g.seq;
+  g.first.store(0);
+  g.hold.store(1);
+  g.cancel.store(0);
+  try {
+    g.feeder = new std::thread(pm_feed, rd, (const uint8_t *)S.src, r->a->size, gen);
+  } catch (...) {
+    g.feeder = nullptr;
+    return fail(NB_ERR, "no host thread to feed the copy engine");
+  }
+  for (double t0 = pm_now(); g.first.load() == 0 && pm_now() - t0 < PM_ARM_TIMEOUT_S;) sched_yield();
+  if (g.first.load() != 1) {
+    int st = pm_quiesce();
+    return st ? st : fail(NB_ERR, "the copies beside the compute kernel: the first had not landed after %.0f s", PM_ARM_TIMEOUT_S);
+  }
+  return 0;
+}
+
+// The family's arm hook (nvshbench.cu: timed_launch, before the first
+// event): the side work of the copy engine's rows; nothing for the others.
+static int pm_arm(Run *r) {
+  if (pm_ce_timed(r->a)) return pm_arm_compute(r);
+  if (pm_ce_fed(r->a)) return pm_arm_feeder(r);
+  return 0;
+}
+
+// pm_launch_fed: compute kernel C on every SM, the alone row's kernel
+// (budget 0), timed while the feeder copies beside it; the event after it
+// tells the feeder when to stop.
+template <int C>
+static int pm_launch_fed(Run *r, int iters) {
+  PmSide &g = g_pms;
+  if (!g.feeder) return fail(NB_ERR, "a compute kernel beside the copy engine: no copies fed (a CUDA graph cannot capture this row)");
+  int st = pm_launch_kernel<0, C, 1>(r, iters, nullptr);
+  cudaError_t e = cudaEventRecord(g.computed, S.stream);
+  if (e == cudaSuccess) g.computed_gen.store(g.seq);
+  else {
+    g.cancel.store(1);
+    if (!st) st = fail(NB_ERR, "cudaEventRecord after the compute kernel: %s", cudaGetErrorString(e));
+  }
+  g.hold.store(0);
+  return st;
+}
+
 // A transfer (OP a mechanism), alone or beside a compute kernel; or a
 // compute kernel (OP == NB_OP_PM_FMA / NB_OP_PM_MMA), alone or beside a
 // transfer.
@@ -478,6 +833,8 @@ template <int OP>
 static int launch_pm(Run *r, int iters) {
   const Args *a = r->a;
   int m = pm_mech(a);
+  if constexpr (OP == NB_OP_PM_FMA || OP == NB_OP_PM_MMA)
+    if (m == NB_OP_PM_CE) return pm_launch_fed<OP>(r, iters);
   uint8_t *dst = nullptr;
   if (m == NB_OP_PM_PUT) dst = S.dst;  // symmetric: NVSHMEM's put names the PE
   else if (m == NB_OP_PM_LSA) dst = g_pm_lsa;
@@ -498,8 +855,22 @@ static int launch_pm(Run *r, int iters) {
   }
 }
 
-// The copy engine into the peer's buffer: no SM of ours (rma.cuh's launch_ce).
-static int launch_pm_ce(Run *r, int iters) { return launch_ce(r, iters); }
+// The copy engine into the peer's buffer: no SM of ours (rma.cuh's
+// launch_ce's copies). Beside a compute kernel (armed by pm_arm_compute),
+// the same copies, then the stop write that ends the compute, enqueued
+// whatever happened to the copies (else it would run until its deadline).
+static int launch_pm_ce(Run *r, int iters) {
+  if (!pm_ce_timed(r->a)) return launch_ce(r, iters);
+  if (!g_pms.ready || !g_pms.armed) return fail(NB_ERR, "the copy engine beside a compute kernel: no compute armed (a CUDA graph cannot capture this row)");
+  uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, r->target);
+  int rc = rd ? 0 : fail(NB_UNREACHABLE, "PE %d is not reachable by load/store (no P2P mapping)", r->target);
+  for (int i = 0; !rc && i < iters; i++) {
+    cudaError_t e = cudaMemcpyAsync(rd, S.src, r->a->size, cudaMemcpyDeviceToDevice, S.stream);
+    if (e != cudaSuccess) rc = fail(NB_ERR, "cudaMemcpyAsync beside the compute kernel: %s", cudaGetErrorString(e));
+  }
+  int st = pm_stop_bg(!rc);
+  return rc ? rc : st;
+}
 
 static constexpr OpEntry kPMOps[] = {
     {NB_OP_PM_ST, "rma.pm_st", &kPM, T_PAYLOAD | T_LOADSTORE, kCheckPm, launch_pm<NB_OP_PM_ST>},

@@ -10,10 +10,15 @@
 //   - persm/<mechanism>/beside-<compute>: the same transfer while a compute
 //     kernel (fma: an FMA-bound loop; mma: a tensor-core bf16 loop) holds
 //     every other SM, in one fused launch; against persm/<mechanism> it is
-//     the transfer's slowdown.
+//     the transfer's slowdown. The copy engine's (persm/ce/beside-<compute>)
+//     cannot be fused: its copies run on their stream while the compute
+//     holds every SM on a second one, started before the copies are timed
+//     and ended by a copy-engine write after them.
 //   - persm/compute/<compute>: the compute kernel alone on the SMs outside
-//     each budget; persm/compute/<compute>/beside-<mechanism> the same
-//     kernel with the transfer beside it: the compute's slowdown.
+//     each budget (and on every SM: budget 0, the copy engine's partner);
+//     persm/compute/<compute>/beside-<mechanism> the same kernel with the
+//     transfer beside it: the compute's slowdown. Beside the copy engine
+//     (beside-ce) a host thread feeds the copies until the compute ends.
 //
 // Every point is verified: the transfer's pattern at its target, the compute
 // kernel's results (they depend on how many iterations each CTA ran).
@@ -44,7 +49,7 @@ var Mechanisms = []Mechanism{
 	{"tma", "rma.pm_tma", "TMA: cp.async.bulk global → shared → global in 16 KiB tiles, 8 stages, one issuing thread a CTA (sm_90 has no global → global bulk copy)", true},
 	{"put", "rma.pm_put", "NVSHMEM: nvshmemx_putmem_nbi_block + quiet, a chunk a CTA", true},
 	{"nccl-lsa", "rma.pm_lsa", "NCCL LSA put: 16-byte stores through ncclGetLsaPointer into the peer's window (NCCL 2.28+)", true},
-	{"ce", "rma.pm_ce", "copy engine: cudaMemcpyAsync into the peer's buffer, no SM", false},
+	{"ce", ceOp, "copy engine: cudaMemcpyAsync into the peer's buffer, no SM", false},
 }
 
 // Compute is a compute kernel run beside a transfer.
@@ -59,6 +64,9 @@ var Computes = []Compute{
 // ExtraBeside is the params' key naming the partner of a point that runs
 // beside another kernel (absent: alone).
 const ExtraBeside = "beside"
+
+// ceOp is the copy engine's operation, which has no SM budget.
+const ceOp = "rma.pm_ce"
 
 var writeLimits = []string{"limit/sm-copy", "limit/ce-copy"}
 
@@ -78,18 +86,20 @@ func init() {
 			b.OwnLaunch = "copy engine: no kernel"
 		}
 		harness.Register(b)
-		if !m.SMs {
-			continue // the copy engine beside a compute kernel is not measured
-		}
 		for _, c := range Computes {
-			harness.Register(harness.Benchmark{
+			beside := harness.Benchmark{
 				ID: "persm/" + m.Name + "/beside-" + c.Name, Suite: "persm",
 				Desc:        fmt.Sprintf("bytes per SM: %s, while %s holds every other SM (one fused launch)", m.Desc, c.Desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: ownLaunch + "; the compute on the others",
 				Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
 				Points: transferPoints(m, c.Name, true),
 				Args:   args(m.Op, c.Op),
-			})
+			}
+			if !m.SMs {
+				beside.Desc = fmt.Sprintf("bytes per SM: %s, while %s holds every SM (on a second stream, running before the copies are timed, ended by a copy-engine write after them)", m.Desc, c.Desc)
+				beside.OwnLaunch = "copy engine: no kernel; the compute on every SM, a second stream"
+			}
+			harness.Register(beside)
 		}
 	}
 	for _, c := range Computes {
@@ -101,7 +111,7 @@ func init() {
 			CacheExempt: "a compute kernel: its time is not a bandwidth",
 			Points: func(cfg *harness.Config) []record.Params {
 				var out []record.Params
-				for _, b := range besideBudgets(cfg) {
+				for _, b := range append([]int{0}, besideBudgets(cfg)...) { // 0: every SM, as beside the copy engine
 					out = append(out, record.Params{Op: c.Name, CTAs: b, Threads: Threads, Path: cfg.Path, Dir: "uni"})
 				}
 				return out
@@ -110,6 +120,22 @@ func init() {
 		})
 		for _, m := range Mechanisms {
 			if !m.SMs {
+				harness.Register(harness.Benchmark{
+					ID: "persm/compute/" + c.Name + "/beside-" + m.Name, Suite: "persm",
+					Desc:        fmt.Sprintf("bytes per SM: %s on every SM while %s runs beside it (a host thread keeps copies in flight from before the compute starts until it has ended)", c.Desc, m.Desc),
+					IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on every SM; the copies on a second stream",
+					Metrics:     []string{record.MetricLatency},
+					CacheExempt: "a compute kernel: its time is not a bandwidth",
+					Points: func(cfg *harness.Config) []record.Params {
+						var out []record.Params
+						for _, s := range cfg.Sizes {
+							out = append(out, record.Params{Size: s, Op: c.Name, CTAs: 0, Threads: Threads, Path: cfg.Path, Dir: "uni",
+								Extra: map[string]string{ExtraBeside: m.Name}})
+						}
+						return out
+					},
+					Args: args(c.Op, m.Op),
+				})
 				continue
 			}
 			harness.Register(harness.Benchmark{
@@ -175,8 +201,8 @@ func args(op, partner string) func(e *harness.Env, p record.Params) (cuda.Args, 
 		if a.Size == 0 {
 			a.Size = 16 // a compute kernel alone moves nothing; the shim wants a size
 		}
-		if a.CTAs == 0 {
-			a.CTAs, a.Threads = 1, 32 // the copy engine: the shim's minimal launch shape, no kernel runs
+		if a.CTAs == 0 && op == ceOp {
+			a.CTAs, a.Threads = 1, 32 // the copy engine: the shim's minimal launch shape, no kernel of its own
 		}
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
 		a.Peer, a.Elem = int32(j.Peer()), 1

@@ -1,6 +1,10 @@
 package persm
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -67,11 +71,24 @@ func TestPointsOverBudgets(t *testing.T) {
 	if got := budgetsOf(get("persm/st/beside-mma")); !slices.Equal(got, all[:7]) {
 		t.Errorf("beside budgets %v, want %v", got, all[:7])
 	}
-	if got := budgetsOf(get("persm/compute/fma")); !slices.Equal(got, all[:7]) || len(get("persm/compute/fma")) != 7 {
+	// The compute alone also on every SM (budget 0): the copy engine's partner.
+	if got := budgetsOf(get("persm/compute/fma")); !slices.Equal(got, append([]int{0}, all[:7]...)) || len(get("persm/compute/fma")) != 8 {
 		t.Errorf("compute alone budgets %v", got)
 	}
 	if got := get("persm/ce"); len(got) != 2 || got[0].CTAs != 0 || got[0].Threads != 0 {
 		t.Errorf("copy engine points %+v: one a size, no SM", got)
+	}
+	// The copy engine beside each compute kernel, and each compute kernel
+	// beside it on every SM: one point a size, no budget.
+	for _, c := range []string{"fma", "mma"} {
+		ce := get("persm/ce/beside-" + c)
+		if len(ce) != 2 || ce[1].Size != 1<<30 || ce[0].CTAs != 0 || ce[0].Threads != 0 || ce[0].Extra[ExtraBeside] != c || ce[0].Op != "ce" {
+			t.Errorf("copy engine beside %s: %+v", c, ce)
+		}
+		comp := get("persm/compute/" + c + "/beside-ce")
+		if len(comp) != 2 || comp[1].Size != 1<<30 || comp[0].CTAs != 0 || comp[0].Threads != Threads || comp[0].Extra[ExtraBeside] != "ce" || comp[0].Op != c {
+			t.Errorf("%s beside the copy engine: %+v", c, comp)
+		}
 	}
 	for _, p := range get("persm/compute/mma/beside-put") {
 		if p.Extra[ExtraBeside] != "put" || p.Op != "mma" || p.Threads != Threads {
@@ -131,6 +148,34 @@ func TestArgs(t *testing.T) {
 	if why != "" || a.CTAs != 1 || a.Impl != 0 {
 		t.Errorf("ce: %+v %q", a, why)
 	}
+	// The copy engine beside a compute kernel keeps the copy engine's shape
+	// (the shim gives the compute every SM); a compute kernel on every SM,
+	// alone or beside the copy engine, asks for no transfer SM (CTAs 0).
+	ce, _ := cuda.LookupOp("rma.pm_ce")
+	mma, _ := cuda.LookupOp("rma.pm_mma")
+	a, why = run(one, "persm/ce/beside-mma", record.Params{Size: 4096, Op: "ce", Extra: map[string]string{ExtraBeside: "mma"}})
+	if why != "" || a.OpString() != "rma.pm_ce" || a.Impl != int32(mma.Value) || a.CTAs != 1 {
+		t.Errorf("ce beside mma: %+v %q", a, why)
+	}
+	a, why = run(shared, "persm/compute/fma/beside-ce", record.Params{Size: 4096, Op: "fma", Threads: Threads, Extra: map[string]string{ExtraBeside: "ce"}})
+	if why != "" || a.OpString() != "rma.pm_fma" || a.Impl != int32(ce.Value) || a.CTAs != 0 || a.Threads != Threads || a.Peer != 1 {
+		t.Errorf("fma beside ce: %+v %q", a, why)
+	}
+	if a, why = run(one, "persm/compute/fma", record.Params{Op: "fma", Threads: Threads}); why != "" || a.CTAs != 0 || a.Impl != 0 {
+		t.Errorf("fma alone on every SM: %+v %q", a, why)
+	}
+	// Over a remote transport the copy engine has no path, beside a compute
+	// kernel or not; the compute alone needs none.
+	remote := job(t, 2, false)
+	remote.Paths[0][1], remote.Paths[1][0] = cuda.PathRemote, cuda.PathRemote
+	for _, id := range []string{"persm/ce/beside-fma", "persm/compute/fma/beside-ce"} {
+		if _, why = run(remote, id, record.Params{Size: 4096, Op: "x", Threads: Threads}); !strings.Contains(why, "not reachable by load/store") {
+			t.Errorf("%s over a remote transport: %q", id, why)
+		}
+	}
+	if _, why = run(remote, "persm/compute/fma", record.Params{Op: "fma", Threads: Threads}); why != "" {
+		t.Errorf("compute alone over a remote transport: %q", why)
+	}
 }
 
 // Every mechanism and compute kernel is an operation of the shim's table,
@@ -153,5 +198,74 @@ func TestShimAgrees(t *testing.T) {
 	}
 	if !strings.Contains(string(src), "#define PM_THREADS 512") || Threads != 512 {
 		t.Error("the shim's PM_THREADS and Threads differ")
+	}
+}
+
+// The fake layer runs every bytes-per-SM row, the copy engine's beside a
+// compute kernel among them: each point of the copy engine beside fma and
+// mma, and of each compute kernel beside the copy engine, ran verified with
+// its samples (the copies' bytes counted; the compute's none), no in-kernel
+// times where no kernel of ours is timed, and the fake's slowdowns (the
+// copy engine 2 % beside a compute kernel, the compute 1 % beside it).
+func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	cfg.Sizes, cfg.Samples, cfg.SMBudgets, cfg.PEs = []int64{4096, 64 << 20}, 3, []int{4, 0}, 1
+	benches, err := harness.Select([]string{"persm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := harness.BuildPlan(benches, &cfg)
+	var buf bytes.Buffer
+	spec := harness.WorkerSpec{Rank: 0, NRanks: 1, Mode: cuda.InitUID, UID: cuda.FakeUID}
+	if err := harness.RunWorker(cuda.NewFake(), spec, plan, harness.NewEmitter(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	type pt struct {
+		id string
+		p  record.Params
+	}
+	got := map[string]*harness.Outcome{}
+	key := func(id string, size int64, ctas int) string { return fmt.Sprint(id, " ", size, " ", ctas) }
+	items := map[int]pt{}
+	for _, it := range plan.Items {
+		items[it.Index] = pt{it.ID, it.Params}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m harness.Message
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Type != "result" {
+			continue
+		}
+		it := items[m.Index]
+		if m.Error != "" || m.Outcome == nil || m.Outcome.Waived != "" {
+			t.Errorf("%s %s: error %q outcome %+v", it.id, it.p.Key(), m.Error, m.Outcome)
+			continue
+		}
+		got[key(it.id, it.p.Size, it.p.CTAs)] = m.Outcome
+	}
+	median := func(o *harness.Outcome) float64 { return o.Samples[len(o.Samples)/2] }
+	for _, c := range []string{"fma", "mma"} {
+		alone := got[key("persm/compute/"+c, 0, 0)]
+		if alone == nil || len(alone.Samples) != 3 {
+			t.Fatalf("%s alone on every SM: %+v", c, alone)
+		}
+		for _, size := range cfg.Sizes {
+			ce, beside := got[key("persm/ce", size, 0)], got[key("persm/ce/beside-"+c, size, 0)]
+			if ce == nil || beside == nil || len(beside.Samples) != 3 || beside.Bytes != size || beside.Checked == 0 || beside.Errors != 0 || len(beside.Kernel) != 0 {
+				t.Fatalf("the copy engine beside %s at %d: %+v (alone %+v)", c, size, beside, ce)
+			}
+			if r := median(beside) / median(ce); math.Abs(r-1/0.98) > 1e-9 {
+				t.Errorf("the copy engine beside %s at %d: %.4f of its time alone, want the fake's 1/0.98", c, size, r)
+			}
+			comp := got[key("persm/compute/"+c+"/beside-ce", size, 0)]
+			if comp == nil || len(comp.Samples) != 3 || comp.Bytes != 0 || comp.Checked == 0 || len(comp.Kernel) == 0 {
+				t.Fatalf("%s beside the copy engine at %d: %+v", c, size, comp)
+			}
+			if r := median(comp) / median(alone); math.Abs(r-1.01) > 1e-9 {
+				t.Errorf("%s beside the copy engine at %d: %.4f of its time alone, want the fake's 1.01", c, size, r)
+			}
+		}
 	}
 }
