@@ -36,17 +36,21 @@ func LookupOp(name string) (Op, bool) { return shim.LookupOp(name) }
 // Atomics are the NB_ATOMICS operations of one kind ("rma", "lat").
 func Atomics(kind string) []Op { return shim.Atomics(kind) }
 
-// FloatAtomicOverIBGDA is why a float atomic (op.Floating) is waived
-// towards a PE reached over path (Path*) by the remote transport named
-// transport ("ibgda", "proxy"), or "": IB's native atomics do not add
-// floats, so NVSHMEM adds them over load/store or in its CPU proxy (IBRC),
-// and its IBGDA transport asserts that none reaches it (NVSHMEM 3.8's
-// ibgda_device.cuh).
-func FloatAtomicOverIBGDA(op Op, path int, transport string) string {
-	if !op.Floating() || path != PathRemote || transport != "ibgda" {
+// FloatAtomicOverIBGDA is why a float atomic (op.Floating) is waived in a
+// job where some PE reaches another over a remote transport (jobRemote)
+// and that transport is IBGDA (transport "ibgda"), or "": IB's native
+// atomics do not add floats, so NVSHMEM adds them over load/store or in its
+// CPU proxy (IBRC), and its IBGDA transport asserts that none reaches it
+// (NVSHMEM 3.8's ibgda_device.cuh). The whole job's, not the peer's path:
+// NVSHMEM takes the load/store path for these atomics only where the job's
+// connectivity allows load/store atomics everywhere
+// (nvshmemi_use_ldst_atomics_path), so in a job of several nodes even a
+// peer over NVLink goes through the remote transport.
+func FloatAtomicOverIBGDA(op Op, jobRemote bool, transport string) string {
+	if !op.Floating() || !jobRemote || transport != "ibgda" {
 		return ""
 	}
-	return "NVSHMEM's float atomics do not run over IBGDA (IB's native atomics do not add floats; NVSHMEM adds them over load/store or in its CPU proxy): measure them with --path proxy"
+	return "NVSHMEM's float atomics do not run over IBGDA (IB's native atomics do not add floats; NVSHMEM adds them over load/store or in its CPU proxy, and in a job of several nodes it routes them through the remote transport even towards a peer over NVLink): measure them with --path proxy"
 }
 
 // Collectives lists the shim's collectives in their registration order.

@@ -41,6 +41,20 @@ func (j *Job) Path(from, to int) int {
 // PeerPath is the path of PE 0 to its peer.
 func (j *Job) PeerPath() int { return j.Path(0, j.Peer()) }
 
+// AnyRemote reports whether some PE of the job reaches another over a
+// remote transport (several nodes): NVSHMEM decides some paths for the
+// whole job's connectivity, not for one pair's.
+func (j *Job) AnyRemote() bool {
+	for from := range j.Paths {
+		for to := range j.Paths[from] {
+			if j.Path(from, to) == cuda.PathRemote {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // SharedGPU reports whether two PEs of the job run on one GPU.
 func (j *Job) SharedGPU() bool {
 	for a := range j.Paths {

@@ -306,7 +306,7 @@ func argsOf(k kind) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		}
 		if k.atomic != nil {
 			a.Elem = int32(size)
-			if why := cuda.FloatAtomicOverIBGDA(*k.atomic, j.PeerPath(), harness.PathName(j.PeerPath(), e.Config)); why != "" {
+			if why := cuda.FloatAtomicOverIBGDA(*k.atomic, j.AnyRemote(), harness.PathName(cuda.PathRemote, e.Config)); why != "" {
 				return a, why
 			}
 		}

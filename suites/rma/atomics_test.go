@@ -46,6 +46,20 @@ func TestAtomicRatesByTheirCounters(t *testing.T) {
 				}
 			}
 		}
+		// Two nodes of two PEs, the peer on the same node (NVLink): NVSHMEM
+		// routes float adds by the job's connectivity, so IBGDA waives them.
+		twoNodes := &harness.Job{Job: cuda.Job{PEs: []cuda.Info{info, info, info, info}, Paths: [][]int{
+			{cuda.PathLocal, cuda.PathP2P, cuda.PathRemote, cuda.PathRemote}, {cuda.PathP2P, cuda.PathLocal, cuda.PathRemote, cuda.PathRemote},
+			{cuda.PathRemote, cuda.PathRemote, cuda.PathLocal, cuda.PathP2P}, {cuda.PathRemote, cuda.PathRemote, cuda.PathP2P, cuda.PathLocal}}}}
+		for _, p := range b.Points(&cfg) {
+			for _, path := range []string{"proxy", "ibgda"} {
+				cc := cfg
+				cc.Path = path
+				if _, why := b.Args(&harness.Env{Job: twoNodes, Config: &cc}, p); (why != "") != (path == "ibgda" && strings.Contains(id, "float_")) {
+					t.Errorf("%s %s, two nodes, peer over NVLink, %s: %q", id, p.Key(), path, why)
+				}
+			}
+		}
 		if g := strings.Join(got, " "); g != want {
 			t.Errorf("%s: points %s, want %s", id, g, want)
 		}

@@ -503,7 +503,7 @@ func atomicArgs(op cuda.Op) func(e *harness.Env, p record.Params) (cuda.Args, st
 		a, why := args(e, p)
 		a.Elem = int32(p.Size)
 		if why == "" {
-			why = cuda.FloatAtomicOverIBGDA(op, e.Job.PeerPath(), harness.PathName(e.Job.PeerPath(), e.Config))
+			why = cuda.FloatAtomicOverIBGDA(op, e.Job.AnyRemote(), harness.PathName(cuda.PathRemote, e.Config))
 		}
 		return a, why
 	}
