@@ -273,7 +273,9 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 	case a.Verify == 0:
 	case op.Atomic && r.Initiator != 0:
 		// An atomic's counters (a rate's, one a thread; a round trip's one),
-		// checked where the shim checks them: the corrupted one of them wrong.
+		// the corrupted one of them wrong: counted on the initiator, while
+		// the shim checks them at the peer where they land (the job's
+		// totals, which the harness records, are the same).
 		r.Checked = 1
 		if op.Has(TraitCounters) {
 			r.Checked = int64(a.CTAs) * int64(a.Threads)
@@ -281,6 +283,14 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 		if corrupt {
 			r.Errors = 1
 			copy(r.Detail[:], fmt.Sprintf("counter %d: got a damaged value", r.Checked/2))
+		}
+	case op.Check == "kCheckRegions" && r.Initiator != 0:
+		// lat.region moves no bytes: its check is the initiator's count of
+		// regions that started and stopped (newer.cuh), one word.
+		r.Checked = 1
+		if corrupt {
+			r.Errors = 1
+			copy(r.Detail[:], "word 0: got a damaged count")
 		}
 	case r.Bytes > 0 || fakePerSMCompute(name): // a compute kernel's results are checked (persm.cuh)
 		r.Checked = a.Size
@@ -374,9 +384,8 @@ func atomicTakes(a Args, op Op) error {
 	if op.NeedsNVSHMEM != "" {
 		var major, minor int
 		fmt.Sscanf(op.NeedsNVSHMEM, "%d.%d", &major, &minor)
-		if v[0] < major || v[0] == major && v[1] < minor {
-			return &Error{Op: op.Name, Status: StatusUnreachable, Msg: fmt.Sprintf("needs NVSHMEM >= %s (%s's calls): the fake GPU layer models NVSHMEM %d.%d.%d",
-				op.NeedsNVSHMEM, op.Name, v[0], v[1], v[2])}
+		if why := fakeNeeds(major, minor, op.Calls)(v); why != "" { // the shim's needs_nvshmem_37(has, calls)
+			return &Error{Op: op.Name, Status: StatusUnreachable, Msg: why}
 		}
 	}
 	var takes []string

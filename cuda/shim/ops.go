@@ -30,6 +30,9 @@ type Op struct {
 	// calls ("3.7": a shim built against an older one waives it); "" for
 	// every release the shim builds against.
 	NeedsNVSHMEM string
+	// Calls are an atomic's NVSHMEM calls as the shim's waiver names them
+	// (its types' NB_AMO_TYPES line): "nvshmemx_{half,float,double}_atomic_{add,fetch_add}".
+	Calls string
 }
 
 // Counter is a counter type of an atomic: the dtype label its points carry
@@ -97,6 +100,7 @@ var (
 	reAmoTypes   = regexp.MustCompile(`(?m)^#define NB_AMO_(\w+)\(T\)[ \t]+(.*)$`)
 	reAmoType    = regexp.MustCompile(`T\(\s*(\w+)\s*,\s*([a-z]+)(\d+)\s*\)`)
 	reAmoSince   = regexp.MustCompile(`(?m)^#define NB_AMO_(\w+)_SINCE[ \t]+(\d+)\b`)
+	reAmoCalls   = regexp.MustCompile(`(?m)^NB_AMO_TYPES\((\w+),\s*"([^"]*)"\)`)
 	reAtomicForm = regexp.MustCompile(`#define NB_AMO_\w+\(name, F, what\) \{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"(\w+)\." #name\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*(\w+)<F>::check\s*,\s*(\w+)<F>\s*\}`)
 	// A check template: template <typename F> struct Name { ... static constexpr Check check = {...}; }.
 	reCheckTemplate = regexp.MustCompile(`(?s)template <typename F>\s*struct (\w+) \{(?:[^}]|\}[^;])*?static constexpr Check check = \{(.*?)\};`)
@@ -196,7 +200,7 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			o := Op{Name: m[2], Code: m[1], Family: m[3], Check: m[5], Launch: m[6], File: n, Desc: line.desc, Atomic: atomic}
 			if atomic {
 				if c, ok := counters[line.strct]; ok {
-					o.Counters, o.NeedsNVSHMEM = c.counters, c.needs
+					o.Counters, o.NeedsNVSHMEM, o.Calls = c.counters, c.needs, c.calls
 				} else {
 					problems = append(problems, o.Name+": its struct "+line.strct+" has no NB_AMO("+line.strct+", TYPES, ...) line with a NB_AMO_<TYPES>(T) list")
 				}
@@ -299,6 +303,7 @@ func atomicEntries(text string) (entries []string, lines map[string]atomicLine) 
 type counterTypes struct {
 	counters []Counter
 	needs    string // the release of the calls ("3.7"), "" for 0
+	calls    string // the calls, as a waiver names them (NB_AMO_TYPES)
 }
 
 // atomicCounters reads, by struct, the counter types of a file's atomics:
@@ -328,6 +333,10 @@ func atomicCounters(text string) (map[string]counterTypes, []string) {
 			since[m[1]] = fmt.Sprintf("%d.%d", v/100, v%100)
 		}
 	}
+	calls := map[string]string{}
+	for _, m := range reAmoCalls.FindAllStringSubmatch(text, -1) {
+		calls[m[1]] = m[2]
+	}
 	out := map[string]counterTypes{}
 	for _, m := range reAmoStruct.FindAllStringSubmatch(text, -1) {
 		cs, ok := lists[m[2]]
@@ -337,8 +346,10 @@ func atomicCounters(text string) (map[string]counterTypes, []string) {
 			problems = append(problems, m[1]+": its types "+m[2]+" have no #define NB_AMO_"+m[2]+"(T) T(C type, label) ... list")
 		case !known:
 			problems = append(problems, m[1]+": its types "+m[2]+" have no #define NB_AMO_"+m[2]+"_SINCE (the NVSHMEM release of the calls)")
+		case calls[m[2]] == "":
+			problems = append(problems, m[1]+": its types "+m[2]+" have no NB_AMO_TYPES("+m[2]+", \"the calls\") line")
 		default:
-			out[m[1]] = counterTypes{cs, needs}
+			out[m[1]] = counterTypes{cs, needs, calls[m[2]]}
 		}
 	}
 	return out, problems

@@ -124,8 +124,9 @@ func TestAtomicsCarryTheirCounterTypes(t *testing.T) {
 	}
 }
 
-// The counter types' problems are found: a struct whose types have no list
-// or no release, a label of no whole bytes; a line's literals are joined.
+// The counter types' problems are found: a struct whose types have no list,
+// no release or no calls (what a waiver names), a label of no whole bytes;
+// a line's literals are joined.
 func TestAtomicCounterProblemsAreFound(t *testing.T) {
 	src := `enum { NB_OP_AMO = 61 };
 #define NB_AMO_INT(T) T(uint64_t, u64) T(uint32_t, u32)
@@ -135,11 +136,16 @@ func TestAtomicCounterProblemsAreFound(t *testing.T) {
 #define NB_AMO_NEW(T) T(double, f64)
 #define NB_AMO_NEW_SINCE 309
 #define NB_AMO_LOST(T) T(float, f32)
+#define NB_AMO_MUTE(T) T(float, f32)
+#define NB_AMO_MUTE_SINCE 307
+NB_AMO_TYPES(INT, "nvshmem_int_calls")
+NB_AMO_TYPES(NEW, "nvshmemx_new_calls")
 NB_AMO(AmoA, INT, 1, 0, amo_count, return 0)
 NB_AMO(AmoB, ODD, 1, 0, amo_count, return 0)
 NB_AMO(AmoC, NONE, 1, 0, amo_count, return 0)
 NB_AMO(AmoD, LOST, 1, 0, amo_count, return 0)
 NB_AMO(AmoE, NEW, 1, 0, amo_count, return 0)
+NB_AMO(AmoG, MUTE, 1, 0, amo_count, return 0)
 template <typename F>
 struct AmoRate {
   static constexpr Check check = {"x", CheckAt<where, hold>::verify, CheckAt<where, hold>::corrupt, reset};
@@ -151,7 +157,8 @@ struct AmoRate {
   X(c, AmoC, "c") \
   X(d, AmoD, "d") \
   X(e, AmoE, "e") \
-  X(f, AmoF, "f")
+  X(f, AmoF, "f") \
+  X(g, AmoG, "g")
 
 #define NB_AMO_RATE(name, F, what) {NB_OP_AMO, "rma." #name, &kRMA, T_COUNTERS, AmoRate<F>::check, launch_amo<F>},
 `
@@ -159,11 +166,11 @@ struct AmoRate {
 	wantProblems(t, problems, []string{"NB_AMO_ODD: the label u7 is no whole number of bytes", "AmoB: its types ODD have no #define NB_AMO_ODD(T)",
 		"AmoC: its types NONE have no #define NB_AMO_NONE(T)", "AmoD: its types LOST have no #define NB_AMO_LOST_SINCE",
 		"rma.b: its struct AmoB has no NB_AMO(AmoB, TYPES, ...) line", "rma.c: its struct AmoC has no", "rma.d: its struct AmoD has no",
-		"rma.f: its struct AmoF has no"})
+		"rma.f: its struct AmoF has no", `AmoG: its types MUTE have no NB_AMO_TYPES(MUTE, "the calls") line`, "rma.g: its struct AmoG has no"})
 	if o := ops["rma.a"]; o.Desc != "one two" || !slices.Equal(o.Counters, []Counter{{"u64", 8}, {"u32", 4}}) || o.NeedsNVSHMEM != "" {
 		t.Errorf("rma.a read as %+v", o)
 	}
-	if o := ops["rma.e"]; o.NeedsNVSHMEM != "3.9" || !o.Floating() {
+	if o := ops["rma.e"]; o.NeedsNVSHMEM != "3.9" || !o.Floating() || o.Calls != "nvshmemx_new_calls" {
 		t.Errorf("rma.e read as %+v", o)
 	}
 }
