@@ -3,7 +3,6 @@
 package gputest
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +21,6 @@ import (
 // TestCorruptedOutputsFail proves their checks can fail; TestOnePE and
 // TestTwoPEsOnOneGPU run them beside every other row.
 func TestFloatAtomics(t *testing.T) {
-	built := regexp.MustCompile(`built against NVSHMEM (\d+)\.(\d+)`)
 	for _, pes := range []string{"1", "2"} {
 		t.Run(pes+"pe", func(t *testing.T) {
 			p, _ := shim(t)
@@ -46,7 +44,7 @@ func TestFloatAtomics(t *testing.T) {
 					waived++
 					// only by a shim whose headers are older than 3.7
 					older := false
-					if m := built.FindStringSubmatch(pt.Reason); m != nil {
+					if m := builtAgainst.FindStringSubmatch(pt.Reason); m != nil {
 						major, _ := strconv.Atoi(m[1])
 						minor, _ := strconv.Atoi(m[2])
 						older = major < 3 || major == 3 && minor < 7
