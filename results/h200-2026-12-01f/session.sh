@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The GPU calls of 2026-12-01 (fifth session), one H200.
-# Run from the repository root on the GPU machine with build/carry.tar.xz
-# (nvshbench, gpu.test: this commit, CGO_ENABLED=0; libnvshbench.so: the shim
-# built against the pinned wheels, NVSHMEM 3.4.5 / NCCL 2.28.9; for the steps
-# that say so, libnvshbench-n38.so and nvshmem38/lib as in ../h200-2026-12-01e).
+# Run from the repository root on the GPU machine with build/carry.tar.xz,
+# made here by carry.sh for the same $STEPS (nvshbench, gpu.test: this
+# commit, CGO_ENABLED=0; libnvshbench.so: the shim built against the pinned
+# wheels, NVSHMEM 3.4.5 / NCCL 2.28.9; and what each step below names).
 # Steps ($STEPS, in order):
 #   gputest   gpu-test with the 3.4.5 shim (the review's shim mends never ran)
 #   probe     tma-probe/probe.cu built with the machine's nvcc and run: TMA and
@@ -22,10 +22,11 @@
 #             printing when the timed role and the last CTA ended (stamps)
 #   new38     issue 35's rows built this session, never run: NVSHMEM 3.7's
 #             float atomics and 3.8's RMA regions (and the counted-signal
-#             row's waiver), 1 PE and 2 PEs, under 3.8.0 (they run) and 3.4.5
-#             (waived); then gpu-test's TestFloatAtomics and TestNVSHMEM38Rows
-#             with the 3.8.0 shim, and with --corrupt-checks the float rows
-#             must all fail verification
+#             row's waiver), 1 PE and 2 PEs, under 3.8.0 (they run; a call of
+#             its own, carry.sh: the gputest call's 3.4.5 shim shows the
+#             waivers); with --corrupt-checks they must all fail verification;
+#             then gpu-test's TestFloatAtomics and TestNVSHMEM38Rows with the
+#             3.8.0 shim
 # Logs and results land in $OUT/own.tar.xz.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -72,7 +73,6 @@ for s in ${STEPS:-gputest probe}; do
     NEW="--samples 10 --timeout 30s rma/atomic/float_add rma/atomic/float_fetch_add latency/atomic/float_add latency/atomic/float_fetch_add rma/atomic/fetch_add latency/atomic/fetch_add rma/rate/put-nbi-region/block rma/rate/put-nbi/block latency/issue/region rma/put-signal/counted"
     step 120 new38-1pe-3.8.0 $N38 "$B" run $B38 --out "$W2/new38-1pe-3.8.0.jsonl" --label new38-1pe-3.8.0 $NEW
     step 120 new38-2pe-3.8.0 $N38 "$B" run $B38 --pes-per-gpu 2 --out "$W2/new38-2pe-3.8.0.jsonl" --label new38-2pe-3.8.0 $NEW
-    step 60 new38-1pe-3.4.5 "$B" run $A --out "$W2/new38-1pe-3.4.5.jsonl" --label new38-1pe-3.4.5 $NEW
     step 60 new38-corrupt-3.8.0 $N38 "$B" run $B38 --corrupt-checks --samples 1 --warmup 0 --out "$W2/new38-corrupt-3.8.0.jsonl" \
       --label new38-corrupt-3.8.0 rma/atomic/float_add rma/atomic/float_fetch_add latency/atomic/float_add latency/atomic/float_fetch_add rma/rate/put-nbi-region/block latency/issue/region
     step 300 gpu-test-3.8.0 $N38 NVSHBENCH_BIN="$B" NVSHBENCH_SHIM="$PWD/build/libnvshbench-n38.so" build/gpu.test -test.v -test.timeout 290s \
