@@ -38,11 +38,13 @@
 //   persm/ce/beside-<compute>  the copies timed on S.stream as persm/ce's; the compute in the
 //           background on a second stream, started by the family's arm hook before the first
 //           event (it waits until every CTA runs), ended by a copy-engine write of the stop word
-//           once the copies are done: no SM needed while every SM computes
+//           that the disarm hook enqueues after the end event, ordered after the copies: no SM
+//           needed while every SM computes, and no call of ours between the copies and the event
 //   persm/compute/<compute>/beside-ce  the compute on every SM timed as the alone row's (the
 //           same kernel); the copies fed beside it by a host thread that arm starts (a
 //           copy must have landed before the first event) and that keeps PM_FEED_DEPTH in
-//           flight until the compute has ended
+//           flight until the compute has ended; disarm waits for it (or cancels it, the
+//           launch failed)
 // Neither can be captured in a CUDA graph (a second stream, a host thread).
 //
 // Compute kernels, each with a result that depends on how much ran:
@@ -403,7 +405,7 @@ struct PmSide {
   // The last launch armed. Never reset: a stop write that lands late
   // carries an older launch's number, smaller than the one now waited for.
   unsigned long long seq;
-  int armed;  // a background compute runs that no stop write is enqueued for yet
+  int armed;  // a background compute runs that no stop write is enqueued for yet (pm_disarm enqueues it)
   std::thread *feeder;
   std::atomic<unsigned long long> computed_gen;  // the launch whose compute `computed` follows
   std::atomic<int> first;   // the feeder's first copy landed (1), or it gave up (-1)
@@ -447,9 +449,11 @@ static int pm_deadline_failure(void) {
 
 // pm_stop_bg enqueues the copy-engine write that ends the armed background
 // compute (an 8-byte copy from pinned host memory into the done word: no
-// SM, so it runs while every SM computes): after the copies on S.stream
-// (after_copies), else at once. A separate stream, so the harness's end
-// event follows the copies alone.
+// SM, so it runs while every SM computes): after what S.stream holds
+// (after_copies: pm_disarm's, after the copies and the harness's end
+// event), else at once (or where that order cannot be had). A stream of
+// its own, enqueued after the end event: the harness's events time the
+// copies alone, and no call of ours stands between them.
 static int pm_stop_bg(int after_copies) {
   PmSide &g = g_pms;
   if (!g.armed) return 0;
@@ -467,16 +471,19 @@ static int pm_stop_bg(int after_copies) {
   return rc;
 }
 
-// pm_quiesce ends what a point left on the side streams (a background
-// compute gets its stop write if it has none, the feeder is joined, the
-// streams drained) and returns the feeder's failure, if any: before a
-// point's buffers are prepared and before they are checked or damaged.
-static int pm_quiesce(void) {
+// pm_quiesce ends what a launch or a point left on the side streams (a
+// background compute gets its stop write if it has none, the feeder is
+// joined, the streams drained) and returns the feeder's failure, if any:
+// after every armed launch (pm_disarm), and as a safety net at the end of
+// a point, before its buffers are prepared, checked or damaged, and at
+// nb_finalize. cancel: the feeder stops at once (else it ends by itself
+// once its launch's compute has ended: a launch that ran).
+static int pm_quiesce(int cancel = 1) {
   PmSide &g = g_pms;
   if (!g.ready) return 0;
   int rc = pm_stop_bg(0);
   if (g.feeder) {
-    g.cancel.store(1);  // called once its compute ended (the feeder has stopped), or where none came
+    if (cancel) g.cancel.store(1);
     g.feeder->join();
     delete g.feeder;
     g.feeder = nullptr;
@@ -570,8 +577,10 @@ static int64_t pm_work_set(Run *r) {
 }
 
 static int pm_arm(Run *r);
+static int pm_disarm(Run *r, int ok);
+static int pm_end(Run *r, nb_result *res);
 static const Family kPM = {"persm", pm_validate, rma_active, rma_synced, 1, 0, 0, pm_prepare, pm_setup, nullptr, pm_bytes, pm_work_set,
-                           nullptr, pm_arm};
+                           nullptr, pm_arm, pm_disarm, pm_end};
 
 // --- the checks: the transfer's pattern at its target (a timed transfer),
 // the compute kernel's results on the initiator (wherever one ran).
@@ -808,6 +817,54 @@ static int pm_arm(Run *r) {
   return 0;
 }
 
+// The family's disarm hook (nvshbench.cu: timed_launch, on every path
+// after a successful arm). A background compute gets its stop write after
+// what S.stream holds (the copies where they were enqueued, then the end
+// event: the harness waits on no call of ours between them; at once where
+// that cannot be ordered), and is waited for, with the deadline it may
+// have run out. A fed launch's feeder is joined: it ends by itself once
+// the compute has ended, or at once where the launch failed. Nothing a
+// launch armed runs after its disarm.
+static int pm_disarm(Run *r, int ok) {
+  PmSide &g = g_pms;
+  if (pm_ce_timed(r->a)) {
+    int rc = pm_stop_bg(1);
+    int st = pm_quiesce();
+    if (!rc) rc = st;
+    if (!rc && g.ready && g.host[1]) rc = pm_deadline_failure();
+    return rc;
+  }
+  if (pm_ce_fed(r->a)) return pm_quiesce(!ok);
+  return 0;
+}
+
+// The family's end hook (nb_run, after a point's launches): nothing armed
+// should be left (pm_disarm ends it after every launch); a safety net, so
+// that with --no-verify too nothing of the point writes after it.
+static int pm_end(Run *r, nb_result *res) {
+  (void)r;
+  (void)res;
+  return pm_quiesce();
+}
+
+// pm_side_free: nb_finalize's: the side work ended, its streams, events
+// and pinned words freed.
+static void pm_side_free(void) {
+  PmSide &g = g_pms;
+  if (!g.ready) return;
+  (void)pm_quiesce();
+  cudaStreamDestroy(g.bg);
+  cudaStreamDestroy(g.stop);
+  cudaEventDestroy(g.ordered);
+  cudaEventDestroy(g.copied);
+  cudaEventDestroy(g.computed);
+  for (cudaEvent_t e : g.ring) cudaEventDestroy(e);
+  cudaFreeHost((void *)const_cast<unsigned long long *>(g.host));
+  g.host = nullptr;
+  g.host_dev = nullptr;
+  g.ready = 0;
+}
+
 // pm_launch_fed: compute kernel C on every SM, the alone row's kernel
 // (budget 0), timed while the feeder copies beside it; the event after it
 // tells the feeder when to stop.
@@ -857,8 +914,8 @@ static int launch_pm(Run *r, int iters) {
 
 // The copy engine into the peer's buffer: no SM of ours (rma.cuh's
 // launch_ce's copies). Beside a compute kernel (armed by pm_arm_compute),
-// the same copies, then the stop write that ends the compute, enqueued
-// whatever happened to the copies (else it would run until its deadline).
+// the same copies; the stop write that ends the compute is pm_disarm's,
+// after the end event, whatever happened to the copies.
 static int launch_pm_ce(Run *r, int iters) {
   if (!pm_ce_timed(r->a)) return launch_ce(r, iters);
   if (!g_pms.ready || !g_pms.armed) return fail(NB_ERR, "the copy engine beside a compute kernel: no compute armed (a CUDA graph cannot capture this row)");
@@ -868,8 +925,7 @@ static int launch_pm_ce(Run *r, int iters) {
     cudaError_t e = cudaMemcpyAsync(rd, S.src, r->a->size, cudaMemcpyDeviceToDevice, S.stream);
     if (e != cudaSuccess) rc = fail(NB_ERR, "cudaMemcpyAsync beside the compute kernel: %s", cudaGetErrorString(e));
   }
-  int st = pm_stop_bg(!rc);
-  return rc ? rc : st;
+  return rc;
 }
 
 static constexpr OpEntry kPMOps[] = {
