@@ -93,6 +93,12 @@ enum {
 // (and says so, failing the point): were the stop write never to come (the
 // copies waiting for an SM), the launch would otherwise never end.
 #define PM_BG_DEADLINE_NS 10000000000ull
+// A launch of copies beside it must end well within that deadline: with a
+// fixed --iters, pm_validate refuses one that would take over half of it
+// at PM_CE_SLOW_BPS, a slow copy-engine path (a PCIe peer; the copy engine
+// moves ~400 GB/s to an NVLink peer and ~2 TB/s on its own GPU, an H200's).
+// A calibrated launch lasts about 20 ms.
+#define PM_CE_SLOW_BPS 10e9
 
 struct PmArgs {
   uint8_t *dst;
@@ -483,9 +489,10 @@ static double pm_now(void) {
 
 static int pm_deadline_failure(void) {
   return fail(NB_ERR,
-              "the compute kernel beside the copy engine stopped on its own after %llu s: the copy engine's stop write "
-              "had not reached it (did the copies wait for an SM? a launch of copies may last at most that long beside it)",
-              PM_BG_DEADLINE_NS / 1000000000ull);
+              "the compute kernel beside the copy engine stopped on its own after %llu s, the copy engine's stop write not "
+              "come: the launch of copies beside it lasted that long (slower than pm_validate's %.0f GB/s allows), or the copies "
+              "or the stop write waited for an SM",
+              PM_BG_DEADLINE_NS / 1000000000ull, PM_CE_SLOW_BPS / 1e9);
 }
 
 // pm_stop_bg enqueues the copy-engine write that ends the armed background
@@ -566,6 +573,12 @@ static int pm_validate(Run *r) {
     return fail(NB_ERR, "a compute kernel's partner (args.impl %d) is a transfer: %d..%d", a->impl, NB_OP_PM_ST, NB_OP_PM_CE);
   if (m == NB_OP_PM_CE && c && a->graph)
     return fail(NB_NOT_CAPTURABLE, "not capturable: a background kernel on a second stream (the copy engine beside a compute kernel)");
+  double deadline_s = PM_BG_DEADLINE_NS * 1e-9;
+  if (pm_ce_timed(a) && a->iters > 0 && (double)a->size * a->iters > PM_CE_SLOW_BPS * deadline_s / 2)
+    return fail(NB_ERR,
+                "%d copies of %lld bytes in one launch beside a compute kernel: at %.0f GB/s (a slow copy-engine path) they would "
+                "take over %.0f s, half the compute's %.0f s deadline: fewer --iters (or none: calibrated to ~20 ms)",
+                a->iters, (long long)a->size, PM_CE_SLOW_BPS / 1e9, deadline_s / 2, deadline_s);
   if (a->op == NB_OP_PM_CE && !c) return 0;  // the copy engine alone: rma's checks
   if (a->op != NB_OP_PM_CE && a->threads != PM_THREADS)
     return fail(NB_ERR, "bytes per SM: one CTA of %d threads an SM, not %d", PM_THREADS, a->threads);
