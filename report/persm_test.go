@@ -121,4 +121,20 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 	if !math.IsNaN((report.Interference{Beside: 1}).TransferSlowdown()) || !math.IsNaN((report.Interference{ComputeAlone: 1}).ComputeSlowdown()) {
 		t.Error("a slowdown without both sides")
 	}
+	// Each side's min-max over its samples (±1 % in the fixture) travels
+	// with it: 25 % and 5 % beat that noise; overlapping ranges do not, and
+	// a side not measured is no noise either.
+	is := func(got, want float64) bool { return math.Abs(got/want-1) < 1e-9 }
+	if ce := ins[1]; !is(ce.AloneLo, 2000e9/1.01) || !is(ce.AloneHi, 2000e9/0.99) || !is(ce.BesideLo, 1600e9/1.01) || !is(ce.ComputeAloneLo, 8e-6*0.99) ||
+		!is(ce.ComputeBesideHi, 8.4e-6*1.01) || ce.TransferWithinNoise() || ce.ComputeWithinNoise() {
+		t.Errorf("the copy engine beside fma's spreads: %+v", ce)
+	}
+	near := report.Interference{Alone: 100, Beside: 99, AloneLo: 98, AloneHi: 102, BesideLo: 97, BesideHi: 98.5,
+		ComputeAlone: 1, ComputeBeside: 1.1, ComputeAloneLo: 0.99, ComputeAloneHi: 1.01, ComputeBesideLo: 1.02, ComputeBesideHi: 1.2}
+	if !near.TransferWithinNoise() || near.ComputeWithinNoise() {
+		t.Errorf("overlapping B/s, apart times: %+v", near)
+	}
+	if (report.Interference{Beside: 1, BesideLo: 1, BesideHi: 1}).TransferWithinNoise() {
+		t.Error("a transfer not measured alone is within noise")
+	}
 }
