@@ -76,6 +76,13 @@ func TestPerSMTables(t *testing.T) {
 	if !slices.ContainsFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, "ce: the copy engine on no SM") }) {
 		t.Errorf("no note on how the copy engine's rows ran: %q", in.Notes)
 	}
+	// The fused launch is the SM mechanisms' only: the copy engine's rows
+	// are not fused, and the note on the fused launch says so.
+	for _, n := range in.Notes {
+		if strings.Contains(n, "one fused launch") && !strings.HasPrefix(n, "one fused launch (SM mechanisms)") {
+			t.Errorf("a note on the fused launch that does not say it is the SM mechanisms': %q", n)
+		}
+	}
 	// The bandwidth tables' budgets stay the transfers': the compute alone
 	// on every SM (budget 0) is no column.
 	if slices.Contains(bw.Columns, "0 SM") {
