@@ -213,8 +213,9 @@ struct Family {
   int (*disarm)(Run *r, int ok);
   // end (may be null): on every PE, once a point's launches are done (its
   // stream drained) and before its check: ends side work the launches may
-  // have left, and may write a note on the point into res->detail (a check
-  // that finds a mismatch writes over it).
+  // have left, and may write a note on the point into res->detail (the
+  // family's check then sets it aside: a mismatch is described only into
+  // an empty detail, check.cuh's counted).
   int (*end)(Run *r, nb_result *res);
 };
 
