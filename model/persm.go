@@ -39,7 +39,10 @@ type Answer struct {
 type Cost struct {
 	Compute                           string
 	ComputeSlowdown, TransferSlowdown float64
-	Beside                            float64 // the transfer's B/s beside the compute kernel (0: not measured)
+	// ComputeNoise, TransferNoise: the slowdown does not beat the noise
+	// (the rows' min-max over samples overlap, beside and alone).
+	ComputeNoise, TransferNoise bool
+	Beside                      float64 // the transfer's B/s beside the compute kernel (0: not measured)
 }
 
 // costsOf are the slowdowns of mechanism m on budget SMs at size beside
@@ -52,6 +55,7 @@ func costsOf(ins []report.Interference, m string, budget int, size int64) []Cost
 		for _, in := range ins {
 			if in.Mechanism == m && in.Compute == comp && in.Budget == budget && in.Size == size {
 				cost.ComputeSlowdown, cost.TransferSlowdown, cost.Beside, seen = in.ComputeSlowdown(), in.TransferSlowdown(), in.Beside, true
+				cost.ComputeNoise, cost.TransferNoise = in.ComputeWithinNoise(), in.TransferWithinNoise()
 			}
 		}
 		if seen {
@@ -108,10 +112,21 @@ func answerFor(cs []report.Curve, ins []report.Interference, want float64, size 
 	return a
 }
 
+// slowdown says a slowdown, and "within noise" where it does not beat the
+// noise (its rows' min-max over samples overlap): "5 %", "1 %, within
+// noise". The house rule: a difference only where it beats the noise.
+func slowdown(v float64, noise bool) string {
+	if noise {
+		return pct(v) + ", within noise"
+	}
+	return pct(v)
+}
+
 // ceBeside is what the copy engine moves, and what it and the kernel cost
 // each other, beside each compute kernel on every SM ("" where not
 // measured): ", beside an FMA-bound kernel on every SM 1600 GB/s (25 %
-// slower; it costs the kernel 5 %)".
+// slower; it costs the kernel 5 %)", saying "below the rate asked" where
+// it moves less than that beside the kernel.
 func (a Answer) ceBeside() string {
 	s := ""
 	for _, c := range a.CECosts {
@@ -120,11 +135,14 @@ func (a Answer) ceBeside() string {
 		}
 		s += fmt.Sprintf(", beside %s on every SM %s GB/s", PerSMComputeName[c.Compute], gbps(c.Beside))
 		var why []string
+		if c.Beside < a.Want {
+			why = append(why, "below the rate asked")
+		}
 		if !math.IsNaN(c.TransferSlowdown) {
-			why = append(why, pct(c.TransferSlowdown)+" slower")
+			why = append(why, slowdown(c.TransferSlowdown, c.TransferNoise)+" slower")
 		}
 		if !math.IsNaN(c.ComputeSlowdown) {
-			why = append(why, "it costs the kernel "+pct(c.ComputeSlowdown))
+			why = append(why, "it costs the kernel "+slowdown(c.ComputeSlowdown, c.ComputeNoise))
 		}
 		if len(why) > 0 {
 			s += " (" + strings.Join(why, "; ") + ")"
@@ -147,9 +165,9 @@ func (a Answer) Sentence() string {
 		a.Budget, map[bool]string{true: "", false: "s"}[a.Budget == 1], gbps(a.BW))
 	for _, c := range a.Costs {
 		if !math.IsNaN(c.ComputeSlowdown) {
-			s += fmt.Sprintf("; beside %s that costs it %s", PerSMComputeName[c.Compute], pct(c.ComputeSlowdown))
+			s += fmt.Sprintf("; beside %s that costs it %s", PerSMComputeName[c.Compute], slowdown(c.ComputeSlowdown, c.ComputeNoise))
 			if !math.IsNaN(c.TransferSlowdown) {
-				s += fmt.Sprintf(" (and the transfer %s)", pct(c.TransferSlowdown))
+				s += fmt.Sprintf(" (and the transfer %s)", slowdown(c.TransferSlowdown, c.TransferNoise))
 			}
 		}
 	}
@@ -191,7 +209,7 @@ func PerSMGuide(files []*record.File, rates []float64) []table.Table {
 			t.Rows = append(t.Rows, append(row, table.Str(a.Sentence())))
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2 (else the largest); the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
-			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM")
+			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM; within noise: the two rows' min-max over samples overlap")
 		out = append(out, t)
 	}
 	return out

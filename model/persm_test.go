@@ -79,6 +79,62 @@ func TestPerSMAnswer(t *testing.T) {
 	}
 }
 
+// The copy engine reaches a rate alone but not beside a compute kernel:
+// the guide says so ("below the rate asked") where it says what it moves
+// there, and only there.
+func TestPerSMCopyEngineBelowTheRate(t *testing.T) {
+	f := fixture.PerSMExample()
+	const size = 256 << 20
+	s := model.AnswerFor(f, 1800e9, size).Sentence() // ce: 2000 GB/s alone, 1600 beside fma
+	if !strings.Contains(s, "the copy engine moves it with no SM (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower; it costs the kernel 5 %)") {
+		t.Errorf("1800 GB/s: %q", s)
+	}
+	if s := model.AnswerFor(f, 1500e9, size).Sentence(); strings.Contains(s, "below the rate asked") || !strings.Contains(s, "1600 GB/s (25 % slower") {
+		t.Errorf("1500 GB/s (1600 beside fma reaches it): %q", s)
+	}
+}
+
+// A slowdown is said as such only where it beats the noise: where the
+// rows' min-max over samples overlap, beside and alone, it is "within
+// noise", for the SM mechanisms' costs and the copy engine's alike.
+func TestPerSMSlowdownWithinNoise(t *testing.T) {
+	f := fixture.PerSMExample() // its rows: five samples within ±1 %
+	const size = 256 << 20
+	// fma alone: 10 µs on 124 SMs, 8 µs on every SM (9.9-10.1, 7.92-8.08).
+	times := func(id string, median, spread float64) {
+		for i := range f.Points {
+			p := &f.Points[i]
+			if p.ID != id {
+				continue
+			}
+			p.Samples = nil
+			for k := -2; k <= 2; k++ {
+				p.Samples = append(p.Samples, median*(1+spread*float64(k)/2))
+			}
+			if err := record.Derive(p, record.MetricLatency); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	times("persm/compute/fma/beside-tma", 10.1e-6, 0.02) // 9.999-10.201 µs: 1 % slower, within noise
+	times("persm/compute/fma/beside-ce", 8.08e-6, 0.02)  // 7.999-8.161 µs: 1 % slower, within noise
+	s := model.AnswerFor(f, 1500e9, size).Sentence()
+	for _, w := range []string{
+		"use tma on 8 SMs (2000 GB/s); beside an FMA-bound kernel that costs it 1 %, within noise (and the transfer 11 %)",
+		"beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 1 %, within noise)",
+	} {
+		if !strings.Contains(s, w) {
+			t.Errorf("%q does not say %q", s, w)
+		}
+	}
+	// Beyond the noise, a slowdown is said plainly.
+	times("persm/compute/fma/beside-tma", 10.2e-6, 0.001) // 10.19-10.21 µs against 9.9-10.1
+	times("persm/compute/fma/beside-ce", 8.4e-6, 0.001)
+	if s := model.AnswerFor(f, 1500e9, size).Sentence(); strings.Contains(s, "noise") || !strings.Contains(s, "that costs it 2 % (and") {
+		t.Errorf("2 %% beyond the noise: %q", s)
+	}
+}
+
 // The guide's table answers at the largest size beyond L2, for a quarter,
 // half and 90 % of the best peak and each rate asked.
 func TestPerSMGuideTable(t *testing.T) {

@@ -158,7 +158,7 @@ func interferenceTable(ins []Interference, tag string) table.Table {
 			num(in.ComputeAlone, us, 2), num(in.ComputeBeside, us, 2), pct(in.ComputeSlowdown())})
 	}
 	t.Notes = append(t.Notes,
-		"one fused launch, one CTA an SM: the transfer on SMs, the compute kernel (fma: FMA-bound; mma: tensor-core bf16) on every other SM, each timed while the other runs beside it all along",
+		"one fused launch (SM mechanisms), one CTA an SM: the transfer on SMs, the compute kernel (fma: FMA-bound; mma: tensor-core bf16) on every other SM, each timed while the other runs beside it all along",
 		"slowdown: the time beside against the time alone on the same SMs (the transfer: persm/<mechanism>; the compute: persm/compute/<kind>), 10 % = 10 % longer; the compute's results verified in every row")
 	for _, in := range ins {
 		if in.Mechanism == "ce" && slices.Contains(sizes, in.Size) {

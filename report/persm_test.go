@@ -76,6 +76,13 @@ func TestPerSMTables(t *testing.T) {
 	if !slices.ContainsFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, "ce: the copy engine on no SM") }) {
 		t.Errorf("no note on how the copy engine's rows ran: %q", in.Notes)
 	}
+	// The fused launch is the SM mechanisms' only: the copy engine's rows
+	// are not fused, and the note on the fused launch says so.
+	for _, n := range in.Notes {
+		if strings.Contains(n, "one fused launch") && !strings.HasPrefix(n, "one fused launch (SM mechanisms)") {
+			t.Errorf("a note on the fused launch that does not say it is the SM mechanisms': %q", n)
+		}
+	}
 	// The bandwidth tables' budgets stay the transfers': the compute alone
 	// on every SM (budget 0) is no column.
 	if slices.Contains(bw.Columns, "0 SM") {
@@ -120,5 +127,21 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 	}
 	if !math.IsNaN((report.Interference{Beside: 1}).TransferSlowdown()) || !math.IsNaN((report.Interference{ComputeAlone: 1}).ComputeSlowdown()) {
 		t.Error("a slowdown without both sides")
+	}
+	// Each side's min-max over its samples (±1 % in the fixture) travels
+	// with it: 25 % and 5 % beat that noise; overlapping ranges do not, and
+	// a side not measured is no noise either.
+	is := func(got, want float64) bool { return math.Abs(got/want-1) < 1e-9 }
+	if ce := ins[1]; !is(ce.AloneLo, 2000e9/1.01) || !is(ce.AloneHi, 2000e9/0.99) || !is(ce.BesideLo, 1600e9/1.01) || !is(ce.ComputeAloneLo, 8e-6*0.99) ||
+		!is(ce.ComputeBesideHi, 8.4e-6*1.01) || ce.TransferWithinNoise() || ce.ComputeWithinNoise() {
+		t.Errorf("the copy engine beside fma's spreads: %+v", ce)
+	}
+	near := report.Interference{Alone: 100, Beside: 99, AloneLo: 98, AloneHi: 102, BesideLo: 97, BesideHi: 98.5,
+		ComputeAlone: 1, ComputeBeside: 1.1, ComputeAloneLo: 0.99, ComputeAloneHi: 1.01, ComputeBesideLo: 1.02, ComputeBesideHi: 1.2}
+	if !near.TransferWithinNoise() || near.ComputeWithinNoise() {
+		t.Errorf("overlapping B/s, apart times: %+v", near)
+	}
+	if (report.Interference{Beside: 1, BesideLo: 1, BesideHi: 1}).TransferWithinNoise() {
+		t.Error("a transfer not measured alone is within noise")
 	}
 }

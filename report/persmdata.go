@@ -108,6 +108,16 @@ func timeOf(p *record.Point) (float64, bool) {
 	return m.Median, ok && m.Median > 0
 }
 
+// timeSpreadOf is a compute point's min and max time over samples (its
+// median where they are not recorded).
+func timeSpreadOf(p *record.Point) (lo, hi float64) {
+	m := p.Metrics[record.MetricLatency]
+	if m.Min > 0 && m.Max > 0 {
+		return m.Min, m.Max
+	}
+	return m.Median, m.Median
+}
+
 // Curves are the file's mechanisms alone, a curve per mechanism and size
 // (one initiator, the p2p or local path the run took), in PerSMMechanisms
 // order then by size.
@@ -176,6 +186,25 @@ type Interference struct {
 	Alone, Beside      float64 // the transfer, B/s
 	ComputeAlone       float64 // the compute kernel, seconds an iteration
 	ComputeBeside      float64
+	// The min and max over each row's samples (B/s; seconds), for the
+	// noise test (TransferWithinNoise, ComputeWithinNoise).
+	AloneLo, AloneHi, BesideLo, BesideHi                             float64
+	ComputeAloneLo, ComputeAloneHi, ComputeBesideLo, ComputeBesideHi float64
+}
+
+// overlap: the ranges [a0, a1] and [b0, b1] share a value.
+func overlap(a0, a1, b0, b1 float64) bool { return a0 <= b1 && b0 <= a1 }
+
+// TransferWithinNoise: the transfer's B/s beside the compute kernel and
+// alone overlap over their samples' min-max, so its slowdown does not beat
+// the noise (false where a side was not measured).
+func (i Interference) TransferWithinNoise() bool {
+	return !math.IsNaN(i.TransferSlowdown()) && overlap(i.AloneLo, i.AloneHi, i.BesideLo, i.BesideHi)
+}
+
+// ComputeWithinNoise: the same for the compute kernel's time an iteration.
+func (i Interference) ComputeWithinNoise() bool {
+	return !math.IsNaN(i.ComputeSlowdown()) && overlap(i.ComputeAloneLo, i.ComputeAloneHi, i.ComputeBesideLo, i.ComputeBesideHi)
 }
 
 // TransferSlowdown is how much longer the transfer took beside the compute
@@ -211,8 +240,9 @@ func Interferences(f *record.File) []Interference {
 		}
 		return at[k]
 	}
-	alone := map[string]float64{}        // persm/<m> size budget → B/s
-	computeAlone := map[string]float64{} // compute budget → s
+	type fig struct{ v, lo, hi float64 } // a row's median and its samples' min and max
+	alone := map[string]fig{}            // persm/<m> size budget → B/s
+	computeAlone := map[string]fig{}     // compute budget → s
 	for i := range f.Points {
 		p := &f.Points[i]
 		parts := strings.Split(p.ID, "/")
@@ -223,26 +253,33 @@ func Interferences(f *record.File) []Interference {
 		switch {
 		case len(parts) == 2 && parts[1] != "compute":
 			if v, ok := bwOf(p); ok {
-				alone[fmt.Sprint(parts[1], p.Params.Size, p.Params.CTAs)] = v
+				lo, hi := spreadOf(p)
+				alone[fmt.Sprint(parts[1], p.Params.Size, p.Params.CTAs)] = fig{v, lo, hi}
 			}
 		case len(parts) == 3 && parts[1] == "compute":
 			if v, ok := timeOf(p); ok {
-				computeAlone[fmt.Sprint(parts[2], p.Params.CTAs)] = v
+				lo, hi := timeSpreadOf(p)
+				computeAlone[fmt.Sprint(parts[2], p.Params.CTAs)] = fig{v, lo, hi}
 			}
 		case len(parts) == 3 && strings.HasPrefix(parts[2], "beside-") && beside != "":
 			if v, ok := bwOf(p); ok {
-				get(key{parts[1], beside, p.Params.CTAs, p.Params.Size}).Beside = v
+				in := get(key{parts[1], beside, p.Params.CTAs, p.Params.Size})
+				in.Beside = v
+				in.BesideLo, in.BesideHi = spreadOf(p)
 			}
 		case len(parts) == 4 && parts[1] == "compute" && beside != "":
 			if v, ok := timeOf(p); ok {
-				get(key{beside, parts[2], p.Params.CTAs, p.Params.Size}).ComputeBeside = v
+				in := get(key{beside, parts[2], p.Params.CTAs, p.Params.Size})
+				in.ComputeBeside = v
+				in.ComputeBesideLo, in.ComputeBesideHi = timeSpreadOf(p)
 			}
 		}
 	}
 	var out []Interference
 	for k, in := range at {
-		in.Alone = alone[fmt.Sprint(k.m, k.s, k.b)]
-		in.ComputeAlone = computeAlone[fmt.Sprint(k.c, k.b)]
+		a, c := alone[fmt.Sprint(k.m, k.s, k.b)], computeAlone[fmt.Sprint(k.c, k.b)]
+		in.Alone, in.AloneLo, in.AloneHi = a.v, a.lo, a.hi
+		in.ComputeAlone, in.ComputeAloneLo, in.ComputeAloneHi = c.v, c.lo, c.hi
 		out = append(out, *in)
 	}
 	sort.Slice(out, func(a, b int) bool {

@@ -27,7 +27,7 @@ import (
 	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
-	_ "github.com/nvshbench/nvshbench/suites/persm"
+	"github.com/nvshbench/nvshbench/suites/persm"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
@@ -500,8 +500,13 @@ func TestPerSM(t *testing.T) {
 				b, _ := beside.Metric(record.MetricBandwidth)
 				ta, _ := comp.Metric(record.MetricLatency)
 				tb, _ := compBeside.Metric(record.MetricLatency)
-				t.Logf("copy engine at 64 MiB: %.1f GB/s alone, %.1f beside %s on every SM; %s on every SM: %.3f us an iteration alone, %.3f beside the copy engine",
-					a.Median/1e9, b.Median/1e9, c, c, ta.Median*1e6, tb.Median*1e6)
+				t.Logf("copy engine at 64 MiB: %.1f GB/s alone, %.1f beside %s on every SM; %s on every SM: %.3f us an iteration alone, %.3f beside the copy engine (busy %.1f %% of its windows at the least, moving %.1f GB/s)",
+					a.Median/1e9, b.Median/1e9, c, c, ta.Median*1e6, tb.Median*1e6, 100*compBeside.Values[persm.ValueCEBusy], compBeside.Values[persm.ValueCERate]/1e9)
+				// Its ~20 ms launches are judged: the shim fails a launch where
+				// the copy engine idled over a tenth of it.
+				if busy, ok := compBeside.Values[persm.ValueCEBusy]; !ok || busy < 0.9 || compBeside.Values[persm.ValueCERate] <= 0 {
+					t.Errorf("%s beside the copy engine: values %v, want the copy engine's busy share (at least 0.9) and rate", c, compBeside.Values)
+				}
 			}
 			for _, m := range []string{"st", "tma", "put"} {
 				one, all, most := 0.0, 0.0, 0

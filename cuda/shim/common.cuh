@@ -203,6 +203,20 @@ struct Family {
   // kernel on every SM of a second stream or copies a host thread feeds.
   // Not for a graph's replay.
   int (*arm)(Run *r);
+  // disarm (may be null): arm's counterpart, called on every path after an
+  // arm that returned 0: right after the timed launch's end event is
+  // recorded (ok 1), or where the first event, the launch or the end event
+  // failed (ok 0: the launch's error is the one reported, not disarm's).
+  // It ends what arm started (nothing armed may outlive the launch: a
+  // background kernel holding the SMs, a host thread feeding a stream); its
+  // own failure after a clean launch fails the launch.
+  int (*disarm)(Run *r, int ok);
+  // end (may be null): on every PE, once a point's launches are done (its
+  // stream drained) and before its check: ends side work the launches may
+  // have left, and may write a note on the point into res->detail (the
+  // family's check then sets it aside: a mismatch is described only into
+  // an empty detail, check.cuh's counted).
+  int (*end)(Run *r, nb_result *res);
 };
 
 #define NB_PER_OP_ITERS 100

@@ -193,6 +193,7 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
 extern "C" int nb_finalize(void) {
   if (!S.inited) return 0;
   cudaSetDevice(S.device);
+  pm_side_free();  // first: a background compute left armed would hold the device synchronisation 10 s
   cudaDeviceSynchronize();
   nvshmem_barrier_all();
   nd_release();
@@ -293,6 +294,20 @@ static int launch(Run *r, int iters, cudaGraphExec_t gexec) {
   return rc;
 }
 
+// disarm ends the side work a family armed for a timed launch
+// (Family.disarm), rc being the launch's status so far: a failed launch
+// keeps its own error.
+static int disarm(Run *r, int rc) {
+  const Family *f = r->e->family;
+  if (!f->disarm) return rc;
+  if (!rc) return f->disarm(r, 1);
+  static char keep[sizeof g_err];
+  memcpy(keep, g_err, sizeof keep);
+  (void)f->disarm(r, 0);
+  memcpy(g_err, keep, sizeof keep);
+  return rc;
+}
+
 // timed_launch times one launch of iters operations with device events: the
 // one timer of every figure. gate: the PEs start it together on the device
 // (an on-stream barrier before the first event), so a PE whose host thread
@@ -309,12 +324,19 @@ static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, floa
     CKLAUNCH("start gate (on-stream barrier)");
   }
   // A family's side work starts before the first event (Family.arm: the
-  // window must not open before it runs).
-  if (!gexec && r->e->family->arm)
+  // window must not open before it runs) and ends after the last, whatever
+  // happened between (Family.disarm).
+  int armed = 0;
+  if (!gexec && r->e->family->arm) {
     if (int rc = r->e->family->arm(r)) return rc;
-  CK(cudaEventRecord(S.ev0, S.stream));
-  if (int rc = launch(r, iters, gexec)) return rc;
-  CK(cudaEventRecord(S.ev1, S.stream));
+    armed = 1;
+  }
+  cudaError_t e = cudaEventRecord(S.ev0, S.stream);
+  int rc = e == cudaSuccess ? 0 : fail(NB_ERR, "cudaEventRecord before the launch: %s", cudaGetErrorString(e));
+  if (!rc) rc = launch(r, iters, gexec);
+  if (!rc && (e = cudaEventRecord(S.ev1, S.stream)) != cudaSuccess) rc = fail(NB_ERR, "cudaEventRecord after the launch: %s", cudaGetErrorString(e));
+  if (armed) rc = disarm(r, rc);
+  if (rc) return rc;
   CK(cudaEventSynchronize(S.ev1));
   CK(cudaEventElapsedTime(ms, S.ev0, S.ev1));
   return 0;
@@ -522,6 +544,10 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
   {
     cudaError_t e = cudaStreamSynchronize(S.stream);
     if (e != cudaSuccess && !st) st = fail(NB_ERR, "after the timed launches: %s", cudaGetErrorString(e));
+  }
+  if (f->end) {  // what the launches may have left beside S.stream (Family.end)
+    int rc = f->end(r, res);
+    if (!st) st = rc;
   }
   nvshmem_barrier_all();
   res->initiator = r->initiator;

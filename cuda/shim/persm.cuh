@@ -38,11 +38,15 @@
 //   persm/ce/beside-<compute>  the copies timed on S.stream as persm/ce's; the compute in the
 //           background on a second stream, started by the family's arm hook before the first
 //           event (it waits until every CTA runs), ended by a copy-engine write of the stop word
-//           once the copies are done: no SM needed while every SM computes
+//           that the disarm hook enqueues after the end event, ordered after the copies: no SM
+//           needed while every SM computes, and no call of ours between the copies and the event
 //   persm/compute/<compute>/beside-ce  the compute on every SM timed as the alone row's (the
 //           same kernel); the copies fed beside it by a host thread that arm starts (a
-//           copy must have landed before the first event) and that keeps PM_FEED_DEPTH in
-//           flight until the compute has ended
+//           copy must have landed before the first event) and that keeps about
+//           PM_FEED_AHEAD_MS of copies queued (the depth timed from the point's first copies)
+//           until the compute has ended; disarm waits for it (or cancels it, the launch
+//           failed) and measures, from the copies' own events, how busy the copy engine was
+//           in the timed window: a launch where it idled is failed (pm_busy)
 // Neither can be captured in a CUDA graph (a second stream, a host thread).
 //
 // Compute kernels, each with a result that depends on how much ran:
@@ -59,7 +63,10 @@
 #include <time.h>
 
 #include <atomic>
+#include <cmath>
 #include <thread>
+#include <utility>
+#include <vector>
 
 enum {
   NB_OP_PM_ST = 100,   // SM 16-byte stores into the peer over a budget of SMs
@@ -86,6 +93,12 @@ enum {
 // (and says so, failing the point): were the stop write never to come (the
 // copies waiting for an SM), the launch would otherwise never end.
 #define PM_BG_DEADLINE_NS 10000000000ull
+// A launch of copies beside it must end well within that deadline: with a
+// fixed --iters, pm_validate refuses one that would take over half of it
+// at PM_CE_SLOW_BPS, a slow copy-engine path (a PCIe peer; the copy engine
+// moves ~400 GB/s to an NVLink peer and ~2 TB/s on its own GPU, an H200's).
+// A calibrated launch lasts about 20 ms.
+#define PM_CE_SLOW_BPS 10e9
 
 struct PmArgs {
   uint8_t *dst;
@@ -385,17 +398,38 @@ static uint8_t *g_pm_lsa;  // the peer's NCCL window, as this PE's kernels addre
 // --- the copy engine beside a compute kernel: the side streams, the words
 // the kernels and the host share (mapped, pinned host memory: the host
 // reads them without a CUDA call while the GPU is busy), the feeder thread.
-#define PM_FEED_DEPTH 4  // copies the feeder keeps in flight
-// How long pm_arm waits for the background compute's CTAs or the first fed
-// copy: longer than PM_BG_DEADLINE_NS, so a kernel that ran out its
-// deadline says so first.
+// The feeder keeps PM_FEED_AHEAD_MS of copies queued: a host thread that
+// shares its core with another (mpirun binds a rank to one core, where the
+// harness's thread waits too) may be descheduled for a time slice, about a
+// millisecond or a few (CFS's granularity), and the copy engine must not
+// run dry meanwhile. The depth is timed from the point's first
+// PM_FEED_MIN copies (that many queued) and is PM_FEED_MIN to PM_FEED_MAX
+// copies: a smaller copy than PM_FEED_AHEAD_MS / PM_FEED_MAX keeps less
+// queued, which the busy share then shows.
+#define PM_FEED_MIN 4
+#define PM_FEED_MAX 512
+#define PM_FEED_AHEAD_MS 2.0
+// A fed launch is failed where the copy engine was busy under PM_BUSY_MIN
+// of its timed window (judged in windows of PM_BUSY_WINDOW_MS or longer:
+// the events resolve about half a microsecond). An idle copy engine
+// understates the compute's slowdown by about its idle share: at 90 %
+// busy, a 5 % slowdown would read about 4.5 %.
+#define PM_BUSY_MIN 0.9
+#define PM_BUSY_WINDOW_MS 1.0
+// How long the host waits for side work (pm_arm: the background compute's
+// CTAs, the first fed copies; pm_drain: a side stream to finish): longer
+// than PM_BG_DEADLINE_NS, so a kernel that ran out its deadline says so
+// first.
 #define PM_ARM_TIMEOUT_S 15.0
 
 struct PmSide {
   int ready;
   cudaStream_t bg;    // the background compute's, or the fed copies' (non-blocking)
   cudaStream_t stop;  // the stop write's (non-blocking)
-  cudaEvent_t ordered, copied, computed, ring[PM_FEED_DEPTH];
+  cudaEvent_t ordered, copied, computed;  // computed follows the fed compute kernel (the feeder's stop)
+  // Timing events: t0 opens a feeder's times, pre and post bracket each
+  // copy it queued (a ring of slots).
+  cudaEvent_t t0, pre[PM_FEED_MAX], post[PM_FEED_MAX];
   // [0] the launch whose CTAs have all started, [1] a launch whose compute
   // ran out its deadline, [4..8) the stop writes' values (a slot a launch).
   volatile unsigned long long *host;
@@ -403,14 +437,25 @@ struct PmSide {
   // The last launch armed. Never reset: a stop write that lands late
   // carries an older launch's number, smaller than the one now waited for.
   unsigned long long seq;
-  int armed;  // a background compute runs that no stop write is enqueued for yet
+  int armed;  // a background compute runs that no stop write is enqueued for yet (pm_disarm enqueues it)
   std::thread *feeder;
   std::atomic<unsigned long long> computed_gen;  // the launch whose compute `computed` follows
-  std::atomic<int> first;   // the feeder's first copy landed (1), or it gave up (-1)
+  std::atomic<int> first;   // the feeder's first copy landed, the queue full (1), or it gave up (-1)
   std::atomic<int> hold;    // the timed launch is being enqueued: the feeder makes no call
   std::atomic<int> cancel;  // stop feeding
   std::atomic<int> feed_failed;
   char feed_err[256];
+  // The feeder's copies of the last launch, in ms after t0: [its pre, its
+  // post] events, a copy's time on the stream (back to back while the
+  // queue holds work; a gap where it ran dry). Read after the feeder ends.
+  std::vector<std::pair<float, float>> spans;
+  int depth;  // copies in flight at the point's size (0: not timed yet; the feeder's while it runs)
+  // The point's fed launches so far (pm_busy; pm_end's note): those judged
+  // (a window of PM_BUSY_WINDOW_MS or more), the least busy share among
+  // them, the bytes the copies moved inside their windows and the windows'
+  // ms; and the launches too short to judge.
+  int busy_n, busy_short;
+  double busy_min, moved, window_ms;
 };
 static PmSide g_pms;
 
@@ -422,7 +467,11 @@ static int pm_side_init(void) {
   CK(cudaEventCreateWithFlags(&g.ordered, cudaEventDisableTiming));
   CK(cudaEventCreateWithFlags(&g.copied, cudaEventDisableTiming));
   CK(cudaEventCreateWithFlags(&g.computed, cudaEventDisableTiming));
-  for (cudaEvent_t &e : g.ring) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  CK(cudaEventCreate(&g.t0));
+  for (int i = 0; i < PM_FEED_MAX; i++) {
+    CK(cudaEventCreate(&g.pre[i]));
+    CK(cudaEventCreate(&g.post[i]));
+  }
   void *h = nullptr;
   CK(cudaHostAlloc(&h, 8 * sizeof(unsigned long long), cudaHostAllocMapped));
   memset(h, 0, 8 * sizeof(unsigned long long));
@@ -440,16 +489,19 @@ static double pm_now(void) {
 
 static int pm_deadline_failure(void) {
   return fail(NB_ERR,
-              "the compute kernel beside the copy engine stopped on its own after %llu s: the copy engine's stop write "
-              "had not reached it (did the copies wait for an SM? a launch of copies may last at most that long beside it)",
-              PM_BG_DEADLINE_NS / 1000000000ull);
+              "the compute kernel beside the copy engine stopped on its own after %llu s, the copy engine's stop write not "
+              "come: the launch of copies beside it lasted that long (slower than pm_validate's %.0f GB/s allows), or the copies "
+              "or the stop write waited for an SM",
+              PM_BG_DEADLINE_NS / 1000000000ull, PM_CE_SLOW_BPS / 1e9);
 }
 
 // pm_stop_bg enqueues the copy-engine write that ends the armed background
 // compute (an 8-byte copy from pinned host memory into the done word: no
-// SM, so it runs while every SM computes): after the copies on S.stream
-// (after_copies), else at once. A separate stream, so the harness's end
-// event follows the copies alone.
+// SM, so it runs while every SM computes): after what S.stream holds
+// (after_copies: pm_disarm's, after the copies and the harness's end
+// event), else at once (or where that order cannot be had). A stream of
+// its own, enqueued after the end event: the harness's events time the
+// copies alone, and no call of ours stands between them.
 static int pm_stop_bg(int after_copies) {
   PmSide &g = g_pms;
   if (!g.armed) return 0;
@@ -467,22 +519,38 @@ static int pm_stop_bg(int after_copies) {
   return rc;
 }
 
-// pm_quiesce ends what a point left on the side streams (a background
-// compute gets its stop write if it has none, the feeder is joined, the
-// streams drained) and returns the feeder's failure, if any: before a
-// point's buffers are prepared and before they are checked or damaged.
-static int pm_quiesce(void) {
+// pm_drain waits for a side stream to finish, at most PM_ARM_TIMEOUT_S
+// (polling: a stream that never finishes is reported, not waited on).
+static int pm_drain(cudaStream_t st, const char *what) {
+  for (double t0 = pm_now();; sched_yield()) {
+    cudaError_t e = cudaStreamQuery(st);
+    if (e == cudaSuccess) return 0;
+    if (e != cudaErrorNotReady) return fail(NB_ERR, "%s: %s", what, cudaGetErrorString(e));
+    if (pm_now() - t0 > PM_ARM_TIMEOUT_S) return fail(NB_ERR, "%s: still running after %.0f s", what, PM_ARM_TIMEOUT_S);
+  }
+}
+
+// pm_quiesce ends what a launch or a point left on the side streams (a
+// background compute gets its stop write if it has none, the feeder is
+// joined, the streams drained) and returns the feeder's failure, if any:
+// after every armed launch (pm_disarm), and as a safety net at the end of
+// a point, before its buffers are prepared, checked or damaged, and at
+// nb_finalize. cancel: the feeder stops at once (else it ends by itself
+// once its launch's compute has ended: a launch that ran).
+static int pm_quiesce(int cancel = 1) {
   PmSide &g = g_pms;
   if (!g.ready) return 0;
   int rc = pm_stop_bg(0);
   if (g.feeder) {
-    g.cancel.store(1);  // called once its compute ended (the feeder has stopped), or where none came
+    if (cancel) g.cancel.store(1);
     g.feeder->join();
     delete g.feeder;
     g.feeder = nullptr;
   }
-  CK(cudaStreamSynchronize(g.bg));
-  CK(cudaStreamSynchronize(g.stop));
+  int st = pm_drain(g.bg, "the side stream beside the timed launches");
+  if (!rc) rc = st;
+  st = pm_drain(g.stop, "the copy engine's stop write");
+  if (!rc) rc = st;
   if (g.feed_failed.exchange(0) && !rc) rc = fail(NB_ERR, "the copies beside the compute kernel: %s", g.feed_err);
   return rc;
 }
@@ -505,6 +573,12 @@ static int pm_validate(Run *r) {
     return fail(NB_ERR, "a compute kernel's partner (args.impl %d) is a transfer: %d..%d", a->impl, NB_OP_PM_ST, NB_OP_PM_CE);
   if (m == NB_OP_PM_CE && c && a->graph)
     return fail(NB_NOT_CAPTURABLE, "not capturable: a background kernel on a second stream (the copy engine beside a compute kernel)");
+  double deadline_s = PM_BG_DEADLINE_NS * 1e-9;
+  if (pm_ce_timed(a) && a->iters > 0 && (double)a->size * a->iters > PM_CE_SLOW_BPS * deadline_s / 2)
+    return fail(NB_ERR,
+                "%d copies of %lld bytes in one launch beside a compute kernel: at %.0f GB/s (a slow copy-engine path) they would "
+                "take over %.0f s, half the compute's %.0f s deadline: fewer --iters (or none: calibrated to ~20 ms)",
+                a->iters, (long long)a->size, PM_CE_SLOW_BPS / 1e9, deadline_s / 2, deadline_s);
   if (a->op == NB_OP_PM_CE && !c) return 0;  // the copy engine alone: rma's checks
   if (a->op != NB_OP_PM_CE && a->threads != PM_THREADS)
     return fail(NB_ERR, "bytes per SM: one CTA of %d threads an SM, not %d", PM_THREADS, a->threads);
@@ -535,7 +609,11 @@ static int pm_prepare(Run *r) {
   if (st || !pm_comp(r->a)) return st;
   if (pm_mech(r->a) == NB_OP_PM_CE) {
     if ((st = pm_side_init())) return st;
-    g_pms.host[1] = 0;
+    PmSide &g = g_pms;
+    g.host[1] = 0;
+    g.depth = 0;  // timed again at this point's size
+    g.busy_n = g.busy_short = 0;
+    g.busy_min = g.moved = g.window_ms = 0;
   }
   k_zero_u64<<<8, 256, 0, S.stream>>>(pm_counts(), NB_MAX_CTAS + 1);  // and the done word
   CKLAUNCH("count reset");
@@ -570,8 +648,10 @@ static int64_t pm_work_set(Run *r) {
 }
 
 static int pm_arm(Run *r);
+static int pm_disarm(Run *r, int ok);
+static int pm_end(Run *r, nb_result *res);
 static const Family kPM = {"persm", pm_validate, rma_active, rma_synced, 1, 0, 0, pm_prepare, pm_setup, nullptr, pm_bytes, pm_work_set,
-                           nullptr, pm_arm};
+                           nullptr, pm_arm, pm_disarm, pm_end};
 
 // --- the checks: the transfer's pattern at its target (a timed transfer),
 // the compute kernel's results on the initiator (wherever one ran).
@@ -587,7 +667,7 @@ static Region pm_at_compute(Run *r) {
   return c && r->initiator ? region(pm_out(), pm_out_floats(c, pm_budget(r->a)), 4) : nowhere();
 }
 
-static int pm_verify(Run *r, nb_result *res) {
+static int pm_check(Run *r, nb_result *res) {
   // The side streams first: a background compute writes its counts and
   // results when it ends.
   int side = pm_quiesce();
@@ -606,6 +686,18 @@ static int pm_verify(Run *r, nb_result *res) {
         snprintf(res->detail, sizeof res->detail, "compute result %llu: got %g, want its start value + its CTA's iterations", first, got);
       });
   return rc ? rc : side;
+}
+
+// pm_verify: pm_end's note on a fed point stands aside while the check
+// runs (a mismatch is described only into an empty detail: counted), and
+// comes back where the check found nothing wrong.
+static int pm_verify(Run *r, nb_result *res) {
+  char note[sizeof res->detail];
+  memcpy(note, res->detail, sizeof note);
+  res->detail[0] = 0;
+  int rc = pm_check(r, res);
+  if (!res->errors && !res->detail[0]) memcpy(res->detail, note, sizeof note);
+  return rc;
 }
 
 // The compute's results where a compute ran (the transfer's check is the
@@ -729,10 +821,18 @@ static int pm_arm_compute(Run *r) {
   });
   if (st) return st;
   g.armed = 1;
-  for (double t0 = pm_now(); g.host[0] != seq;) {
+  for (double t0 = pm_now(); g.host[0] != seq; sched_yield()) {
     if (g.host[1]) {
       pm_stop_bg(0);
       return pm_deadline_failure();
+    }
+    // The kernel failed, or ended without saying that all its CTAs ran.
+    cudaError_t q = cudaStreamQuery(g.bg);
+    if (q != cudaErrorNotReady && g.host[0] != seq) {
+      pm_stop_bg(0);
+      if (g.host[1]) return pm_deadline_failure();
+      if (q == cudaSuccess) return fail(NB_ERR, "the compute kernel beside the copy engine ended before its %d CTAs had all started", S.sms);
+      return fail(NB_ERR, "the compute kernel beside the copy engine: %s", cudaGetErrorString(q));
     }
     if (pm_now() - t0 > PM_ARM_TIMEOUT_S) {
       pm_stop_bg(0);  // it ends at once wherever it starts later
@@ -742,40 +842,80 @@ static int pm_arm_compute(Run *r) {
   return 0;
 }
 
+// pm_feed_depth: the copies to keep in flight for PM_FEED_AHEAD_MS of
+// copying, from the first PM_FEED_MIN copies' spans (queued back to back:
+// the last PM_FEED_MIN - 1 of them took the copy engine's time a copy).
+static int pm_feed_depth(const std::vector<std::pair<float, float>> &sp) {
+  double t = (sp[PM_FEED_MIN - 1].second - sp[0].second) / (PM_FEED_MIN - 1);
+  double d = t > 0 ? PM_FEED_AHEAD_MS / t : PM_FEED_MAX;
+  return d >= PM_FEED_MAX ? PM_FEED_MAX : (d <= PM_FEED_MIN ? PM_FEED_MIN : (int)ceil(d));
+}
+
 // pm_feed: the feeder thread. It copies the point's buffer into the peer's
-// (persm/ce's copy) on the side stream, at most PM_FEED_DEPTH copies in
-// flight, until the compute of launch gen has ended (or it is cancelled);
-// it says when the first copy landed and makes no call while the timed
-// launch is being enqueued (hold).
+// (persm/ce's copy) on the side stream, each copy between a pre and a post
+// event, g.depth copies in flight (the first launch of a point times its
+// first PM_FEED_MIN copies to set it), until the compute of launch gen has
+// ended; then it waits for its last copies (their spans reach past the
+// window's end) and returns. It says when its first copy landed, the
+// queue full (first), and makes no call from then until the timed launch
+// has been enqueued (hold). It only polls (cudaEventQuery), so a cancel
+// ends it at once.
 static void pm_feed(uint8_t *dst, const uint8_t *src, int64_t size, unsigned long long gen) {
   PmSide &g = g_pms;
-  auto failed = [&](const char *what, cudaError_t e) {
-    snprintf(g.feed_err, sizeof g.feed_err, "%s: %s", what, cudaGetErrorString(e));
-    g.feed_failed.store(1);
-  };
+  const char *what = nullptr;
   cudaError_t e = cudaSetDevice(S.device);  // the current device is per thread
-  if (e != cudaSuccess) failed("cudaSetDevice", e);
-  for (int64_t n = 0; e == cudaSuccess && !g.cancel.load(); n++) {
-    int s = (int)(n % PM_FEED_DEPTH);
-    if (n >= PM_FEED_DEPTH) {
-      if ((e = cudaEventSynchronize(g.ring[s])) != cudaSuccess) {
-        failed("a copy beside the compute kernel", e);
+  if (e != cudaSuccess) what = "cudaSetDevice";
+  else if ((e = cudaEventRecord(g.t0, g.bg)) != cudaSuccess) what = "cudaEventRecord beside the compute kernel";
+  int64_t n = 0, c = 0;  // copies queued; copies landed, their spans read
+  int stopping = 0;
+  while (!what && !g.cancel.load()) {
+    int depth = g.depth ? g.depth : PM_FEED_MIN;
+    for (; !stopping && n - c < depth; n++) {
+      int s = (int)(n % PM_FEED_MAX);
+      if ((e = cudaEventRecord(g.pre[s], g.bg)) != cudaSuccess || (e = cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, g.bg)) != cudaSuccess ||
+          (e = cudaEventRecord(g.post[s], g.bg)) != cudaSuccess) {
+        what = "a copy beside the compute kernel";
         break;
       }
-      if (n == PM_FEED_DEPTH) g.first.store(1);
-      while (g.hold.load() && !g.cancel.load()) sched_yield();
-      if (g.computed_gen.load() == gen && cudaEventQuery(g.computed) == cudaSuccess) break;  // the compute has ended
     }
-    if ((e = cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, g.bg)) != cudaSuccess) failed("cudaMemcpyAsync beside the compute kernel", e);
-    else if ((e = cudaEventRecord(g.ring[s], g.bg)) != cudaSuccess) failed("cudaEventRecord beside the compute kernel", e);
+    if (what) break;
+    if (g.depth && c > 0 && g.first.load() == 0) {  // a copy landed, the queue full: the window may open
+      g.first.store(1);
+      while (g.hold.load() && !g.cancel.load()) sched_yield();
+      continue;
+    }
+    if (!stopping && g.computed_gen.load() == gen && cudaEventQuery(g.computed) == cudaSuccess) stopping = 1;  // the compute has ended
+    if (c == n) break;  // stopping, and every copy landed
+    int s = (int)(c % PM_FEED_MAX);
+    while ((e = cudaEventQuery(g.post[s])) == cudaErrorNotReady && !g.cancel.load()) sched_yield();
+    if (e == cudaErrorNotReady) break;  // cancelled
+    float a = 0, b = 0;
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&a, g.t0, g.pre[s]);
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&b, g.t0, g.post[s]);
+    if (e != cudaSuccess) {
+      what = "a copy beside the compute kernel";
+      break;
+    }
+    try {
+      g.spans.emplace_back(a, b);
+    } catch (...) {
+      snprintf(g.feed_err, sizeof g.feed_err, "no host memory for the copies' times");
+      g.feed_failed.store(1);
+      break;
+    }
+    if (++c == PM_FEED_MIN && !g.depth) g.depth = pm_feed_depth(g.spans);
+  }
+  if (what) {
+    snprintf(g.feed_err, sizeof g.feed_err, "%s: %s", what, cudaGetErrorString(e));
+    g.feed_failed.store(1);
   }
   if (g.first.load() == 0) g.first.store(-1);
 }
 
 // pm_arm_feeder: the copies must be running before the first event: the
-// feeder starts and arm waits for its first copy to land (the next ones
-// are queued behind it); it holds further calls until the compute is
-// enqueued (pm_launch_fed).
+// feeder starts and arm waits for its first copy to land and the queue to
+// be full (the first launch of a point also times the depth); the feeder
+// holds further calls until the compute is enqueued (pm_launch_fed).
 static int pm_arm_feeder(Run *r) {
   PmSide &g = g_pms;
   if (!g.ready) return fail(NB_ERR, "a compute kernel beside the copy engine: its side streams were not prepared");
@@ -786,11 +926,13 @@ static int pm_arm_feeder(Run *r) {
   g.first.store(0);
   g.hold.store(1);
   g.cancel.store(0);
+  g.spans.clear();
   try {
+    g.spans.reserve(4096);
     g.feeder = new std::thread(pm_feed, rd, (const uint8_t *)S.src, r->a->size, gen);
   } catch (...) {
     g.feeder = nullptr;
-    return fail(NB_ERR, "no host thread to feed the copy engine");
+    return fail(NB_ERR, "no host thread (or memory for its times) to feed the copy engine");
   }
   for (double t0 = pm_now(); g.first.load() == 0 && pm_now() - t0 < PM_ARM_TIMEOUT_S;) sched_yield();
   if (g.first.load() != 1) {
@@ -806,6 +948,114 @@ static int pm_arm(Run *r) {
   if (pm_ce_timed(r->a)) return pm_arm_compute(r);
   if (pm_ce_fed(r->a)) return pm_arm_feeder(r);
   return 0;
+}
+
+// pm_busy: how busy the copy engine was in a fed launch's timed window
+// [ev0, ev1] (the feeder has ended: every copy's span is known): the
+// share of the window its copies covered, and the bytes they moved in it
+// (a copy across an edge counted for its part inside). A window of
+// PM_BUSY_WINDOW_MS or more is judged, and the launch fails where the
+// share is under PM_BUSY_MIN: the compute ran partly alone, its slowdown
+// understated. pm_end writes the point's figures.
+static int pm_busy(Run *r) {
+  PmSide &g = g_pms;
+  float w0 = 0, w1 = 0;
+  CK(cudaEventSynchronize(S.ev1));
+  CK(cudaEventElapsedTime(&w0, g.t0, S.ev0));
+  CK(cudaEventElapsedTime(&w1, g.t0, S.ev1));
+  double busy = 0, moved = 0, win = (double)w1 - w0;
+  for (const auto &sp : g.spans) {
+    double lo = sp.first > w0 ? sp.first : w0, hi = sp.second < w1 ? sp.second : w1;
+    if (hi > lo) {
+      busy += hi - lo;
+      moved += (double)r->a->size * (hi - lo) / ((double)sp.second - sp.first);
+    } else if (sp.second == sp.first && sp.first >= w0 && sp.first <= w1) {
+      moved += (double)r->a->size;  // under the events' resolution
+    }
+  }
+  if (win < PM_BUSY_WINDOW_MS) {
+    g.busy_short++;
+    return 0;
+  }
+  double share = busy / win;
+  g.busy_min = g.busy_n ? (share < g.busy_min ? share : g.busy_min) : share;
+  g.busy_n++;
+  g.moved += moved;
+  g.window_ms += win;
+  if (share < PM_BUSY_MIN)
+    return fail(NB_ERR,
+                "the copy engine beside the compute kernel was busy %.1f %% of a %.2f ms launch (under %.0f %%; %d copies of %lld bytes "
+                "queued): its feeder thread fell behind (descheduled? mpirun binds a rank to one core), and the compute's slowdown "
+                "would be understated",
+                100 * share, win, 100 * PM_BUSY_MIN, g.depth, (long long)r->a->size);
+  return 0;
+}
+
+// The family's disarm hook (nvshbench.cu: timed_launch, on every path
+// after a successful arm). A background compute gets its stop write after
+// what S.stream holds (the copies where they were enqueued, then the end
+// event: the harness waits on no call of ours between them; at once where
+// that cannot be ordered), and is waited for, with the deadline it may
+// have run out. A fed launch's feeder is joined: it ends by itself once
+// the compute has ended, or at once where the launch failed. Nothing a
+// launch armed runs after its disarm.
+static int pm_disarm(Run *r, int ok) {
+  PmSide &g = g_pms;
+  if (pm_ce_timed(r->a)) {
+    int rc = pm_stop_bg(1);
+    int st = pm_quiesce();
+    if (!rc) rc = st;
+    if (!rc && g.ready && g.host[1]) rc = pm_deadline_failure();
+    return rc;
+  }
+  if (pm_ce_fed(r->a)) {
+    int rc = pm_quiesce(!ok);
+    return rc || !ok ? rc : pm_busy(r);
+  }
+  return 0;
+}
+
+// The family's end hook (nb_run, after a point's launches): nothing armed
+// should be left (pm_disarm ends it after every launch); a safety net, so
+// that with --no-verify too nothing of the point writes after it. A fed
+// point's initiator notes how busy the copy engine was (the Go side reads
+// the note into the point's values: suites/persm, busyNote): the least
+// share of a judged window and the rate its copies moved in them.
+static int pm_end(Run *r, nb_result *res) {
+  int rc = pm_quiesce();
+  PmSide &g = g_pms;
+  if (!pm_ce_fed(r->a) || !r->initiator || !g.ready) return rc;
+  if (g.busy_n > 0)
+    snprintf(res->detail, sizeof res->detail,
+             "copy engine busy %.1f %% of the timed window at the least (%d launches of %.0f ms or more), moving %.4g B/s beside the "
+             "compute; %d copies queued",
+             100 * g.busy_min, g.busy_n, PM_BUSY_WINDOW_MS, g.moved / (g.window_ms * 1e-3), g.depth);
+  else if (g.busy_short > 0)
+    snprintf(res->detail, sizeof res->detail, "copy engine busy: not judged, no launch of the compute lasted %.0f ms", PM_BUSY_WINDOW_MS);
+  return rc;
+}
+
+// pm_side_free: nb_finalize's: the side work ended, its streams, events
+// and pinned words freed.
+static void pm_side_free(void) {
+  PmSide &g = g_pms;
+  if (!g.ready) return;
+  (void)pm_quiesce();
+  cudaStreamDestroy(g.bg);
+  cudaStreamDestroy(g.stop);
+  cudaEventDestroy(g.ordered);
+  cudaEventDestroy(g.copied);
+  cudaEventDestroy(g.computed);
+  cudaEventDestroy(g.t0);
+  for (int i = 0; i < PM_FEED_MAX; i++) {
+    cudaEventDestroy(g.pre[i]);
+    cudaEventDestroy(g.post[i]);
+  }
+  std::vector<std::pair<float, float>>().swap(g.spans);
+  cudaFreeHost((void *)const_cast<unsigned long long *>(g.host));
+  g.host = nullptr;
+  g.host_dev = nullptr;
+  g.ready = 0;
 }
 
 // pm_launch_fed: compute kernel C on every SM, the alone row's kernel
@@ -857,8 +1107,8 @@ static int launch_pm(Run *r, int iters) {
 
 // The copy engine into the peer's buffer: no SM of ours (rma.cuh's
 // launch_ce's copies). Beside a compute kernel (armed by pm_arm_compute),
-// the same copies, then the stop write that ends the compute, enqueued
-// whatever happened to the copies (else it would run until its deadline).
+// the same copies; the stop write that ends the compute is pm_disarm's,
+// after the end event, whatever happened to the copies.
 static int launch_pm_ce(Run *r, int iters) {
   if (!pm_ce_timed(r->a)) return launch_ce(r, iters);
   if (!g_pms.ready || !g_pms.armed) return fail(NB_ERR, "the copy engine beside a compute kernel: no compute armed (a CUDA graph cannot capture this row)");
@@ -868,8 +1118,7 @@ static int launch_pm_ce(Run *r, int iters) {
     cudaError_t e = cudaMemcpyAsync(rd, S.src, r->a->size, cudaMemcpyDeviceToDevice, S.stream);
     if (e != cudaSuccess) rc = fail(NB_ERR, "cudaMemcpyAsync beside the compute kernel: %s", cudaGetErrorString(e));
   }
-  int st = pm_stop_bg(!rc);
-  return rc ? rc : st;
+  return rc;
 }
 
 static constexpr OpEntry kPMOps[] = {

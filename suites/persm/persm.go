@@ -18,7 +18,9 @@
 //     each budget (and on every SM: budget 0, the copy engine's partner);
 //     persm/compute/<compute>/beside-<mechanism> the same kernel with the
 //     transfer beside it: the compute's slowdown. Beside the copy engine
-//     (beside-ce) a host thread feeds the copies until the compute ends.
+//     (beside-ce) a host thread feeds the copies until the compute ends;
+//     the point's values say how busy the copy engine was (ValueCEBusy,
+//     ValueCERate), the shim failing a launch where it idled.
 //
 // Every point is verified: the transfer's pattern at its target, the compute
 // kernel's results (they depend on how many iterations each CTA ran).
@@ -26,7 +28,10 @@ package persm
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
@@ -134,7 +139,8 @@ func init() {
 						}
 						return out
 					},
-					Args: args(c.Op, m.Op),
+					Args:     args(c.Op, m.Op),
+					Describe: busyValues,
 				})
 				continue
 			}
@@ -237,4 +243,37 @@ func args(op, partner string) func(e *harness.Env, p record.Params) (cuda.Args, 
 func loadStoreOnly(op string) bool {
 	o, ok := cuda.LookupOp(op)
 	return ok && o.Has(cuda.TraitLoadStore)
+}
+
+// The values of a compute kernel's point beside the copy engine: the least
+// share of a timed window the copy engine was busy (0..1), and the rate its
+// copies moved in the windows (B/s).
+const (
+	ValueCEBusy = "ce_busy"
+	ValueCERate = "ce_bytes_per_s"
+)
+
+// busyNote is the shim's note on such a point (persm.cuh, pm_end), which
+// it writes into the result's detail where it judged a launch; "copy
+// engine busy: not judged, ..." where no launch lasted long enough.
+var busyNote = regexp.MustCompile(`^copy engine busy ([0-9.]+) % of the timed window at the least \(.*\), moving ([0-9.eE+-]+) B/s`)
+
+// busyValues moves the shim's note into the point's values: a note, not a
+// mismatch, so it leaves the detail (which the verification's record
+// reads); a mismatch's detail stays.
+func busyValues(_ *harness.Env, _ record.Params, _ cuda.Args, _ cuda.Result, o *harness.Outcome) {
+	if m := busyNote.FindStringSubmatch(o.Detail); m != nil {
+		busy, err := strconv.ParseFloat(m[1], 64)
+		rate, err2 := strconv.ParseFloat(m[2], 64)
+		if err != nil || err2 != nil {
+			return
+		}
+		if o.Values == nil {
+			o.Values = map[string]float64{}
+		}
+		o.Values[ValueCEBusy], o.Values[ValueCERate] = busy/100, rate
+		o.Detail = ""
+	} else if strings.HasPrefix(o.Detail, "copy engine busy: not judged") {
+		o.Detail = ""
+	}
 }

@@ -199,6 +199,15 @@ func TestShimAgrees(t *testing.T) {
 	if !strings.Contains(string(src), "#define PM_THREADS 512") || Threads != 512 {
 		t.Error("the shim's PM_THREADS and Threads differ")
 	}
+	// The note on a fed compute point (pm_end) reads back as values: its
+	// format, filled as C fills it, matches busyNote.
+	const note = `"copy engine busy %.1f %% of the timed window at the least (%d launches of %.0f ms or more), moving %.4g B/s beside the "`
+	if !strings.Contains(string(src), note) {
+		t.Fatalf("persm.cuh writes no note %s", note)
+	}
+	if got := fmt.Sprintf(note[1:len(note)-1]+"compute; %d copies queued", 97.25, 12, 1.0, 1.6234e12, 8); !busyNote.MatchString(got) {
+		t.Errorf("the shim's note %q does not read back", got)
+	}
 }
 
 // The fake layer runs every bytes-per-SM row, the copy engine's beside a
@@ -206,7 +215,9 @@ func TestShimAgrees(t *testing.T) {
 // mma, and of each compute kernel beside the copy engine, ran verified with
 // its samples (the copies' bytes counted; the compute's none), no in-kernel
 // times where no kernel of ours is timed, and the fake's slowdowns (the
-// copy engine 2 % beside a compute kernel, the compute 1 % beside it).
+// copy engine 2 % beside a compute kernel, the compute 1 % beside it); the
+// compute's point beside the copy engine carries how busy the copy engine
+// was in its values (the shim's note, moved out of the detail).
 func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
 	cfg := harness.DefaultConfig()
 	cfg.Sizes, cfg.Samples, cfg.SMBudgets, cfg.PEs = []int64{4096, 64 << 20}, 3, []int{4, 0}, 1
@@ -266,6 +277,41 @@ func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
 			if r := median(comp) / median(alone); math.Abs(r-1.01) > 1e-9 {
 				t.Errorf("%s beside the copy engine at %d: %.4f of its time alone, want the fake's 1.01", c, size, r)
 			}
+			// The fake's copy engine: busy 99.5 %, at its rate beside a
+			// compute kernel (its samples' first: the fake's time a copy).
+			rate := float64(size) / beside.Samples[0]
+			if comp.Values[ValueCEBusy] != 0.995 || math.Abs(comp.Values[ValueCERate]/rate-1) > 1e-3 || comp.Detail != "" {
+				t.Errorf("%s beside the copy engine at %d: values %v (want busy 0.995, %.4g B/s), detail %q", c, size, comp.Values, rate, comp.Detail)
+			}
+			if len(beside.Values) != 0 || len(alone.Values) != 0 {
+				t.Errorf("values where the copy engine is not fed: %v, %v", beside.Values, alone.Values)
+			}
+		}
+	}
+}
+
+// The shim's note on a compute kernel fed copies beside it becomes the
+// point's values and leaves the detail; a mismatch's detail stays, and a
+// note that judged nothing leaves no values.
+func TestBusyValues(t *testing.T) {
+	b, _ := harness.Lookup("persm/compute/mma/beside-ce")
+	if b.Describe == nil {
+		t.Fatal("persm/compute/mma/beside-ce reads no note")
+	}
+	for _, c := range []struct {
+		detail, left string
+		busy, rate   float64
+	}{
+		{"copy engine busy 97.3 % of the timed window at the least (12 launches of 1 ms or more), moving 1.623e+12 B/s beside the compute; 8 copies queued", "", 0.973, 1.623e12},
+		{"copy engine busy 100.0 % of the timed window at the least (1 launches of 1 ms or more), moving 4.1e+11 B/s beside the compute; 512 copies queued", "", 1, 4.1e11},
+		{"copy engine busy: not judged, no launch of the compute lasted 1 ms", "", 0, 0},
+		{"compute result 17: got 3, want its start value + its CTA's iterations", "compute result 17: got 3, want its start value + its CTA's iterations", 0, 0},
+	} {
+		o := harness.Outcome{Detail: c.detail}
+		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
+		busy, ok := o.Values[ValueCEBusy]
+		if o.Detail != c.left || busy != c.busy || o.Values[ValueCERate] != c.rate || ok != (c.rate > 0) {
+			t.Errorf("%q: values %v, detail %q", c.detail, o.Values, o.Detail)
 		}
 	}
 }
