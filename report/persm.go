@@ -134,11 +134,17 @@ func interferenceTable(ins []Interference, tag string) table.Table {
 		}
 		return table.Num(v/div, prec)
 	}
-	pct := func(v float64) table.Cell {
+	// A slowdown whose two sides' sample ranges overlap is no slowdown
+	// claimed: its figure is marked "~" (the guide says "within noise").
+	pct := func(v float64, noise bool) table.Cell {
 		if math.IsNaN(v) {
 			return table.Str("")
 		}
-		return table.Num(100*v, 1)
+		c := table.Num(100*v, 1)
+		if noise {
+			c.Text += " ~" // the figure stays the cell's number
+		}
+		return c
 	}
 	var sizes []int64
 	for _, in := range ins {
@@ -154,12 +160,13 @@ func interferenceTable(ins []Interference, tag string) table.Table {
 			continue
 		}
 		t.Rows = append(t.Rows, []table.Cell{table.Str(in.Mechanism), table.Str(in.Compute), table.Str(units.Bytes(in.Size)), table.Num(float64(in.Budget), 0),
-			num(in.Alone, gb, 1), num(in.Beside, gb, 1), pct(in.TransferSlowdown()),
-			num(in.ComputeAlone, us, 2), num(in.ComputeBeside, us, 2), pct(in.ComputeSlowdown())})
+			num(in.Alone, gb, 1), num(in.Beside, gb, 1), pct(in.TransferSlowdown(), in.TransferWithinNoise()),
+			num(in.ComputeAlone, us, 2), num(in.ComputeBeside, us, 2), pct(in.ComputeSlowdown(), in.ComputeWithinNoise())})
 	}
 	t.Notes = append(t.Notes,
 		"one fused launch (SM mechanisms), one CTA an SM: the transfer on SMs, the compute kernel (fma: FMA-bound; mma: tensor-core bf16) on every other SM, each timed while the other runs beside it all along",
-		"slowdown: the time beside against the time alone on the same SMs (the transfer: persm/<mechanism>; the compute: persm/compute/<kind>), 10 % = 10 % longer; the compute's results verified in every row")
+		"slowdown: the time beside against the time alone on the same SMs (the transfer: persm/<mechanism>; the compute: persm/compute/<kind>), 10 % = 10 % longer; the compute's results verified in every row",
+		"~: within noise (the two sides' samples overlap, min to max): no slowdown is claimed")
 	for _, in := range ins {
 		if in.Mechanism == "ce" && slices.Contains(sizes, in.Size) {
 			t.Notes = append(t.Notes, "ce: the copy engine on no SM (0), the compute kernel on every SM of a second stream: running before the copies are timed and ended by a copy-engine write after them; timed itself while a host thread keeps copies in flight (not fused: the copy engine is no kernel's)")
