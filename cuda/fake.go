@@ -617,8 +617,10 @@ func fakePerSMCompute(op string) bool { return op == "rma.pm_fma" || op == "rma.
 // fakeFedNote is the shim's note on a compute kernel fed copies by the
 // copy engine beside it (persm.cuh's pm_end; "": not such a row): the
 // fake's copy engine busy 99.5 % of every window, moving fakePerSM's rate
-// of the copy engine beside a compute kernel, PM_FEED_AHEAD_MS (2 ms) of
-// copies queued (4 to 512).
+// of the copy engine beside a compute kernel, its feeder's calls 2 µs a
+// copy; spans of k copies (50 µs of copying, 1 to 128), PM_FEED_AHEAD_MS
+// (2 ms) of them queued (4 to 512, at most 512 copies). A copy shorter
+// than the feeder's calls / 0.9 would not be judged, as the shim's.
 func fakeFedNote(a Args, op Op) string {
 	ce, ok := LookupOp("rma.pm_ce")
 	if !fakePerSMCompute(op.Name) || !ok || int(a.Impl) != ce.Value {
@@ -627,9 +629,15 @@ func fakeFedNote(a Args, op Op) string {
 	b := a
 	b.Impl = int32(op.Value)
 	t, _ := fakePerSM(b, ce)
-	depth := min(max(int(math.Ceil(2e-3/t)), 4), 512)
-	return fmt.Sprintf("copy engine busy %.1f %% of the timed window at the least (%d launches of 1 ms or more), moving %.4g B/s beside the compute; %d copies queued",
-		99.5, a.Samples, float64(a.Size)/t, depth)
+	const feed = 2e-6
+	if feed*0.9 > t {
+		return fmt.Sprintf("copy engine busy: not judged: a copy of %d B takes %.4g us, under the feeder's enqueue time (the feeder's calls %.4g us a copy at the most; %d of %d launches)",
+			a.Size, t*1e6, feed*1e6, a.Samples, a.Samples)
+	}
+	k := min(max(int(math.Ceil(50e-6/t)), 1), 128)
+	depth := min(max(int(math.Ceil(2e-3/(float64(k)*t))), 4), max(4, 512/k))
+	return fmt.Sprintf("copy engine busy %.1f %% of the timed window at the least (%d launches of 1 ms or more), moving %.4g B/s beside the compute; a copy %.4g us, the feeder's calls %.4g us a copy at the most (%d copies between two events, %d spans queued)",
+		99.5, a.Samples, float64(a.Size)/t, t*1e6, feed*1e6, k, depth)
 }
 
 // fakePerSM models the bytes-per-SM rows (persm.cuh): a mechanism's GB/s

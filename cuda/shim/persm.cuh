@@ -43,10 +43,12 @@
 //   persm/compute/<compute>/beside-ce  the compute on every SM timed as the alone row's (the
 //           same kernel); the copies fed beside it by a host thread that arm starts (a
 //           copy must have landed before the first event) and that keeps about
-//           PM_FEED_AHEAD_MS of copies queued (the depth timed from the point's first copies)
-//           until the compute has ended; disarm waits for it (or cancels it, the launch
-//           failed) and measures, from the copies' own events, how busy the copy engine was
-//           in the timed window: a launch where it idled is failed (pm_busy)
+//           PM_FEED_AHEAD_MS of copies queued (k copies between two events, k and the depth
+//           timed from the point's first copies) until the compute has ended; disarm waits
+//           for it (or cancels it, the launch failed) and measures, from the copies' own
+//           events, how busy the copy engine was in the timed window: a launch where it
+//           idled is failed (pm_busy), unless a copy is shorter than the feeder's calls for
+//           it (then no feeder could keep it busy: the point says so, not judged)
 // Neither can be captured in a CUDA graph (a second stream, a host thread).
 //
 // Compute kernels, each with a result that depends on how much ran:
@@ -402,18 +404,31 @@ static uint8_t *g_pm_lsa;  // the peer's NCCL window, as this PE's kernels addre
 // shares its core with another (mpirun binds a rank to one core, where the
 // harness's thread waits too) may be descheduled for a time slice, about a
 // millisecond or a few (CFS's granularity), and the copy engine must not
-// run dry meanwhile. The depth is timed from the point's first
-// PM_FEED_MIN copies (that many queued) and is PM_FEED_MIN to PM_FEED_MAX
-// copies: a smaller copy than PM_FEED_AHEAD_MS / PM_FEED_MAX keeps less
-// queued, which the busy share then shows.
+// run dry meanwhile. It queues spans: k copies between a pre and a post
+// event, k = ceil(PM_SPAN_MS / a copy's time) (1 to PM_SPAN_MAX), so that
+// its calls a copy (a cudaMemcpyAsync, and two event records, a query and
+// two elapsed-time reads a span) stay under a copy's time down to copies
+// of a few microseconds; with one span a copy it could not keep up below
+// ~8-16 MiB. A copy's time is the least of the point's first PM_FEED_MIN
+// copies' own spans (one copy each, post - pre: the copy engine's time,
+// whatever gaps the feeder left between them). The depth is PM_FEED_MIN to
+// PM_FEED_MAX spans, and at most PM_FEED_COPIES copies (a stream's queue
+// is finite: a call that blocked on it would count as the feeder's time).
 #define PM_FEED_MIN 4
 #define PM_FEED_MAX 512
+#define PM_FEED_COPIES 512
 #define PM_FEED_AHEAD_MS 2.0
+#define PM_SPAN_MS 0.05
+#define PM_SPAN_MAX 128
 // A fed launch is failed where the copy engine was busy under PM_BUSY_MIN
 // of its timed window (judged in windows of PM_BUSY_WINDOW_MS or longer:
 // the events resolve about half a microsecond). An idle copy engine
 // understates the compute's slowdown by about its idle share: at 90 %
-// busy, a 5 % slowdown would read about 4.5 %.
+// busy, a 5 % slowdown would read about 4.5 %. A launch under PM_BUSY_MIN
+// whose feeder spent more than a copy's time / PM_BUSY_MIN of its own CPU
+// time (clock_gettime's thread clock: not the time it was descheduled) in
+// its CUDA calls a copy is not judged: no feeder could have kept that copy
+// engine busy; the point's note says so, with both times.
 #define PM_BUSY_MIN 0.9
 #define PM_BUSY_WINDOW_MS 1.0
 // How long the host waits for side work (pm_arm: the background compute's
@@ -421,6 +436,11 @@ static uint8_t *g_pm_lsa;  // the peer's NCCL window, as this PE's kernels addre
 // than PM_BG_DEADLINE_NS, so a kernel that ran out its deadline says so
 // first.
 #define PM_ARM_TIMEOUT_S 15.0
+
+struct PmSpan {
+  float pre, post;  // ms after t0
+  int k;            // copies between them
+};
 
 struct PmSide {
   int ready;
@@ -445,17 +465,26 @@ struct PmSide {
   std::atomic<int> cancel;  // stop feeding
   std::atomic<int> feed_failed;
   char feed_err[256];
-  // The feeder's copies of the last launch, in ms after t0: [its pre, its
-  // post] events, a copy's time on the stream (back to back while the
-  // queue holds work; a gap where it ran dry). Read after the feeder ends.
-  std::vector<std::pair<float, float>> spans;
-  int depth;  // copies in flight at the point's size (0: not timed yet; the feeder's while it runs)
+  // The feeder's spans of the last launch, in ms after t0: [its pre, its
+  // post] events around k copies, their time on the stream (back to back
+  // while the queue holds work; a gap where it ran dry). Read after the
+  // feeder ends. span_k: the copies of the span queued in each event slot.
+  std::vector<PmSpan> spans;
+  int span_k[PM_FEED_MAX];
+  // At the point's size (0: not timed yet; the feeder's while it runs):
+  // spans in flight, copies a span, a copy's time on the copy engine (ms).
+  int depth, k;
+  double t_copy;
+  // The last launch's feeder: CPU seconds in its CUDA calls, copies queued.
+  double feed_s;
+  int64_t feed_n;
   // The point's fed launches so far (pm_busy; pm_end's note): those judged
   // (a window of PM_BUSY_WINDOW_MS or more), the least busy share among
   // them, the bytes the copies moved inside their windows and the windows'
-  // ms; and the launches too short to judge.
-  int busy_n, busy_short;
-  double busy_min, moved, window_ms;
+  // ms; the launches too short to judge; and those not judged because the
+  // feeder's calls took longer than the copies (the most it spent a copy).
+  int busy_n, busy_short, busy_unfed;
+  double busy_min, moved, window_ms, feed_max;
 };
 static PmSide g_pms;
 
@@ -611,9 +640,10 @@ static int pm_prepare(Run *r) {
     if ((st = pm_side_init())) return st;
     PmSide &g = g_pms;
     g.host[1] = 0;
-    g.depth = 0;  // timed again at this point's size
-    g.busy_n = g.busy_short = 0;
-    g.busy_min = g.moved = g.window_ms = 0;
+    g.depth = g.k = 0;  // timed again at this point's size
+    g.t_copy = 0;
+    g.busy_n = g.busy_short = g.busy_unfed = 0;
+    g.busy_min = g.moved = g.window_ms = g.feed_max = 0;
   }
   k_zero_u64<<<8, 256, 0, S.stream>>>(pm_counts(), NB_MAX_CTAS + 1);  // and the done word
   CKLAUNCH("count reset");
@@ -842,41 +872,63 @@ static int pm_arm_compute(Run *r) {
   return 0;
 }
 
-// pm_feed_depth: the copies to keep in flight for PM_FEED_AHEAD_MS of
-// copying, from the first PM_FEED_MIN copies' spans (queued back to back:
-// the last PM_FEED_MIN - 1 of them took the copy engine's time a copy).
-static int pm_feed_depth(const std::vector<std::pair<float, float>> &sp) {
-  double t = (sp[PM_FEED_MIN - 1].second - sp[0].second) / (PM_FEED_MIN - 1);
-  double d = t > 0 ? PM_FEED_AHEAD_MS / t : PM_FEED_MAX;
-  return d >= PM_FEED_MAX ? PM_FEED_MAX : (d <= PM_FEED_MIN ? PM_FEED_MIN : (int)ceil(d));
+// pm_feed_depth: from the first PM_FEED_MIN spans (one copy each), a
+// copy's time on the copy engine (the least of their post - pre: each the
+// copy alone, whatever gap the feeder left before it), the copies a span
+// (PM_SPAN_MS of copying) and the spans to keep in flight for
+// PM_FEED_AHEAD_MS of copying (at most PM_FEED_COPIES copies).
+static void pm_feed_depth(PmSide &g) {
+  double t = g.spans[0].post - g.spans[0].pre;
+  for (int i = 1; i < PM_FEED_MIN; i++) t = fmin(t, (double)g.spans[i].post - g.spans[i].pre);
+  t = fmax(t, 0.0);
+  double k = t > 0 ? ceil(PM_SPAN_MS / t) : PM_SPAN_MAX;
+  g.k = k >= PM_SPAN_MAX ? PM_SPAN_MAX : (k <= 1 ? 1 : (int)k);
+  int most = PM_FEED_COPIES / g.k < PM_FEED_MIN ? PM_FEED_MIN : PM_FEED_COPIES / g.k;
+  double d = t > 0 ? PM_FEED_AHEAD_MS / (t * g.k) : most;
+  g.depth = d >= most ? most : (d <= PM_FEED_MIN ? PM_FEED_MIN : (int)ceil(d));
+  g.t_copy = t;
+}
+
+static double pm_cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 // pm_feed: the feeder thread. It copies the point's buffer into the peer's
-// (persm/ce's copy) on the side stream, each copy between a pre and a post
-// event, g.depth copies in flight (the first launch of a point times its
-// first PM_FEED_MIN copies to set it), until the compute of launch gen has
-// ended; then it waits for its last copies (their spans reach past the
-// window's end) and returns. It says when its first copy landed, the
-// queue full (first), and makes no call from then until the timed launch
-// has been enqueued (hold). It only polls (cudaEventQuery), so a cancel
-// ends it at once.
+// (persm/ce's copy) on the side stream, in spans of g.k copies between a
+// pre and a post event, g.depth spans in flight (the first launch of a
+// point times its first PM_FEED_MIN copies, a span each, to set them),
+// until the compute of launch gen has ended; then it waits for its last
+// copies (their spans reach past the window's end) and returns. It says
+// when its first copy landed, the queue full (first), and makes no call
+// from then until the timed launch has been enqueued (hold). It only
+// polls (cudaEventQuery), so a cancel ends it at once. It counts the CPU
+// time of its calls to queue and read spans, and the copies (feed_s,
+// feed_n: pm_busy's).
 static void pm_feed(uint8_t *dst, const uint8_t *src, int64_t size, unsigned long long gen) {
   PmSide &g = g_pms;
   const char *what = nullptr;
   cudaError_t e = cudaSetDevice(S.device);  // the current device is per thread
   if (e != cudaSuccess) what = "cudaSetDevice";
   else if ((e = cudaEventRecord(g.t0, g.bg)) != cudaSuccess) what = "cudaEventRecord beside the compute kernel";
-  int64_t n = 0, c = 0;  // copies queued; copies landed, their spans read
+  int64_t n = 0, c = 0;  // spans queued; spans landed, read
   int stopping = 0;
   while (!what && !g.cancel.load()) {
-    int depth = g.depth ? g.depth : PM_FEED_MIN;
+    int depth = g.depth ? g.depth : PM_FEED_MIN, k = g.depth ? g.k : 1;
     for (; !stopping && n - c < depth; n++) {
       int s = (int)(n % PM_FEED_MAX);
-      if ((e = cudaEventRecord(g.pre[s], g.bg)) != cudaSuccess || (e = cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, g.bg)) != cudaSuccess ||
-          (e = cudaEventRecord(g.post[s], g.bg)) != cudaSuccess) {
+      double t0 = pm_cpu_now();
+      e = cudaEventRecord(g.pre[s], g.bg);
+      for (int i = 0; i < k && e == cudaSuccess; i++) e = cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, g.bg);
+      if (e == cudaSuccess) e = cudaEventRecord(g.post[s], g.bg);
+      if (e != cudaSuccess) {
         what = "a copy beside the compute kernel";
         break;
       }
+      g.feed_s += pm_cpu_now() - t0;
+      g.feed_n += k;
+      g.span_k[s] = k;
     }
     if (what) break;
     if (g.depth && c > 0 && g.first.load() == 0) {  // a copy landed, the queue full: the window may open
@@ -889,6 +941,7 @@ static void pm_feed(uint8_t *dst, const uint8_t *src, int64_t size, unsigned lon
     int s = (int)(c % PM_FEED_MAX);
     while ((e = cudaEventQuery(g.post[s])) == cudaErrorNotReady && !g.cancel.load()) sched_yield();
     if (e == cudaErrorNotReady) break;  // cancelled
+    double t0 = pm_cpu_now();
     float a = 0, b = 0;
     if (e == cudaSuccess) e = cudaEventElapsedTime(&a, g.t0, g.pre[s]);
     if (e == cudaSuccess) e = cudaEventElapsedTime(&b, g.t0, g.post[s]);
@@ -897,13 +950,14 @@ static void pm_feed(uint8_t *dst, const uint8_t *src, int64_t size, unsigned lon
       break;
     }
     try {
-      g.spans.emplace_back(a, b);
+      g.spans.push_back(PmSpan{a, b, g.span_k[s]});
     } catch (...) {
       snprintf(g.feed_err, sizeof g.feed_err, "no host memory for the copies' times");
       g.feed_failed.store(1);
       break;
     }
-    if (++c == PM_FEED_MIN && !g.depth) g.depth = pm_feed_depth(g.spans);
+    g.feed_s += pm_cpu_now() - t0;
+    if (++c == PM_FEED_MIN && !g.depth) pm_feed_depth(g);
   }
   if (what) {
     snprintf(g.feed_err, sizeof g.feed_err, "%s: %s", what, cudaGetErrorString(e));
@@ -927,6 +981,8 @@ static int pm_arm_feeder(Run *r) {
   g.hold.store(1);
   g.cancel.store(0);
   g.spans.clear();
+  g.feed_s = 0;
+  g.feed_n = 0;
   try {
     g.spans.reserve(4096);
     g.feeder = new std::thread(pm_feed, rd, (const uint8_t *)S.src, r->a->size, gen);
@@ -951,12 +1007,14 @@ static int pm_arm(Run *r) {
 }
 
 // pm_busy: how busy the copy engine was in a fed launch's timed window
-// [ev0, ev1] (the feeder has ended: every copy's span is known): the
-// share of the window its copies covered, and the bytes they moved in it
-// (a copy across an edge counted for its part inside). A window of
+// [ev0, ev1] (the feeder has ended: every span is known): the share of
+// the window its copies covered, and the bytes they moved in it (a span
+// across an edge counted for its part inside). A window of
 // PM_BUSY_WINDOW_MS or more is judged, and the launch fails where the
 // share is under PM_BUSY_MIN: the compute ran partly alone, its slowdown
-// understated. pm_end writes the point's figures.
+// understated; unless the feeder's calls took more than a copy's time /
+// PM_BUSY_MIN a copy (no feeder could have kept up: not judged, the point
+// says so). pm_end writes the point's figures.
 static int pm_busy(Run *r) {
   PmSide &g = g_pms;
   float w0 = 0, w1 = 0;
@@ -965,29 +1023,36 @@ static int pm_busy(Run *r) {
   CK(cudaEventElapsedTime(&w1, g.t0, S.ev1));
   double busy = 0, moved = 0, win = (double)w1 - w0;
   for (const auto &sp : g.spans) {
-    double lo = sp.first > w0 ? sp.first : w0, hi = sp.second < w1 ? sp.second : w1;
+    double lo = sp.pre > w0 ? sp.pre : w0, hi = sp.post < w1 ? sp.post : w1, bytes = (double)r->a->size * sp.k;
     if (hi > lo) {
       busy += hi - lo;
-      moved += (double)r->a->size * (hi - lo) / ((double)sp.second - sp.first);
-    } else if (sp.second == sp.first && sp.first >= w0 && sp.first <= w1) {
-      moved += (double)r->a->size;  // under the events' resolution
+      moved += bytes * (hi - lo) / ((double)sp.post - sp.pre);
+    } else if (sp.post == sp.pre && sp.pre >= w0 && sp.pre <= w1) {
+      moved += bytes;  // under the events' resolution
     }
   }
+  double feed_us = g.feed_n ? 1e6 * g.feed_s / g.feed_n : 0, t_us = 1e3 * g.t_copy;
   if (win < PM_BUSY_WINDOW_MS) {
     g.busy_short++;
     return 0;
   }
   double share = busy / win;
+  if (share < PM_BUSY_MIN && feed_us * PM_BUSY_MIN > t_us) {
+    g.busy_unfed++;
+    g.feed_max = feed_us > g.feed_max ? feed_us : g.feed_max;
+    return 0;
+  }
   g.busy_min = g.busy_n ? (share < g.busy_min ? share : g.busy_min) : share;
   g.busy_n++;
   g.moved += moved;
   g.window_ms += win;
+  g.feed_max = feed_us > g.feed_max ? feed_us : g.feed_max;
   if (share < PM_BUSY_MIN)
     return fail(NB_ERR,
-                "the copy engine beside the compute kernel was busy %.1f %% of a %.2f ms launch (under %.0f %%; %d copies of %lld bytes "
-                "queued): its feeder thread fell behind (descheduled? mpirun binds a rank to one core), and the compute's slowdown "
-                "would be understated",
-                100 * share, win, 100 * PM_BUSY_MIN, g.depth, (long long)r->a->size);
+                "the copy engine beside the compute kernel was busy %.1f %% of a %.2f ms launch (under %.0f %%; a copy of %lld bytes "
+                "%.3g us, the feeder's calls %.3g us a copy, %d copies between two events, %d spans queued): its feeder thread fell "
+                "behind (descheduled? mpirun binds a rank to one core), and the compute's slowdown would be understated",
+                100 * share, win, 100 * PM_BUSY_MIN, (long long)r->a->size, t_us, feed_us, g.k, g.depth);
   return 0;
 }
 
@@ -1025,13 +1090,20 @@ static int pm_end(Run *r, nb_result *res) {
   int rc = pm_quiesce();
   PmSide &g = g_pms;
   if (!pm_ce_fed(r->a) || !r->initiator || !g.ready) return rc;
-  if (g.busy_n > 0)
+  double t_us = 1e3 * g.t_copy;
+  if (g.busy_unfed > 0)  // a launch's copies were shorter than the feeder's calls for them: the point is not judged
+    snprintf(res->detail, sizeof res->detail,
+             "copy engine busy: not judged: a copy of %lld B takes %.4g us, under the feeder's enqueue time (the feeder's calls %.4g "
+             "us a copy at the most; %d of %d launches)",
+             (long long)r->a->size, t_us, g.feed_max, g.busy_unfed, g.busy_unfed + g.busy_n + g.busy_short);
+  else if (g.busy_n > 0)
     snprintf(res->detail, sizeof res->detail,
              "copy engine busy %.1f %% of the timed window at the least (%d launches of %.0f ms or more), moving %.4g B/s beside the "
-             "compute; %d copies queued",
-             100 * g.busy_min, g.busy_n, PM_BUSY_WINDOW_MS, g.moved / (g.window_ms * 1e-3), g.depth);
+             "compute; a copy %.4g us, the feeder's calls %.4g us a copy at the most (%d copies between two events, %d spans queued)",
+             100 * g.busy_min, g.busy_n, PM_BUSY_WINDOW_MS, g.moved / (g.window_ms * 1e-3), t_us, g.feed_max, g.k, g.depth);
   else if (g.busy_short > 0)
-    snprintf(res->detail, sizeof res->detail, "copy engine busy: not judged, no launch of the compute lasted %.0f ms", PM_BUSY_WINDOW_MS);
+    snprintf(res->detail, sizeof res->detail, "copy engine busy: not judged, no launch of the compute lasted %.0f ms (a copy %.4g us)",
+             PM_BUSY_WINDOW_MS, t_us);
   return rc;
 }
 
@@ -1051,7 +1123,7 @@ static void pm_side_free(void) {
     cudaEventDestroy(g.pre[i]);
     cudaEventDestroy(g.post[i]);
   }
-  std::vector<std::pair<float, float>>().swap(g.spans);
+  std::vector<PmSpan>().swap(g.spans);
   cudaFreeHost((void *)const_cast<unsigned long long *>(g.host));
   g.host = nullptr;
   g.host_dev = nullptr;

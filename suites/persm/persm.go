@@ -20,7 +20,10 @@
 //     transfer beside it: the compute's slowdown. Beside the copy engine
 //     (beside-ce) a host thread feeds the copies until the compute ends;
 //     the point's values say how busy the copy engine was (ValueCEBusy,
-//     ValueCERate), the shim failing a launch where it idled.
+//     ValueCERate) and how long a copy and the feeder's calls for it took
+//     (ValueCECopy, ValueCEFeed), the shim failing a launch where it idled;
+//     a copy shorter than the feeder's calls is not judged (the two times
+//     only).
 //
 // Every point is verified: the transfer's pattern at its target, the compute
 // kernel's results (they depend on how many iterations each CTA ran).
@@ -246,34 +249,66 @@ func loadStoreOnly(op string) bool {
 }
 
 // The values of a compute kernel's point beside the copy engine: the least
-// share of a timed window the copy engine was busy (0..1), and the rate its
-// copies moved in the windows (B/s).
+// share of a timed window the copy engine was busy (0..1), the rate its
+// copies moved in the windows (B/s), a copy's time on the copy engine (s)
+// and the feeder thread's CPU time in its CUDA calls a copy (s, the most of
+// a launch). Where a copy is shorter than the feeder's calls for it (no
+// host thread could keep that copy engine busy), the shim does not judge
+// the point: it has the two times, no busy share or rate.
 const (
 	ValueCEBusy = "ce_busy"
 	ValueCERate = "ce_bytes_per_s"
+	ValueCECopy = "ce_copy_s"
+	ValueCEFeed = "ce_feed_s"
 )
 
-// busyNote is the shim's note on such a point (persm.cuh, pm_end), which
-// it writes into the result's detail where it judged a launch; "copy
-// engine busy: not judged, ..." where no launch lasted long enough.
-var busyNote = regexp.MustCompile(`^copy engine busy ([0-9.]+) % of the timed window at the least \(.*\), moving ([0-9.eE+-]+) B/s`)
+// The shim's notes on such a point (persm.cuh, pm_end), which it writes
+// into the result's detail: busyNote where it judged its launches,
+// unfedNote where a copy was shorter than the feeder's calls for it, and
+// "copy engine busy: not judged, ..." where no launch lasted long enough.
+var (
+	busyNote  = regexp.MustCompile(`^copy engine busy ([0-9.]+) % of the timed window at the least \(.*\), moving ([0-9.eE+-]+) B/s beside the compute; a copy ([0-9.eE+-]+) us, the feeder's calls ([0-9.eE+-]+) us a copy`)
+	unfedNote = regexp.MustCompile(`^copy engine busy: not judged: a copy of [0-9]+ B takes ([0-9.eE+-]+) us, under the feeder's enqueue time \(the feeder's calls ([0-9.eE+-]+) us a copy`)
+)
 
 // busyValues moves the shim's note into the point's values: a note, not a
 // mismatch, so it leaves the detail (which the verification's record
 // reads); a mismatch's detail stays.
 func busyValues(_ *harness.Env, _ record.Params, _ cuda.Args, _ cuda.Result, o *harness.Outcome) {
-	if m := busyNote.FindStringSubmatch(o.Detail); m != nil {
-		busy, err := strconv.ParseFloat(m[1], 64)
-		rate, err2 := strconv.ParseFloat(m[2], 64)
-		if err != nil || err2 != nil {
+	if !strings.HasPrefix(o.Detail, "copy engine busy") {
+		return
+	}
+	var keys []string
+	m := busyNote.FindStringSubmatch(o.Detail)
+	if m != nil {
+		keys = []string{ValueCEBusy, ValueCERate, ValueCECopy, ValueCEFeed}
+	} else if m = unfedNote.FindStringSubmatch(o.Detail); m != nil {
+		keys = []string{ValueCECopy, ValueCEFeed}
+	} else if strings.HasPrefix(o.Detail, "copy engine busy: not judged") {
+		o.Detail = "" // no launch long enough: nothing to keep
+		return
+	} else {
+		return
+	}
+	vals := map[string]float64{}
+	for i, k := range keys {
+		v, err := strconv.ParseFloat(m[i+1], 64)
+		if err != nil {
 			return
 		}
-		if o.Values == nil {
-			o.Values = map[string]float64{}
+		switch k {
+		case ValueCEBusy:
+			v /= 100
+		case ValueCECopy, ValueCEFeed:
+			v *= 1e-6
 		}
-		o.Values[ValueCEBusy], o.Values[ValueCERate] = busy/100, rate
-		o.Detail = ""
-	} else if strings.HasPrefix(o.Detail, "copy engine busy: not judged") {
-		o.Detail = ""
+		vals[k] = v
 	}
+	if o.Values == nil {
+		o.Values = map[string]float64{}
+	}
+	for k, v := range vals {
+		o.Values[k] = v
+	}
+	o.Detail = ""
 }

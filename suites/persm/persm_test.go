@@ -199,13 +199,22 @@ func TestShimAgrees(t *testing.T) {
 	if !strings.Contains(string(src), "#define PM_THREADS 512") || Threads != 512 {
 		t.Error("the shim's PM_THREADS and Threads differ")
 	}
-	// The note on a fed compute point (pm_end) reads back as values: its
-	// format, filled as C fills it, matches busyNote.
+	// The notes on a fed compute point (pm_end) read back as values: their
+	// formats, filled as C fills them, match busyNote and unfedNote.
 	const note = `"copy engine busy %.1f %% of the timed window at the least (%d launches of %.0f ms or more), moving %.4g B/s beside the "`
-	if !strings.Contains(string(src), note) {
-		t.Fatalf("persm.cuh writes no note %s", note)
+	const noteRest = `"compute; a copy %.4g us, the feeder's calls %.4g us a copy at the most (%d copies between two events, %d spans queued)"`
+	const unfed = `"copy engine busy: not judged: a copy of %lld B takes %.4g us, under the feeder's enqueue time (the feeder's calls %.4g "`
+	const unfedRest = `"us a copy at the most; %d of %d launches)"`
+	for _, s := range []string{note, noteRest, unfed, unfedRest} {
+		if !strings.Contains(string(src), s) {
+			t.Fatalf("persm.cuh writes no note %s", s)
+		}
 	}
-	if got := fmt.Sprintf(note[1:len(note)-1]+"compute; %d copies queued", 97.25, 12, 1.0, 1.6234e12, 8); !busyNote.MatchString(got) {
+	unq := func(s string) string { return s[1 : len(s)-1] }
+	if got := fmt.Sprintf(unq(note)+unq(noteRest), 97.25, 12, 1.0, 1.6234e12, 41.5, 2.25, 2, 24); !busyNote.MatchString(got) {
+		t.Errorf("the shim's note %q does not read back", got)
+	}
+	if got := fmt.Sprintf(strings.Replace(unq(unfed), "%lld", "%d", 1)+unq(unfedRest), 4096, 1.875, 2.5, 3, 5); !unfedNote.MatchString(got) {
 		t.Errorf("the shim's note %q does not read back", got)
 	}
 }
@@ -280,8 +289,10 @@ func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
 			// The fake's copy engine: busy 99.5 %, at its rate beside a
 			// compute kernel (its samples' first: the fake's time a copy).
 			rate := float64(size) / beside.Samples[0]
-			if comp.Values[ValueCEBusy] != 0.995 || math.Abs(comp.Values[ValueCERate]/rate-1) > 1e-3 || comp.Detail != "" {
-				t.Errorf("%s beside the copy engine at %d: values %v (want busy 0.995, %.4g B/s), detail %q", c, size, comp.Values, rate, comp.Detail)
+			if comp.Values[ValueCEBusy] != 0.995 || math.Abs(comp.Values[ValueCERate]/rate-1) > 1e-3 || comp.Detail != "" ||
+				math.Abs(comp.Values[ValueCECopy]*rate/float64(size)-1) > 1e-3 || comp.Values[ValueCEFeed] != 2e-6 {
+				t.Errorf("%s beside the copy engine at %d: values %v (want busy 0.995, %.4g B/s, a copy %.4g s, the feeder 2e-6 s), detail %q",
+					c, size, comp.Values, rate, float64(size)/rate, comp.Detail)
 			}
 			if len(beside.Values) != 0 || len(alone.Values) != 0 {
 				t.Errorf("values where the copy engine is not fed: %v, %v", beside.Values, alone.Values)
@@ -291,8 +302,10 @@ func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
 }
 
 // The shim's note on a compute kernel fed copies beside it becomes the
-// point's values and leaves the detail; a mismatch's detail stays, and a
-// note that judged nothing leaves no values.
+// point's values and leaves the detail; a note that judged nothing
+// because a copy was shorter than the feeder's calls keeps the two times,
+// one that judged nothing for short launches none; a mismatch's detail
+// stays.
 func TestBusyValues(t *testing.T) {
 	b, _ := harness.Lookup("persm/compute/mma/beside-ce")
 	if b.Describe == nil {
@@ -300,18 +313,27 @@ func TestBusyValues(t *testing.T) {
 	}
 	for _, c := range []struct {
 		detail, left string
-		busy, rate   float64
+		want         map[string]float64
 	}{
-		{"copy engine busy 97.3 % of the timed window at the least (12 launches of 1 ms or more), moving 1.623e+12 B/s beside the compute; 8 copies queued", "", 0.973, 1.623e12},
-		{"copy engine busy 100.0 % of the timed window at the least (1 launches of 1 ms or more), moving 4.1e+11 B/s beside the compute; 512 copies queued", "", 1, 4.1e11},
-		{"copy engine busy: not judged, no launch of the compute lasted 1 ms", "", 0, 0},
-		{"compute result 17: got 3, want its start value + its CTA's iterations", "compute result 17: got 3, want its start value + its CTA's iterations", 0, 0},
+		{"copy engine busy 97.3 % of the timed window at the least (12 launches of 1 ms or more), moving 1.623e+12 B/s beside the compute; a copy 41.5 us, the feeder's calls 2.25 us a copy at the most (2 copies between two events, 24 spans queued)", "",
+			map[string]float64{ValueCEBusy: 0.973, ValueCERate: 1.623e12, ValueCECopy: 41.5e-6, ValueCEFeed: 2.25e-6}},
+		{"copy engine busy 100.0 % of the timed window at the least (1 launches of 1 ms or more), moving 4.1e+11 B/s beside the compute; a copy 2500 us, the feeder's calls 3 us a copy at the most (1 copies between two events, 4 spans queued)", "",
+			map[string]float64{ValueCEBusy: 1, ValueCERate: 4.1e11, ValueCECopy: 2500e-6, ValueCEFeed: 3e-6}},
+		{"copy engine busy: not judged: a copy of 4096 B takes 1.875 us, under the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)", "",
+			map[string]float64{ValueCECopy: 1.875e-6, ValueCEFeed: 2.5e-6}},
+		{"copy engine busy: not judged, no launch of the compute lasted 1 ms (a copy 3.5 us)", "", nil},
+		{"compute result 17: got 3, want its start value + its CTA's iterations", "compute result 17: got 3, want its start value + its CTA's iterations", nil},
 	} {
 		o := harness.Outcome{Detail: c.detail}
 		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
-		busy, ok := o.Values[ValueCEBusy]
-		if o.Detail != c.left || busy != c.busy || o.Values[ValueCERate] != c.rate || ok != (c.rate > 0) {
-			t.Errorf("%q: values %v, detail %q", c.detail, o.Values, o.Detail)
+		ok := o.Detail == c.left && len(o.Values) == len(c.want)
+		for k, v := range c.want {
+			if got, has := o.Values[k]; !has || math.Abs(got-v) > 1e-9*math.Abs(v) {
+				ok = false
+			}
+		}
+		if !ok {
+			t.Errorf("%q: values %v, detail %q (want %v)", c.detail, o.Values, o.Detail, c.want)
 		}
 	}
 }
