@@ -182,6 +182,7 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
   CK(cudaMemset(S.flag, 0, 2 * sizeof(uint64_t)));
   CK(cudaMemset(S.epochs, 0, sizeof(uint64_t) * NB_MAX_CTAS));
   CK(cudaStreamCreateWithFlags(&S.stream, cudaStreamNonBlocking));
+  if (int rc = pm_side_streams()) return rc;  // next to S.stream: a hardware queue of their own (persm.cuh)
   CK(cudaEventCreate(&S.ev0));
   CK(cudaEventCreate(&S.ev1));
   CK(cudaDeviceSynchronize());

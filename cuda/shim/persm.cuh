@@ -444,6 +444,7 @@ struct PmSpan {
 
 struct PmSide {
   int ready;
+  int streams;        // bg and stop exist (pm_side_streams, nb_init's)
   cudaStream_t bg;    // the background compute's, or the fed copies' (non-blocking)
   cudaStream_t stop;  // the stop write's (non-blocking)
   cudaEvent_t ordered, copied, computed;  // computed follows the fed compute kernel (the feeder's stop)
@@ -488,11 +489,31 @@ struct PmSide {
 };
 static PmSide g_pms;
 
+// pm_side_streams: nb_init's, right after S.stream. The driver maps
+// streams onto CUDA_DEVICE_MAX_CONNECTIONS hardware queues round-robin, in
+// the order they are created: bg created late (after NCCL's or a later
+// family's streams) could share S.stream's queue, and the copies and the
+// events on S.stream would wait behind the background compute that never
+// ends before them (every point failing at its deadline). Created next to
+// S.stream, bg has a queue of its own wherever there are two or more
+// (pm_validate refuses these rows with one); stop may share S.stream's,
+// where it waits for S.stream's work anyway.
+static int pm_side_streams(void) {
+  PmSide &g = g_pms;
+  if (g.streams) return 0;
+  CK(cudaStreamCreateWithFlags(&g.bg, cudaStreamNonBlocking));
+  if (cudaError_t e = cudaStreamCreateWithFlags(&g.stop, cudaStreamNonBlocking); e != cudaSuccess) {
+    cudaStreamDestroy(g.bg);
+    return fail(NB_ERR, "cudaStreamCreateWithFlags (the copy engine's stop stream): %s", cudaGetErrorString(e));
+  }
+  g.streams = 1;
+  return 0;
+}
+
 static int pm_side_init(void) {
   PmSide &g = g_pms;
   if (g.ready) return 0;
-  CK(cudaStreamCreateWithFlags(&g.bg, cudaStreamNonBlocking));
-  CK(cudaStreamCreateWithFlags(&g.stop, cudaStreamNonBlocking));
+  if (!g.streams) return fail(NB_ERR, "the copy engine's side streams were not created (nb_init)");
   CK(cudaEventCreateWithFlags(&g.ordered, cudaEventDisableTiming));
   CK(cudaEventCreateWithFlags(&g.copied, cudaEventDisableTiming));
   CK(cudaEventCreateWithFlags(&g.computed, cudaEventDisableTiming));
@@ -602,6 +623,10 @@ static int pm_validate(Run *r) {
     return fail(NB_ERR, "a compute kernel's partner (args.impl %d) is a transfer: %d..%d", a->impl, NB_OP_PM_ST, NB_OP_PM_CE);
   if (m == NB_OP_PM_CE && c && a->graph)
     return fail(NB_NOT_CAPTURABLE, "not capturable: a background kernel on a second stream (the copy engine beside a compute kernel)");
+  if (const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS"); m == NB_OP_PM_CE && c && conn && atoi(conn) == 1)
+    return fail(NB_UNREACHABLE,
+                "CUDA_DEVICE_MAX_CONNECTIONS=1: every stream shares one hardware queue, so the copies (or the compute) timed on "
+                "one stream would wait behind the other that runs beside them on a second stream, never overlapping them");
   double deadline_s = PM_BG_DEADLINE_NS * 1e-9;
   if (pm_ce_timed(a) && a->iters > 0 && (double)a->size * a->iters > PM_CE_SLOW_BPS * deadline_s / 2)
     return fail(NB_ERR,
@@ -1107,14 +1132,23 @@ static int pm_end(Run *r, nb_result *res) {
   return rc;
 }
 
+static void pm_side_streams_free(void) {
+  PmSide &g = g_pms;
+  if (!g.streams) return;
+  cudaStreamDestroy(g.bg);
+  cudaStreamDestroy(g.stop);
+  g.streams = 0;
+}
+
 // pm_side_free: nb_finalize's: the side work ended, its streams, events
 // and pinned words freed.
 static void pm_side_free(void) {
   PmSide &g = g_pms;
-  if (!g.ready) return;
+  if (!g.ready) {
+    pm_side_streams_free();
+    return;
+  }
   (void)pm_quiesce();
-  cudaStreamDestroy(g.bg);
-  cudaStreamDestroy(g.stop);
   cudaEventDestroy(g.ordered);
   cudaEventDestroy(g.copied);
   cudaEventDestroy(g.computed);
@@ -1128,6 +1162,7 @@ static void pm_side_free(void) {
   g.host = nullptr;
   g.host_dev = nullptr;
   g.ready = 0;
+  pm_side_streams_free();
 }
 
 // pm_launch_fed: compute kernel C on every SM, the alone row's kernel
