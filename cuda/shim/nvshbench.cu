@@ -547,8 +547,13 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     if (e != cudaSuccess && !st) st = fail(NB_ERR, "after the timed launches: %s", cudaGetErrorString(e));
   }
   if (f->end) {  // what the launches may have left beside S.stream (Family.end)
+    // A point that failed keeps its first error: end's own (a side stream
+    // that failed with the launch) would overwrite g_err, as disarm's would.
+    static char keep[sizeof g_err];
+    if (st) memcpy(keep, g_err, sizeof keep);
     int rc = f->end(r, res);
     if (!st) st = rc;
+    else memcpy(g_err, keep, sizeof keep);
   }
   nvshmem_barrier_all();
   res->initiator = r->initiator;
