@@ -623,6 +623,10 @@ static int pm_validate(Run *r) {
     return fail(NB_ERR, "a compute kernel's partner (args.impl %d) is a transfer: %d..%d", a->impl, NB_OP_PM_ST, NB_OP_PM_CE);
   if (m == NB_OP_PM_CE && c && a->graph)
     return fail(NB_NOT_CAPTURABLE, "not capturable: a background kernel on a second stream (the copy engine beside a compute kernel)");
+  if (m == NB_OP_PM_CE && c && a->bidir)
+    return fail(NB_ERR,
+                "the copy engine beside a compute kernel is one-way: bidirectional, both PEs would arm a cooperative compute kernel "
+                "on every SM (and a feeder), each PE's copies landing in a GPU busy with the other's side work");
   if (const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS"); m == NB_OP_PM_CE && c && conn && atoi(conn) == 1)
     return fail(NB_UNREACHABLE,
                 "CUDA_DEVICE_MAX_CONNECTIONS=1: every stream shares one hardware queue, so the copies (or the compute) timed on "
