@@ -465,6 +465,7 @@ struct PmSide {
   std::atomic<int> hold;    // the timed launch is being enqueued: the feeder makes no call
   std::atomic<int> cancel;  // stop feeding
   std::atomic<int> feed_failed;
+  std::atomic<int> feed_ended;  // the feeder has returned (pm_quiesce waits for it, at most PM_ARM_TIMEOUT_S)
   char feed_err[256];
   // The feeder's spans of the last launch, in ms after t0: [its pre, its
   // post] events around k copies, their time on the stream (back to back
@@ -592,10 +593,22 @@ static int pm_quiesce(int cancel = 1) {
   if (!g.ready) return 0;
   int rc = pm_stop_bg(0);
   if (g.feeder) {
-    if (cancel) g.cancel.store(1);
+    // Uncancelled, the feeder ends once its compute has ended and its last
+    // copies landed; one still running after PM_ARM_TIMEOUT_S is cancelled
+    // (it polls, so it ends at once) and the launch fails.
+    int late = 0;
+    for (double t0 = pm_now(); !cancel && !g.feed_ended.load(); sched_yield())
+      if (pm_now() - t0 > PM_ARM_TIMEOUT_S) {
+        late = 1;
+        break;
+      }
+    if (cancel || late) g.cancel.store(1);
     g.feeder->join();
     delete g.feeder;
     g.feeder = nullptr;
+    if (late && !rc)
+      rc = fail(NB_ERR, "the copies beside the compute kernel: the feeder did not end within %.0f s of the launch (its compute or copies not ended?)",
+                PM_ARM_TIMEOUT_S);
   }
   int st = pm_drain(g.bg, "the side stream beside the timed launches");
   if (!rc) rc = st;
@@ -1011,6 +1024,7 @@ static void pm_feed(uint8_t *dst, const uint8_t *src, int64_t size, unsigned lon
     g.feed_failed.store(1);
   }
   if (g.first.load() == 0) g.first.store(-1);
+  g.feed_ended.store(1);
 }
 
 // pm_arm_feeder: the copies must be running before the first event: the
@@ -1027,6 +1041,7 @@ static int pm_arm_feeder(Run *r) {
   g.first.store(0);
   g.hold.store(1);
   g.cancel.store(0);
+  g.feed_ended.store(0);
   g.spans.clear();
   g.feed_s = 0;
   g.feed_n = 0;
