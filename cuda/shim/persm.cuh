@@ -511,23 +511,29 @@ static int pm_side_streams(void) {
   return 0;
 }
 
+// pm_side_init: the events and the mapped host words, at the first point
+// of the copy engine beside a compute kernel. Idempotent: what a failed
+// call created stays (each handle non-null once made) for the next call
+// to complete, and pm_side_free frees it.
 static int pm_side_init(void) {
   PmSide &g = g_pms;
   if (g.ready) return 0;
   if (!g.streams) return fail(NB_ERR, "the copy engine's side streams were not created (nb_init)");
-  CK(cudaEventCreateWithFlags(&g.ordered, cudaEventDisableTiming));
-  CK(cudaEventCreateWithFlags(&g.copied, cudaEventDisableTiming));
-  CK(cudaEventCreateWithFlags(&g.computed, cudaEventDisableTiming));
-  CK(cudaEventCreate(&g.t0));
+  if (!g.ordered) CK(cudaEventCreateWithFlags(&g.ordered, cudaEventDisableTiming));
+  if (!g.copied) CK(cudaEventCreateWithFlags(&g.copied, cudaEventDisableTiming));
+  if (!g.computed) CK(cudaEventCreateWithFlags(&g.computed, cudaEventDisableTiming));
+  if (!g.t0) CK(cudaEventCreate(&g.t0));
   for (int i = 0; i < PM_FEED_MAX; i++) {
-    CK(cudaEventCreate(&g.pre[i]));
-    CK(cudaEventCreate(&g.post[i]));
+    if (!g.pre[i]) CK(cudaEventCreate(&g.pre[i]));
+    if (!g.post[i]) CK(cudaEventCreate(&g.post[i]));
   }
-  void *h = nullptr;
-  CK(cudaHostAlloc(&h, 8 * sizeof(unsigned long long), cudaHostAllocMapped));
-  memset(h, 0, 8 * sizeof(unsigned long long));
-  CK(cudaHostGetDevicePointer((void **)&g.host_dev, h, 0));
-  g.host = (volatile unsigned long long *)h;
+  if (!g.host) {
+    void *h = nullptr;
+    CK(cudaHostAlloc(&h, 8 * sizeof(unsigned long long), cudaHostAllocMapped));
+    memset(h, 0, 8 * sizeof(unsigned long long));
+    g.host = (volatile unsigned long long *)h;
+  }
+  if (!g.host_dev) CK(cudaHostGetDevicePointer((void **)&g.host_dev, (void *)const_cast<unsigned long long *>(g.host), 0));
   g.ready = 1;
   return 0;
 }
@@ -1181,24 +1187,24 @@ static void pm_side_streams_free(void) {
 // and pinned words freed.
 static void pm_side_free(void) {
   PmSide &g = g_pms;
-  if (!g.ready) {
-    pm_side_streams_free();
-    return;
-  }
-  (void)pm_quiesce();
-  cudaEventDestroy(g.ordered);
-  cudaEventDestroy(g.copied);
-  cudaEventDestroy(g.computed);
-  cudaEventDestroy(g.t0);
+  (void)pm_quiesce();  // nothing where no point prepared the side work
+  g.ready = 0;
+  auto ev = [](cudaEvent_t &e) {
+    if (e) cudaEventDestroy(e);
+    e = nullptr;
+  };
+  ev(g.ordered);
+  ev(g.copied);
+  ev(g.computed);
+  ev(g.t0);
   for (int i = 0; i < PM_FEED_MAX; i++) {
-    cudaEventDestroy(g.pre[i]);
-    cudaEventDestroy(g.post[i]);
+    ev(g.pre[i]);
+    ev(g.post[i]);
   }
   std::vector<PmSpan>().swap(g.spans);
-  cudaFreeHost((void *)const_cast<unsigned long long *>(g.host));
+  if (g.host) cudaFreeHost((void *)const_cast<unsigned long long *>(g.host));
   g.host = nullptr;
   g.host_dev = nullptr;
-  g.ready = 0;
   pm_side_streams_free();
 }
 
