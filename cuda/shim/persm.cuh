@@ -1188,6 +1188,12 @@ static void pm_side_streams_free(void) {
 static void pm_side_free(void) {
   PmSide &g = g_pms;
   (void)pm_quiesce();  // nothing where no point prepared the side work
+  // A side stream still running (pm_quiesce's drain ran out of time) or
+  // failed may yet touch the mapped words: the background compute writes
+  // them, the stop write reads them. They are left allocated (a leak of 64
+  // bytes) rather than freed under it. Events may be destroyed with work
+  // pending (the driver frees them once it completes).
+  int busy = g.streams && (cudaStreamQuery(g.bg) != cudaSuccess || cudaStreamQuery(g.stop) != cudaSuccess);
   g.ready = 0;
   auto ev = [](cudaEvent_t &e) {
     if (e) cudaEventDestroy(e);
@@ -1202,7 +1208,7 @@ static void pm_side_free(void) {
     ev(g.post[i]);
   }
   std::vector<PmSpan>().swap(g.spans);
-  if (g.host) cudaFreeHost((void *)const_cast<unsigned long long *>(g.host));
+  if (g.host && !busy) cudaFreeHost((void *)const_cast<unsigned long long *>(g.host));
   g.host = nullptr;
   g.host_dev = nullptr;
   pm_side_streams_free();
