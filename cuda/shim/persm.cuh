@@ -1153,7 +1153,9 @@ static int pm_disarm(Run *r, int ok) {
 // that with --no-verify too nothing of the point writes after it. A fed
 // point's initiator notes how busy the copy engine was (the Go side reads
 // the note into the point's values: suites/persm, busyNote): the least
-// share of a judged window and the rate its copies moved in them.
+// share of a judged window and the rate its copies moved in them. Its
+// launches are every launch of the point (calibration and warm-up too:
+// the family does not know which launches are samples; README says so).
 static int pm_end(Run *r, nb_result *res) {
   int rc = pm_quiesce();
   PmSide &g = g_pms;
