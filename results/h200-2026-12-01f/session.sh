@@ -27,6 +27,8 @@
 #             waivers); with --corrupt-checks they must all fail verification;
 #             then gpu-test's TestFloatAtomics and TestNVSHMEM38Rows with the
 #             3.8.0 shim
+#   ce        the copy engine beside a compute kernel (never run): at 256 MiB,
+#             then 1 MiB, on 1 PE, then 2 PEs, before gpu-test takes them
 # Logs and results land in $OUT/own.tar.xz.
 set -u
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -77,6 +79,11 @@ for s in ${STEPS:-gputest probe}; do
       --label new38-corrupt-3.8.0 rma/atomic/float_add rma/atomic/float_fetch_add latency/atomic/float_add latency/atomic/float_fetch_add rma/rate/put-nbi-region/block latency/issue/region
     step 300 gpu-test-3.8.0 $N38 NVSHBENCH_BIN="$B" NVSHBENCH_SHIM="$PWD/build/libnvshbench-n38.so" build/gpu.test -test.v -test.timeout 290s \
       -test.run 'TestFloatAtomics|TestNVSHMEM38Rows' ;;
+  ce)
+    CE="persm/ce persm/ce/beside-fma persm/compute/fma persm/compute/fma/beside-ce --sm-budgets 1 --samples 3 --warmup 1 --timeout 60s"
+    step 120 ce-256m "$B" run $A $CE --sizes 256M --out "$W2/ce-256m.jsonl" --label ce-256m
+    step 120 ce-1m "$B" run $A $CE --sizes 1M --out "$W2/ce-1m.jsonl" --label ce-1m
+    step 120 ce-2pe "$B" run $A $CE --pes-per-gpu 2 --sizes 256M --out "$W2/ce-2pe.jsonl" --label ce-2pe ;;
   dbg)
     D="--shim $PWD/build/libnvshbench-dbg.so persm/tma --sizes 256M --sm-budgets 1,16 --samples 3 --warmup 1 --timeout 60s"
     export NB_PM_DBG_STAMPS=1
