@@ -93,10 +93,10 @@ func bwOf(p *record.Point) (float64, bool) {
 	return m.Median, ok && m.Median > 0
 }
 
-// spreadOf is a bandwidth point's min and max over samples (its median
-// where they are not recorded).
-func spreadOf(p *record.Point) (lo, hi float64) {
-	m := p.Metrics[record.MetricBandwidth]
+// spreadOf is a point's min and max of metric over samples (its median
+// where they are not recorded): a transfer's B/s, a compute kernel's time.
+func spreadOf(p *record.Point, metric string) (lo, hi float64) {
+	m := p.Metrics[metric]
 	if m.Min > 0 && m.Max > 0 {
 		return m.Min, m.Max
 	}
@@ -106,16 +106,6 @@ func spreadOf(p *record.Point) (lo, hi float64) {
 func timeOf(p *record.Point) (float64, bool) {
 	m, ok := p.Metrics[record.MetricLatency]
 	return m.Median, ok && m.Median > 0
-}
-
-// timeSpreadOf is a compute point's min and max time over samples (its
-// median where they are not recorded).
-func timeSpreadOf(p *record.Point) (lo, hi float64) {
-	m := p.Metrics[record.MetricLatency]
-	if m.Min > 0 && m.Max > 0 {
-		return m.Min, m.Max
-	}
-	return m.Median, m.Median
 }
 
 // Curves are the file's mechanisms alone, a curve per mechanism and size
@@ -141,7 +131,7 @@ func Curves(f *record.File) []Curve {
 			idx[k] = c
 			out = append(out, c)
 		}
-		lo, hi := spreadOf(p)
+		lo, hi := spreadOf(p, record.MetricBandwidth)
 		if j := slices.Index(c.Budgets, p.Params.CTAs); j >= 0 {
 			if bw > c.BW[j] { // a point twice (a resumed run): its best
 				c.BW[j], c.Lo[j], c.Hi[j] = bw, lo, hi
@@ -253,25 +243,25 @@ func Interferences(f *record.File) []Interference {
 		switch {
 		case len(parts) == 2 && parts[1] != "compute":
 			if v, ok := bwOf(p); ok {
-				lo, hi := spreadOf(p)
+				lo, hi := spreadOf(p, record.MetricBandwidth)
 				alone[fmt.Sprint(parts[1], p.Params.Size, p.Params.CTAs)] = fig{v, lo, hi}
 			}
 		case len(parts) == 3 && parts[1] == "compute":
 			if v, ok := timeOf(p); ok {
-				lo, hi := timeSpreadOf(p)
+				lo, hi := spreadOf(p, record.MetricLatency)
 				computeAlone[fmt.Sprint(parts[2], p.Params.CTAs)] = fig{v, lo, hi}
 			}
 		case len(parts) == 3 && strings.HasPrefix(parts[2], "beside-") && beside != "":
 			if v, ok := bwOf(p); ok {
 				in := get(key{parts[1], beside, p.Params.CTAs, p.Params.Size})
 				in.Beside = v
-				in.BesideLo, in.BesideHi = spreadOf(p)
+				in.BesideLo, in.BesideHi = spreadOf(p, record.MetricBandwidth)
 			}
 		case len(parts) == 4 && parts[1] == "compute" && beside != "":
 			if v, ok := timeOf(p); ok {
 				in := get(key{beside, parts[2], p.Params.CTAs, p.Params.Size})
 				in.ComputeBeside = v
-				in.ComputeBesideLo, in.ComputeBesideHi = timeSpreadOf(p)
+				in.ComputeBesideLo, in.ComputeBesideHi = spreadOf(p, record.MetricLatency)
 			}
 		}
 	}
