@@ -127,27 +127,13 @@ func init() {
 			Args: args(c.Op, ""),
 		})
 		for _, m := range Mechanisms {
+			// The copy engine holds no SM: the compute beside it runs on every
+			// SM (budget 0), at each size of the copies a host thread feeds.
+			budgets := besideBudgets
 			if !m.SMs {
-				harness.Register(harness.Benchmark{
-					ID: "persm/compute/" + c.Name + "/beside-" + m.Name, Suite: "persm",
-					Desc:        fmt.Sprintf("bytes per SM: %s on every SM while %s runs beside it (a host thread keeps copies in flight from before the compute starts until it has ended)", c.Desc, m.Desc),
-					IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on every SM; the copies on a second stream",
-					Metrics:     []string{record.MetricLatency},
-					CacheExempt: "a compute kernel: its time is not a bandwidth",
-					Points: func(cfg *harness.Config) []record.Params {
-						var out []record.Params
-						for _, s := range cfg.Sizes {
-							out = append(out, record.Params{Size: s, Op: c.Name, CTAs: 0, Threads: Threads, Path: cfg.Path, Dir: "uni",
-								Extra: map[string]string{ExtraBeside: m.Name}})
-						}
-						return out
-					},
-					Args:     args(c.Op, m.Op),
-					Describe: busyValues,
-				})
-				continue
+				budgets = func(*harness.Config) []int { return []int{0} }
 			}
-			harness.Register(harness.Benchmark{
+			beside := harness.Benchmark{
 				ID: "persm/compute/" + c.Name + "/beside-" + m.Name, Suite: "persm",
 				Desc:        fmt.Sprintf("bytes per SM: %s on the SMs outside each budget while %s runs on the budget (one fused launch)", c.Desc, m.Desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads an SM: the transfer on --sm-budgets, the compute on the others",
@@ -156,7 +142,7 @@ func init() {
 				Points: func(cfg *harness.Config) []record.Params {
 					var out []record.Params
 					for _, s := range cfg.Sizes {
-						for _, b := range besideBudgets(cfg) {
+						for _, b := range budgets(cfg) {
 							out = append(out, record.Params{Size: s, Op: c.Name, CTAs: b, Threads: Threads, Path: cfg.Path, Dir: "uni",
 								Extra: map[string]string{ExtraBeside: m.Name}})
 						}
@@ -164,7 +150,13 @@ func init() {
 					return out
 				},
 				Args: args(c.Op, m.Op),
-			})
+			}
+			if !m.SMs {
+				beside.Desc = fmt.Sprintf("bytes per SM: %s on every SM while %s runs beside it (a host thread keeps copies in flight from before the compute starts until it has ended)", c.Desc, m.Desc)
+				beside.OwnLaunch = "one CTA of 512 threads on every SM; the copies on a second stream"
+				beside.Describe = busyValues
+			}
+			harness.Register(beside)
 		}
 	}
 }
