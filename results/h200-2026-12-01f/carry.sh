@@ -47,8 +47,9 @@ if has dbg; then
   git worktree add -q --detach "$WT" 8460bd3
   git -C "$WT" am -q < results/h200-2026-12-01f/tma-probe/pmdbg.patch
   (cd "$WT" && make build >/dev/null && NVSHBENCH_PYTHON=$PINNED/bin/python3 build/nvshbench build-shim -o "$OLDPWD/build/libnvshbench-dbg.so" >/dev/null)
+  cp "$WT/build/nvshbench" build/nvshbench-dbg  # the binary of the same tree: its table is the debug shim's
   git worktree remove --force "$WT"
-  FILES="$FILES libnvshbench-dbg.so"
+  FILES="$FILES libnvshbench-dbg.so nvshbench-dbg"
 fi
 if has new38; then
   V38=${V38:-/tmp/venv-n38}

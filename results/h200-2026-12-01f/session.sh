@@ -53,7 +53,7 @@ step() {  # step SECONDS NAME CMD...
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 for s in ${STEPS:-gputest probe}; do
   case $s in
-  gputest) step 420 gpu-test env NVSHBENCH_BIN="$B" NVSHBENCH_SHIM="$PWD/build/libnvshbench.so" build/gpu.test -test.v -test.timeout 410s ;;
+  gputest) step 570 gpu-test env NVSHBENCH_BIN="$B" NVSHBENCH_SHIM="$PWD/build/libnvshbench.so" build/gpu.test -test.v -test.timeout 560s ;;
   probe)
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv > "$W2/gpu.txt" 2>&1
     step 60 probe-build "$NVCC" -arch=sm_90 -O3 -std=c++17 -o "$WORK/probe" $HERE/tma-probe/probe.cu
@@ -87,10 +87,12 @@ for s in ${STEPS:-gputest probe}; do
   dbg)
     D="--shim $PWD/build/libnvshbench-dbg.so persm/tma --sizes 256M --sm-budgets 1,16 --samples 3 --warmup 1 --timeout 60s"
     export NB_PM_DBG_STAMPS=1
+    B=$PWD/build/nvshbench-dbg  # the debug tree's binary (carry.sh)
     step 90 dbg-none "$B" run $D --out "$W2/dbg-none.jsonl" --label dbg-none
     step 90 dbg-nofence env NB_PM_DBG_NOFENCE=1 "$B" run $D --out "$W2/dbg-nofence.jsonl" --label dbg-nofence
     step 90 dbg-done-cuda env NB_PM_DBG_DONE_CUDA=1 "$B" run $D --out "$W2/dbg-done-cuda.jsonl" --label dbg-done-cuda
     step 90 dbg-mem-cuda env NB_PM_DBG_MEM_CUDA=1 "$B" run $D --out "$W2/dbg-mem-cuda.jsonl" --label dbg-mem-cuda
-    unset NB_PM_DBG_STAMPS ;;
+    unset NB_PM_DBG_STAMPS
+    B=$PWD/build/nvshbench ;;
   esac
 done
