@@ -347,11 +347,12 @@ func fakeNVSHMEM() [3]int {
 // have them (newer.cuh), and what its validate says where they do not, for
 // the fake's NVSHMEM version: the same waivers, so a fake run lists them.
 var fakeNewer = map[string]func(v [3]int) string{
-	"rma.put_tma":         fakeNeeds(3, 7, "nvshmemx_give_smem, NVSHMEM_TMA_POLICY"),
-	"rma.get_tma":         fakeNeeds(3, 7, "nvshmemx_give_smem, NVSHMEM_TMA_POLICY"),
-	"lat.flush":           fakeNeeds(3, 7, "nvshmemx_flush"),
-	"rma.rate_put_region": fakeNeeds(3, 8, "nvshmemx_region_start_block"),
-	"lat.region":          fakeNeeds(3, 8, "nvshmemx_region_start_block"),
+	"rma.put_tma":              fakeNeeds(3, 7, "nvshmemx_give_smem, NVSHMEM_TMA_POLICY"),
+	"rma.get_tma":              fakeNeeds(3, 7, "nvshmemx_give_smem, NVSHMEM_TMA_POLICY"),
+	"lat.flush":                fakeNeeds(3, 7, "nvshmemx_flush"),
+	"rma.rate_put_region":      fakeNeeds(3, 8, "nvshmemx_region_start_block"),
+	"rma.rate_put_region_none": fakeNeeds(3, 8, "nvshmemx_region_start_block"),
+	"lat.region":               fakeNeeds(3, 8, "nvshmemx_region_start_block"),
 	// No NVSHMEM the fake stands for is built with CFT handles.
 	"rma.put_signal_counted": func(v [3]int) string {
 		return fmt.Sprintf("needs NVSHMEM >= 3.8 built with NVSHMEM_CFT_HANDLES_SUPPORT (nvshmemx_putmem_signal_counted_nbi_block is declared only "+

@@ -40,15 +40,17 @@ func TestFakeWaivesNewerNVSHMEMRows(t *testing.T) {
 		waived        map[string]string // op → a part of its waiver ("": runs)
 	}{
 		{"", "3.4.5", map[string]string{
-			"rma.rate_put_region":    "needs NVSHMEM >= 3.8 (nvshmemx_region_start_block): this shim was built against NVSHMEM 3.4",
-			"lat.region":             "needs NVSHMEM >= 3.8 (nvshmemx_region_start_block)",
-			"rma.put_signal_counted": "needs NVSHMEM >= 3.8 built with NVSHMEM_CFT_HANDLES_SUPPORT",
-			"rma.rate_put":           "",
+			"rma.rate_put_region":      "needs NVSHMEM >= 3.8 (nvshmemx_region_start_block): this shim was built against NVSHMEM 3.4",
+			"rma.rate_put_region_none": "needs NVSHMEM >= 3.8 (nvshmemx_region_start_block): this shim was built against NVSHMEM 3.4",
+			"lat.region":               "needs NVSHMEM >= 3.8 (nvshmemx_region_start_block)",
+			"rma.put_signal_counted":   "needs NVSHMEM >= 3.8 built with NVSHMEM_CFT_HANDLES_SUPPORT",
+			"rma.rate_put":             "",
 		}},
 		{"3.8.0", "3.8.0", map[string]string{
-			"rma.rate_put_region":    "",
-			"lat.region":             "",
-			"rma.put_signal_counted": "built against NVSHMEM 3.8 without it",
+			"rma.rate_put_region":      "",
+			"rma.rate_put_region_none": "",
+			"lat.region":               "",
+			"rma.put_signal_counted":   "built against NVSHMEM 3.8 without it",
 		}},
 		{"4.0.1", "4.0.1", map[string]string{"rma.rate_put_region": "", "lat.region": ""}},
 	} {
@@ -108,9 +110,10 @@ func TestFakeNewerWaiversAreTheShims(t *testing.T) {
 	}
 	v := [3]int{3, 4, 5}
 	for op, want := range map[string]string{
-		"rma.rate_put_region":    fmt.Sprintf(needsFmt, 3, 8, what[1], 3, 4),
-		"lat.region":             fmt.Sprintf(needsFmt, 3, 8, what[1], 3, 4),
-		"rma.put_signal_counted": fmt.Sprintf(countedFmt, 3, 4),
+		"rma.rate_put_region":      fmt.Sprintf(needsFmt, 3, 8, what[1], 3, 4),
+		"rma.rate_put_region_none": fmt.Sprintf(needsFmt, 3, 8, what[1], 3, 4),
+		"lat.region":               fmt.Sprintf(needsFmt, 3, 8, what[1], 3, 4),
+		"rma.put_signal_counted":   fmt.Sprintf(countedFmt, 3, 4),
 	} {
 		if got := fakeNewer[op](v); got != want {
 			t.Errorf("%s under 3.4.5: the fake says\n  %q\nthe shim\n  %q", op, got, want)

@@ -51,6 +51,16 @@
 //              Each CTA counts its regions that started and stopped with
 //              NVSHMEMX_SUCCESS (checked: one a launch), so a region that
 //              failed to start cannot pass for one measured.
+//   rma.rate_put_region_none
+//              the same kernel with the region calls skipped (a launch
+//              argument; checked: no region counted): the burst without a
+//              region, like for like. Not rma.rate_put's kernel: compiled
+//              apart, the same burst came out 7 % slower there on one H200
+//              under 3.8.0 (174.8 against 187.2 M messages a second;
+//              results/h200-2026-12-01f/call6), because ptxas scheduled its
+//              loop otherwise (the peer's heap-base load after the CTA
+//              barrier, not before it: its latency on every call's path),
+//              a difference of code shape read as the region's.
 //   lat.region an empty region: region_start_block + region_stop_block
 //              with the BATCH_RMA hint, nothing inside, per iteration, one
 //              CTA: what a region adds to a burst (an issue time). Thread 0
@@ -91,6 +101,7 @@ enum {
   NB_OP_RATE_PUT_REGION = 180,
   NB_OP_LAT_REGION = 181,
   NB_OP_PUT_SIGNAL_COUNTED = 182,
+  NB_OP_RATE_PUT_REGION_NONE = 183,
 };
 
 // A row of NVSHMEM major.minor or later on a shim whose headers are older:
@@ -151,15 +162,19 @@ __device__ static inline int region_start(nvshmemx_region_handle_t *h) {
   return nvshmemx_region_start_block(h, &attrs);
 }
 
-// rma.rate_put_region: the rate's burst inside a region (regions: a count a
-// CTA, raised when its region started and stopped).
-__global__ void k_rate_put_region(uint8_t *dst, const uint8_t *src, int iters, int peer, uint64_t *regions, int64_t *st) {
+// rma.rate_put_region(_none): the rate's burst inside a region, or with
+// open 0 the same code without one (regions: a count a CTA, raised when its
+// region started and stopped). open is a launch argument, not a template
+// parameter: one compiled loop for both points.
+__global__ void k_rate_put_region(uint8_t *dst, const uint8_t *src, int iters, int peer, int open, uint64_t *regions, int64_t *st) {
   nvshmemx_region_handle_t h = 0;
   stamp_begin(st);
-  int rc = region_start(&h);
+  int rc = open ? region_start(&h) : NVSHMEMX_SUCCESS;
   rate_put_burst<NB_SCOPE_BLOCK>(dst, src, iters, peer);
-  if (rc == NVSHMEMX_SUCCESS) rc = nvshmemx_region_stop_block(h);
-  if (threadIdx.x == 0 && rc == NVSHMEMX_SUCCESS) regions[blockIdx.x]++;
+  if (open) {
+    if (rc == NVSHMEMX_SUCCESS) rc = nvshmemx_region_stop_block(h);
+    if (threadIdx.x == 0 && rc == NVSHMEMX_SUCCESS) regions[blockIdx.x]++;
+  }
   nvshmem_quiet();
   stamp_end(st);
 }
@@ -268,11 +283,12 @@ static int newer_rate_prepare(Run *r) {
 
 // The rate's check (every CTA's message at its slot of the target) and, at
 // the initiator, every CTA's count at the launches made: one region a CTA
-// and launch started and stopped.
+// and launch started and stopped (none for the burst without a region).
 static int messages_in_regions(Run *r, nb_result *res) {
   if (int rc = kCheckMessages.verify(r, res)) return rc;
   Region w = at_region_counts(r);
-  return w.p ? check_u64((const uint64_t *)w.p, w.n, (uint64_t)r->launches, res) : 0;
+  uint64_t want = r->a->op == NB_OP_RATE_PUT_REGION ? (uint64_t)r->launches : 0;
+  return w.p ? check_u64((const uint64_t *)w.p, w.n, want, res) : 0;
 }
 // Damages the counts alone: rma.rate_put's corruption proves the message
 // check (the same check, kCheckMessages), and with the messages damaged as
@@ -281,14 +297,16 @@ static int messages_in_regions_corrupt(Run *r) {
   Region w = at_region_counts(r);
   return w.p ? corrupt_region(w) : 0;
 }
-static constexpr Check kCheckMessagesInRegions = {"every CTA's message at its slot of the target, and its region started and stopped once a launch",
+static constexpr Check kCheckMessagesInRegions = {"every CTA's message at its slot of the target, and its region started and stopped once a launch "
+                                                  "(none without a region)",
                                                   messages_in_regions, messages_in_regions_corrupt};
 
+template <int OPEN>
 static int launch_rate_put_region(Run *r, int iters) {
 #if NB_HAS_NVSHMEM_REGION
   const Args *a = r->a;
   launched(r, k_rate_put_region, a->ctas, a->threads);
-  k_rate_put_region<<<a->ctas, a->threads, 0, S.stream>>>(S.dst, S.src, iters, r->target, (uint64_t *)S.scratch, S.times);
+  k_rate_put_region<<<a->ctas, a->threads, 0, S.stream>>>(S.dst, S.src, iters, r->target, OPEN, (uint64_t *)S.scratch, S.times);
   CKLAUNCH("region message rate kernel");
   return 0;
 #else
@@ -334,7 +352,8 @@ static constexpr OpEntry kNewerOps[] = {
     {NB_OP_LAT_FLUSH, "lat.flush", &kNewer, T_PAYLOAD, kCheckAtPeer, launch_lat_flush},
     {NB_OP_PUT_TMA, "rma.put_tma", &kNewerRMA, T_PAYLOAD, kCheckPut, launch_bulk_tma<NB_OP_PUT>},
     {NB_OP_GET_TMA, "rma.get_tma", &kNewerRMA, T_PAYLOAD, kCheckGet, launch_bulk_tma<NB_OP_GET>},
-    {NB_OP_RATE_PUT_REGION, "rma.rate_put_region", &kNewerRate, T_MESSAGES, kCheckMessagesInRegions, launch_rate_put_region},
+    {NB_OP_RATE_PUT_REGION, "rma.rate_put_region", &kNewerRate, T_MESSAGES, kCheckMessagesInRegions, launch_rate_put_region<1>},
+    {NB_OP_RATE_PUT_REGION_NONE, "rma.rate_put_region_none", &kNewerRate, T_MESSAGES, kCheckMessagesInRegions, launch_rate_put_region<0>},
     {NB_OP_LAT_REGION, "lat.region", &kNewerRegion, 0, kCheckRegions, launch_lat_region},
     // No kernel: waived on every library we build against (the top).
     {NB_OP_PUT_SIGNAL_COUNTED, "rma.put_signal_counted", &kNewerRMA, T_PAYLOAD, kCheckPut, launch_put_signal_counted},

@@ -54,11 +54,13 @@ func TestRegionRowIsTheRateRowInARegion(t *testing.T) {
 			t.Errorf("%s: arguments differ from the rate row's beyond the operation:\n  %+v\n  %+v", p.Key(), same, refArgs)
 		}
 	}
-	if ops[rma.RegionNone] != "rma.rate_put" || ops["batch_rma"] != "rma.rate_put_region" {
+	if ops[rma.RegionNone] != "rma.rate_put_region_none" || ops["batch_rma"] != "rma.rate_put_region" {
 		t.Errorf("operations by region: %v", ops)
 	}
-	if o, _ := cuda.LookupOp("rma.rate_put_region"); o.File != "newer.cuh" || !o.Has(cuda.TraitMessages) {
-		t.Errorf("rma.rate_put_region: %+v", o)
+	for _, name := range []string{"rma.rate_put_region", "rma.rate_put_region_none"} {
+		if o, _ := cuda.LookupOp(name); o.File != "newer.cuh" || !o.Has(cuda.TraitMessages) || o.Check != "kCheckMessagesInRegions" {
+			t.Errorf("%s: %+v", name, o)
+		}
 	}
 }
 
