@@ -45,7 +45,7 @@
 enum { K_FMA = 0, K_MMA = 1, K_SLEEP = 2, K_POLL = 3 };
 
 struct Bg {
-  int kind;
+  int kind, steps;  // steps: an FMA iteration's dependent steps (256: the row's)
   unsigned long long *stop;     // device word: the stop copy writes want
   unsigned long long want;
   unsigned long long *started;  // device counter
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(1024, FULL ? 2 : 1) kbg(Bg p) {
     for (int j = 0; j < 8; j++) acc[j] = 0.5f * (float)((c * 8 + j) % 251);
     do {
 #pragma unroll 16
-      for (int s = 0; s < 256; s++)
+      for (int s = 0; s < p.steps; s++)
 #pragma unroll
         for (int j = 0; j < 8; j++) acc[j] = fmaf(acc[j], p.m1, 0.0f);
 #pragma unroll
@@ -141,10 +141,13 @@ static double wall() { return std::chrono::duration<double>(std::chrono::steady_
 
 int main(int argc, char **argv) {
   double target_s = 0.1;  // the copies of a case take about this long alone
+  int sweep = 0, d2d = 0;
   for (int i = 1; i < argc; i++) {
     if (!strncmp(argv[i], "target=", 7)) target_s = atof(argv[i] + 7);
+    else if (!strncmp(argv[i], "sweep=", 6)) sweep = atoi(argv[i] + 6);
+    else if (!strncmp(argv[i], "stop=", 5)) d2d = !strcmp(argv[i] + 5, "d2d");
     else {
-      fprintf(stderr, "usage: ce-probe [target=SECONDS]\n");
+      fprintf(stderr, "usage: ce-probe [target=SECONDS] [sweep=0|1] [stop=h2d|d2d]\n");
       return 2;
     }
   }
@@ -166,11 +169,19 @@ int main(int argc, char **argv) {
   std::vector<uint64_t> h(maxsize / 8);
   for (size_t i = 0; i < h.size(); i++) h[i] = i * 0x9E3779B97F4A7C15ull + 7;
   CK(cudaMemcpy(src, h.data(), maxsize, cudaMemcpyHostToDevice));
-  unsigned long long *stop, *started, *bad, *hstop;
+  unsigned long long *stop, *started, *bad, *hstop, *stopvals;
   CK(cudaMalloc(&stop, 8));
   CK(cudaMalloc(&started, 8));
   CK(cudaMalloc(&bad, 8));
   CK(cudaMallocHost(&hstop, 64));
+  // stop=d2d: the stop word copied device to device from stopvals[seq]
+  // (its values written now, before any background runs)
+  CK(cudaMalloc(&stopvals, 8 * 4096));
+  {
+    std::vector<unsigned long long> v(4096);
+    for (int i = 0; i < 4096; i++) v[i] = (unsigned long long)i;
+    CK(cudaMemcpy(stopvals, v.data(), 8 * 4096, cudaMemcpyHostToDevice));
+  }
   volatile unsigned long long *host;
   CK(cudaHostAlloc((void **)&host, 64, cudaHostAllocMapped));
   unsigned long long *host_dev;
@@ -184,7 +195,7 @@ int main(int argc, char **argv) {
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   unsigned long long seq = 0;
-  printf("t_wall,kind,threads,ctas_per_sm,grid,smem,size,copies,gbps,alone_gbps,ratio,bg_mhz,bg_ns_per_iter,bg_deadline_hit,ok\n");
+  printf("t_wall,kind,threads,ctas_per_sm,grid,smem,size,copies,gbps,alone_gbps,ratio,bg_mhz,bg_ns_per_iter,bg_deadline_hit,ok,code,steps\n");
   // alone rate per size, measured first and again at the end
   auto copies_for = [&](long long size, double gbps) {
     long long k = (long long)(target_s * gbps * 1e9 / (double)size);
@@ -205,23 +216,26 @@ int main(int argc, char **argv) {
     return nb == 0;
   };
   // kind < 0: no background
-  auto run = [&](int kind, int threads, int per_sm, int grid_fixed, int smem, int si, bool calibrate) {
+  // code: -1 the kernel by shape (kbg<1> where two or more CTAs an SM), 0 or 1 that one
+  auto run = [&](int kind, int threads, int per_sm, int grid_fixed, int smem, int si, bool calibrate, int code = -1, int steps = 256) {
     long long size = sizes[si];
     double t_wall = wall();
     int grid = 0;
     if (kind >= 0) {
       int occ = 0;
-      auto kern = per_sm > 1 ? kbg<1> : kbg<0>;
+      if (code < 0) code = per_sm > 1;
+      auto kern = code ? kbg<1> : kbg<0>;
       CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, threads, smem));
       if (per_sm > occ) {
-        printf("%.3f,%d,%d,%d,0,%d,%lld,0,,,,,,,not resident (occupancy %d)\n", t_wall, kind, threads, per_sm, smem, size, occ);
+        printf("%.3f,%d,%d,%d,0,%d,%lld,0,,,,,,,not resident (occupancy %d),%d,%d\n", t_wall, kind, threads, per_sm, smem, size, occ, code, steps);
         return;
       }
       grid = grid_fixed ? grid_fixed : per_sm * sms;
       seq++;
       CK(cudaMemsetAsync(started, 0, 8, sb));
       host[0] = 0, host[1] = 0;
-      Bg p{kind, stop, seq, started, host_dev, 10ull * 1000 * 1000 * 1000, stamp, out, -1.0f, 1.0f};
+      if (seq >= 4096) exit(4);
+      Bg p{kind, steps, stop, seq, started, host_dev, 3ull * 1000 * 1000 * 1000, stamp, out, -1.0f, 1.0f};
       kern<<<grid, threads, smem, sb>>>(p);
       CK(cudaGetLastError());
       double w0 = wall();
@@ -237,7 +251,8 @@ int main(int argc, char **argv) {
     time_copies(size, k);
     if (kind >= 0) {
       *hstop = seq;
-      CK(cudaMemcpyAsync(stop, hstop, 8, cudaMemcpyHostToDevice, sa));  // after e1: ends the background
+      if (d2d) CK(cudaMemcpyAsync(stop, stopvals + seq, 8, cudaMemcpyDeviceToDevice, sa));  // after e1: ends the background
+      else CK(cudaMemcpyAsync(stop, hstop, 8, cudaMemcpyHostToDevice, sa));
     }
     CK(cudaStreamSynchronize(sa));
     CK(cudaStreamSynchronize(sb));
@@ -257,12 +272,27 @@ int main(int argc, char **argv) {
       deadline = (int)host[1];
     }
     bool ok = check(size);
-    printf("%.3f,%s,%d,%d,%d,%d,%lld,%lld,%.1f,%.1f,%.3f,%.0f,%.1f,%d,%s\n", t_wall,
+    printf("%.3f,%s,%d,%d,%d,%d,%lld,%lld,%.1f,%.1f,%.3f,%.0f,%.1f,%d,%s,%d,%d\n", t_wall,
            kind < 0 ? "none" : (const char *[]){"fma", "mma", "sleep", "poll"}[kind], threads, per_sm, grid, smem, size, k, gbps,
-           alone_gbps[si], alone_gbps[si] > 0 ? gbps / alone_gbps[si] : 0.0, mhz, nspi, deadline, ok ? "ok" : "BAD");
+           alone_gbps[si], alone_gbps[si] > 0 ? gbps / alone_gbps[si] : 0.0, mhz, nspi, deadline, ok ? "ok" : "BAD", code, steps);
     fflush(stdout);
   };
   const int S128 = 128 << 10;
+  if (sweep) {  // where the FMA loop's slowdown of the copies comes from: code, shape, stop checks (256 MiB)
+    run(-1, 0, 0, 0, 0, 0, true);
+    run(-1, 0, 0, 0, 0, 0, true);
+    for (int code : {0, 1}) {
+      run(K_FMA, 512, 1, 0, 0, 0, false, code);
+      run(K_FMA, 512, 1, 0, 0, 0, false, code, 4096);  // a stop check 16x less often
+      for (int th : {128, 256, 384, 640, 768, 1024}) run(K_FMA, th, 1, 0, 0, 0, false, code);
+      for (int pa : {2, 3, 4}) run(K_FMA, 512, pa, 0, 0, 0, false, code);
+      run(K_FMA, 256, 2, 0, 0, 0, false, code);
+      run(K_FMA, 256, 4, 0, 0, 0, false, code);
+      run(K_FMA, 1024, 2, 0, 0, 0, false, code);
+    }
+    run(-1, 0, 0, 0, 0, 0, false);
+    return 0;
+  }
   for (int si = 0; si < 2; si++) {
     run(-1, 0, 0, 0, 0, si, true);  // warm-up
     run(-1, 0, 0, 0, 0, si, true);

@@ -17,6 +17,16 @@
 #   persm    the bytes-per-SM rows exactly as results/h200-2026-12-01e
 #            ran them (persm-beside-1pe: the committed TMA 2x), twice, each
 #            its own process, with nvidia-smi sampling
+#   tma2     call B: the probe with its stages aligned to 128 bytes in shared
+#            memory (align=1), built plain, -rdc and against NVSHMEM (call A:
+#            the -rdc builds 2x slower on every memory; their stages sit 16
+#            bytes past a 128-byte line)
+#   ce2      call B: ce-probe's sweep of the FMA background's shape and code
+#            (threads a CTA, CTAs an SM, its two compilations, stop checks
+#            16x rarer) at 256 MiB, then its cases with the stop word
+#            copied device to device
+#   persm2   call B: the TMA rows alone and beside compute with the shim's
+#            stages aligned at run time (this commit)
 #   new38    issue 35's region row under NVSHMEM 3.8.0, like for like (its
 #            'none' point now the region kernel with no region), 1 and 2 PEs,
 #            beside rma/rate/put-nbi/block; --corrupt-checks; a call of its
@@ -77,6 +87,30 @@ for s in ${STEPS:-tma ce persm}; do
     step 90 tma-nvshmem-novmm env NVSHMEM_DISABLE_CUDA_VMM=1 "$WORK/probe-n" $Q mem=nvshmem
     step 90 tma-nvshmem-gran2m env NVSHMEM_CUMEM_GRANULARITY=2097152 "$WORK/probe-n" $Q mem=nvshmem
     step 90 tma-nvshmem-bigheap env NVSHMEM_SYMMETRIC_SIZE=4G "$WORK/probe-n" $Q mem=nvshmem ;;
+  tma2)
+    P=$HERE/tma-probe.cu
+    "$NVCC" -arch=sm_90 -O3 -std=c++17 -o "$WORK/probe" $P -lcuda > "$W2/tma2-build.log" 2>&1
+    "$NVCC" -rdc=true -arch=sm_90 -O3 -std=c++17 -o "$WORK/probe-rdc" $P -lcuda >> "$W2/tma2-build.log" 2>&1
+    NVL=$(dirname "$(find / -name libnvshmem_host.so.3 -not -path "*/proc/*" 2>/dev/null | head -1)")
+    PN=$PWD/build/probe-nvshmem
+    "$NVCC" -DWITH_NVSHMEM -rdc=true -arch=sm_90 -O3 -std=c++17 -I$PN/include -o "$WORK/probe-n" $P \
+      $PN/lib/libnvshmem_device.a -L"$NVL" -l:libnvshmem_host.so.3 -lcuda -Xlinker -rpath,"$NVL" >> "$W2/tma2-build.log" 2>&1
+    Q="cases=quick sizes=256M,1M"
+    step 60 tma2-cuda "$WORK/probe" $Q mem=cuda
+    step 60 tma2-cuda-align "$WORK/probe" $Q mem=cuda align=1
+    step 60 tma2-cuda-rdc "$WORK/probe-rdc" $Q mem=cuda
+    step 60 tma2-cuda-rdc-align "$WORK/probe-rdc" $Q mem=cuda align=1
+    step 90 tma2-nvshmem "$WORK/probe-n" $Q mem=nvshmem
+    step 90 tma2-nvshmem-align "$WORK/probe-n" $Q mem=nvshmem align=1 ;;
+  ce2)
+    "$NVCC" -arch=sm_90 -O3 -std=c++17 -o "$WORK/ce-probe" $HERE/ce-probe.cu > "$W2/ce2-build.log" 2>&1
+    smi_start ce2
+    step 150 ce2-sweep "$WORK/ce-probe" sweep=1 target=0.05
+    step 150 ce2-d2d "$WORK/ce-probe" stop=d2d target=0.05
+    smi_stop ;;
+  persm2)
+    step 120 persm2-tma "$B" run $A persm/tma persm/tma/beside-fma persm/tma/beside-mma --sizes 1M,256M --sm-budgets 1,16,66 \
+      --samples 5 --warmup 1 --timeout 60s --out "$W2/persm2-tma.jsonl" --label persm2-tma ;;
   ce)
     "$NVCC" -arch=sm_90 -O3 -std=c++17 -o "$WORK/ce-probe" $HERE/ce-probe.cu > "$W2/ce-build.log" 2>&1
     smi_start ce

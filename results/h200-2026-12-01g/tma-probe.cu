@@ -50,7 +50,7 @@
 #define THREADS 512
 #define TILE (16 << 10)
 #define STAGES 8
-#define SMEM (STAGES * TILE + 128)
+#define SMEM (STAGES * TILE + 128 + 128)  // + slack for align=1
 
 enum { P_FMA = 0, P_EXIT = 1, P_SPIN = 2, P_SIB = 3, P_NOSIB = 4 };
 
@@ -58,7 +58,7 @@ struct P {
   uint8_t *dst;
   const uint8_t *src;
   long long size;
-  int iters, budget, partner, tma, fence;
+  int iters, budget, partner, tma, fence, align;
   unsigned long long *done;
   int *tsm;               // the transfer CTA 0's SM id, published before it starts (-1 until then)
   long long *stamp;       // per CTA: [0] clock begin, [1] clock end, [2] ns begin, [3] ns end, [4] smid, [5] iterations
@@ -129,9 +129,12 @@ __device__ static void st_copy(uint8_t *dst, const uint8_t *src, long long len) 
 }
 
 __global__ void __launch_bounds__(THREADS, 1) k(P p) {
-  extern __shared__ __align__(128) uint8_t sm[];
+  extern __shared__ __align__(128) uint8_t dyn[];
+  // align=1: the stages from the first 128-byte-aligned byte (a -rdc build
+  // places dyn 16 bytes past one, after the static int below)
+  uint8_t *sm = p.align ? dyn + ((128 - (s32(dyn) & 127)) & 127) : dyn;
   long long *st = p.stamp + 8 * blockIdx.x;
-  if (threadIdx.x == 0) st[0] = clock64(), st[2] = gtime(), st[4] = smid();
+  if (threadIdx.x == 0) st[0] = clock64(), st[2] = gtime(), st[4] = smid(), st[6] = s32(sm);
   if ((int)blockIdx.x < p.budget) {
     if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch(p.tsm, (int)smid());
     uint64_t *bars = (uint64_t *)(sm + STAGES * TILE);
@@ -244,7 +247,7 @@ static uint8_t *vmm_alloc(size_t bytes) {
 
 int main(int argc, char **argv) {
   const char *mem = "cuda", *cases = "all", *srcmem = nullptr, *dstmem = nullptr, *sizes = "256M";
-  int fence = 0, nonblocking = 0, init = 0, layout_one = 0, chase = 0;
+  int fence = 0, nonblocking = 0, init = 0, layout_one = 0, chase = 0, align = 0;
   long long gap = 0;
   for (int i = 1; i < argc; i++) {
     if (!strncmp(argv[i], "mem=", 4)) mem = argv[i] + 4;
@@ -257,10 +260,11 @@ int main(int argc, char **argv) {
     else if (!strncmp(argv[i], "layout=", 7)) layout_one = !strcmp(argv[i] + 7, "one");
     else if (!strncmp(argv[i], "gap=", 4)) gap = atoll(argv[i] + 4);
     else if (!strncmp(argv[i], "chase=", 6)) chase = atoi(argv[i] + 6);
+    else if (!strncmp(argv[i], "align=", 6)) align = atoi(argv[i] + 6);
     else if (!strncmp(argv[i], "sizes=", 6)) sizes = argv[i] + 6;
     else {
       fprintf(stderr,
-              "usage: probe [mem=cuda|vmm|nvshmem] [src=KIND] [dst=KIND] [layout=sep|one] [gap=BYTES] [init=0|1] [chase=0|1]\n"
+              "usage: probe [mem=cuda|vmm|nvshmem] [src=KIND] [dst=KIND] [layout=sep|one] [gap=BYTES] [init=0|1] [chase=0|1] [align=0|1]\n"
               "             [fence=0|1] [stream=default|nonblocking] [cases=all|quick] [sizes=256M,1M]\n");
       return 2;
     }
@@ -340,7 +344,8 @@ int main(int argc, char **argv) {
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   char memname[96];
-  snprintf(memname, sizeof memname, "%s>%s%s%s", srcmem, layout_one ? srcmem : dstmem, layout_one ? "/one" : "", init ? "/init" : "");
+  snprintf(memname, sizeof memname, "%s>%s%s%s%s", srcmem, layout_one ? srcmem : dstmem, layout_one ? "/one" : "", init ? "/init" : "",
+           align ? "/align" : "");
   mem = memname;
   if (chase) {
     long long *cout;
@@ -356,13 +361,14 @@ int main(int argc, char **argv) {
     // the chase wrote over the source: its pattern comes after
   }
   CK(cudaMemcpy(src, h.data(), maxsize, cudaMemcpyHostToDevice));
-  printf("mem,fence,stream,mech,size,budget,partner,partners,launch,iters,gbps_median,gbps_min,gbps_max,t_sm_mhz,t_smid,partner_mhz,partner_iters_mean,ok\n");
+  printf("mem,fence,stream,mech,size,budget,partner,partners,launch,iters,gbps_median,gbps_min,gbps_max,t_sm_mhz,t_smid,partner_mhz,partner_iters_mean,ok,stages_mod128\n");
   auto run = [&](int tma, long long size, int budget, int partner, int partners, int coop, int iters, int reps) {
-    P p{dst, src, size, iters, budget, partner, tma, fence, done, tsm, stamp, out, -1.0f, 1.0f};
+    P p{dst, src, size, iters, budget, partner, tma, fence, align, done, tsm, stamp, out, -1.0f, 1.0f};
     int grid = budget + partners;
     std::vector<double> g;
     double tmhz = 0, pmhz = 0, piters = 0;
     int tsmid = -1, np = 0;
+    long long soff = -1;
     for (int r = 0; r < reps + 1; r++) {  // the first launch warms up
       CK(cudaMemsetAsync(done, 0, 8, stream));
       CK(cudaMemsetAsync(tsm, 0xff, 4, stream));
@@ -385,6 +391,7 @@ int main(int argc, char **argv) {
       CK(cudaMemcpy(s.data(), stamp, 8 * 8 * grid, cudaMemcpyDeviceToHost));
       tmhz += (double)(s[1] - s[0]) / (double)(s[3] - s[2]) * 1e3 / reps;
       tsmid = (int)s[4];
+      soff = s[6];
       for (int b = budget; b < grid; b++)
         if (s[8 * b + 5] > 0) pmhz += (double)(s[8 * b + 1] - s[8 * b]) / (double)(s[8 * b + 3] - s[8 * b + 2]) * 1e3, piters += s[8 * b + 5], np++;
     }
@@ -394,9 +401,9 @@ int main(int argc, char **argv) {
     CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
     std::sort(g.begin(), g.end());
     const char *pn[] = {"fma", "exit", "spin", "sib", "nosib"};
-    printf("%s,%d,%s,%s,%lld,%d,%s,%d,%s,%d,%.1f,%.1f,%.1f,%.0f,%d,%.0f,%.1f,%s\n", mem, fence, nonblocking ? "nonblocking" : "default",
+    printf("%s,%d,%s,%s,%lld,%d,%s,%d,%s,%d,%.1f,%.1f,%.1f,%.0f,%d,%.0f,%.1f,%s,%lld\n", mem, fence, nonblocking ? "nonblocking" : "default",
            tma ? "tma" : "st", size, budget, partners ? pn[partner] : "alone", partners, coop ? "coop" : "plain", iters, g[g.size() / 2], g.front(),
-           g.back(), tmhz, tsmid, np ? pmhz / np : 0.0, np ? piters / np : 0.0, nb ? "BAD" : "ok");
+           g.back(), tmhz, tsmid, np ? pmhz / np : 0.0, np ? piters / np : 0.0, nb ? "BAD" : "ok", soff % 128);
     fflush(stdout);
   };
   if (!strcmp(cases, "quick")) {  // the committed anomaly's shape: 256 MiB, 1 and 16 SMs, alone and beside FMA
