@@ -348,7 +348,9 @@ __device__ static void pm_compute(const PmArgs &p) {
 // start tells the host (pm_arm waits for it before the copies are timed).
 template <int M, int C, int TIMED_COMPUTE>
 __global__ void __launch_bounds__(PM_THREADS, 1) k_pm(PmArgs p) {
-  extern __shared__ __align__(128) uint8_t pm_smem[];
+  // 16 bytes: all the relocatable build gives it (see PM_ALIGN); declared
+  // 128 the compiler would fold pm_stages' alignment to nothing.
+  extern __shared__ __align__(16) uint8_t pm_smem[];
   stamp_begin(p.st);
   if constexpr (M == NB_OP_PM_CE) {
     static_assert(C != 0 && !TIMED_COMPUTE, "beside the copy engine the compute runs in the background");

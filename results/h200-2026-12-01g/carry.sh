@@ -34,7 +34,7 @@ if [ "$STEPS" != new38 ]; then
   NVSHBENCH_PYTHON=$PINNED/bin/python3 build/nvshbench build-shim -o build/libnvshbench.so >/dev/null
   FILES="$FILES libnvshbench.so"
 fi
-if has tma; then
+if has tma || has tma3; then
   rm -rf build/probe-nvshmem && mkdir -p build/probe-nvshmem/lib
   cp -r "$SITE/nvshmem/include" build/probe-nvshmem/
   cp "$SITE/nvshmem/lib/libnvshmem_device.a" build/probe-nvshmem/lib/

@@ -141,13 +141,14 @@ static double wall() { return std::chrono::duration<double>(std::chrono::steady_
 
 int main(int argc, char **argv) {
   double target_s = 0.1;  // the copies of a case take about this long alone
-  int sweep = 0, d2d = 0;
+  int sweep = 0, d2d = 0, block = 0;
   for (int i = 1; i < argc; i++) {
     if (!strncmp(argv[i], "target=", 7)) target_s = atof(argv[i] + 7);
     else if (!strncmp(argv[i], "sweep=", 6)) sweep = atoi(argv[i] + 6);
     else if (!strncmp(argv[i], "stop=", 5)) d2d = !strcmp(argv[i] + 5, "d2d");
+    else if (!strncmp(argv[i], "block=", 6)) block = atoi(argv[i] + 6);
     else {
-      fprintf(stderr, "usage: ce-probe [target=SECONDS] [sweep=0|1] [stop=h2d|d2d]\n");
+      fprintf(stderr, "usage: ce-probe [target=SECONDS] [sweep=0|1] [block=0|1] [stop=h2d|d2d]\n");
       return 2;
     }
   }
@@ -221,6 +222,12 @@ int main(int argc, char **argv) {
     long long size = sizes[si];
     double t_wall = wall();
     int grid = 0;
+    // The destination cleared before the background starts: a memset is a
+    // kernel, and queued on the copies' stream after the background it
+    // waited for an SM there (call A's and B's every-slot cases: the copies,
+    // behind it, ran after the background ended, at the rate alone).
+    CK(cudaMemsetAsync(dst, 0, size, sa));
+    CK(cudaStreamSynchronize(sa));
     if (kind >= 0) {
       int occ = 0;
       if (code < 0) code = per_sm > 1;
@@ -246,7 +253,6 @@ int main(int argc, char **argv) {
         }
       }
     }
-    CK(cudaMemsetAsync(dst, 0, size, sa));
     long long k = copies_for(size, alone_gbps[si] > 0 ? alone_gbps[si] : 2000);
     time_copies(size, k);
     if (kind >= 0) {
@@ -278,6 +284,19 @@ int main(int argc, char **argv) {
     fflush(stdout);
   };
   const int S128 = 128 << 10;
+  if (block) {  // do the copies need an SM? backgrounds that leave none free, and one that leaves every one (256 MiB)
+    run(-1, 0, 0, 0, 0, 0, true);
+    run(-1, 0, 0, 0, 0, 0, true);
+    run(K_FMA, 512, 1, 0, 0, 0, false, 0);
+    run(K_SLEEP, 512, 1, 0, 0, 0, false, 0);
+    run(K_SLEEP, 1024, 2, 0, 0, 0, false, 1);  // every thread slot, idle
+    run(K_FMA, 1024, 2, 0, 0, 0, false, 1);    // every thread slot, FMA
+    run(K_SLEEP, 512, 4, 0, 0, 0, false, 1);   // every thread slot, 4 CTAs
+    run(K_SLEEP, 32, 1, 0, maxsmem, 0, false, 0);  // every byte of shared memory, thread slots free
+    run(K_SLEEP, 32, 32, 0, 0, 0, false, 1);   // every CTA slot (32 an SM), 1024 threads
+    run(-1, 0, 0, 0, 0, 0, false);
+    return 0;
+  }
   if (sweep) {  // where the FMA loop's slowdown of the copies comes from: code, shape, stop checks (256 MiB)
     run(-1, 0, 0, 0, 0, 0, true);
     run(-1, 0, 0, 0, 0, 0, true);

@@ -27,6 +27,13 @@
 #            copied device to device
 #   persm2   call B: the TMA rows alone and beside compute with the shim's
 #            stages aligned at run time (this commit)
+#   tma3     call D: tma2 again with the alignment computed (call B's align=1
+#            was folded away by the compiler, which believed the array's
+#            __align__(128)), with the NVSHMEM build (carry.sh: 'has tma3')
+#   ce3      call D: do the copies need an SM? ce-probe's block cases (the
+#            destination now cleared before the background starts), with the
+#            stop word copied host to device and device to device
+#   persm3   call D: persm2 with the shim's alignment no longer folded
 #   new38    issue 35's region row under NVSHMEM 3.8.0, like for like (its
 #            'none' point now the region kernel with no region), 1 and 2 PEs,
 #            beside rma/rate/put-nbi/block; --corrupt-checks; a call of its
@@ -108,6 +115,28 @@ for s in ${STEPS:-tma ce persm}; do
     step 150 ce2-sweep "$WORK/ce-probe" sweep=1 target=0.05
     step 150 ce2-d2d "$WORK/ce-probe" stop=d2d target=0.05
     smi_stop ;;
+  tma3)
+    P=$HERE/tma-probe.cu
+    "$NVCC" -arch=sm_90 -O3 -std=c++17 -o "$WORK/probe" $P -lcuda > "$W2/tma3-build.log" 2>&1
+    "$NVCC" -rdc=true -arch=sm_90 -O3 -std=c++17 -o "$WORK/probe-rdc" $P -lcuda >> "$W2/tma3-build.log" 2>&1
+    NVL=$(dirname "$(find / -name libnvshmem_host.so.3 -not -path "*/proc/*" 2>/dev/null | head -1)")
+    PN=$PWD/build/probe-nvshmem
+    "$NVCC" -DWITH_NVSHMEM -rdc=true -arch=sm_90 -O3 -std=c++17 -I$PN/include -o "$WORK/probe-n" $P \
+      $PN/lib/libnvshmem_device.a -L"$NVL" -l:libnvshmem_host.so.3 -lcuda -Xlinker -rpath,"$NVL" >> "$W2/tma3-build.log" 2>&1
+    Q="cases=quick sizes=256M,1M"
+    step 60 tma3-cuda "$WORK/probe" $Q mem=cuda
+    step 60 tma3-cuda-align "$WORK/probe" $Q mem=cuda align=1
+    step 60 tma3-cuda-rdc "$WORK/probe-rdc" $Q mem=cuda
+    step 60 tma3-cuda-rdc-align "$WORK/probe-rdc" $Q mem=cuda align=1
+    step 90 tma3-nvshmem "$WORK/probe-n" $Q mem=nvshmem
+    step 90 tma3-nvshmem-align "$WORK/probe-n" $Q mem=nvshmem align=1 ;;
+  ce3)
+    "$NVCC" -arch=sm_90 -O3 -std=c++17 -o "$WORK/ce-probe" $HERE/ce-probe.cu > "$W2/ce3-build.log" 2>&1
+    step 90 ce3-block-h2d "$WORK/ce-probe" block=1
+    step 90 ce3-block-d2d "$WORK/ce-probe" block=1 stop=d2d ;;
+  persm3)
+    step 120 persm3-tma "$B" run $A persm/tma persm/tma/beside-fma persm/tma/beside-mma --sizes 1M,256M --sm-budgets 1,16,66 \
+      --samples 5 --warmup 1 --timeout 60s --out "$W2/persm3-tma.jsonl" --label persm3-tma ;;
   persm2)
     step 120 persm2-tma "$B" run $A persm/tma persm/tma/beside-fma persm/tma/beside-mma --sizes 1M,256M --sm-budgets 1,16,66 \
       --samples 5 --warmup 1 --timeout 60s --out "$W2/persm2-tma.jsonl" --label persm2-tma ;;

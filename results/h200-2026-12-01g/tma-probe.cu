@@ -132,7 +132,11 @@ __global__ void __launch_bounds__(THREADS, 1) k(P p) {
   extern __shared__ __align__(128) uint8_t dyn[];
   // align=1: the stages from the first 128-byte-aligned byte (a -rdc build
   // places dyn 16 bytes past one, after the static int below)
-  uint8_t *sm = p.align ? dyn + ((128 - (s32(dyn) & 127)) & 127) : dyn;
+  // (the address made opaque: the compiler believes the __align__(128) and
+  // would fold the mask to 0, as call B's first run of this option did)
+  uint32_t a = s32(dyn);
+  asm volatile("" : "+r"(a));
+  uint8_t *sm = p.align ? dyn + ((128 - (a & 127)) & 127) : dyn;
   long long *st = p.stamp + 8 * blockIdx.x;
   if (threadIdx.x == 0) st[0] = clock64(), st[2] = gtime(), st[4] = smid(), st[6] = s32(sm);
   if ((int)blockIdx.x < p.budget) {
