@@ -248,7 +248,14 @@ func loadStoreOnly(op string) bool {
 // host thread could keep that copy engine busy), the shim does not judge
 // the point: it has the two times, no busy share or rate.
 const (
-	ValueCEBusy = "ce_busy"
+	// ValueCESMFree: on a persm/ce point (alone or beside a compute kernel),
+	// 1 where one of its copies completed while a kernel held every CTA slot
+	// of the GPU (the copy needs no SM: a copy engine's), 0 where it waited
+	// for a slot (the driver ran it as a kernel: on one H200, driver 580,
+	// same-GPU cudaMemcpyAsync did, results/h200-2026-12-01g); absent where
+	// not checked (files before it, or the check could not hold every slot).
+	ValueCESMFree = "ce_sm_free"
+	ValueCEBusy   = "ce_busy"
 	ValueCERate = "ce_bytes_per_s"
 	ValueCECopy = "ce_copy_s"
 	ValueCEFeed = "ce_feed_s"
