@@ -256,9 +256,9 @@ const (
 	// not checked (files before it, or the check could not hold every slot).
 	ValueCESMFree = "ce_sm_free"
 	ValueCEBusy   = "ce_busy"
-	ValueCERate = "ce_bytes_per_s"
-	ValueCECopy = "ce_copy_s"
-	ValueCEFeed = "ce_feed_s"
+	ValueCERate   = "ce_bytes_per_s"
+	ValueCECopy   = "ce_copy_s"
+	ValueCEFeed   = "ce_feed_s"
 )
 
 // The shim's notes on such a point (persm.cuh, pm_end), which it writes
