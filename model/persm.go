@@ -261,11 +261,11 @@ func PerSMGuide(files []*record.File, rates []float64) []table.Table {
 			}
 			t.Rows = append(t.Rows, append(row, table.Str(a.Sentence())))
 		}
+		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2 (else the largest); the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
+			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM; within noise: the two rows' min-max over samples overlap")
 		if slices.ContainsFunc(cs, func(c report.Curve) bool { return c.Mechanism == "ce" && c.Size == size }) {
 			t.Notes = append(t.Notes, ceGuideNote[report.CECheck(f)])
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2 (else the largest); the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
-			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM; within noise: the two rows' min-max over samples overlap")
 		out = append(out, t)
 	}
 	return out
