@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/nvshbench/nvshbench/internal/table"
@@ -25,7 +26,11 @@ type Answer struct {
 	Mechanism string  // the SM mechanism reaching it on the fewest SMs ("": none does)
 	Budget    int     // its SMs
 	BW        float64 // its B/s there
-	CE        float64 // the copy engine's B/s at the size (0: not measured), which uses no SM
+	CE        float64 // the copy engine's B/s at the size (0: not measured)
+	// CESM: what the file's copy-engine rows show of its SM use: no SM
+	// only where checked (report.CENoSM); on SMs (report.CEOnSM), its rate
+	// is a reference, never an answer in SMs.
+	CESM report.CESM
 	// Costs: per compute kernel beside it, the compute's and the transfer's
 	// slowdowns at that budget and size (NaN: not measured).
 	Costs []Cost
@@ -93,6 +98,7 @@ func answerFor(cs []report.Curve, ins []report.Interference, want float64, size 
 		}
 		if c.Mechanism == "ce" {
 			a.CE, _ = c.Peak()
+			a.CESM = c.SM
 			continue
 		}
 		for i, b := range c.Budgets {
@@ -126,7 +132,9 @@ func slowdown(v float64, noise bool) string {
 // each other, beside each compute kernel on every SM ("" where not
 // measured): ", beside an FMA-bound kernel on every SM 1600 GB/s (25 %
 // slower; it costs the kernel 5 %)", saying "below the rate asked" where
-// it moves less than that beside the kernel.
+// it moves less than that beside the kernel, and why it is slower where
+// cudaMemcpyAsync ran on SMs ("25 % slower: its warps compete with the
+// kernel's").
 func (a Answer) ceBeside() string {
 	s := ""
 	for _, c := range a.CECosts {
@@ -139,7 +147,11 @@ func (a Answer) ceBeside() string {
 			why = append(why, "below the rate asked")
 		}
 		if !math.IsNaN(c.TransferSlowdown) {
-			why = append(why, slowdown(c.TransferSlowdown, c.TransferNoise)+" slower")
+			w := slowdown(c.TransferSlowdown, c.TransferNoise) + " slower"
+			if a.CESM == report.CEOnSM && !c.TransferNoise && c.TransferSlowdown > 0 {
+				w += ": its warps compete with the kernel's" // the driver's kernel, on the kernel's SMs
+			}
+			why = append(why, w)
 		}
 		if !math.IsNaN(c.ComputeSlowdown) {
 			why = append(why, "it costs the kernel "+slowdown(c.ComputeSlowdown, c.ComputeNoise))
@@ -157,7 +169,7 @@ func (a Answer) Sentence() string {
 	if a.Mechanism == "" {
 		s := fmt.Sprintf("no mechanism moves %s GB/s to the peer at %s on the SMs measured (the most: %s GB/s)", gbps(a.Want), size, gbps(a.Best))
 		if a.CE >= a.Want {
-			s += fmt.Sprintf("; the copy engine does, with no SM (%s GB/s)%s", gbps(a.CE), a.ceBeside())
+			s += "; " + a.ceSays(false)
 		}
 		return s
 	}
@@ -172,9 +184,50 @@ func (a Answer) Sentence() string {
 		}
 	}
 	if a.CE >= a.Want {
-		s += fmt.Sprintf("; the copy engine moves it with no SM (%s GB/s)%s", gbps(a.CE), a.ceBeside())
+		s += "; " + a.ceSays(true)
 	}
 	return s
+}
+
+// ceSays is the copy engine's part of the answer where it moves the rate,
+// as the file's copy-engine rows show its SM use (too: an SM mechanism is
+// the answer; else the copy engine's is the only rate reaching it):
+//   - checked, no SM: "the copy engine moves it with no SM (checked; 2000
+//     GB/s), beside ..."
+//   - not checked: "the copy engine (not checked for SM use) moves it
+//     (2000 GB/s), beside ...: not a verified answer with no SM"
+//   - on SMs: "cudaMemcpyAsync (persm/ce) moves it (2000 GB/s), beside ...,
+//     but it ran on SMs here (the driver's kernel: it waited for a free CTA
+//     slot), how many not counted: a reference rate, not a fewest-SM answer"
+//
+// Without an SM mechanism's answer, "does" stands for "moves it".
+func (a Answer) ceSays(too bool) string {
+	verb := "does"
+	if too {
+		verb = "moves it"
+	}
+	rate := gbps(a.CE) + " GB/s"
+	switch a.CESM {
+	case report.CENoSM:
+		if too {
+			return fmt.Sprintf("the copy engine moves it with no SM (checked; %s)%s", rate, a.ceBeside())
+		}
+		return fmt.Sprintf("the copy engine does, with no SM (checked; %s)%s", rate, a.ceBeside())
+	case report.CEOnSM:
+		return fmt.Sprintf("cudaMemcpyAsync (persm/ce) %s (%s)%s, but it ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted: a reference rate, not a fewest-SM answer",
+			verb, rate, a.ceBeside())
+	}
+	return fmt.Sprintf("the copy engine (not checked for SM use) %s (%s)%s: not a verified answer with no SM", verb, rate, a.ceBeside())
+}
+
+// ceGuideNote is the guide table's note on the copy engine's SM use, as the
+// file's copy-engine rows show it (report.CECheck).
+var ceGuideNote = map[report.CESM]string{
+	report.CENoSM: "the copy engine: checked, a copy completed while a kernel held every CTA slot (ce_sm_free 1): it moves its rate with no SM",
+	report.CENotChecked: "the copy engine: not checked for SM use (no ce_sm_free in this file; on one H200 a same-GPU cudaMemcpyAsync ran as the driver's kernel, on SMs), " +
+		"so its rate is no verified answer with no SM",
+	report.CEOnSM: "cudaMemcpyAsync (persm/ce): a copy waited for a free CTA slot (ce_sm_free 0): the driver ran it as a kernel, on SMs it did not count, " +
+		"so it answers no rate with fewer SMs; its rate is a reference",
 }
 
 // PerSMGuide answers, for each file with bytes-per-SM rows, at its largest
@@ -210,6 +263,9 @@ func PerSMGuide(files []*record.File, rates []float64) []table.Table {
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2 (else the largest); the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
 			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM; within noise: the two rows' min-max over samples overlap")
+		if slices.ContainsFunc(cs, func(c report.Curve) bool { return c.Mechanism == "ce" && c.Size == size }) {
+			t.Notes = append(t.Notes, ceGuideNote[report.CECheck(f)])
+		}
 		out = append(out, t)
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/report"
 )
 
 // The guide's bytes-per-SM answer: the mechanism reaching the rate on the
@@ -14,7 +15,7 @@ import (
 // compute kernel costs both, the copy engine where it reaches the rate with
 // no SM, and no answer beyond every mechanism.
 func TestPerSMAnswer(t *testing.T) {
-	f := fixture.PerSMExample()
+	f := fixture.PerSMExampleCE(1) // its copies checked: no SM
 	const size = 256 << 20
 	for _, c := range []struct {
 		want   float64
@@ -24,7 +25,7 @@ func TestPerSMAnswer(t *testing.T) {
 	}{
 		{1500e9, "tma", 8, []string{"use tma on 8 SMs (2000 GB/s)", "beside an FMA-bound kernel that costs it 20 %", "(and the transfer 11 %)"}},
 		{1000e9, "tma", 4, []string{"use tma on 4 SMs"}},
-		{15e9, "tma", 1, []string{"use tma on 1 SM (300 GB/s)", "the copy engine moves it with no SM (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %)"}},
+		{15e9, "tma", 1, []string{"use tma on 1 SM (300 GB/s)", "the copy engine moves it with no SM (checked; 2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %)"}},
 		{2100e9, "tma", 66, []string{"use tma on 66 SMs"}},
 		{3000e9, "", -1, []string{"no mechanism moves 3000 GB/s", "the most: 2150 GB/s"}},
 	} {
@@ -45,7 +46,7 @@ func TestPerSMAnswer(t *testing.T) {
 	// The copy engine's cost beside a compute kernel is said only where its
 	// rows were measured: without the compute's row beside it, the
 	// transfer's figure stands alone; without either, nothing is said.
-	g := fixture.PerSMExample()
+	g := fixture.PerSMExampleCE(1)
 	var kept []record.Point
 	for _, p := range g.Points {
 		if p.ID != "persm/compute/fma/beside-ce" {
@@ -83,10 +84,10 @@ func TestPerSMAnswer(t *testing.T) {
 // the guide says so ("below the rate asked") where it says what it moves
 // there, and only there.
 func TestPerSMCopyEngineBelowTheRate(t *testing.T) {
-	f := fixture.PerSMExample()
+	f := fixture.PerSMExampleCE(1)
 	const size = 256 << 20
 	s := model.AnswerFor(f, 1800e9, size).Sentence() // ce: 2000 GB/s alone, 1600 beside fma
-	if !strings.Contains(s, "the copy engine moves it with no SM (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower; it costs the kernel 5 %)") {
+	if !strings.Contains(s, "the copy engine moves it with no SM (checked; 2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower; it costs the kernel 5 %)") {
 		t.Errorf("1800 GB/s: %q", s)
 	}
 	if s := model.AnswerFor(f, 1500e9, size).Sentence(); strings.Contains(s, "below the rate asked") || !strings.Contains(s, "1600 GB/s (25 % slower") {
@@ -167,5 +168,101 @@ func TestPerSMComputeRowsAreNoSeries(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no persm/tma series")
+	}
+}
+
+// The copy engine's part of the answer says what its rows' ce_sm_free
+// shows: checked, no SM; not checked, no verified answer with no SM; on
+// SMs (the driver's kernel), a reference rate only, never "no SM", with
+// the reason it slows beside a compute kernel. Where no SM mechanism
+// reaches the rate, the same.
+func TestPerSMAnswerCopyEngineCheck(t *testing.T) {
+	const size = 256 << 20
+	for _, c := range []struct {
+		name  string
+		f     *record.File
+		state report.CESM
+		says  []string // with an SM mechanism's answer (15 GB/s), without one (the copy engine alone reaching 2000 GB/s)
+		never []string
+	}{
+		{"checked", fixture.PerSMExampleCE(1), report.CENoSM, []string{
+			"; the copy engine moves it with no SM (checked; 2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %)",
+			"; the copy engine does, with no SM (checked; 2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower; it costs the kernel 5 %)",
+		}, []string{"not checked", "on SMs here", "compete"}},
+		{"not checked", fixture.PerSMExample(), report.CENotChecked, []string{
+			"; the copy engine (not checked for SM use) moves it (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %): not a verified answer with no SM",
+			"; the copy engine (not checked for SM use) does (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower; it costs the kernel 5 %): not a verified answer with no SM",
+		}, []string{"with no SM (", "does, with no SM", "on SMs here", "compete"}},
+		{"on SMs", fixture.PerSMExampleCE(0), report.CEOnSM, []string{
+			"; cudaMemcpyAsync (persm/ce) moves it (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower: its warps compete with the kernel's; it costs the kernel 5 %), " +
+				"but it ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted: a reference rate, not a fewest-SM answer",
+			"; cudaMemcpyAsync (persm/ce) does (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower: its warps compete with the kernel's; it costs the kernel 5 %), " +
+				"but it ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted: a reference rate, not a fewest-SM answer",
+		}, []string{"no SM", "copy engine", "0 SM"}},
+	} {
+		with := model.AnswerFor(c.f, 15e9, size)
+		// Without an SM mechanism reaching the rate: tma's rows left out,
+		// st moves at most 1900 GB/s at 256 MiB, the copy engine 2000.
+		g := c.f
+		var kept []record.Point
+		for _, p := range g.Points {
+			if p.ID != "persm/tma" {
+				kept = append(kept, p)
+			}
+		}
+		g.Points = kept
+		without := model.AnswerFor(g, 1950e9, size)
+		if with.Mechanism != "tma" || with.Budget != 1 || without.Mechanism != "" {
+			t.Fatalf("%s: the answers %s on %d, %q", c.name, with.Mechanism, with.Budget, without.Mechanism)
+		}
+		if with.CESM != c.state || without.CESM != c.state {
+			t.Errorf("%s: the copy engine's state %v, %v, want %v", c.name, with.CESM, without.CESM, c.state)
+		}
+		for i, s := range []string{with.Sentence(), without.Sentence()} {
+			if !strings.HasSuffix(s, c.says[i]) {
+				t.Errorf("%s: %q\ndoes not end %q", c.name, s, c.says[i])
+			}
+			for _, n := range c.never {
+				if strings.Contains(s, n) {
+					t.Errorf("%s: %q says %q", c.name, s, n)
+				}
+			}
+		}
+	}
+}
+
+// The guide's table: no row answers with the copy engine (its mechanism
+// column is an SM mechanism or none), and a note says how far its rate is
+// an answer with no SM, as the file's rows show.
+func TestPerSMGuideCopyEngineNote(t *testing.T) {
+	for _, c := range []struct {
+		f    *record.File
+		note string
+	}{
+		{fixture.PerSMExampleCE(1), "the copy engine: checked, a copy completed while a kernel held every CTA slot (ce_sm_free 1): it moves its rate with no SM"},
+		{fixture.PerSMExample(), "the copy engine: not checked for SM use (no ce_sm_free in this file;"},
+		{fixture.PerSMExampleCE(0), "cudaMemcpyAsync (persm/ce): a copy waited for a free CTA slot (ce_sm_free 0): the driver ran it as a kernel, on SMs it did not count, so it answers no rate with fewer SMs"},
+	} {
+		ts := model.PerSMGuide([]*record.File{c.f}, []float64{1950e9})
+		if len(ts) != 1 {
+			t.Fatalf("%d tables", len(ts))
+		}
+		n := 0
+		for _, note := range ts[0].Notes {
+			if strings.HasPrefix(note, c.note) {
+				n++
+			}
+			if strings.Contains(note, "ce_sm_free") && !strings.HasPrefix(note, c.note) {
+				t.Errorf("another note on the check: %q", note)
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d notes %q in %q", n, c.note, ts[0].Notes)
+		}
+		for _, r := range ts[0].Rows {
+			if r[2].Text == "ce" {
+				t.Errorf("a row answers with the copy engine: %v", r)
+			}
+		}
 	}
 }

@@ -11,9 +11,9 @@ import (
 
 // perSMCharts: bytes per SM (issue 32), GB/s to the peer against the SM
 // budget, a curve per mechanism (and file), at the largest size beyond L2
-// and at 1 MiB and 64 KiB where measured; the copy engine, which uses no
-// SM, as a dashed line across, and beside each compute kernel on every SM
-// as a dotted one.
+// and at 1 MiB and 64 KiB where measured; the copy engine (cudaMemcpyAsync)
+// as a dashed line across, and beside each compute kernel on every SM as a
+// dotted one, labelled as its rows' ce_sm_free shows its SM use (ceMark).
 func perSMCharts(files []*record.File) []Spec {
 	names := record.Labels(files)
 	var sizes []int64
@@ -52,15 +52,19 @@ func perSMCharts(files []*record.File) []Spec {
 				}
 				cached = cached || c.Cached
 				if c.Mechanism == "ce" {
+					alone, name, note := ceMark(c.SM)
 					if v, ok := c.At(0); ok {
-						s.Marks = append(s.Marks, Mark{Label: prefix + fmt.Sprintf("copy engine, no SM: %s GB/s", units.Value(v/1e9)), Y: v / 1e9, Series: -1,
+						s.Marks = append(s.Marks, Mark{Label: prefix + fmt.Sprintf("%s: %s GB/s", alone, units.Value(v/1e9)), Y: v / 1e9, Series: -1,
 							Color: "#000000", Dash: []float64{6, 3}})
 					}
 					for _, in := range ins[fi] {
 						if in.Mechanism == "ce" && in.Size == size && in.Beside > 0 {
-							s.Marks = append(s.Marks, Mark{Label: prefix + fmt.Sprintf("copy engine beside %s on every SM: %s GB/s", in.Compute, units.Value(in.Beside/1e9)),
+							s.Marks = append(s.Marks, Mark{Label: prefix + fmt.Sprintf("%s beside %s on every SM: %s GB/s", name, in.Compute, units.Value(in.Beside/1e9)),
 								Y: in.Beside / 1e9, Series: -1, Color: "#555555", Dash: []float64{2, 3}})
 						}
+					}
+					if note != "" {
+						s.Notes = appendOnce(s.Notes, prefix+note)
 					}
 					continue
 				}
@@ -83,4 +87,19 @@ func perSMCharts(files []*record.File) []Spec {
 		out = append(out, s)
 	}
 	return out
+}
+
+// ceMark is how the chart names the copy engine's lines, as its rows'
+// ce_sm_free shows its SM use (report.CESM): the line alone's label, the
+// name beside a compute kernel, and a note ("" for none).
+func ceMark(sm report.CESM) (alone, name, note string) {
+	switch sm {
+	case report.CENoSM:
+		return "copy engine, no SM (checked)", "copy engine", ""
+	case report.CEOnSM:
+		return "cudaMemcpyAsync, on SMs (the driver's kernel)", "cudaMemcpyAsync",
+			"cudaMemcpyAsync (persm/ce) ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted: its lines are reference rates, at no SM budget"
+	}
+	return "copy engine (not checked for SM use)", "copy engine",
+		"the copy engine's lines: not checked for SM use (a same-GPU cudaMemcpyAsync can be the driver's kernel, on SMs), so not shown to need no SM"
 }

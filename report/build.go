@@ -129,9 +129,10 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 			rep.Tables = append(rep.Tables, moeTable(f, tag, opt.Rule.OrDefault()))
 		}
 		if cs, ins := Curves(f), Interferences(f); len(cs) > 0 || len(ins) > 0 {
-			rep.Tables = append(rep.Tables, perSMTable(cs, tag, false), perSMTable(cs, tag, true))
+			chk := CECheck(f)
+			rep.Tables = append(rep.Tables, perSMTable(cs, tag, false, chk), perSMTable(cs, tag, true, chk))
 			if len(ins) > 0 {
-				rep.Tables = append(rep.Tables, interferenceTable(ins, tag))
+				rep.Tables = append(rep.Tables, interferenceTable(ins, tag, chk))
 			}
 		}
 		if opt.Points {

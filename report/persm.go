@@ -54,10 +54,32 @@ func budgetsOf(cs []Curve) []int {
 	return out
 }
 
+// The notes on the copy engine's rows (ce, cudaMemcpyAsync), by what the
+// file's points show of its SM use (CECheck): the bandwidth table's, the
+// per-SM table's and the interference table's.
+var (
+	ceBWNote = map[CESM]string{
+		CENoSM:       "ce: cudaMemcpyAsync, on a copy engine with no SM (checked: a copy completed while a kernel held every CTA slot); its one figure is under peak",
+		CENotChecked: "ce: cudaMemcpyAsync, the copy engine with no SM if a copy engine ran it (not checked for SM use: on one H200 a same-GPU cudaMemcpyAsync ran as the driver's kernel, on SMs); its one figure is under peak",
+		CEOnSM:       "ce: cudaMemcpyAsync ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted; its one figure, under peak, is a reference, not a rate with no SM",
+	}
+	cePerSMNote = map[CESM]string{
+		CENoSM:       "the copy engine uses none (checked)",
+		CENotChecked: "ce has no figure: it uses none if a copy engine ran it (not checked for SM use)",
+		CEOnSM:       "ce has no figure: cudaMemcpyAsync ran on SMs here (the driver's kernel), how many not counted",
+	}
+	ceBesideNote = map[CESM]string{
+		CENoSM:       "ce: the copy engine on no SM (0; checked: a copy completed while a kernel held every CTA slot)",
+		CENotChecked: "ce: the copy engine on no SM (0) if a copy engine ran it (not checked for SM use)",
+		CEOnSM:       "ce: cudaMemcpyAsync on SMs here, how many not counted (the driver's kernel: it waited for a free CTA slot; its slowdown beside a compute kernel: its warps compete with the compute's on the SMs they share)",
+	}
+)
+
 // perSMTables: GB/s (perSM false) or GB/s per SM used (true), a row per
 // mechanism and size, a column per budget, with each row's peak and the
-// smallest budget reaching 90 % of it.
-func perSMTable(cs []Curve, tag string, perSM bool) table.Table {
+// smallest budget reaching 90 % of it; chk is what the file's copy-engine
+// points show of its SM use (its rows' notes say it).
+func perSMTable(cs []Curve, tag string, perSM bool, chk CESM) table.Table {
 	budgets := budgetsOf(cs)
 	title := "Bytes per SM: GB/s to the peer by mechanism and SM budget" + tag
 	if perSM {
@@ -98,7 +120,7 @@ func perSMTable(cs []Curve, tag string, perSM bool) table.Table {
 		}
 		reach := "–"
 		if c.Mechanism == "ce" {
-			reach = "no SM" // the copy engine: its one figure (under peak), at no SM
+			reach = c.SM.String() // its one figure (under peak): at no SM, checked or not, or on SMs not counted
 		} else if r := c.Reach(Near); r > 0 {
 			reach = strconv.Itoa(r) + " SM"
 		}
@@ -109,10 +131,19 @@ func perSMTable(cs []Curve, tag string, perSM bool) table.Table {
 		}
 		t.Rows = append(t.Rows, append(row, table.Str(reach)))
 	}
+	hasCE := slices.ContainsFunc(cs, func(c Curve) bool { return c.Mechanism == "ce" && slices.Contains(sizes, c.Size) })
 	if !perSM {
-		t.Notes = append(t.Notes, "one CTA of 512 threads an SM (each holding 128 KiB of shared memory, so no two share an SM); median GB/s (1e9 B/s) of the bytes that moved, every transfer verified; the copy engine (ce) uses no SM: its figure is under peak")
+		n := "one CTA of 512 threads an SM (each holding 128 KiB of shared memory, so no two share an SM); median GB/s (1e9 B/s) of the bytes that moved, every transfer verified"
+		if hasCE {
+			n += "; " + ceBWNote[chk]
+		}
+		t.Notes = append(t.Notes, n)
 	} else {
-		t.Notes = append(t.Notes, "GB/s divided by the SMs the transfer ran on; the copy engine uses none")
+		n := "GB/s divided by the SMs the transfer ran on"
+		if hasCE {
+			n += "; " + cePerSMNote[chk]
+		}
+		t.Notes = append(t.Notes, n)
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("90 %% at: the smallest budget reaching %.0f %% of the row's own peak", 100*Near))
 	if cached {
@@ -123,8 +154,9 @@ func perSMTable(cs []Curve, tag string, perSM bool) table.Table {
 
 // interferenceTable: per mechanism, compute kernel, size and budget, the
 // transfer alone and beside the compute kernel, and the compute kernel's
-// time an iteration alone and beside the transfer, with both slowdowns.
-func interferenceTable(ins []Interference, tag string) table.Table {
+// time an iteration alone and beside the transfer, with both slowdowns;
+// chk as perSMTable's.
+func interferenceTable(ins []Interference, tag string, chk CESM) table.Table {
 	t := table.Table{Title: "Bytes per SM: a transfer beside a compute kernel on the other SMs" + tag,
 		Columns: []string{"mechanism", "compute", "size", "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %"}}
 	t.Right = columnFlags(t.Columns, "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %")
@@ -159,7 +191,11 @@ func interferenceTable(ins []Interference, tag string) table.Table {
 		if !slices.Contains(sizes, in.Size) {
 			continue
 		}
-		t.Rows = append(t.Rows, []table.Cell{table.Str(in.Mechanism), table.Str(in.Compute), table.Str(units.Bytes(in.Size)), table.Num(float64(in.Budget), 0),
+		sms := table.Num(float64(in.Budget), 0)
+		if in.Mechanism == "ce" && in.SM == CEOnSM {
+			sms = table.Str("on SMs") // the driver's kernel: not none, and not counted
+		}
+		t.Rows = append(t.Rows, []table.Cell{table.Str(in.Mechanism), table.Str(in.Compute), table.Str(units.Bytes(in.Size)), sms,
 			num(in.Alone, gb, 1), num(in.Beside, gb, 1), pct(in.TransferSlowdown(), in.TransferWithinNoise()),
 			num(in.ComputeAlone, us, 2), num(in.ComputeBeside, us, 2), pct(in.ComputeSlowdown(), in.ComputeWithinNoise())})
 	}
@@ -169,7 +205,7 @@ func interferenceTable(ins []Interference, tag string) table.Table {
 		"~: within noise (the two sides' samples overlap, min to max): no slowdown is claimed")
 	for _, in := range ins {
 		if in.Mechanism == "ce" && slices.Contains(sizes, in.Size) {
-			t.Notes = append(t.Notes, "ce: the copy engine on no SM (0), the compute kernel on every SM of a second stream: running before the copies are timed and ended by a copy-engine write after them; timed itself while a host thread keeps copies in flight (not fused: the copy engine is no kernel's)")
+			t.Notes = append(t.Notes, ceBesideNote[chk]+", the compute kernel on every SM of a second stream: running before the copies are timed and ended by a host-to-device cudaMemcpyAsync of the word it polls after them; timed itself while a host thread keeps copies in flight (not fused: cudaMemcpyAsync is no kernel of ours)")
 			break
 		}
 	}

@@ -11,7 +11,7 @@ func TestInterferenceTableMarksNoise(t *testing.T) {
 	near := Interference{Mechanism: "tma", Compute: "fma", Size: 1 << 28, Budget: 1,
 		Alone: 100e9, Beside: 99e9, AloneLo: 98e9, AloneHi: 102e9, BesideLo: 97e9, BesideHi: 98.5e9,
 		ComputeAlone: 1e-6, ComputeBeside: 1.1e-6, ComputeAloneLo: 0.99e-6, ComputeAloneHi: 1.01e-6, ComputeBesideLo: 1.02e-6, ComputeBesideHi: 1.2e-6}
-	tab := interferenceTable([]Interference{near}, "")
+	tab := interferenceTable([]Interference{near}, "", CENotChecked)
 	col := func(name string) string {
 		i := slices.Index(tab.Columns, name)
 		if i < 0 || len(tab.Rows) != 1 {

@@ -54,7 +54,7 @@ func TestPerSMTables(t *testing.T) {
 		{bw, "90 % at", "66 SM", []string{"st", "256 MiB"}},
 		{bw, "peak", "1900.0", []string{"st", "256 MiB"}},
 		{bw, "peak", "2000.0", []string{"ce", "256 MiB"}},
-		{bw, "90 % at", "no SM", []string{"ce", "256 MiB"}},
+		{bw, "90 % at", "no SM (not checked)", []string{"ce", "256 MiB"}}, // a file without ce_sm_free
 		{bw, "132 SM", "", []string{"ce", "256 MiB"}},
 		{bw, "8 SM", "1000.0", []string{"tma", "1 MiB (L2)"}},
 		{per, "4 SM", "300.00", []string{"tma", "256 MiB"}},
@@ -143,5 +143,126 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 	}
 	if (report.Interference{Beside: 1, BesideLo: 1, BesideHi: 1}).TransferWithinNoise() {
 		t.Error("a transfer not measured alone is within noise")
+	}
+}
+
+// The copy engine's SM use is what its points' ce_sm_free says, the same in
+// every row and note: 1, no SM (checked); absent, no SM only "not checked";
+// 0, cudaMemcpyAsync ran on SMs (the driver's kernel), never "no SM" or a
+// budget of 0. One point saying 0 outweighs others saying 1, in every row
+// of the file (one setup: one path for cudaMemcpyAsync).
+func TestPerSMCopyEngineCheck(t *testing.T) {
+	mixed := fixture.PerSMExampleCE(1)
+	for i := range mixed.Points {
+		if p := &mixed.Points[i]; p.ID == "persm/ce/beside-fma" {
+			p.Values[report.ValueCESMFree] = 0
+		}
+	}
+	for _, c := range []struct {
+		name          string
+		f             *record.File
+		state         report.CESM
+		reach, sms    string
+		bwNote, perSM string // a note of the bandwidth and per-SM tables says it
+		besideNote    string
+		never         []string // no cell or note of the file's tables says it
+	}{
+		{"checked, no SM", fixture.PerSMExampleCE(1), report.CENoSM, "no SM (checked)", "0",
+			"ce: cudaMemcpyAsync, on a copy engine with no SM (checked: a copy completed while a kernel held every CTA slot)",
+			"the copy engine uses none (checked)", "ce: the copy engine on no SM (0; checked:", []string{"not checked", "on SMs here", "on SMs ("}},
+		{"not checked", fixture.PerSMExample(), report.CENotChecked, "no SM (not checked)", "0",
+			"the copy engine with no SM if a copy engine ran it (not checked for SM use",
+			"ce has no figure: it uses none if a copy engine ran it (not checked for SM use)", "ce: the copy engine on no SM (0) if a copy engine ran it (not checked for SM use)",
+			[]string{"(checked", "uses none (checked)", "on SMs here"}},
+		{"on SMs", fixture.PerSMExampleCE(0), report.CEOnSM, "on SMs (the driver's kernel)", "on SMs",
+			"ce: cudaMemcpyAsync ran on SMs here (the driver's kernel: it waited for a free CTA slot)",
+			"ce has no figure: cudaMemcpyAsync ran on SMs here", "its warps compete with the compute's",
+			[]string{"no SM (", "uses none", "on no SM", "(0"}},
+		{"0 beside, 1 alone", mixed, report.CEOnSM, "on SMs (the driver's kernel)", "on SMs",
+			"ran on SMs here", "ran on SMs here", "ce: cudaMemcpyAsync on SMs here", []string{"no SM (", "uses none", "on no SM"}},
+	} {
+		if got := report.CECheck(c.f); got != c.state {
+			t.Errorf("%s: CECheck %v, want %v", c.name, got, c.state)
+		}
+		for _, cv := range report.Curves(c.f) {
+			if cv.Mechanism == "ce" && cv.SM != c.state {
+				t.Errorf("%s: the copy engine's curve at %d B: %v", c.name, cv.Size, cv.SM)
+			}
+		}
+		rep := report.Build([]*record.File{c.f}, record.Paper(), report.Options{})
+		bw := findTable(rep, "Bytes per SM: GB/s to the peer")
+		per := findTable(rep, "Bytes per SM: GB/s per SM used")
+		in := findTable(rep, "Bytes per SM: a transfer beside a compute kernel")
+		for _, size := range []string{"256 MiB", "1 MiB (L2)"} {
+			if got := cellAt(t, bw, "90 % at", "ce", size); got != c.reach {
+				t.Errorf("%s: ce's 90 %% at %s: %q, want %q", c.name, size, got, c.reach)
+			}
+		}
+		for _, in := range report.Interferences(c.f) {
+			if in.Mechanism == "ce" && in.SM != c.state {
+				t.Errorf("%s: ce beside %s: %v", c.name, in.Compute, in.SM)
+			}
+		}
+		if got := cellAt(t, bw, "peak", "ce", "256 MiB"); got != "2000.0" {
+			t.Errorf("%s: ce's figure %q (a reference in every state)", c.name, got)
+		}
+		if got := cellAt(t, in, "SMs", "ce", "fma", "256 MiB"); got != c.sms {
+			t.Errorf("%s: ce beside fma's SMs: %q, want %q", c.name, got, c.sms)
+		}
+		for _, w := range []struct {
+			tab  *table.Table
+			says string
+		}{{bw, c.bwNote}, {per, c.perSM}, {in, c.besideNote}} {
+			if !slices.ContainsFunc(w.tab.Notes, func(n string) bool { return strings.Contains(n, w.says) }) {
+				t.Errorf("%s: %s: no note says %q: %q", c.name, w.tab.Title, w.says, w.tab.Notes)
+			}
+		}
+		for _, tab := range []*table.Table{bw, per, in} {
+			var text []string
+			text = append(text, tab.Notes...)
+			for _, r := range tab.Rows {
+				if r[0].Text == "ce" {
+					for _, cell := range r {
+						text = append(text, cell.Text)
+					}
+				}
+			}
+			for _, s := range text {
+				for _, n := range c.never {
+					if strings.Contains(s, n) {
+						t.Errorf("%s: %s says %q: %q", c.name, tab.Title, n, s)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A copy-engine point that did not run to the end says nothing of the
+// copies' SM use; a value on another row (a transfer on SMs) is no check of
+// the copy engine's.
+func TestPerSMCopyEngineCheckOnlyFromItsRows(t *testing.T) {
+	f := fixture.PerSMExampleCE(1)
+	for i := range f.Points {
+		p := &f.Points[i]
+		switch {
+		case p.ID == "persm/ce/beside-fma":
+			p.Status, p.Values[report.ValueCESMFree] = record.StatusError, 0
+		case p.ID == "persm/tma":
+			p.Values = map[string]float64{report.ValueCESMFree: 0}
+		}
+	}
+	if got := report.CECheck(f); got != report.CENoSM {
+		t.Errorf("a failed row's 0 and a tma row's: %v, want %v", got, report.CENoSM)
+	}
+	// The compute kernel's row beside the copy engine is one of its rows.
+	g := fixture.PerSMExample()
+	for i := range g.Points {
+		if p := &g.Points[i]; p.ID == "persm/compute/fma/beside-ce" {
+			p.Values = map[string]float64{report.ValueCESMFree: 0}
+		}
+	}
+	if got := report.CECheck(g); got != report.CEOnSM {
+		t.Errorf("the compute's row beside the copy engine saying 0: %v", got)
 	}
 }

@@ -16,7 +16,8 @@ import (
 // answer and the charts read them from here).
 
 // PerSMMechanisms are the transfer mechanisms of the persm rows, in the order
-// readers show them (the IDs persm/<name>); "ce" uses no SM.
+// readers show them (the IDs persm/<name>); "ce" is cudaMemcpyAsync, no SM
+// only where its points show it ran on a copy engine (CESM).
 var PerSMMechanisms = []string{"st", "tma", "put", "nccl-lsa", "ce"}
 
 // PerSMComputes are the compute kernels beside them.
@@ -26,14 +27,89 @@ var PerSMComputes = []string{"fma", "mma"}
 // sought for (the issue's 90 %).
 const Near = 0.9
 
+// ValueCESMFree is the point value in which a copy-engine row (persm/ce,
+// alone or beside a compute kernel) says whether its copies need an SM: 1
+// where one completed while a kernel held every CTA slot of the GPU (a copy
+// engine's), 0 where it waited for a free slot (the driver ran it as a
+// kernel, on SMs: a same-GPU cudaMemcpyAsync did on one H200, driver 580,
+// results/h200-2026-12-01g), absent where not checked. The name is
+// suites/persm's ValueCESMFree (readers never import the suites).
+const ValueCESMFree = "ce_sm_free"
+
+// CESM is what a file's copy-engine points show of their SM use, the one
+// reading every reader says (tables, the guide's answer, the charts).
+type CESM int
+
+const (
+	// CENotChecked: no point carries ValueCESMFree (older files, or the
+	// check could not hold every CTA slot): the copy engine's "no SM" is
+	// not shown.
+	CENotChecked CESM = iota
+	// CENoSM: a point says 1 and none 0: its copies completed while a
+	// kernel held every CTA slot, so they need no SM.
+	CENoSM
+	// CEOnSM: a point says 0: a copy waited for a free CTA slot, so
+	// cudaMemcpyAsync ran as the driver's kernel, on SMs (how many is not
+	// counted). It outweighs any point saying 1.
+	CEOnSM
+)
+
+// merge is what two readings show together: a copy that waited for a slot
+// outweighs one that did not, a check outweighs none.
+func (s CESM) merge(t CESM) CESM { return max(s, t) }
+
+// String names the state for tables and charts: "no SM (checked)", "on
+// SMs (the driver's kernel)", "no SM (not checked)".
+func (s CESM) String() string {
+	switch s {
+	case CENoSM:
+		return "no SM (checked)"
+	case CEOnSM:
+		return "on SMs (the driver's kernel)"
+	}
+	return "no SM (not checked)"
+}
+
+// isCE: one of the copy-engine rows, persm/ce alone or beside a compute
+// kernel, or a compute kernel beside it.
+func isCE(id string) bool {
+	return id == "persm/ce" || strings.HasPrefix(id, "persm/ce/") ||
+		strings.HasPrefix(id, "persm/compute/") && strings.HasSuffix(id, "/beside-ce")
+}
+
+// CECheck is what the file's copy-engine points that ran (status ok: the
+// check is the copies', whatever the verification of their bytes) say in
+// ValueCESMFree, over every size: the path cudaMemcpyAsync took is the
+// setup's (one GPU, driver and peer path a file), so any point saying 0
+// makes it CEOnSM, and every copy-engine row of the file reads the same.
+func CECheck(f *record.File) CESM {
+	s := CENotChecked
+	for i := range f.Points {
+		p := &f.Points[i]
+		v, ok := p.Values[ValueCESMFree]
+		if !ok || p.Status != record.StatusOK || !isCE(p.ID) {
+			continue
+		}
+		if v < 0.5 {
+			s = s.merge(CEOnSM)
+		} else {
+			s = s.merge(CENoSM)
+		}
+	}
+	return s
+}
+
 // Curve is one mechanism's GB/s over SM budgets at one size.
 type Curve struct {
 	Mechanism string
 	Size      int64
-	Budgets   []int     // ascending; the copy engine's one budget is 0 (no SM)
+	Budgets   []int     // ascending; the copy engine's one budget is 0 (no SM counted: SM says whether it used any)
 	BW        []float64 // median B/s at each budget
 	Lo, Hi    []float64 // the min and max over its samples
 	Cached    bool      // some point's working set fit in L2: the cache's figure, not the link's
+	// SM: the copy engine's curve only, what the file's copy-engine points
+	// show of its SM use (CECheck).
+	SM CESM
 }
 
 // GuideSize is the largest size of the curves whose points L2 did not
@@ -112,6 +188,7 @@ func timeOf(p *record.Point) (float64, bool) {
 // (one initiator, the p2p or local path the run took), in PerSMMechanisms
 // order then by size.
 func Curves(f *record.File) []Curve {
+	chk := CECheck(f)
 	idx := map[string]*Curve{}
 	var out []*Curve
 	for i := range f.Points {
@@ -128,6 +205,9 @@ func Curves(f *record.File) []Curve {
 		c := idx[k]
 		if c == nil {
 			c = &Curve{Mechanism: m, Size: p.Params.Size}
+			if m == "ce" {
+				c.SM = chk
+			}
 			idx[k] = c
 			out = append(out, c)
 		}
@@ -149,7 +229,7 @@ func Curves(f *record.File) []Curve {
 			ord[i] = i
 		}
 		sort.Slice(ord, func(a, b int) bool { return c.Budgets[ord[a]] < c.Budgets[ord[b]] })
-		s := Curve{Mechanism: c.Mechanism, Size: c.Size, Cached: c.Cached}
+		s := Curve{Mechanism: c.Mechanism, Size: c.Size, Cached: c.Cached, SM: c.SM}
 		for _, i := range ord {
 			s.Budgets, s.BW = append(s.Budgets, c.Budgets[i]), append(s.BW, c.BW[i])
 			s.Lo, s.Hi = append(s.Lo, c.Lo[i]), append(s.Hi, c.Hi[i])
@@ -180,6 +260,9 @@ type Interference struct {
 	// noise test (TransferWithinNoise, ComputeWithinNoise).
 	AloneLo, AloneHi, BesideLo, BesideHi                             float64
 	ComputeAloneLo, ComputeAloneHi, ComputeBesideLo, ComputeBesideHi float64
+	// SM: where Mechanism is "ce", what the file's copy-engine points show
+	// of its SM use (CECheck, as its Curve's).
+	SM CESM
 }
 
 // overlap: the ranges [a0, a1] and [b0, b1] share a value.
@@ -223,10 +306,14 @@ func Interferences(f *record.File) []Interference {
 		b    int
 		s    int64
 	}
+	chk := CECheck(f)
 	at := map[key]*Interference{}
 	get := func(k key) *Interference {
 		if at[k] == nil {
 			at[k] = &Interference{Mechanism: k.m, Compute: k.c, Budget: k.b, Size: k.s}
+			if k.m == "ce" {
+				at[k].SM = chk
+			}
 		}
 		return at[k]
 	}
