@@ -921,7 +921,7 @@ static int pm_sm_check(Run *r) {
     CK(cudaStreamSynchronize(S.stream));
   }
   if (c.host[2] == seq) {
-    snprintf(c.why[t], sizeof c.why[t], "its holder ran out its deadline");
+    snprintf(c.why[t], sizeof c.why[t], "its holder's deadline passed");
     return 0;
   }
   if (!started) {  // within PM_HOLD_START_S (another process's kernels on the GPU?)
@@ -933,8 +933,9 @@ static int pm_sm_check(Run *r) {
 }
 
 // pm_sm_note: the check's answer for r's target leads the point's detail
-// (suites/persm reads it into ce_sm_free: "copy engine SM check: a copy
-// ran|waited while N CTAs held every slot", or "... not judged: why"),
+// (suites/persm reads it into ce_sm_free: "copy engine SM check:
+// ran|waited while N CTAs held every slot": the copy did, or "... not
+// judged: why"),
 // another note (pm_end's on a fed point) after it, past "; ". The detail
 // holds 255 characters: this note is short, so that a fed point's note
 // keeps its figures (a cut falls in its unread tail).
@@ -948,7 +949,7 @@ static void pm_sm_note(Run *r, nb_result *res) {
   int n = 0;
   if (c.answer[t] == PM_SM_UNJUDGED) n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: not judged: %s", c.why[t]);
   else
-    n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: a copy %s while %d CTAs held every slot",
+    n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: %s while %d CTAs held every slot",
                  c.answer[t] == PM_SM_FREE ? "ran" : "waited", c.ctas[t]);
   if (rest[0] && n > 0 && n + 2 < (int)sizeof res->detail) snprintf(res->detail + n, sizeof res->detail - n, "; %s", rest);
 }
