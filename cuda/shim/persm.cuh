@@ -765,7 +765,8 @@ static int pm_prepare(Run *r) {
 //   rows' call (cudaMemcpyAsync from this PE's source into the target's
 //   destination, device to device, min(size, 1 MiB) bytes) on S.stream;
 //   free: its event completed within PM_HOLD_COPY_S while every CTA slot
-//   was held. Not judged where the holder's CTAs did not all start within
+//   was held (the same copy ran once before, nothing held, so that what a
+//   first copy sets up is not what the held one waits for). Not judged where the holder's CTAs did not all start within
 //   PM_HOLD_START_S (something else holds SMs: another process on the
 //   GPU), where they ran out their deadline, or under
 //   CUDA_DEVICE_MAX_CONNECTIONS=1 (S.stream and bg share one hardware
@@ -877,14 +878,19 @@ static int pm_sm_check(Run *r) {
   if (grid < 1) return fail(NB_ERR, "the copy engine SM check: the occupancy API fits no CTA of %d threads on an SM", PM_HOLD_THREADS);
   c.ctas[t] = grid;
   int64_t n = r->a->size < PM_HOLD_COPY_MAX ? r->a->size : PM_HOLD_COPY_MAX;
+  // The same copy first with nothing held, waited for: whatever the first
+  // copy of the process sets up (a module, a mapping) is done before the
+  // held one is given PM_HOLD_COPY_S.
+  CK(cudaMemcpyAsync(rd, S.src, n, cudaMemcpyDeviceToDevice, S.stream));
+  if (int st = pm_drain(S.stream, "the copy engine SM check's first copy")) return st;
   unsigned long long seq = ++c.seq;
   CK(cudaMemsetAsync(c.dev, 0, 3 * sizeof *c.dev, g_pms.bg));
+  (void)cudaGetLastError();  // the launch's own error below, nothing older
   k_pm_hold<<<grid, PM_HOLD_THREADS, 0, g_pms.bg>>>(c.dev, c.host_dev, seq);
-  CKLAUNCH("the kernel holding every CTA slot (the copy engine SM check)");
   // From here the holder may run: every path releases it before returning.
-  int started = 0, enqueued = 0, copied = 0;
-  cudaError_t e = cudaSuccess;
-  for (double t0 = pm_now();; sched_yield()) {
+  int started = 0, copied = 0;
+  cudaError_t e = cudaGetLastError();
+  for (double t0 = pm_now(); e == cudaSuccess; sched_yield()) {
     if (c.host[0] == seq) {
       started = 1;
       break;
@@ -898,8 +904,7 @@ static int pm_sm_check(Run *r) {
   }
   if (started) {
     e = cudaMemcpyAsync(rd, S.src, n, cudaMemcpyDeviceToDevice, S.stream);
-    enqueued = e == cudaSuccess;
-    if (enqueued) e = cudaEventRecord(c.copied, S.stream);
+    if (e == cudaSuccess) e = cudaEventRecord(c.copied, S.stream);
     for (double t0 = pm_now(); e == cudaSuccess; sched_yield()) {
       cudaError_t q = cudaEventQuery(c.copied);
       if (q == cudaSuccess) {
@@ -916,7 +921,7 @@ static int pm_sm_check(Run *r) {
   if (held || landed) c.busy = 1;
   if (e != cudaSuccess) return fail(NB_ERR, "the copy engine SM check: %s", cudaGetErrorString(e));
   if (held || landed) return held ? held : landed;
-  if (enqueued && r->a->verify) {
+  if (r->a->verify) {  // both copies landed in the target's destination
     if (int st = poison(rd, n, "the copy engine SM check's poison")) return st;
     CK(cudaStreamSynchronize(S.stream));
   }
