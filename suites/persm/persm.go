@@ -259,7 +259,9 @@ const (
 	// of the GPU (the copy needs no SM: a copy engine's), 0 where it waited
 	// for a slot (the driver ran it as a kernel: on one H200, driver 580,
 	// same-GPU cudaMemcpyAsync did, results/h200-2026-12-01g); absent where
-	// not checked (files before it, or the check could not hold every slot).
+	// not checked (files before it, or the check could not hold every slot,
+	// or ran under CUDA_DEVICE_MAX_CONNECTIONS=1: the shim's note says
+	// "not judged", and goes).
 	ValueCESMFree = "ce_sm_free"
 	ValueCEBusy   = "ce_busy"
 	ValueCERate   = "ce_bytes_per_s"
