@@ -28,6 +28,8 @@ import (
 //	NVSHBENCH_FAKE_NVSHMEM=3.8.0   the NVSHMEM the fake was "built against" (default the
 //	                               pinned 3.4.5): the rows of a newer one are waived as the
 //	                               shim waives them (fakeNewer)
+//	NVSHBENCH_FAKE_CE_ON_SM=1      the copy engine's copies need an SM: its rows' SM check
+//	                               says so (fakeSMNote; default: they need none)
 type Fake struct {
 	rank, nranks int
 	inited       bool
@@ -300,8 +302,8 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 			copy(r.Detail[:], "byte 0: got 0x00, want 0x5a")
 		}
 	}
-	if note := fakeFedNote(a, op); err == nil && r.Initiator != 0 && r.Errors == 0 && note != "" {
-		copy(r.Detail[:], note) // the shim's end hook writes it; its check keeps it where it found nothing wrong
+	if note := fakeCENote(a, op); err == nil && r.Initiator != 0 && r.Errors == 0 && note != "" {
+		copy(r.Detail[:len(r.Detail)-1], note) // the shim's end hook writes it (255 bytes at most); its check keeps it where it found nothing wrong
 	}
 	st := int64(0)
 	if err != nil {
@@ -614,6 +616,34 @@ func scopeGroups(a Args) int32 {
 // (persm.cuh's pm_bytes) and takes 0 CTAs, on every SM (no transfer
 // budget), as pm_validate does.
 func fakePerSMCompute(op string) bool { return op == "rma.pm_fma" || op == "rma.pm_mma" }
+
+// fakeCENote is the shim's note on a copy-engine point (persm.cuh's
+// pm_end; "": not such a point): the SM check's answer (fakeSMNote), then
+// a fed compute's note (fakeFedNote) past "; ".
+func fakeCENote(a Args, op Op) string {
+	sm, fed := fakeSMNote(a, op), fakeFedNote(a, op)
+	if sm != "" && fed != "" {
+		return sm + "; " + fed
+	}
+	return sm + fed
+}
+
+// fakeSMNote is the shim's answer to whether a copy-engine point's copies
+// need an SM (persm.cuh's pm_sm_note; "": not such a point, the copy
+// engine alone or beside a compute kernel, or a compute kernel it feeds):
+// a copy ran while a kernel held every CTA slot (32 CTAs of 32 threads on
+// each of the fake's 132 SMs), or with NVSHBENCH_FAKE_CE_ON_SM=1 it waited.
+func fakeSMNote(a Args, op Op) string {
+	ce, ok := LookupOp("rma.pm_ce")
+	if !ok || op.Name != ce.Name && !(fakePerSMCompute(op.Name) && int(a.Impl) == ce.Value) {
+		return ""
+	}
+	how := "ran"
+	if envInt("NVSHBENCH_FAKE_CE_ON_SM") == 1 {
+		how = "waited"
+	}
+	return fmt.Sprintf("copy engine SM check: %s while %d CTAs held every slot", how, 32*132)
+}
 
 // fakeFedNote is the shim's note on a compute kernel fed copies by the
 // copy engine beside it (persm.cuh's pm_end; "": not such a row): the

@@ -10,6 +10,7 @@ package gputest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -428,7 +429,10 @@ func TestForcedAlgorithms(t *testing.T) {
 // engine beside a compute kernel on every SM (a second stream, not fused)
 // runs among them: its copies verified at the target and the background
 // compute's results; the compute timed beside it in its own kernel; both
-// logged against their rows alone at 64 MiB.
+// logged against their rows alone at 64 MiB. Every ok point of the copy
+// engine's rows (persm/ce, persm/ce/beside-*, persm/compute/*/beside-ce)
+// carries the shim's answer to whether its copies need an SM (ce_sm_free,
+// 0 or 1: which is the GPU's and driver's to say; logged).
 func TestPerSM(t *testing.T) {
 	for _, pes := range []string{"1", "2"} {
 		t.Run(pes+"pe", func(t *testing.T) {
@@ -440,6 +444,25 @@ func TestPerSM(t *testing.T) {
 				n = 2
 			}
 			check(t, f, n, 1, "persm")
+			smFree := map[string][]string{}
+			for _, pt := range f.Points {
+				if pt.Status != record.StatusOK || pt.ID != "persm/ce" && !strings.HasPrefix(pt.ID, "persm/ce/") && !strings.HasSuffix(pt.ID, "/beside-ce") {
+					continue
+				}
+				v, ok := pt.Values[persm.ValueCESMFree]
+				if !ok || v != 0 && v != 1 {
+					t.Errorf("%s %s: %s %v (present %v), want 0 or 1: the shim did not judge whether its copies need an SM (values %v, verify %+v)",
+						pt.ID, pt.Params.Key(), persm.ValueCESMFree, v, ok, pt.Values, pt.Verify)
+					continue
+				}
+				smFree[pt.ID] = append(smFree[pt.ID], fmt.Sprintf("%d B: %g", pt.Params.Size, v))
+			}
+			for _, id := range slices.Sorted(maps.Keys(smFree)) {
+				t.Logf("%s %s (1: a copy ran while a kernel held every CTA slot, 0: it waited for one): %s", id, persm.ValueCESMFree, strings.Join(smFree[id], ", "))
+			}
+			if len(smFree) == 0 {
+				t.Errorf("no ok point of the copy engine's rows")
+			}
 			bw := map[string]float64{}
 			key := func(p record.Point) string {
 				q := p.Params

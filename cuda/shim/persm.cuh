@@ -15,7 +15,9 @@
 //           bytes pass through shared memory (PM_STAGES stages of PM_TILE bytes)
 //   pm_put  nvshmemx_putmem_nbi_block + nvshmem_quiet
 //   pm_lsa  16-byte SM stores through ncclGetLsaPointer into the peer's NCCL window
-//   pm_ce   the copy engine (cudaMemcpyAsync): no SM at all (args.ctas is not a budget)
+//   pm_ce   the copy engine (cudaMemcpyAsync): no SM of ours (args.ctas is not a budget); whether
+//           the driver's copy needs one is checked, not assumed (pm_sm_check: on one H200 a
+//           same-GPU copy waited for a free CTA slot)
 //
 // Interference: args.impl names the partner, by its operation code: a
 // transfer beside a compute kernel (impl = NB_OP_PM_FMA / NB_OP_PM_MMA) or a
@@ -32,7 +34,7 @@
 // have all finished (a counter in device memory), so the events time the
 // timed role with the other beside it all along.
 //
-// The copy engine uses no SM, so it cannot be a role of the fused launch.
+// The copy engine is no kernel of ours, so it cannot be a role of the fused launch.
 // Beside a compute kernel it runs on its own streams, the compute on every
 // SM (pm_ce_timed, pm_ce_fed below):
 //   persm/ce/beside-<compute>  the copies timed on S.stream as persm/ce's; the compute in the
@@ -743,14 +745,247 @@ static int pm_prepare(Run *r) {
   return 0;
 }
 
+// --- Does a copy-engine row's copy need an SM? The rows above assume the
+// copy engine's copies use none, and on one H200 (driver 580.159.04, CUDA
+// 13.0; results/h200-2026-12-01g) a same-GPU device-to-device
+// cudaMemcpyAsync did not: beside a kernel holding every CTA slot (32 CTAs
+// of 32 sleeping threads an SM) or every thread slot its copies made no
+// progress until that kernel exited, beside one holding all shared memory
+// but few threads they ran at full rate, and beside an FMA kernel their
+// rate fell with its warps an SM: the driver ran them as a kernel. To a
+// peer over NVLink it may use a copy engine: so each process asks, once
+// for each target it copies to (pm_sm_check, in the family's setup: before
+// the point's calibration and warm-up, outside any timed window), and
+// every copy-engine point says what it found (pm_end's note, which the Go
+// side reads into the value ce_sm_free: suites/persm):
+//   k_pm_hold on the side stream bg, as many CTAs of PM_HOLD_THREADS (no
+//   shared memory) as the occupancy API says fit on every SM, each
+//   spinning (__nanosleep) until the host releases it; once every CTA has
+//   started (all co-resident: none ends before the release) one copy, the
+//   rows' call (cudaMemcpyAsync from this PE's source into the target's
+//   destination, device to device, min(size, 1 MiB) bytes) on S.stream;
+//   free: its event completed within PM_HOLD_COPY_S while every CTA slot
+//   was held (the same copy ran once before, nothing held, so that what a
+//   first copy sets up is not what the held one waits for). Not judged where the holder's CTAs did not all start within
+//   PM_HOLD_START_S (something else holds SMs: another process on the
+//   GPU), where they ran out their deadline, or under
+//   CUDA_DEVICE_MAX_CONNECTIONS=1 (S.stream and bg share one hardware
+//   queue: the copy would wait behind the holder whatever it needs). The
+//   holder ends by itself PM_HOLD_DEADLINE_NS after its first CTA started,
+//   and every path of the host releases it before it returns; the host's
+//   waits are bounded (pm_drain's). The fed compute's copies go on bg
+//   (the holder's stream here): the check's copy is the same call on
+//   S.stream, and its answer is the target's, whichever row asked first.
+#define PM_HOLD_THREADS 32
+#define PM_HOLD_DEADLINE_NS 2000000000ull
+#define PM_HOLD_START_S 1.0
+#define PM_HOLD_COPY_S 0.05
+#define PM_HOLD_COPY_MAX (1 << 20)
+
+// k_pm_hold: d[0] counts the CTAs started, d[1] is the deadline (the first
+// CTA's %globaltimer + PM_HOLD_DEADLINE_NS: a CTA that starts after it
+// ends at once), d[2] the release relayed from the host's word (mapped
+// host memory, read over PCIe: CTA 0 reads it at every poll, the others at
+// their first and every 256th (were CTA 0 not running), and the first to
+// see it stores it where every CTA polls, every 10-20 us).
+// host: [0] the check whose CTAs have all started (the last CTA's write),
+// [1] its release (the host's), [2] a check whose holder ran out its
+// deadline. One thread a CTA spins; the CTA holds its slot while it does.
+__global__ void k_pm_hold(unsigned long long *d, volatile unsigned long long *host, unsigned long long seq) {
+  if (threadIdx.x != 0) return;
+  unsigned long long now = gtimer(), t_end = atomicCAS(d + 1, 0ull, now + PM_HOLD_DEADLINE_NS);
+  if (t_end == 0) t_end = now + PM_HOLD_DEADLINE_NS;
+  if (atomicAdd(d, 1ull) == gridDim.x - 1ull) {
+    host[0] = seq;
+    __threadfence_system();
+  }
+  volatile unsigned long long *rel = d + 2;
+  for (unsigned i = 0;; i++) {
+    if (*rel == seq) return;
+    if ((blockIdx.x == 0 || i % 256 == 0) && host[1] == seq) {
+      *rel = seq;
+      return;
+    }
+    if (gtimer() > t_end) {
+      host[2] = seq;
+      __threadfence_system();
+      return;
+    }
+    __nanosleep(10000);
+  }
+}
+
+enum { PM_SM_FREE = 1, PM_SM_WAITED, PM_SM_UNJUDGED };
+
+struct PmSmCheck {
+  int ready;
+  int busy;  // a drain ran out of time: the holder may still read its words (not freed)
+  unsigned long long *dev;            // k_pm_hold's d
+  volatile unsigned long long *host;  // its host words (mapped, pinned)
+  unsigned long long *host_dev;
+  cudaEvent_t copied;
+  unsigned long long seq;
+  // For each target PE: its answer (0: not checked yet), the CTAs held,
+  // why it was not judged (short: pm_end's note shares the detail).
+  int answer[NB_MAX_PES], ctas[NB_MAX_PES];
+  char why[NB_MAX_PES][40];
+};
+static PmSmCheck g_pmc;
+
+// Idempotent, as pm_side_init: what a failed call made stays for the next.
+static int pm_sm_init(void) {
+  PmSmCheck &c = g_pmc;
+  if (c.ready) return 0;
+  if (!c.dev) CK(cudaMalloc((void **)&c.dev, 4 * sizeof *c.dev));
+  if (!c.copied) CK(cudaEventCreateWithFlags(&c.copied, cudaEventDisableTiming));
+  if (!c.host) {
+    void *h = nullptr;
+    CK(cudaHostAlloc(&h, 4 * sizeof(unsigned long long), cudaHostAllocMapped));
+    memset(h, 0, 4 * sizeof(unsigned long long));
+    c.host = (volatile unsigned long long *)h;
+  }
+  if (!c.host_dev) CK(cudaHostGetDevicePointer((void **)&c.host_dev, (void *)const_cast<unsigned long long *>(c.host), 0));
+  c.ready = 1;
+  return 0;
+}
+
+// pm_sm_check: the check above for r's target, once a process (the answer
+// is cached, a failure's too: "not judged", the point that met it failed).
+// The check's copy lands the initiator's pattern in the target's
+// destination, which the target poisoned before agreement 1: its bytes
+// are poisoned again (as rma_prepare does, where the point is verified),
+// so the point's check still proves its own copies.
+static int pm_sm_check(Run *r) {
+  PmSmCheck &c = g_pmc;
+  int t = r->target;
+  if (t < 0 || t >= NB_MAX_PES || c.answer[t]) return 0;
+  c.answer[t] = PM_SM_UNJUDGED;
+  snprintf(c.why[t], sizeof c.why[t], "a CUDA error");  // until answered
+  if (const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS"); conn && atoi(conn) == 1) {
+    snprintf(c.why[t], sizeof c.why[t], "CUDA_DEVICE_MAX_CONNECTIONS=1");
+    return 0;
+  }
+  uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, t);
+  if (!rd) {  // pm_validate refuses such a point first
+    snprintf(c.why[t], sizeof c.why[t], "no P2P mapping");
+    return 0;
+  }
+  if (!g_pms.streams) return fail(NB_ERR, "the copy engine SM check: the side streams were not created (nb_init)");
+  if (int st = pm_sm_init()) return st;
+  int per = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_pm_hold, PM_HOLD_THREADS, 0));
+  int grid = per * S.sms;
+  if (grid < 1) return fail(NB_ERR, "the copy engine SM check: the occupancy API fits no CTA of %d threads on an SM", PM_HOLD_THREADS);
+  c.ctas[t] = grid;
+  int64_t n = r->a->size < PM_HOLD_COPY_MAX ? r->a->size : PM_HOLD_COPY_MAX;
+  // The same copy first with nothing held, waited for: whatever the first
+  // copy of the process sets up (a module, a mapping) is done before the
+  // held one is given PM_HOLD_COPY_S.
+  CK(cudaMemcpyAsync(rd, S.src, n, cudaMemcpyDeviceToDevice, S.stream));
+  if (int st = pm_drain(S.stream, "the copy engine SM check's first copy")) return st;
+  unsigned long long seq = ++c.seq;
+  CK(cudaMemsetAsync(c.dev, 0, 3 * sizeof *c.dev, g_pms.bg));
+  (void)cudaGetLastError();  // the launch's own error below, nothing older
+  k_pm_hold<<<grid, PM_HOLD_THREADS, 0, g_pms.bg>>>(c.dev, c.host_dev, seq);
+  // From here the holder may run: every path releases it before returning.
+  int started = 0, copied = 0;
+  cudaError_t e = cudaGetLastError();
+  for (double t0 = pm_now(); e == cudaSuccess; sched_yield()) {
+    if (c.host[0] == seq) {
+      started = 1;
+      break;
+    }
+    cudaError_t q = cudaStreamQuery(g_pms.bg);
+    if (q != cudaErrorNotReady) {  // it ended (or failed) before its CTAs had all started
+      if (q != cudaSuccess) e = q;
+      break;
+    }
+    if (pm_now() - t0 > PM_HOLD_START_S) break;
+  }
+  if (started) {
+    e = cudaMemcpyAsync(rd, S.src, n, cudaMemcpyDeviceToDevice, S.stream);
+    if (e == cudaSuccess) e = cudaEventRecord(c.copied, S.stream);
+    for (double t0 = pm_now(); e == cudaSuccess; sched_yield()) {
+      cudaError_t q = cudaEventQuery(c.copied);
+      if (q == cudaSuccess) {
+        copied = 1;
+        break;
+      }
+      if (q != cudaErrorNotReady) e = q;
+      else if (pm_now() - t0 > PM_HOLD_COPY_S) break;
+    }
+  }
+  c.host[1] = seq;  // the release
+  int held = pm_drain(g_pms.bg, "the kernel holding every CTA slot (the copy engine SM check)");
+  int landed = pm_drain(S.stream, "the copy engine SM check's copy");
+  if (held || landed) c.busy = 1;
+  if (e != cudaSuccess) return fail(NB_ERR, "the copy engine SM check: %s", cudaGetErrorString(e));
+  if (held || landed) return held ? held : landed;
+  if (r->a->verify) {  // both copies landed in the target's destination
+    if (int st = poison(rd, n, "the copy engine SM check's poison")) return st;
+    CK(cudaStreamSynchronize(S.stream));
+  }
+  if (c.host[2] == seq) {
+    snprintf(c.why[t], sizeof c.why[t], "its holder's deadline passed");
+    return 0;
+  }
+  if (!started) {  // within PM_HOLD_START_S (another process's kernels on the GPU?)
+    snprintf(c.why[t], sizeof c.why[t], "not all %d CTAs ran at once", grid);
+    return 0;
+  }
+  c.answer[t] = copied ? PM_SM_FREE : PM_SM_WAITED;
+  return 0;
+}
+
+// pm_sm_note: the check's answer for r's target leads the point's detail
+// (suites/persm reads it into ce_sm_free: "copy engine SM check:
+// ran|waited while N CTAs held every slot": the copy did, or "... not
+// judged: why"),
+// another note (pm_end's on a fed point) after it, past "; ". The detail
+// holds 255 characters: this note is short, so that a fed point's note
+// keeps its figures (a cut falls in its unread tail).
+static void pm_sm_note(Run *r, nb_result *res) {
+  const PmSmCheck &c = g_pmc;
+  int t = r->target;
+  if (t < 0 || t >= NB_MAX_PES || !c.answer[t]) return;
+  char rest[sizeof res->detail];
+  memcpy(rest, res->detail, sizeof rest);
+  rest[sizeof rest - 1] = 0;
+  int n = 0;
+  if (c.answer[t] == PM_SM_UNJUDGED) n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: not judged: %s", c.why[t]);
+  else
+    n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: %s while %d CTAs held every slot",
+                 c.answer[t] == PM_SM_FREE ? "ran" : "waited", c.ctas[t]);
+  if (rest[0] && n > 0 && n + 2 < (int)sizeof res->detail) snprintf(res->detail + n, sizeof res->detail - n, "; %s", rest);
+}
+
+// pm_sm_free: nb_finalize's (pm_side_free's); the words stay where a
+// holder may still read them.
+static void pm_sm_free(void) {
+  PmSmCheck &c = g_pmc;
+  c.ready = 0;
+  if (c.copied) cudaEventDestroy(c.copied);
+  c.copied = nullptr;
+  if (c.busy) return;
+  if (c.dev) cudaFree(c.dev);
+  if (c.host) cudaFreeHost((void *)const_cast<unsigned long long *>(c.host));
+  c.dev = nullptr;
+  c.host = nullptr;
+  c.host_dev = nullptr;
+}
+
 #if NB_NCCL_DEVICE
 __global__ void k_pm_lsa_ptr(ncclWindow_t w, int lsa_peer, uint8_t **out) { *out = (uint8_t *)ncclGetLsaPointer(w, 0, lsa_peer); }
 #endif
 
 // The LSA mechanism's windows (collective: every PE), and the peer's
 // window as a plain address, resolved once a point (the kernels then store
-// through it as pm_st does through nvshmem_ptr's).
+// through it as pm_st does through nvshmem_ptr's). The copy engine's rows:
+// whether their copies need an SM, on an initiator, once a process for each
+// target (after agreement 1: the target's destination is poisoned, which
+// the check's copy lands in and poisons again).
 static int pm_setup(Run *r) {
+  if (pm_mech(r->a) == NB_OP_PM_CE) return r->initiator ? pm_sm_check(r) : 0;
   if (pm_mech(r->a) != NB_OP_PM_LSA) return 0;
   int st = nd_setup(r);
   if (st || !r->initiator) return st;
@@ -1173,10 +1408,11 @@ static int pm_disarm(Run *r, int ok) {
 // share of a judged window and the rate its copies moved in them. Its
 // launches are every launch of the point (calibration and warm-up too:
 // the family does not know which launches are samples; README says so).
-static int pm_end(Run *r, nb_result *res) {
-  int rc = pm_quiesce();
+// Every copy-engine point's initiator then puts the SM check's answer for
+// its target ahead of it (pm_sm_note).
+static void pm_end_fed(Run *r, nb_result *res) {
   PmSide &g = g_pms;
-  if (!pm_ce_fed(r->a) || !r->initiator || !g.ready) return rc;
+  if (!pm_ce_fed(r->a) || !g.ready) return;
   double t_us = 1e3 * g.t_copy;
   if (g.busy_unfed > 0)  // a launch's copies were shorter than the feeder's calls for them: the point is not judged
     snprintf(res->detail, sizeof res->detail,
@@ -1191,6 +1427,14 @@ static int pm_end(Run *r, nb_result *res) {
   else if (g.busy_short > 0)
     snprintf(res->detail, sizeof res->detail, "copy engine busy: not judged, no launch of the compute lasted %.0f ms (a copy %.4g us)",
              PM_BUSY_WINDOW_MS, t_us);
+}
+
+static int pm_end(Run *r, nb_result *res) {
+  int rc = pm_quiesce();
+  if (pm_mech(r->a) == NB_OP_PM_CE && r->initiator) {
+    pm_end_fed(r, res);
+    pm_sm_note(r, res);
+  }
   return rc;
 }
 
@@ -1230,6 +1474,7 @@ static void pm_side_free(void) {
   if (g.host && !busy) cudaFreeHost((void *)const_cast<unsigned long long *>(g.host));
   g.host = nullptr;
   g.host_dev = nullptr;
+  pm_sm_free();  // before the streams: a holder still on bg keeps its words
   pm_side_streams_free();
 }
 

@@ -4,9 +4,13 @@
 //
 //   - persm/<mechanism>: SM stores (st), TMA bulk copies (tma), NVSHMEM's
 //     block put (put), NCCL's LSA put (nccl-lsa) over SM budgets (one CTA of
-//     512 threads an SM, --sm-budgets), and the copy engine (ce, no SM), at
-//     every size; the readers take GB/s, GB/s per SM and the smallest
-//     budget reaching 90 % of each mechanism's peak from them.
+//     512 threads an SM, --sm-budgets), and the copy engine (ce, no SM
+//     budget), at every size; the readers take GB/s, GB/s per SM and the
+//     smallest budget reaching 90 % of each mechanism's peak from them.
+//     Whether the copy engine's copies need an SM after all is checked, not
+//     assumed: every point of its rows (ce, ce/beside-*, compute/*/beside-ce)
+//     carries ValueCESMFree where the shim could judge it (on one H200 a
+//     same-GPU copy waited for a free CTA slot).
 //   - persm/<mechanism>/beside-<compute>: the same transfer while a compute
 //     kernel (fma: an FMA-bound loop; mma: a tensor-core bf16 loop) holds
 //     every other SM, in one fused launch; against persm/<mechanism> it is
@@ -48,7 +52,7 @@ const Threads = 512
 // shim's operation.
 type Mechanism struct {
 	Name, Op, Desc string
-	SMs            bool // runs on SMs (a budget); the copy engine does not
+	SMs            bool // runs on a budget of SMs; the copy engine has none (whether its copies need one: ValueCESMFree)
 }
 
 // Mechanisms in the order readers show them.
@@ -57,7 +61,7 @@ var Mechanisms = []Mechanism{
 	{"tma", "rma.pm_tma", "TMA: cp.async.bulk global → shared → global in 16 KiB tiles, 8 stages, one issuing thread a CTA (sm_90 has no global → global bulk copy)", true},
 	{"put", "rma.pm_put", "NVSHMEM: nvshmemx_putmem_nbi_block + quiet, a chunk a CTA", true},
 	{"nccl-lsa", "rma.pm_lsa", "NCCL LSA put: 16-byte stores through ncclGetLsaPointer into the peer's window (NCCL 2.28+)", true},
-	{"ce", ceOp, "copy engine: cudaMemcpyAsync into the peer's buffer, no SM", false},
+	{"ce", ceOp, "copy engine: cudaMemcpyAsync into the peer's buffer, no SM budget (whether its copies need an SM is checked: value ce_sm_free)", false},
 }
 
 // Compute is a compute kernel run beside a transfer.
@@ -92,6 +96,7 @@ func init() {
 		}
 		if !m.SMs {
 			b.OwnLaunch = "copy engine: no kernel"
+			b.Describe = ceValues
 		}
 		harness.Register(b)
 		for _, c := range Computes {
@@ -106,6 +111,7 @@ func init() {
 			if !m.SMs {
 				beside.Desc = fmt.Sprintf("bytes per SM: %s, while %s holds every SM (on a second stream, running before the copies are timed, ended by a copy-engine write after them)", m.Desc, c.Desc)
 				beside.OwnLaunch = "copy engine: no kernel; the compute on every SM, a second stream"
+				beside.Describe = ceValues
 			}
 			harness.Register(beside)
 		}
@@ -154,7 +160,7 @@ func init() {
 			if !m.SMs {
 				beside.Desc = fmt.Sprintf("bytes per SM: %s on every SM while %s runs beside it (a host thread keeps copies in flight from before the compute starts until it has ended)", c.Desc, m.Desc)
 				beside.OwnLaunch = "one CTA of 512 threads on every SM; the copies on a second stream"
-				beside.Describe = busyValues
+				beside.Describe = ceValues
 			}
 			harness.Register(beside)
 		}
@@ -253,7 +259,9 @@ const (
 	// of the GPU (the copy needs no SM: a copy engine's), 0 where it waited
 	// for a slot (the driver ran it as a kernel: on one H200, driver 580,
 	// same-GPU cudaMemcpyAsync did, results/h200-2026-12-01g); absent where
-	// not checked (files before it, or the check could not hold every slot).
+	// not checked (files before it, or the check could not hold every slot,
+	// or ran under CUDA_DEVICE_MAX_CONNECTIONS=1: the shim's note says
+	// "not judged", and goes).
 	ValueCESMFree = "ce_sm_free"
 	ValueCEBusy   = "ce_busy"
 	ValueCERate   = "ce_bytes_per_s"
@@ -269,6 +277,43 @@ var (
 	busyNote  = regexp.MustCompile(`^copy engine busy ([0-9.]+) % of the timed window at the least \(.*\), moving ([0-9.eE+-]+) B/s beside the compute; a copy ([0-9.eE+-]+) us, the feeder's calls ([0-9.eE+-]+) us a copy`)
 	unfedNote = regexp.MustCompile(`^copy engine busy: not judged: a copy of [0-9]+ B takes ([0-9.eE+-]+) us, under the feeder's enqueue time \(the feeder's calls ([0-9.eE+-]+) us a copy`)
 )
+
+// The shim's answer to whether a copy-engine row's copy needs an SM
+// (persm.cuh, pm_sm_check, pm_sm_note): it leads the detail of every such
+// point's initiator, another note (busyNote's, unfedNote's) after it past
+// "; ". "ran": a copy completed while a kernel held every CTA slot (1);
+// "waited": it did not (0); "not judged: why": no value.
+const smPrefix = "copy engine SM check: "
+
+var smNote = regexp.MustCompile(`^copy engine SM check: (?:(ran|waited) while [0-9]+ CTAs held every slot|not judged: [^;]*)$`)
+
+// ceValues is the copy engine's rows' Describe: the SM check's answer,
+// then (a fed compute point) how busy the copy engine was.
+func ceValues(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+	smValue(o)
+	busyValues(e, p, a, r, o)
+}
+
+// smValue moves the SM check's note into ValueCESMFree (none where not
+// judged) and leaves what follows it in the detail; a detail that does
+// not lead with the note (a mismatch's) stays as it is.
+func smValue(o *harness.Outcome) {
+	if !strings.HasPrefix(o.Detail, smPrefix) {
+		return
+	}
+	note, rest, _ := strings.Cut(o.Detail, "; ")
+	m := smNote.FindStringSubmatch(note)
+	if m == nil {
+		return
+	}
+	if m[1] != "" {
+		if o.Values == nil {
+			o.Values = map[string]float64{}
+		}
+		o.Values[ValueCESMFree] = map[string]float64{"ran": 1, "waited": 0}[m[1]]
+	}
+	o.Detail = rest
+}
 
 // busyValues moves the shim's note into the point's values: a note, not a
 // mismatch, so it leaves the detail (which the verification's record

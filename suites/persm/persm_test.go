@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -217,24 +219,54 @@ func TestShimAgrees(t *testing.T) {
 	if got := fmt.Sprintf(strings.Replace(unq(unfed), "%lld", "%d", 1)+unq(unfedRest), 4096, 1.875, 2.5, 3, 5); !unfedNote.MatchString(got) {
 		t.Errorf("the shim's note %q does not read back", got)
 	}
+	// The SM check's notes (pm_sm_note), every reason it gives for not
+	// judging (pm_sm_check, each shorter than its buffer), read back ahead
+	// of the longest busy note, in the detail's 255 characters (the busy
+	// note's unread tail cut: 1000 launches, 5-digit figures).
+	const ran = `"copy engine SM check: %s while %d CTAs held every slot"`
+	const notJudged = `"copy engine SM check: not judged: %s"`
+	for _, s := range []string{ran, notJudged} {
+		if !strings.Contains(string(src), s) {
+			t.Fatalf("persm.cuh writes no note %s", s)
+		}
+	}
+	size := regexp.MustCompile(`char why\[NB_MAX_PES\]\[([0-9]+)\];`).FindStringSubmatch(string(src))
+	whys := regexp.MustCompile(`snprintf\(c\.why\[t\], sizeof c\.why\[t\], "([^"]*)"`).FindAllStringSubmatch(string(src), -1)
+	if size == nil || len(whys) < 4 {
+		t.Fatalf("persm.cuh: the reasons' buffer %v, %d reasons", size, len(whys))
+	}
+	notes := []string{fmt.Sprintf(unq(ran), "ran", 4224), fmt.Sprintf(unq(ran), "waited", 4224)}
+	for _, w := range whys {
+		why := strings.ReplaceAll(w[1], "%d", "4224")
+		if n, _ := strconv.Atoi(size[1]); len(why) >= n || strings.Contains(why, "%") {
+			t.Errorf("reason %q: over its %s-byte buffer, or a format this test does not fill", w[1], size[1])
+		}
+		notes = append(notes, fmt.Sprintf(unq(notJudged), why))
+	}
+	busy := fmt.Sprintf(unq(note)+unq(noteRest), 100.0, 1000, 1.0, 1.6234e12, 41234.5, 22.25, 128, 512)
+	b, _ := harness.Lookup("persm/compute/fma/beside-ce")
+	for i, n := range notes {
+		d := n + "; " + busy
+		d = d[:min(len(d), 255)]
+		o := harness.Outcome{Detail: d}
+		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
+		v, has := o.Values[ValueCESMFree]
+		if o.Detail != "" || o.Values[ValueCEBusy] != 1 || o.Values[ValueCEFeed] != 22.25e-6 || has != (i < 2) || has && v != float64(1-i) {
+			t.Errorf("%q: values %v, detail %q", d, o.Values, o.Detail)
+		}
+	}
 }
 
-// The fake layer runs every bytes-per-SM row, the copy engine's beside a
-// compute kernel among them: each point of the copy engine beside fma and
-// mma, and of each compute kernel beside the copy engine, ran verified with
-// its samples (the copies' bytes counted; the compute's none), no in-kernel
-// times where no kernel of ours is timed, and the fake's slowdowns (the
-// copy engine 2 % beside a compute kernel, the compute 1 % beside it); the
-// compute's point beside the copy engine carries how busy the copy engine
-// was in its values (the shim's note, moved out of the detail).
-func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
-	cfg := harness.DefaultConfig()
-	cfg.Sizes, cfg.Samples, cfg.SMBudgets, cfg.PEs = []int64{4096, 64 << 20}, 3, []int{4, 0}, 1
-	benches, err := harness.Select([]string{"persm"})
+// fakeRun runs the benchmarks sel select on one fake PE and returns each
+// point's outcome by key(ID, size, CTAs), failing the test on an error or
+// a waiver.
+func fakeRun(t *testing.T, cfg *harness.Config, sel ...string) map[string]*harness.Outcome {
+	t.Helper()
+	benches, err := harness.Select(sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := harness.BuildPlan(benches, &cfg)
+	plan := harness.BuildPlan(benches, cfg)
 	var buf bytes.Buffer
 	spec := harness.WorkerSpec{Rank: 0, NRanks: 1, Mode: cuda.InitUID, UID: cuda.FakeUID}
 	if err := harness.RunWorker(cuda.NewFake(), spec, plan, harness.NewEmitter(&buf)); err != nil {
@@ -245,7 +277,6 @@ func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
 		p  record.Params
 	}
 	got := map[string]*harness.Outcome{}
-	key := func(id string, size int64, ctas int) string { return fmt.Sprint(id, " ", size, " ", ctas) }
 	items := map[int]pt{}
 	for _, it := range plan.Items {
 		items[it.Index] = pt{it.ID, it.Params}
@@ -265,6 +296,25 @@ func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
 		}
 		got[key(it.id, it.p.Size, it.p.CTAs)] = m.Outcome
 	}
+	return got
+}
+
+func key(id string, size int64, ctas int) string { return fmt.Sprint(id, " ", size, " ", ctas) }
+
+// The fake layer runs every bytes-per-SM row, the copy engine's beside a
+// compute kernel among them: each point of the copy engine beside fma and
+// mma, and of each compute kernel beside the copy engine, ran verified with
+// its samples (the copies' bytes counted; the compute's none), no in-kernel
+// times where no kernel of ours is timed, and the fake's slowdowns (the
+// copy engine 2 % beside a compute kernel, the compute 1 % beside it); the
+// compute's point beside the copy engine carries how busy the copy engine
+// was in its values (the shim's note, moved out of the detail); every
+// point of the copy engine's rows the SM check's answer (the fake's copy
+// engine needs no SM), and no other point any value.
+func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	cfg.Sizes, cfg.Samples, cfg.SMBudgets, cfg.PEs = []int64{4096, 64 << 20}, 3, []int{4, 0}, 1
+	got := fakeRun(t, &cfg, "persm")
 	median := func(o *harness.Outcome) float64 { return o.Samples[len(o.Samples)/2] }
 	for _, c := range []string{"fma", "mma"} {
 		alone := got[key("persm/compute/"+c, 0, 0)]
@@ -289,14 +339,94 @@ func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
 			// The fake's copy engine: busy 99.5 %, at its rate beside a
 			// compute kernel (its samples' first: the fake's time a copy).
 			rate := float64(size) / beside.Samples[0]
-			if comp.Values[ValueCEBusy] != 0.995 || math.Abs(comp.Values[ValueCERate]/rate-1) > 1e-3 || comp.Detail != "" ||
+			if comp.Values[ValueCEBusy] != 0.995 || comp.Values[ValueCESMFree] != 1 || len(comp.Values) != 5 || math.Abs(comp.Values[ValueCERate]/rate-1) > 1e-3 || comp.Detail != "" ||
 				math.Abs(comp.Values[ValueCECopy]*rate/float64(size)-1) > 1e-3 || comp.Values[ValueCEFeed] != 2e-6 {
 				t.Errorf("%s beside the copy engine at %d: values %v (want busy 0.995, %.4g B/s, a copy %.4g s, the feeder 2e-6 s), detail %q",
 					c, size, comp.Values, rate, float64(size)/rate, comp.Detail)
 			}
-			if len(beside.Values) != 0 || len(alone.Values) != 0 {
-				t.Errorf("values where the copy engine is not fed: %v, %v", beside.Values, alone.Values)
+			for _, o := range []*harness.Outcome{ce, beside} {
+				if len(o.Values) != 1 || o.Values[ValueCESMFree] != 1 || o.Detail != "" {
+					t.Errorf("the copy engine at %d (beside %s or not): values %v, detail %q: want the SM check's answer only", size, c, o.Values, o.Detail)
+				}
 			}
+			if len(alone.Values) != 0 {
+				t.Errorf("values where no copy engine runs: %v", alone.Values)
+			}
+		}
+	}
+}
+
+// NVSHBENCH_FAKE_CE_ON_SM=1: the fake's copy engine needs an SM, and every
+// point of its rows says so (ce_sm_free 0), the fed point's busy values
+// read as before; no other row carries the value.
+func TestFakeCEOnSM(t *testing.T) {
+	t.Setenv("NVSHBENCH_FAKE_CE_ON_SM", "1")
+	cfg := harness.DefaultConfig()
+	cfg.Sizes, cfg.Samples, cfg.SMBudgets, cfg.PEs = []int64{64 << 20}, 3, []int{4}, 1
+	got := fakeRun(t, &cfg, "persm/ce", "persm/ce/beside-fma", "persm/compute/fma/beside-ce", "persm/st")
+	for _, id := range []string{"persm/ce", "persm/ce/beside-fma", "persm/compute/fma/beside-ce"} {
+		o := got[key(id, 64<<20, 0)]
+		if o == nil {
+			t.Fatalf("%s: no point (%v)", id, got)
+		}
+		if v, ok := o.Values[ValueCESMFree]; !ok || v != 0 || o.Detail != "" {
+			t.Errorf("%s: values %v, detail %q: want %s 0", id, o.Values, o.Detail, ValueCESMFree)
+		}
+	}
+	if o := got[key("persm/compute/fma/beside-ce", 64<<20, 0)]; o.Values[ValueCEBusy] != 0.995 {
+		t.Errorf("the fed point's busy share %v, want the fake's 0.995 beside the SM note", o.Values)
+	}
+	if o := got[key("persm/st", 64<<20, 4)]; o == nil || len(o.Values) != 0 {
+		t.Errorf("persm/st: %+v, want no values", o)
+	}
+}
+
+// The SM check's note, which leads a copy-engine point's detail, becomes
+// ce_sm_free (1: a copy ran while every CTA slot was held, 0: it waited;
+// none where not judged) and leaves the detail; a fed point's busy note
+// after it reads as alone, the unfed one's "; " included; a detail that
+// does not lead with the note (a mismatch's), or a note of a form the Go
+// side does not know, stays.
+func TestCEValues(t *testing.T) {
+	const (
+		ran    = "copy engine SM check: ran while 4224 CTAs held every slot"
+		waited = "copy engine SM check: waited while 4224 CTAs held every slot"
+		not    = "copy engine SM check: not judged: not all 4224 CTAs ran at once"
+		busy   = "copy engine busy 97.3 % of the timed window at the least (12 launches of 1 ms or more), moving 1.623e+12 B/s beside the compute; a copy 41.5 us, the feeder's calls 2.25 us a copy at the most (2 copies between two events, 24 spans queued)"
+		unfed  = "copy engine busy: not judged: a copy of 4096 B takes 1.875 us, under the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)"
+		short  = "copy engine busy: not judged, no launch of the compute lasted 1 ms (a copy 3.5 us)"
+		bad    = "byte 17: got 0x00, want 0x5a"
+	)
+	for _, id := range []string{"persm/ce", "persm/ce/beside-mma", "persm/compute/mma/beside-ce"} {
+		if b, _ := harness.Lookup(id); b.Describe == nil {
+			t.Errorf("%s reads no note", id)
+		}
+	}
+	b, _ := harness.Lookup("persm/ce")
+	for _, c := range []struct {
+		detail, left string
+		want         map[string]float64
+	}{
+		{ran, "", map[string]float64{ValueCESMFree: 1}},
+		{waited, "", map[string]float64{ValueCESMFree: 0}},
+		{not, "", nil},
+		{waited + "; " + busy, "", map[string]float64{ValueCESMFree: 0, ValueCEBusy: 0.973, ValueCERate: 1.623e12, ValueCECopy: 41.5e-6, ValueCEFeed: 2.25e-6}},
+		{not + "; " + unfed, "", map[string]float64{ValueCECopy: 1.875e-6, ValueCEFeed: 2.5e-6}},
+		{ran + "; " + short, "", map[string]float64{ValueCESMFree: 1}},
+		{bad, bad, nil},
+		{"compute result 3: got 1, want its start value + its CTA's iterations", "compute result 3: got 1, want its start value + its CTA's iterations", nil},
+		{"copy engine SM check: flew while 4224 CTAs held every slot", "copy engine SM check: flew while 4224 CTAs held every slot", nil},
+	} {
+		o := harness.Outcome{Detail: c.detail}
+		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
+		ok := o.Detail == c.left && len(o.Values) == len(c.want)
+		for k, v := range c.want {
+			if got, has := o.Values[k]; !has || math.Abs(got-v) > 1e-9*math.Abs(v) {
+				ok = false
+			}
+		}
+		if !ok {
+			t.Errorf("%q: values %v, detail %q (want %v, detail %q)", c.detail, o.Values, o.Detail, c.want, c.left)
 		}
 	}
 }
