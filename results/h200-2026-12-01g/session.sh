@@ -34,6 +34,8 @@
 #            destination now cleared before the background starts), with the
 #            stop word copied host to device and device to device
 #   persm3   call D: persm2 with the shim's alignment no longer folded
+#   cecheck  call E: the copy-engine rows with the shim's new SM check
+#            (value ce_sm_free), 1 PE at 256 MiB and 1 MiB, 2 PEs at 256 MiB
 #   new38    issue 35's region row under NVSHMEM 3.8.0, like for like (its
 #            'none' point now the region kernel with no region), 1 and 2 PEs,
 #            beside rma/rate/put-nbi/block; --corrupt-checks; a call of its
@@ -137,6 +139,10 @@ for s in ${STEPS:-tma ce persm}; do
   persm3)
     step 120 persm3-tma "$B" run $A persm/tma persm/tma/beside-fma persm/tma/beside-mma --sizes 1M,256M --sm-budgets 1,16,66 \
       --samples 5 --warmup 1 --timeout 60s --out "$W2/persm3-tma.jsonl" --label persm3-tma ;;
+  cecheck)
+    CE="persm/ce persm/ce/beside-fma persm/ce/beside-mma persm/compute/fma/beside-ce --sm-budgets 1 --samples 3 --warmup 1 --timeout 60s"
+    step 120 cecheck-1pe "$B" run $A $CE --sizes 1M,256M --out "$W2/cecheck-1pe.jsonl" --label cecheck-1pe
+    step 120 cecheck-2pe "$B" run $A $CE --pes-per-gpu 2 --sizes 256M --out "$W2/cecheck-2pe.jsonl" --label cecheck-2pe ;;
   persm2)
     step 120 persm2-tma "$B" run $A persm/tma persm/tma/beside-fma persm/tma/beside-mma --sizes 1M,256M --sm-budgets 1,16,66 \
       --samples 5 --warmup 1 --timeout 60s --out "$W2/persm2-tma.jsonl" --label persm2-tma ;;
