@@ -651,7 +651,8 @@ func fakeSMNote(a Args, op Op) string {
 // of the copy engine beside a compute kernel, its feeder's calls 2 µs a
 // copy; spans of k copies (50 µs of copying, 1 to 128), PM_FEED_AHEAD_MS
 // (2 ms) of them queued (4 to 512, at most 512 copies). A copy shorter
-// than the feeder's calls / 0.9 would not be judged, as the shim's.
+// than twice the feeder's calls is not judged (the shim's
+// PM_FEED_HEADROOM: its feeder has no headroom there).
 func fakeFedNote(a Args, op Op) string {
 	ce, ok := LookupOp("rma.pm_ce")
 	if !fakePerSMCompute(op.Name) || !ok || int(a.Impl) != ce.Value {
@@ -661,8 +662,8 @@ func fakeFedNote(a Args, op Op) string {
 	b.Impl = int32(op.Value)
 	t, _ := fakePerSM(b, ce)
 	const feed = 2e-6
-	if feed*0.9 > t {
-		return fmt.Sprintf("copy engine busy: not judged: a copy of %d B takes %.4g us, under the feeder's enqueue time (the feeder's calls %.4g us a copy at the most; %d of %d launches)",
+	if feed*2 > t {
+		return fmt.Sprintf("copy engine busy: not judged: a copy of %d B takes %.4g us, within twice the feeder's enqueue time (the feeder's calls %.4g us a copy at the most; %d of %d launches)",
 			a.Size, t*1e6, feed*1e6, a.Samples, a.Samples)
 	}
 	k := min(max(int(math.Ceil(50e-6/t)), 1), 128)

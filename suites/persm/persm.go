@@ -275,7 +275,7 @@ const (
 // "copy engine busy: not judged, ..." where no launch lasted long enough.
 var (
 	busyNote  = regexp.MustCompile(`^copy engine busy ([0-9.]+) % of the timed window at the least \(.*\), moving ([0-9.eE+-]+) B/s beside the compute; a copy ([0-9.eE+-]+) us, the feeder's calls ([0-9.eE+-]+) us a copy`)
-	unfedNote = regexp.MustCompile(`^copy engine busy: not judged: a copy of [0-9]+ B takes ([0-9.eE+-]+) us, under the feeder's enqueue time \(the feeder's calls ([0-9.eE+-]+) us a copy`)
+	unfedNote = regexp.MustCompile(`^copy engine busy: not judged: a copy of [0-9]+ B takes ([0-9.eE+-]+) us, within twice the feeder's enqueue time \(the feeder's calls ([0-9.eE+-]+) us a copy`)
 )
 
 // The shim's answer to whether a copy-engine row's copy needs an SM

@@ -205,7 +205,7 @@ func TestShimAgrees(t *testing.T) {
 	// formats, filled as C fills them, match busyNote and unfedNote.
 	const note = `"copy engine busy %.1f %% of the timed window at the least (%d launches of %.0f ms or more), moving %.4g B/s beside the "`
 	const noteRest = `"compute; a copy %.4g us, the feeder's calls %.4g us a copy at the most (%d copies between two events, %d spans queued)"`
-	const unfed = `"copy engine busy: not judged: a copy of %lld B takes %.4g us, under the feeder's enqueue time (the feeder's calls %.4g "`
+	const unfed = `"copy engine busy: not judged: a copy of %lld B takes %.4g us, within twice the feeder's enqueue time (the feeder's calls %.4g "`
 	const unfedRest = `"us a copy at the most; %d of %d launches)"`
 	for _, s := range []string{note, noteRest, unfed, unfedRest} {
 		if !strings.Contains(string(src), s) {
@@ -393,7 +393,7 @@ func TestCEValues(t *testing.T) {
 		waited = "copy engine SM check: waited while 4224 CTAs held every slot"
 		not    = "copy engine SM check: not judged: not all 4224 CTAs ran at once"
 		busy   = "copy engine busy 97.3 % of the timed window at the least (12 launches of 1 ms or more), moving 1.623e+12 B/s beside the compute; a copy 41.5 us, the feeder's calls 2.25 us a copy at the most (2 copies between two events, 24 spans queued)"
-		unfed  = "copy engine busy: not judged: a copy of 4096 B takes 1.875 us, under the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)"
+		unfed  = "copy engine busy: not judged: a copy of 4096 B takes 1.875 us, within twice the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)"
 		short  = "copy engine busy: not judged, no launch of the compute lasted 1 ms (a copy 3.5 us)"
 		bad    = "byte 17: got 0x00, want 0x5a"
 	)
@@ -449,7 +449,7 @@ func TestBusyValues(t *testing.T) {
 			map[string]float64{ValueCEBusy: 0.973, ValueCERate: 1.623e12, ValueCECopy: 41.5e-6, ValueCEFeed: 2.25e-6}},
 		{"copy engine busy 100.0 % of the timed window at the least (1 launches of 1 ms or more), moving 4.1e+11 B/s beside the compute; a copy 2500 us, the feeder's calls 3 us a copy at the most (1 copies between two events, 4 spans queued)", "",
 			map[string]float64{ValueCEBusy: 1, ValueCERate: 4.1e11, ValueCECopy: 2500e-6, ValueCEFeed: 3e-6}},
-		{"copy engine busy: not judged: a copy of 4096 B takes 1.875 us, under the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)", "",
+		{"copy engine busy: not judged: a copy of 4096 B takes 1.875 us, within twice the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)", "",
 			map[string]float64{ValueCECopy: 1.875e-6, ValueCEFeed: 2.5e-6}},
 		{"copy engine busy: not judged, no launch of the compute lasted 1 ms (a copy 3.5 us)", "", nil},
 		{"compute result 17: got 3, want its start value + its CTA's iterations", "compute result 17: got 3, want its start value + its CTA's iterations", nil},
