@@ -820,6 +820,7 @@ __global__ void k_pm_hold(unsigned long long *d, volatile unsigned long long *ho
 }
 
 enum { PM_SM_FREE = 1, PM_SM_WAITED, PM_SM_UNJUDGED };
+#define PM_SM_ANSWERS 256
 
 struct PmSmCheck {
   int ready;
@@ -827,14 +828,36 @@ struct PmSmCheck {
   unsigned long long *dev;            // k_pm_hold's d
   volatile unsigned long long *host;  // its host words (mapped, pinned)
   unsigned long long *host_dev;
-  cudaEvent_t copied;
+  cudaEvent_t copied, before;  // before: recorded ahead of the held copy (its stream's own progress)
   unsigned long long seq;
-  // For each target PE: its answer (0: not checked yet), the CTAs held,
-  // why it was not judged (short: pm_end's note shares the detail).
-  int answer[NB_MAX_PES], ctas[NB_MAX_PES];
-  char why[NB_MAX_PES][40];
+  // For each target PE and copy size (the point's, at most PM_HOLD_COPY_MAX:
+  // the driver may pick a kernel or a copy engine by size): its answer, the
+  // CTAs held, why it was not judged (short: pm_end's note shares the
+  // detail). Cleared at finalize.
+  struct Answer {
+    int target;
+    int64_t bytes;
+    int answer, ctas;
+    char why[40];
+  } ans[PM_SM_ANSWERS];
+  int n_ans;
 };
 static PmSmCheck g_pmc;
+
+// pm_sm_bytes: the size of the check's copy for a point.
+static int64_t pm_sm_bytes(const Args *a) { return a->size < PM_HOLD_COPY_MAX ? a->size : PM_HOLD_COPY_MAX; }
+
+// pm_sm_answer: the check's entry for (target, bytes), nullptr where none
+// (add: made, where the table has room).
+static PmSmCheck::Answer *pm_sm_answer(int t, int64_t bytes, bool add) {
+  PmSmCheck &c = g_pmc;
+  for (int i = 0; i < c.n_ans; i++)
+    if (c.ans[i].target == t && c.ans[i].bytes == bytes) return &c.ans[i];
+  if (!add || c.n_ans >= PM_SM_ANSWERS) return nullptr;
+  PmSmCheck::Answer *e = &c.ans[c.n_ans++];
+  *e = PmSmCheck::Answer{t, bytes, 0, 0, {0}};
+  return e;
+}
 
 // Idempotent, as pm_side_init: what a failed call made stays for the next.
 static int pm_sm_init(void) {
@@ -842,6 +865,7 @@ static int pm_sm_init(void) {
   if (c.ready) return 0;
   if (!c.dev) CK(cudaMalloc((void **)&c.dev, 4 * sizeof *c.dev));
   if (!c.copied) CK(cudaEventCreateWithFlags(&c.copied, cudaEventDisableTiming));
+  if (!c.before) CK(cudaEventCreateWithFlags(&c.before, cudaEventDisableTiming));
   if (!c.host) {
     void *h = nullptr;
     CK(cudaHostAlloc(&h, 4 * sizeof(unsigned long long), cudaHostAllocMapped));
@@ -853,8 +877,9 @@ static int pm_sm_init(void) {
   return 0;
 }
 
-// pm_sm_check: the check above for r's target, once a process (the answer
-// is cached, a failure's too: "not judged", the point that met it failed).
+// pm_sm_check: the check above for r's target and copy size, once a
+// process (the answer is cached, a failure's too: "not judged", the point
+// that met it failed).
 // The check's copy lands the initiator's pattern in the target's
 // destination, which the target poisoned before agreement 1: its bytes
 // are poisoned again (as rma_prepare does, where the point is verified),
@@ -862,16 +887,19 @@ static int pm_sm_init(void) {
 static int pm_sm_check(Run *r) {
   PmSmCheck &c = g_pmc;
   int t = r->target;
-  if (t < 0 || t >= NB_MAX_PES || c.answer[t]) return 0;
-  c.answer[t] = PM_SM_UNJUDGED;
-  snprintf(c.why[t], sizeof c.why[t], "a CUDA error");  // until answered
+  int64_t n = pm_sm_bytes(r->a);
+  if (t < 0 || t >= NB_MAX_PES || pm_sm_answer(t, n, false)) return 0;
+  PmSmCheck::Answer *e = pm_sm_answer(t, n, true);
+  if (!e) return 0;  // PM_SM_ANSWERS sizes checked already: the point says nothing
+  e->answer = PM_SM_UNJUDGED;
+  snprintf(e->why, sizeof e->why, "a CUDA error");  // until answered
   if (const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS"); conn && atoi(conn) == 1) {
-    snprintf(c.why[t], sizeof c.why[t], "CUDA_DEVICE_MAX_CONNECTIONS=1");
+    snprintf(e->why, sizeof e->why, "CUDA_DEVICE_MAX_CONNECTIONS=1");
     return 0;
   }
   uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, t);
   if (!rd) {  // pm_validate refuses such a point first
-    snprintf(c.why[t], sizeof c.why[t], "no P2P mapping");
+    snprintf(e->why, sizeof e->why, "no P2P mapping");
     return 0;
   }
   if (!g_pms.streams) return fail(NB_ERR, "the copy engine SM check: the side streams were not created (nb_init)");
@@ -880,8 +908,7 @@ static int pm_sm_check(Run *r) {
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_pm_hold, PM_HOLD_THREADS, 0));
   int grid = per * S.sms;
   if (grid < 1) return fail(NB_ERR, "the copy engine SM check: the occupancy API fits no CTA of %d threads on an SM", PM_HOLD_THREADS);
-  c.ctas[t] = grid;
-  int64_t n = r->a->size < PM_HOLD_COPY_MAX ? r->a->size : PM_HOLD_COPY_MAX;
+  e->ctas = grid;
   // The same copy first with nothing held, waited for: whatever the first
   // copy of the process sets up (a module, a mapping) is done before the
   // held one is given PM_HOLD_COPY_S.
@@ -889,55 +916,68 @@ static int pm_sm_check(Run *r) {
   if (int st = pm_drain(S.stream, "the copy engine SM check's first copy")) return st;
   unsigned long long seq = ++c.seq;
   CK(cudaMemsetAsync(c.dev, 0, 3 * sizeof *c.dev, g_pms.bg));
-  (void)cudaGetLastError();  // the launch's own error below, nothing older
+  if (cudaError_t old = cudaGetLastError(); old != cudaSuccess)  // the launch's own error below, nothing older
+    return fail(NB_ERR, "the copy engine SM check: an earlier error pending: %s", cudaGetErrorString(old));
   k_pm_hold<<<grid, PM_HOLD_THREADS, 0, g_pms.bg>>>(c.dev, c.host_dev, seq);
   // From here the holder may run: every path releases it before returning.
-  int started = 0, copied = 0;
-  cudaError_t e = cudaGetLastError();
-  for (double t0 = pm_now(); e == cudaSuccess; sched_yield()) {
+  int started = 0, copied = 0, moved = 0;
+  cudaError_t err = cudaGetLastError();
+  for (double t0 = pm_now(); err == cudaSuccess; sched_yield()) {
     if (c.host[0] == seq) {
       started = 1;
       break;
     }
     cudaError_t q = cudaStreamQuery(g_pms.bg);
     if (q != cudaErrorNotReady) {  // it ended (or failed) before its CTAs had all started
-      if (q != cudaSuccess) e = q;
+      if (q != cudaSuccess) err = q;
       break;
     }
     if (pm_now() - t0 > PM_HOLD_START_S) break;
   }
   if (started) {
-    e = cudaMemcpyAsync(rd, S.src, n, cudaMemcpyDeviceToDevice, S.stream);
-    if (e == cudaSuccess) e = cudaEventRecord(c.copied, S.stream);
-    for (double t0 = pm_now(); e == cudaSuccess; sched_yield()) {
+    // before: the stream's own progress, so a copy that waited is told
+    // from a stream held up by something else (then: not judged).
+    err = cudaEventRecord(c.before, S.stream);
+    if (err == cudaSuccess) err = cudaMemcpyAsync(rd, S.src, n, cudaMemcpyDeviceToDevice, S.stream);
+    if (err == cudaSuccess) err = cudaEventRecord(c.copied, S.stream);
+    for (double t0 = pm_now(); err == cudaSuccess; sched_yield()) {
       cudaError_t q = cudaEventQuery(c.copied);
       if (q == cudaSuccess) {
-        copied = 1;
+        copied = moved = 1;
         break;
       }
-      if (q != cudaErrorNotReady) e = q;
-      else if (pm_now() - t0 > PM_HOLD_COPY_S) break;
+      if (q != cudaErrorNotReady) err = q;
+      else if (pm_now() - t0 > PM_HOLD_COPY_S) {
+        cudaError_t b = cudaEventQuery(c.before);
+        if (b == cudaSuccess) moved = 1;
+        else if (b != cudaErrorNotReady) err = b;
+        break;
+      }
     }
   }
   c.host[1] = seq;  // the release
   int held = pm_drain(g_pms.bg, "the kernel holding every CTA slot (the copy engine SM check)");
   int landed = pm_drain(S.stream, "the copy engine SM check's copy");
   if (held || landed) c.busy = 1;
-  if (e != cudaSuccess) return fail(NB_ERR, "the copy engine SM check: %s", cudaGetErrorString(e));
+  if (err != cudaSuccess) return fail(NB_ERR, "the copy engine SM check: %s", cudaGetErrorString(err));
   if (held || landed) return held ? held : landed;
   if (r->a->verify) {  // both copies landed in the target's destination
     if (int st = poison(rd, n, "the copy engine SM check's poison")) return st;
     CK(cudaStreamSynchronize(S.stream));
   }
   if (c.host[2] == seq) {
-    snprintf(c.why[t], sizeof c.why[t], "its holder's deadline passed");
+    snprintf(e->why, sizeof e->why, "its holder's deadline passed");
     return 0;
   }
   if (!started) {  // within PM_HOLD_START_S (another process's kernels on the GPU?)
-    snprintf(c.why[t], sizeof c.why[t], "not all %d CTAs ran at once", grid);
+    snprintf(e->why, sizeof e->why, "not all %d CTAs ran at once", grid);
     return 0;
   }
-  c.answer[t] = copied ? PM_SM_FREE : PM_SM_WAITED;
+  if (!moved) {  // the stream had not reached the copy: its wait says nothing
+    snprintf(e->why, sizeof e->why, "its stream stalled");
+    return 0;
+  }
+  e->answer = copied ? PM_SM_FREE : PM_SM_WAITED;
   return 0;
 }
 
@@ -949,17 +989,17 @@ static int pm_sm_check(Run *r) {
 // holds 255 characters: this note is short, so that a fed point's note
 // keeps its figures (a cut falls in its unread tail).
 static void pm_sm_note(Run *r, nb_result *res) {
-  const PmSmCheck &c = g_pmc;
   int t = r->target;
-  if (t < 0 || t >= NB_MAX_PES || !c.answer[t]) return;
+  const PmSmCheck::Answer *e = t < 0 || t >= NB_MAX_PES ? nullptr : pm_sm_answer(t, pm_sm_bytes(r->a), false);
+  if (!e || !e->answer) return;
   char rest[sizeof res->detail];
   memcpy(rest, res->detail, sizeof rest);
   rest[sizeof rest - 1] = 0;
   int n = 0;
-  if (c.answer[t] == PM_SM_UNJUDGED) n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: not judged: %s", c.why[t]);
+  if (e->answer == PM_SM_UNJUDGED) n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: not judged: %s", e->why);
   else
     n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: %s while %d CTAs held every slot",
-                 c.answer[t] == PM_SM_FREE ? "ran" : "waited", c.ctas[t]);
+                 e->answer == PM_SM_FREE ? "ran" : "waited", e->ctas);
   if (rest[0] && n > 0 && n + 2 < (int)sizeof res->detail) snprintf(res->detail + n, sizeof res->detail - n, "; %s", rest);
 }
 
@@ -968,8 +1008,10 @@ static void pm_sm_note(Run *r, nb_result *res) {
 static void pm_sm_free(void) {
   PmSmCheck &c = g_pmc;
   c.ready = 0;
+  c.n_ans = 0;  // a process initialised again checks again
   if (c.copied) cudaEventDestroy(c.copied);
-  c.copied = nullptr;
+  if (c.before) cudaEventDestroy(c.before);
+  c.copied = c.before = nullptr;
   if (c.busy) return;
   if (c.dev) cudaFree(c.dev);
   if (c.host) cudaFreeHost((void *)const_cast<unsigned long long *>(c.host));

@@ -230,9 +230,9 @@ func TestShimAgrees(t *testing.T) {
 			t.Fatalf("persm.cuh writes no note %s", s)
 		}
 	}
-	size := regexp.MustCompile(`char why\[NB_MAX_PES\]\[([0-9]+)\];`).FindStringSubmatch(string(src))
-	whys := regexp.MustCompile(`snprintf\(c\.why\[t\], sizeof c\.why\[t\], "([^"]*)"`).FindAllStringSubmatch(string(src), -1)
-	if size == nil || len(whys) < 4 {
+	size := regexp.MustCompile(`char why\[([0-9]+)\];`).FindStringSubmatch(string(src))
+	whys := regexp.MustCompile(`snprintf\(e->why, sizeof e->why, "([^"]*)"`).FindAllStringSubmatch(string(src), -1)
+	if size == nil || len(whys) < 5 {
 		t.Fatalf("persm.cuh: the reasons' buffer %v, %d reasons", size, len(whys))
 	}
 	notes := []string{fmt.Sprintf(unq(ran), "ran", 4224), fmt.Sprintf(unq(ran), "waited", 4224)}
