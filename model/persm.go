@@ -48,6 +48,10 @@ type Cost struct {
 	// (the rows' min-max over samples overlap, beside and alone).
 	ComputeNoise, TransferNoise bool
 	Beside                      float64 // the transfer's B/s beside the compute kernel (0: not measured)
+	// Feed: beside the copy engine, whether the shim judged the copies fed
+	// beside the compute kernel busy (report.FeedOf): not judged, the
+	// compute's slowdown is no measured cost (the copies may have idled).
+	Feed report.Feed
 }
 
 // costsOf are the slowdowns of mechanism m on budget SMs at size beside
@@ -61,6 +65,7 @@ func costsOf(ins []report.Interference, m string, budget int, size int64) []Cost
 			if in.Mechanism == m && in.Compute == comp && in.Budget == budget && in.Size == size {
 				cost.ComputeSlowdown, cost.TransferSlowdown, cost.Beside, seen = in.ComputeSlowdown(), in.TransferSlowdown(), in.Beside, true
 				cost.ComputeNoise, cost.TransferNoise = in.ComputeWithinNoise(), in.TransferWithinNoise()
+				cost.Feed = in.Feed
 			}
 		}
 		if seen {
@@ -134,7 +139,9 @@ func slowdown(v float64, noise bool) string {
 // slower; it costs the kernel 5 %)", saying "below the rate asked" where
 // it moves less than that beside the kernel, and why it is slower where
 // cudaMemcpyAsync ran on SMs ("25 % slower: its warps compete with the
-// kernel's").
+// kernel's"), and no cost to the kernel where the shim did not judge the
+// copies fed beside it ("its cost to the kernel not judged (the copies may
+// have idled: a copy 1.31 µs, the feeder's calls 2.5 µs)").
 func (a Answer) ceBeside() string {
 	s := ""
 	for _, c := range a.CECosts {
@@ -153,7 +160,17 @@ func (a Answer) ceBeside() string {
 			}
 			why = append(why, w)
 		}
-		if !math.IsNaN(c.ComputeSlowdown) {
+		switch {
+		case math.IsNaN(c.ComputeSlowdown):
+		case c.Feed.State == report.CEFedNotJudged:
+			// The copies were too short for the feeder to keep the copy
+			// engine busy: the compute's slowdown is no measured cost.
+			w := "its cost to the kernel not judged (the copies may have idled"
+			if t := c.Feed.Times(); t != "" {
+				w += ": " + t
+			}
+			why = append(why, w+")")
+		default:
 			why = append(why, "it costs the kernel "+slowdown(c.ComputeSlowdown, c.ComputeNoise))
 		}
 		if len(why) > 0 {

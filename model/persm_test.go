@@ -266,3 +266,35 @@ func TestPerSMGuideCopyEngineNote(t *testing.T) {
 		}
 	}
 }
+
+// The copy engine's cost to a compute kernel is said as the shim judged the
+// copies fed beside it: judged (ce_busy) or not known (files before it),
+// the compute's slowdown; not judged (ce_copy_s alone: copies too short
+// for a host thread to keep the copy engine busy), no cost, and why.
+func TestPerSMCopyEngineCostJudged(t *testing.T) {
+	f := fixture.PerSMExampleFed() // 256 MiB judged, 1 MiB not
+	for _, c := range []struct {
+		name  string
+		f     *record.File
+		want  float64
+		size  int64
+		says  string
+		never string
+	}{
+		{"judged", f, 1500e9, 256 << 20, "beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %)", "judged"},
+		{"not judged", f, 500e9, 1 << 20,
+			"the copy engine moves it with no SM (checked; 1000 GB/s), beside an FMA-bound kernel on every SM 800 GB/s (25 % slower; its cost to the kernel not judged (the copies may have idled: a copy 1.31 µs, the feeder's calls 2.5 µs))",
+			"costs the kernel"},
+		{"unknown", fixture.PerSMExample(), 1500e9, 256 << 20, "beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %)", "judged"},
+	} {
+		s := model.AnswerFor(c.f, c.want, c.size).Sentence()
+		if !strings.Contains(s, c.says) || strings.Contains(s, c.never) {
+			t.Errorf("%s: %q: want %q, never %q", c.name, s, c.says, c.never)
+		}
+	}
+	// The SM mechanisms' costs (one fused launch, no feeder) are said as
+	// before beside a file whose copy engine was not judged.
+	if s := model.AnswerFor(f, 1500e9, 256<<20).Sentence(); !strings.Contains(s, "use tma on 8 SMs (2000 GB/s); beside an FMA-bound kernel that costs it 20 %") {
+		t.Errorf("tma's cost: %q", s)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/internal/units"
@@ -187,9 +188,23 @@ func interferenceTable(ins []Interference, tag string, chk CESM) table.Table {
 	if len(sizes) > 6 {
 		sizes = perSMSizes
 	}
+	// The compute's slowdown beside copies the shim did not judge (too
+	// short for a host thread to keep the copy engine busy) is marked "†":
+	// the copy engine may have idled beside it.
+	var unjudged, judged []Feed
 	for _, in := range ins {
 		if !slices.Contains(sizes, in.Size) {
 			continue
+		}
+		compute := pct(in.ComputeSlowdown(), in.ComputeWithinNoise())
+		if in.Mechanism == "ce" && compute.Text != "" {
+			switch in.Feed.State {
+			case CEFedNotJudged:
+				compute.Text += " †"
+				unjudged = append(unjudged, in.Feed)
+			case CEFedJudged:
+				judged = append(judged, in.Feed)
+			}
 		}
 		sms := table.Num(float64(in.Budget), 0)
 		if in.Mechanism == "ce" && in.SM == CEOnSM {
@@ -197,7 +212,7 @@ func interferenceTable(ins []Interference, tag string, chk CESM) table.Table {
 		}
 		t.Rows = append(t.Rows, []table.Cell{table.Str(in.Mechanism), table.Str(in.Compute), table.Str(units.Bytes(in.Size)), sms,
 			num(in.Alone, gb, 1), num(in.Beside, gb, 1), pct(in.TransferSlowdown(), in.TransferWithinNoise()),
-			num(in.ComputeAlone, us, 2), num(in.ComputeBeside, us, 2), pct(in.ComputeSlowdown(), in.ComputeWithinNoise())})
+			num(in.ComputeAlone, us, 2), num(in.ComputeBeside, us, 2), compute})
 	}
 	t.Notes = append(t.Notes,
 		"one fused launch (SM mechanisms), one CTA an SM: the transfer on SMs, the compute kernel (fma: FMA-bound; mma: tensor-core bf16) on every other SM, each timed while the other runs beside it all along",
@@ -209,5 +224,63 @@ func interferenceTable(ins []Interference, tag string, chk CESM) table.Table {
 			break
 		}
 	}
+	t.Notes = append(t.Notes, feedNotes(unjudged, judged)...)
 	return t
+}
+
+// feedNotes are the interference table's notes on the copies fed beside a
+// compute kernel, from the ce rows' points shown: "†" where some were not
+// judged (with the copy's and the feeder's times where one row's, or
+// their ranges), and the least busy share where some were judged (none
+// where no point says: files before the shim judged it).
+func feedNotes(unjudged, judged []Feed) []string {
+	var out []string
+	if len(unjudged) > 0 {
+		times := unjudged[0].Times()
+		if len(unjudged) > 1 {
+			times = feedRanges(unjudged)
+		}
+		if times != "" {
+			times = " (" + times + ")"
+		}
+		out = append(out, "†: not judged: the copies beside the compute were too short for a host thread to keep the copy engine busy"+times+
+			": the compute's slowdown may be understated")
+	}
+	if len(judged) > 0 {
+		least := judged[0].Busy
+		for _, f := range judged {
+			least = min(least, f.Busy)
+		}
+		out = append(out, fmt.Sprintf("ce: the copies beside the compute kept the copy engine busy %s %% of every timed window at the least (judged by the shim)", units.Value(100*least)))
+	}
+	return out
+}
+
+// feedRanges says the copies' and the feeder's times over several rows,
+// "a copy 1.88-3.5 µs, the feeder's calls 2.5 µs" (a range only where
+// they differ).
+func feedRanges(fs []Feed) string {
+	span := func(v func(Feed) float64) string {
+		lo, hi := math.Inf(1), 0.0
+		for _, f := range fs {
+			if x := v(f); x > 0 {
+				lo, hi = min(lo, x), max(hi, x)
+			}
+		}
+		if hi == 0 {
+			return ""
+		}
+		if a, b := units.Value(lo/us), units.Value(hi/us); a != b {
+			return a + "-" + b + " µs"
+		}
+		return units.Value(hi/us) + " µs"
+	}
+	var s []string
+	if c := span(func(f Feed) float64 { return f.Copy }); c != "" {
+		s = append(s, "a copy "+c)
+	}
+	if c := span(func(f Feed) float64 { return f.Calls }); c != "" {
+		s = append(s, "the feeder's calls "+c)
+	}
+	return strings.Join(s, ", ")
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +28,23 @@ func TestInterferenceTableMarksNoise(t *testing.T) {
 	}
 	if !slices.ContainsFunc(tab.Notes, func(n string) bool { return len(n) > 2 && n[:2] == "~:" }) {
 		t.Errorf("no note on the mark: %q", tab.Notes)
+	}
+}
+
+// Several rows not judged: the note gives the copies' and the feeder's
+// times as ranges (one figure where they agree), and a time not in a
+// point is left out.
+func TestFeedNotesRanges(t *testing.T) {
+	n := feedNotes([]Feed{{State: CEFedNotJudged, Copy: 1.31e-6, Calls: 2.5e-6}, {State: CEFedNotJudged, Copy: 3.5e-6, Calls: 2.5e-6}}, nil)
+	want := "†: not judged: the copies beside the compute were too short for a host thread to keep the copy engine busy (a copy 1.31-3.5 µs, the feeder's calls 2.5 µs): the compute's slowdown may be understated"
+	if len(n) != 1 || n[0] != want {
+		t.Errorf("%q, want %q", n, want)
+	}
+	if n := feedNotes([]Feed{{State: CEFedNotJudged, Copy: 2e-6}}, []Feed{{State: CEFedJudged, Busy: 0.99}, {State: CEFedJudged, Busy: 0.93}}); len(n) != 2 ||
+		!strings.Contains(n[0], "busy (a copy 2 µs): the") || !strings.Contains(n[1], "busy 93 % of every timed window") {
+		t.Errorf("one time, two judged rows: %q", n)
+	}
+	if n := feedNotes(nil, nil); n != nil {
+		t.Errorf("nothing judged or not: %q", n)
 	}
 }

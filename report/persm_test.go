@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -264,5 +265,68 @@ func TestPerSMCopyEngineCheckOnlyFromItsRows(t *testing.T) {
 	}
 	if got := report.CECheck(g); got != report.CEOnSM {
 		t.Errorf("the compute's row beside the copy engine saying 0: %v", got)
+	}
+}
+
+// The compute kernel's slowdown beside the copy engine is read as the
+// shim judged the copies fed beside it: not judged (ce_copy_s, no
+// ce_busy: copies too short for a host thread to keep the copy engine
+// busy) marks the cell "†" and a note says the slowdown may be
+// understated, with the copy's and the feeder's times; judged (ce_busy)
+// says the least busy share; none of the values (older files) says
+// neither.
+func TestPerSMCopyEngineFeed(t *testing.T) {
+	const unjudgedNote = "†: not judged: the copies beside the compute were too short for a host thread to keep the copy engine busy (a copy 1.31 µs, the feeder's calls 2.5 µs): the compute's slowdown may be understated"
+	const judgedNote = "ce: the copies beside the compute kept the copy engine busy 98.5 % of every timed window at the least (judged by the shim)"
+	f := fixture.PerSMExampleFed()
+	feeds := map[string]report.Feed{}
+	for _, in := range report.Interferences(f) {
+		feeds[fmt.Sprint(in.Mechanism, " ", in.Size)] = in.Feed
+	}
+	if fd := feeds["ce 1048576"]; fd.State != report.CEFedNotJudged || fd.Copy != 1.31e-6 || fd.Calls != 2.5e-6 || fd.Busy != 0 {
+		t.Errorf("ce beside fma at 1 MiB: %+v, want not judged", fd)
+	}
+	if fd := feeds["ce 268435456"]; fd.State != report.CEFedJudged || fd.Busy != 0.985 || fd.Copy != 168e-6 {
+		t.Errorf("ce beside fma at 256 MiB: %+v, want judged", fd)
+	}
+	if fd := feeds["tma 268435456"]; fd.State != report.CEFedUnknown {
+		t.Errorf("tma beside fma (no feeder): %+v", fd)
+	}
+	// Judged and not judged apart: the file's 256 MiB points alone.
+	judgedOnly := fixture.PerSMExampleFed()
+	judgedOnly.Points = slices.DeleteFunc(judgedOnly.Points, func(p record.Point) bool {
+		return strings.Contains(p.ID, "beside") && p.ID != "persm/tma/beside-fma" && p.Params.Size == 1<<20
+	})
+	for _, c := range []struct {
+		name    string
+		f       *record.File
+		cells   map[string]string // size → the ce row's compute slowdown
+		notes   []string          // notes say these (none: no note says "judged")
+		notNote string
+	}{
+		{"judged and not", f, map[string]string{"1 MiB": "10.0 †", "256 MiB": "5.0"}, []string{unjudgedNote, judgedNote}, ""},
+		{"judged", judgedOnly, map[string]string{"256 MiB": "5.0"}, []string{judgedNote}, "†"},
+		{"unknown", fixture.PerSMExample(), map[string]string{"256 MiB": "5.0"}, nil, ""},
+	} {
+		rep := report.Build([]*record.File{c.f}, record.Paper(), report.Options{})
+		in := findTable(rep, "Bytes per SM: a transfer beside a compute kernel")
+		for size, want := range c.cells {
+			if got := cellAt(t, in, "compute slowdown %", "ce", "fma", size); got != want {
+				t.Errorf("%s: ce beside fma at %s: compute slowdown %q, want %q", c.name, size, got, want)
+			}
+		}
+		if got := cellAt(t, in, "compute slowdown %", "tma", "fma", "256 MiB"); got != "20.0" {
+			t.Errorf("%s: tma beside fma (fused, no feeder): %q", c.name, got)
+		}
+		for _, n := range in.Notes {
+			if len(c.notes) == 0 && strings.Contains(n, "judged") || c.notNote != "" && strings.Contains(n, c.notNote) {
+				t.Errorf("%s: a note says %q", c.name, n)
+			}
+		}
+		for _, n := range c.notes {
+			if !slices.Contains(in.Notes, n) {
+				t.Errorf("%s: no note %q: %q", c.name, n, in.Notes)
+			}
+		}
 	}
 }

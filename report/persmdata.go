@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -97,6 +98,77 @@ func CECheck(f *record.File) CESM {
 		}
 	}
 	return s
+}
+
+// The values of a compute kernel's point beside the copy engine
+// (persm/compute/<kind>/beside-ce), in which the shim says whether the host
+// thread feeding the copies kept the copy engine busy while the compute
+// was timed: the least share of a timed window it was busy (0..1; only
+// where judged, and a judged point under 90 % fails), the rate the copies
+// moved in the windows (B/s), a copy's time on the copy engine (s) and
+// the feeder's CPU time in its CUDA calls a copy (s). The names are
+// suites/persm's (readers never import the suites).
+const (
+	ValueCEBusy = "ce_busy"
+	ValueCERate = "ce_bytes_per_s"
+	ValueCECopy = "ce_copy_s"
+	ValueCEFeed = "ce_feed_s"
+)
+
+// CEFed is what a compute kernel's point beside the copy engine says of
+// the copies fed beside it: whether they kept the copy engine busy.
+type CEFed int
+
+const (
+	// CEFedUnknown: the point carries none of the values (files before
+	// the shim judged it, or no launch of the compute lasted long enough
+	// to judge): nothing is said either way.
+	CEFedUnknown CEFed = iota
+	// CEFedJudged: the point carries ValueCEBusy: the shim judged every
+	// timed window and the copy engine was busy at least Busy of each.
+	CEFedJudged
+	// CEFedNotJudged: the point carries ValueCECopy but no ValueCEBusy: a
+	// copy was too short for a host thread to keep the copy engine busy
+	// (under twice the feeder's calls for it), so the copy engine may have
+	// idled beside the compute and its slowdown may be understated.
+	CEFedNotJudged
+)
+
+// Feed is what a compute kernel's point beside the copy engine says of the
+// copies fed beside it (FeedOf).
+type Feed struct {
+	State CEFed
+	Busy  float64 // ValueCEBusy, where judged
+	Copy  float64 // ValueCECopy, s (0: not in the point)
+	Calls float64 // ValueCEFeed, s (0: not in the point)
+}
+
+// Times says the copy's and the feeder's times, "a copy 1.88 µs, the
+// feeder's calls 2.5 µs" ("" where the point has neither).
+func (f Feed) Times() string {
+	var s []string
+	if f.Copy > 0 {
+		s = append(s, "a copy "+units.Value(f.Copy/us)+" µs")
+	}
+	if f.Calls > 0 {
+		s = append(s, "the feeder's calls "+units.Value(f.Calls/us)+" µs")
+	}
+	return strings.Join(s, ", ")
+}
+
+// FeedOf reads a point's feed values: judged where it has ValueCEBusy,
+// not judged where it has ValueCECopy alone, else unknown.
+func FeedOf(p *record.Point) Feed {
+	busy, judged := p.Values[ValueCEBusy]
+	cp, timed := p.Values[ValueCECopy]
+	fd := Feed{Copy: cp, Calls: p.Values[ValueCEFeed]}
+	switch {
+	case judged:
+		fd.State, fd.Busy = CEFedJudged, busy
+	case timed:
+		fd.State = CEFedNotJudged
+	}
+	return fd
 }
 
 // Curve is one mechanism's GB/s over SM budgets at one size.
@@ -263,6 +335,10 @@ type Interference struct {
 	// SM: where Mechanism is "ce", what the file's copy-engine points show
 	// of its SM use (CECheck, as its Curve's).
 	SM CESM
+	// Feed: where Mechanism is "ce", whether the copies fed beside the
+	// compute kernel kept the copy engine busy while it was timed (its
+	// point's values, FeedOf); CEFedUnknown elsewhere.
+	Feed Feed
 }
 
 // overlap: the ranges [a0, a1] and [b0, b1] share a value.
@@ -349,6 +425,9 @@ func Interferences(f *record.File) []Interference {
 				in := get(key{beside, parts[2], p.Params.CTAs, p.Params.Size})
 				in.ComputeBeside = v
 				in.ComputeBesideLo, in.ComputeBesideHi = spreadOf(p, record.MetricLatency)
+				if beside == "ce" {
+					in.Feed = FeedOf(p)
+				}
 			}
 		}
 	}
