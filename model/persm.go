@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
@@ -44,10 +45,11 @@ type Answer struct {
 type Cost struct {
 	Compute                           string
 	ComputeSlowdown, TransferSlowdown float64
-	// ComputeNoise, TransferNoise: the slowdown does not beat the noise
-	// (the rows' min-max over samples overlap, beside and alone).
-	ComputeNoise, TransferNoise bool
-	Beside                      float64 // the transfer's B/s beside the compute kernel (0: not measured)
+	// ComputeJudged, TransferJudged: the decision rule's outcome on each
+	// slowdown (report.Interference's): claimed, within noise, or too few
+	// samples to claim.
+	ComputeJudged, TransferJudged report.Judgement
+	Beside                        float64 // the transfer's B/s beside the compute kernel (0: not measured)
 	// Feed: beside the copy engine, whether the shim judged the copies fed
 	// beside the compute kernel busy (report.FeedOf): not judged, the
 	// compute's slowdown is no measured cost (the copies may have idled).
@@ -55,8 +57,8 @@ type Cost struct {
 }
 
 // costsOf are the slowdowns of mechanism m on budget SMs at size beside
-// each compute kernel, where measured.
-func costsOf(ins []report.Interference, m string, budget int, size int64) []Cost {
+// each compute kernel, where measured, judged by rule.
+func costsOf(ins []report.Interference, m string, budget int, size int64, rule decide.Rule) []Cost {
 	var out []Cost
 	for _, comp := range report.PerSMComputes {
 		cost := Cost{Compute: comp, ComputeSlowdown: math.NaN(), TransferSlowdown: math.NaN()}
@@ -64,7 +66,7 @@ func costsOf(ins []report.Interference, m string, budget int, size int64) []Cost
 		for _, in := range ins {
 			if in.Mechanism == m && in.Compute == comp && in.Budget == budget && in.Size == size {
 				cost.ComputeSlowdown, cost.TransferSlowdown, cost.Beside, seen = in.ComputeSlowdown(), in.TransferSlowdown(), in.Beside, true
-				cost.ComputeNoise, cost.TransferNoise = in.ComputeWithinNoise(), in.TransferWithinNoise()
+				cost.ComputeJudged, cost.TransferJudged = in.ComputeJudged(rule), in.TransferJudged(rule)
 				cost.Feed = in.Feed
 			}
 		}
@@ -77,9 +79,9 @@ func costsOf(ins []report.Interference, m string, budget int, size int64) []Cost
 
 // AnswerFor finds the mechanism that moves want B/s at size with the fewest
 // SMs (ties: the one moving more there), from the file's curves and
-// interference rows.
-func AnswerFor(f *record.File, want float64, size int64) Answer {
-	return answerFor(report.Curves(f), report.Interferences(f), want, size)
+// interference rows, its slowdowns judged by rule (zero: the default).
+func AnswerFor(f *record.File, want float64, size int64, rule decide.Rule) Answer {
+	return answerFor(report.Curves(f), report.Interferences(f), want, size, rule.OrDefault())
 }
 
 // bestPeak is the highest peak of an SM mechanism's curve at size.
@@ -95,8 +97,8 @@ func bestPeak(cs []report.Curve, size int64) float64 {
 }
 
 // answerFor is AnswerFor over a file's curves and interference rows.
-func answerFor(cs []report.Curve, ins []report.Interference, want float64, size int64) Answer {
-	a := Answer{Want: want, Size: size, Budget: -1, Best: bestPeak(cs, size), CECosts: costsOf(ins, "ce", 0, size)}
+func answerFor(cs []report.Curve, ins []report.Interference, want float64, size int64, rule decide.Rule) Answer {
+	a := Answer{Want: want, Size: size, Budget: -1, Best: bestPeak(cs, size), CECosts: costsOf(ins, "ce", 0, size, rule)}
 	for _, c := range cs {
 		if c.Size != size {
 			continue
@@ -119,18 +121,27 @@ func answerFor(cs []report.Curve, ins []report.Interference, want float64, size 
 	if a.Mechanism == "" {
 		return a
 	}
-	a.Costs = costsOf(ins, a.Mechanism, a.Budget, size)
+	a.Costs = costsOf(ins, a.Mechanism, a.Budget, size, rule)
 	return a
 }
 
-// slowdown says a slowdown, and "within noise" where it does not beat the
-// noise (its rows' min-max over samples overlap): "5 %", "1 %, within
-// noise". The house rule: a difference only where it beats the noise.
-func slowdown(v float64, noise bool) string {
-	if noise {
-		return pct(v) + ", within noise"
+// slowdown says a slowdown as the decision rule judged it: "5 %" where
+// claimed, "1 %, within noise" where a tie (under the margin, or its
+// interval includes 1), "5 %, too few samples to claim" where its rows'
+// samples are too few for an interval. The house rule: a difference only
+// where it beats both a practical margin and the noise.
+func slowdown(v float64, j report.Judgement) string { return pct(v) + unclaimed(j) }
+
+// unclaimed is what follows a slowdown the rule does not claim: ", within
+// noise", ", too few samples to claim", "" where claimed.
+func unclaimed(j report.Judgement) string {
+	switch j.Outcome {
+	case report.WithinNoise:
+		return ", within noise"
+	case report.TooFew:
+		return ", too few samples to claim"
 	}
-	return pct(v)
+	return ""
 }
 
 // ceBeside is what the copy engine moves, and what it and the kernel cost
@@ -139,9 +150,12 @@ func slowdown(v float64, noise bool) string {
 // slower; it costs the kernel 5 %)", saying "below the rate asked" where
 // it moves less than that beside the kernel, and why it is slower where
 // cudaMemcpyAsync ran on SMs ("25 % slower: its warps compete with the
-// kernel's"), and no cost to the kernel where the shim did not judge the
-// copies fed beside it ("its cost to the kernel not judged (the copies may
-// have idled: a copy 1.31 µs, the feeder's calls 2.5 µs)").
+// kernel's", only where the slowdown is claimed), each slowdown the rule
+// does not claim said so ("1 % slower, within noise"; "it costs the
+// kernel 5 %, too few samples to claim"), and no cost to the kernel where
+// the shim did not judge the copies fed beside it ("its cost to the kernel
+// not judged (the copies may have idled: a copy 1.31 µs, the feeder's
+// calls 2.5 µs)").
 func (a Answer) ceBeside() string {
 	s := ""
 	for _, c := range a.CECosts {
@@ -154,8 +168,8 @@ func (a Answer) ceBeside() string {
 			why = append(why, "below the rate asked")
 		}
 		if !math.IsNaN(c.TransferSlowdown) {
-			w := slowdown(c.TransferSlowdown, c.TransferNoise) + " slower"
-			if a.CESM == report.CEOnSM && !c.TransferNoise && c.TransferSlowdown > 0 {
+			w := pct(c.TransferSlowdown) + " slower" + unclaimed(c.TransferJudged)
+			if a.CESM == report.CEOnSM && c.TransferJudged.Outcome == report.Claimed && c.TransferSlowdown > 0 {
 				w += ": its warps compete with the kernel's" // the driver's kernel, on the kernel's SMs
 			}
 			why = append(why, w)
@@ -171,7 +185,7 @@ func (a Answer) ceBeside() string {
 			}
 			why = append(why, w+")")
 		default:
-			why = append(why, "it costs the kernel "+slowdown(c.ComputeSlowdown, c.ComputeNoise))
+			why = append(why, "it costs the kernel "+slowdown(c.ComputeSlowdown, c.ComputeJudged))
 		}
 		if len(why) > 0 {
 			s += " (" + strings.Join(why, "; ") + ")"
@@ -194,9 +208,9 @@ func (a Answer) Sentence() string {
 		a.Budget, map[bool]string{true: "", false: "s"}[a.Budget == 1], gbps(a.BW))
 	for _, c := range a.Costs {
 		if !math.IsNaN(c.ComputeSlowdown) {
-			s += fmt.Sprintf("; beside %s that costs it %s", PerSMComputeName[c.Compute], slowdown(c.ComputeSlowdown, c.ComputeNoise))
+			s += fmt.Sprintf("; beside %s that costs it %s", PerSMComputeName[c.Compute], slowdown(c.ComputeSlowdown, c.ComputeJudged))
 			if !math.IsNaN(c.TransferSlowdown) {
-				s += fmt.Sprintf(" (and the transfer %s)", slowdown(c.TransferSlowdown, c.TransferNoise))
+				s += fmt.Sprintf(" (and the transfer %s)", slowdown(c.TransferSlowdown, c.TransferJudged))
 			}
 		}
 	}
@@ -250,8 +264,9 @@ var ceGuideNote = map[report.CESM]string{
 // PerSMGuide answers, for each file with bytes-per-SM rows, at its largest
 // size beyond L2 (else its largest): the fewest SMs for a quarter, half and
 // 90 % of the best SM mechanism's peak there, and for each rate asked
-// (B/s).
-func PerSMGuide(files []*record.File, rates []float64) []table.Table {
+// (B/s); the slowdowns judged by rule (zero: the default).
+func PerSMGuide(files []*record.File, rates []float64, rule decide.Rule) []table.Table {
+	rule = rule.OrDefault()
 	var out []table.Table
 	for _, f := range files {
 		cs := report.Curves(f)
@@ -269,7 +284,7 @@ func PerSMGuide(files []*record.File, rates []float64) []table.Table {
 			if w <= 0 {
 				continue
 			}
-			a := answerFor(cs, ins, w, size)
+			a := answerFor(cs, ins, w, size, rule)
 			row := []table.Cell{gbpsCell(w), table.Str(humanBytes(float64(size)))}
 			if a.Mechanism == "" {
 				row = append(row, table.Str("–"), table.Str("–"), table.Str("–"))
@@ -279,7 +294,8 @@ func PerSMGuide(files []*record.File, rates []float64) []table.Table {
 			t.Rows = append(t.Rows, append(row, table.Str(a.Sentence())))
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2 (else the largest); the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
-			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM; within noise: the two rows' min-max over samples overlap")
+			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM",
+			report.SlowdownRule(rule)+"; else \"within noise\" (under the margin, or the interval includes 1), or \"too few samples to claim\" where a side's samples are too few for the interval")
 		if slices.ContainsFunc(cs, func(c report.Curve) bool { return c.Mechanism == "ce" && c.Size == size }) {
 			t.Notes = append(t.Notes, ceGuideNote[report.CECheck(f)])
 		}

@@ -1,9 +1,11 @@
 package model_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/record"
@@ -29,7 +31,7 @@ func TestPerSMAnswer(t *testing.T) {
 		{2100e9, "tma", 66, []string{"use tma on 66 SMs"}},
 		{3000e9, "", -1, []string{"no mechanism moves 3000 GB/s", "the most: 2150 GB/s"}},
 	} {
-		a := model.AnswerFor(f, c.want, size)
+		a := model.AnswerFor(f, c.want, size, decide.Rule{})
 		if a.Mechanism != c.mech || a.Budget != c.budget {
 			t.Errorf("%g B/s: %s on %d SMs, want %s on %d", c.want, a.Mechanism, a.Budget, c.mech, c.budget)
 		}
@@ -54,7 +56,7 @@ func TestPerSMAnswer(t *testing.T) {
 		}
 	}
 	g.Points = kept
-	if s := model.AnswerFor(g, 15e9, size).Sentence(); !strings.HasSuffix(s, "beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower)") {
+	if s := model.AnswerFor(g, 15e9, size, decide.Rule{}).Sentence(); !strings.HasSuffix(s, "beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower)") {
 		t.Errorf("without the compute's row beside the copy engine: %q", s)
 	}
 	kept = nil
@@ -64,7 +66,7 @@ func TestPerSMAnswer(t *testing.T) {
 		}
 	}
 	g.Points = kept
-	if s := model.AnswerFor(g, 15e9, size).Sentence(); strings.Contains(s, "every SM") {
+	if s := model.AnswerFor(g, 15e9, size, decide.Rule{}).Sentence(); strings.Contains(s, "every SM") {
 		t.Errorf("without the copy engine's rows beside a compute kernel: %q", s)
 	}
 	// Where st were faster than tma on one SM, it would be the answer.
@@ -75,7 +77,7 @@ func TestPerSMAnswer(t *testing.T) {
 			p.Metrics[record.MetricBandwidth] = record.Summary{Median: 400e9, Min: 400e9, Max: 400e9, N: 5}
 		}
 	}
-	if a := model.AnswerFor(g, 15e9, size); a.Mechanism != "st" || a.Budget != 1 {
+	if a := model.AnswerFor(g, 15e9, size, decide.Rule{}); a.Mechanism != "st" || a.Budget != 1 {
 		t.Errorf("st at 400 GB/s on 1 SM: the answer is %s on %d", a.Mechanism, a.Budget)
 	}
 }
@@ -86,60 +88,142 @@ func TestPerSMAnswer(t *testing.T) {
 func TestPerSMCopyEngineBelowTheRate(t *testing.T) {
 	f := fixture.PerSMExampleCE(1)
 	const size = 256 << 20
-	s := model.AnswerFor(f, 1800e9, size).Sentence() // ce: 2000 GB/s alone, 1600 beside fma
+	s := model.AnswerFor(f, 1800e9, size, decide.Rule{}).Sentence() // ce: 2000 GB/s alone, 1600 beside fma
 	if !strings.Contains(s, "the copy engine moves it with no SM (checked; 2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower; it costs the kernel 5 %)") {
 		t.Errorf("1800 GB/s: %q", s)
 	}
-	if s := model.AnswerFor(f, 1500e9, size).Sentence(); strings.Contains(s, "below the rate asked") || !strings.Contains(s, "1600 GB/s (25 % slower") {
+	if s := model.AnswerFor(f, 1500e9, size, decide.Rule{}).Sentence(); strings.Contains(s, "below the rate asked") || !strings.Contains(s, "1600 GB/s (25 % slower") {
 		t.Errorf("1500 GB/s (1600 beside fma reaches it): %q", s)
 	}
 }
 
-// A slowdown is said as such only where it beats the noise: where the
-// rows' min-max over samples overlap, beside and alone, it is "within
-// noise", for the SM mechanisms' costs and the copy engine's alike.
-func TestPerSMSlowdownWithinNoise(t *testing.T) {
-	f := fixture.PerSMExample() // its rows: five samples within ±1 %
+// A slowdown is said plainly only where the decision rule claims it (a
+// lead at least the margin, an interval of the time ratio without 1):
+// else "within noise", even where the samples beside and alone do not
+// overlap, or "too few samples to claim"; for the SM mechanisms' costs and
+// the copy engine's alike, and by the rule given (its margin).
+func TestPerSMSlowdownJudged(t *testing.T) {
 	const size = 256 << 20
-	// fma alone: 10 µs on 124 SMs, 8 µs on every SM (9.9-10.1, 7.92-8.08).
-	times := func(id string, median, spread float64) {
+	// set gives the points id new samples: n over ±spread of a time an
+	// iteration, or of the time a transfer's B/s moves the size in.
+	set := func(f *record.File, id string, v, spread float64, n int) {
 		for i := range f.Points {
 			p := &f.Points[i]
-			if p.ID != id {
+			if p.ID != id || p.Params.Size != size {
 				continue
 			}
-			p.Samples = nil
-			for k := -2; k <= 2; k++ {
-				p.Samples = append(p.Samples, median*(1+spread*float64(k)/2))
+			tm, metrics := v, []string{record.MetricLatency}
+			if p.Bytes > 0 {
+				tm, metrics = float64(p.Bytes)/v, []string{record.MetricBandwidth, record.MetricLatency}
 			}
-			if err := record.Derive(p, record.MetricLatency); err != nil {
+			p.Samples, p.Metrics = nil, nil
+			for k := range n {
+				p.Samples = append(p.Samples, tm*(1+spread*(2*float64(k)/float64(n-1)-1)))
+			}
+			if err := record.Derive(p, metrics...); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	times("persm/compute/fma/beside-tma", 10.1e-6, 0.02) // 9.999-10.201 µs: 1 % slower, within noise
-	times("persm/compute/fma/beside-ce", 8.08e-6, 0.02)  // 7.999-8.161 µs: 1 % slower, within noise
-	s := model.AnswerFor(f, 1500e9, size).Sentence()
-	for _, w := range []string{
-		"use tma on 8 SMs (2000 GB/s); beside an FMA-bound kernel that costs it 1 %, within noise (and the transfer 11 %)",
-		"beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 1 %, within noise)",
-	} {
-		if !strings.Contains(s, w) {
-			t.Errorf("%q does not say %q", s, w)
+	// Against the fixture's sides alone (±1 %): tma 2000 GB/s on 8 SMs,
+	// fma 10 µs on the other SMs; the copy engine 2000 GB/s, fma 8 µs on
+	// every SM.
+	beside := func(compute, ce, tma, cebw, spread float64, n int) *record.File {
+		f := fixture.PerSMExample()
+		set(f, "persm/compute/fma/beside-tma", compute, spread, n)
+		set(f, "persm/compute/fma/beside-ce", ce, spread, n)
+		set(f, "persm/tma/beside-fma", tma, spread, n)
+		set(f, "persm/ce/beside-fma", cebw, spread, n)
+		return f
+	}
+	overlap := beside(10.1e-6, 8.08e-6, 1980e9, 1980e9, 0.01, 5) // 1 % slower, samples ±1 %: overlapping
+	apart := beside(10.2e-6, 8.16e-6, 1960e9, 1960e9, 0.001, 5)  // 2 % slower, samples ±0.1 %: apart from alone's
+	few := beside(12e-6, 8.4e-6, 1800e9, 1600e9, 0.01, 2)        // 20, 5, 11 and 25 %, two samples beside
+	for _, in := range report.Interferences(apart) {
+		if slices.Max(in.AloneCost) >= slices.Min(in.BesideCost) || slices.Max(in.ComputeAloneCost) >= slices.Min(in.ComputeBesideCost) {
+			t.Fatalf("%s beside %s: the samples overlap", in.Mechanism, in.Compute)
 		}
 	}
-	// Beyond the noise, a slowdown is said plainly.
-	times("persm/compute/fma/beside-tma", 10.2e-6, 0.001) // 10.19-10.21 µs against 9.9-10.1
-	times("persm/compute/fma/beside-ce", 8.4e-6, 0.001)
-	if s := model.AnswerFor(f, 1500e9, size).Sentence(); strings.Contains(s, "noise") || !strings.Contains(s, "that costs it 2 % (and") {
-		t.Errorf("2 %% beyond the noise: %q", s)
+	for _, c := range []struct {
+		name      string
+		f         *record.File
+		rule      decide.Rule
+		says      []string
+		neverSays string
+	}{
+		{"overlapping", overlap, decide.Rule{}, []string{
+			"use tma on 8 SMs (2000 GB/s); beside an FMA-bound kernel that costs it 1 %, within noise (and the transfer 1 %, within noise)",
+			"beside an FMA-bound kernel on every SM 1980 GB/s (1 % slower, within noise; it costs the kernel 1 %, within noise)",
+		}, "too few"},
+		{"apart, under the margin", apart, decide.Rule{}, []string{
+			"beside an FMA-bound kernel that costs it 2 %, within noise (and the transfer 2 %, within noise)",
+			"beside an FMA-bound kernel on every SM 1960 GB/s (2 % slower, within noise; it costs the kernel 2 %, within noise)",
+		}, "too few"},
+		{"apart, over a 1 % margin", apart, decide.Rule{Margin: 0.01, Alpha: 0.05}, []string{
+			"beside an FMA-bound kernel that costs it 2 % (and the transfer 2 %)",
+			"beside an FMA-bound kernel on every SM 1960 GB/s (2 % slower; it costs the kernel 2 %)",
+		}, "noise"},
+		{"two samples beside", few, decide.Rule{}, []string{
+			"beside an FMA-bound kernel that costs it 20 %, too few samples to claim (and the transfer 11 %, too few samples to claim)",
+			"beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower, too few samples to claim; it costs the kernel 5 %, too few samples to claim)",
+		}, "noise"},
+	} {
+		s := model.AnswerFor(c.f, 1500e9, size, c.rule).Sentence()
+		for _, w := range c.says {
+			if !strings.Contains(s, w) {
+				t.Errorf("%s: %q does not say %q", c.name, s, w)
+			}
+		}
+		if strings.Contains(s, c.neverSays) {
+			t.Errorf("%s: %q says %q", c.name, s, c.neverSays)
+		}
+	}
+	// Where cudaMemcpyAsync ran on SMs, why it is slower is said only of a
+	// slowdown claimed.
+	onSM := few
+	for i := range onSM.Points {
+		if p := &onSM.Points[i]; strings.HasPrefix(p.ID, "persm/ce") {
+			p.Values = map[string]float64{report.ValueCESMFree: 0}
+		}
+	}
+	if s := model.AnswerFor(onSM, 1500e9, size, decide.Rule{}).Sentence(); !strings.Contains(s, "1600 GB/s (25 % slower, too few samples to claim; it costs") || strings.Contains(s, "compete") {
+		t.Errorf("on SMs, too few samples: %q", s)
+	}
+}
+
+// The guide's table note states the rule its slowdowns are judged by, at
+// the margin given, and never the samples' overlap.
+func TestPerSMGuideNoteStatesTheRule(t *testing.T) {
+	for _, c := range []struct {
+		rule decide.Rule
+		says string
+	}{
+		{decide.Rule{}, "a slowdown is claimed only where it is at least 3 % and the 95 % confidence interval of the time ratio beside over alone"},
+		{decide.Rule{Margin: 0.05, Alpha: 0.05}, "a slowdown is claimed only where it is at least 5 % and"},
+	} {
+		ts := model.PerSMGuide([]*record.File{fixture.PerSMExample()}, nil, c.rule)
+		if len(ts) != 1 {
+			t.Fatalf("%d tables", len(ts))
+		}
+		n := 0
+		for _, note := range ts[0].Notes {
+			if strings.HasPrefix(note, c.says) && strings.HasSuffix(note, `else "within noise" (under the margin, or the interval includes 1), or "too few samples to claim" where a side's samples are too few for the interval`) {
+				n++
+			}
+			if strings.Contains(note, "overlap") {
+				t.Errorf("a note on the samples' overlap: %q", note)
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d notes saying %q: %q", n, c.says, ts[0].Notes)
+		}
 	}
 }
 
 // The guide's table answers at the largest size beyond L2, for a quarter,
 // half and 90 % of the best peak and each rate asked.
 func TestPerSMGuideTable(t *testing.T) {
-	ts := model.PerSMGuide([]*record.File{fixture.PerSMExample(), fixture.Synthetic(fixture.Options{})}, []float64{100e9})
+	ts := model.PerSMGuide([]*record.File{fixture.PerSMExample(), fixture.Synthetic(fixture.Options{})}, []float64{100e9}, decide.Rule{})
 	if len(ts) != 1 {
 		t.Fatalf("%d tables, want one (the second file has no bytes-per-SM rows)", len(ts))
 	}
@@ -200,7 +284,7 @@ func TestPerSMAnswerCopyEngineCheck(t *testing.T) {
 				"but it ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted: a reference rate, not a fewest-SM answer",
 		}, []string{"no SM", "copy engine", "0 SM"}},
 	} {
-		with := model.AnswerFor(c.f, 15e9, size)
+		with := model.AnswerFor(c.f, 15e9, size, decide.Rule{})
 		// Without an SM mechanism reaching the rate: tma's rows left out,
 		// st moves at most 1900 GB/s at 256 MiB, the copy engine 2000.
 		g := c.f
@@ -211,7 +295,7 @@ func TestPerSMAnswerCopyEngineCheck(t *testing.T) {
 			}
 		}
 		g.Points = kept
-		without := model.AnswerFor(g, 1950e9, size)
+		without := model.AnswerFor(g, 1950e9, size, decide.Rule{})
 		if with.Mechanism != "tma" || with.Budget != 1 || without.Mechanism != "" {
 			t.Fatalf("%s: the answers %s on %d, %q", c.name, with.Mechanism, with.Budget, without.Mechanism)
 		}
@@ -243,7 +327,7 @@ func TestPerSMGuideCopyEngineNote(t *testing.T) {
 		{fixture.PerSMExample(), "the copy engine: not checked for SM use (no ce_sm_free in this file;"},
 		{fixture.PerSMExampleCE(0), "cudaMemcpyAsync (persm/ce): a copy waited for a free CTA slot (ce_sm_free 0): the driver ran it as a kernel, on SMs it did not count, so it answers no rate with fewer SMs"},
 	} {
-		ts := model.PerSMGuide([]*record.File{c.f}, []float64{1950e9})
+		ts := model.PerSMGuide([]*record.File{c.f}, []float64{1950e9}, decide.Rule{})
 		if len(ts) != 1 {
 			t.Fatalf("%d tables", len(ts))
 		}
@@ -287,14 +371,14 @@ func TestPerSMCopyEngineCostJudged(t *testing.T) {
 			"costs the kernel"},
 		{"unknown", fixture.PerSMExample(), 1500e9, 256 << 20, "beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %)", "judged"},
 	} {
-		s := model.AnswerFor(c.f, c.want, c.size).Sentence()
+		s := model.AnswerFor(c.f, c.want, c.size, decide.Rule{}).Sentence()
 		if !strings.Contains(s, c.says) || strings.Contains(s, c.never) {
 			t.Errorf("%s: %q: want %q, never %q", c.name, s, c.says, c.never)
 		}
 	}
 	// The SM mechanisms' costs (one fused launch, no feeder) are said as
 	// before beside a file whose copy engine was not judged.
-	if s := model.AnswerFor(f, 1500e9, 256<<20).Sentence(); !strings.Contains(s, "use tma on 8 SMs (2000 GB/s); beside an FMA-bound kernel that costs it 20 %") {
+	if s := model.AnswerFor(f, 1500e9, 256<<20, decide.Rule{}).Sentence(); !strings.Contains(s, "use tma on 8 SMs (2000 GB/s); beside an FMA-bound kernel that costs it 20 %") {
 		t.Errorf("tma's cost: %q", s)
 	}
 }

@@ -93,8 +93,8 @@ func paperCell(r *record.RefRow) table.Cell {
 // Options select what Build shows.
 type Options struct {
 	Points bool // add a table of every point
-	// Rule names the fastest in the MoE and device-API tables (zero: the
-	// default, a 3 % margin at 95 %).
+	// Rule names the fastest in the MoE and device-API tables and judges
+	// the bytes-per-SM slowdowns (zero: the default, a 3 % margin at 95 %).
 	Rule decide.Rule
 }
 
@@ -132,7 +132,7 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 			chk := CECheck(f)
 			rep.Tables = append(rep.Tables, perSMTable(cs, tag, false, chk), perSMTable(cs, tag, true, chk))
 			if len(ins) > 0 {
-				rep.Tables = append(rep.Tables, interferenceTable(ins, tag, chk))
+				rep.Tables = append(rep.Tables, interferenceTable(ins, tag, chk, opt.Rule.OrDefault()))
 			}
 		}
 		if opt.Points {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/internal/units"
 )
@@ -155,9 +156,9 @@ func perSMTable(cs []Curve, tag string, perSM bool, chk CESM) table.Table {
 
 // interferenceTable: per mechanism, compute kernel, size and budget, the
 // transfer alone and beside the compute kernel, and the compute kernel's
-// time an iteration alone and beside the transfer, with both slowdowns;
-// chk as perSMTable's.
-func interferenceTable(ins []Interference, tag string, chk CESM) table.Table {
+// time an iteration alone and beside the transfer, with both slowdowns
+// judged by rule (SlowdownRule); chk as perSMTable's.
+func interferenceTable(ins []Interference, tag string, chk CESM, rule decide.Rule) table.Table {
 	t := table.Table{Title: "Bytes per SM: a transfer beside a compute kernel on the other SMs" + tag,
 		Columns: []string{"mechanism", "compute", "size", "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %"}}
 	t.Right = columnFlags(t.Columns, "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %")
@@ -167,15 +168,23 @@ func interferenceTable(ins []Interference, tag string, chk CESM) table.Table {
 		}
 		return table.Num(v/div, prec)
 	}
-	// A slowdown whose two sides' sample ranges overlap is no slowdown
-	// claimed: its figure is marked "~" (the guide says "within noise").
-	pct := func(v float64, noise bool) table.Cell {
+	// A slowdown the rule does not claim keeps its figure, marked: "~"
+	// within noise (the guide says "within noise"), "?" too few samples to
+	// judge (the guide: "too few samples to claim"), each reason once.
+	var few []string
+	pct := func(v float64, j Judgement) table.Cell {
 		if math.IsNaN(v) {
 			return table.Str("")
 		}
-		c := table.Num(100*v, 1)
-		if noise {
-			c.Text += " ~" // the figure stays the cell's number
+		c := table.Num(100*v, 1) // the figure stays the cell's number
+		switch j.Outcome {
+		case WithinNoise:
+			c.Text += " ~"
+		case TooFew:
+			c.Text += " ?"
+			if !slices.Contains(few, j.Few) {
+				few = append(few, j.Few)
+			}
 		}
 		return c
 	}
@@ -196,7 +205,7 @@ func interferenceTable(ins []Interference, tag string, chk CESM) table.Table {
 		if !slices.Contains(sizes, in.Size) {
 			continue
 		}
-		compute := pct(in.ComputeSlowdown(), in.ComputeWithinNoise())
+		compute := pct(in.ComputeSlowdown(), in.ComputeJudged(rule))
 		if in.Mechanism == "ce" && compute.Text != "" {
 			switch in.Feed.State {
 			case CEFedNotJudged:
@@ -211,13 +220,17 @@ func interferenceTable(ins []Interference, tag string, chk CESM) table.Table {
 			sms = table.Str("on SMs") // the driver's kernel: not none, and not counted
 		}
 		t.Rows = append(t.Rows, []table.Cell{table.Str(in.Mechanism), table.Str(in.Compute), table.Str(units.Bytes(in.Size)), sms,
-			num(in.Alone, gb, 1), num(in.Beside, gb, 1), pct(in.TransferSlowdown(), in.TransferWithinNoise()),
+			num(in.Alone, gb, 1), num(in.Beside, gb, 1), pct(in.TransferSlowdown(), in.TransferJudged(rule)),
 			num(in.ComputeAlone, us, 2), num(in.ComputeBeside, us, 2), compute})
 	}
 	t.Notes = append(t.Notes,
 		"one fused launch (SM mechanisms), one CTA an SM: the transfer on SMs, the compute kernel (fma: FMA-bound; mma: tensor-core bf16) on every other SM, each timed while the other runs beside it all along",
 		"slowdown: the time beside against the time alone on the same SMs (the transfer: persm/<mechanism>; the compute: persm/compute/<kind>), 10 % = 10 % longer; the compute's results verified in every row",
-		"~: within noise (the two sides' samples overlap, min to max): no slowdown is claimed")
+		SlowdownRule(rule),
+		"~: within noise (under the margin, or the interval includes 1): no slowdown is claimed")
+	if len(few) > 0 {
+		t.Notes = append(t.Notes, "?: too few samples to judge ("+strings.Join(few, "; ")+"): no slowdown is claimed")
+	}
 	for _, in := range ins {
 		if in.Mechanism == "ce" && slices.Contains(sizes, in.Size) {
 			t.Notes = append(t.Notes, ceBesideNote[chk]+", the compute kernel on every SM of a second stream: running before the copies are timed and ended by a host-to-device cudaMemcpyAsync of the word it polls after them; timed itself while a host thread keeps copies in flight (not fused: cudaMemcpyAsync is no kernel of ours)")

@@ -4,30 +4,81 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nvshbench/nvshbench/internal/decide"
 )
 
-// A slowdown inside the noise is marked "~" in the interference table (and a
-// note says what the mark means); one that beats the noise is a plain figure.
-func TestInterferenceTableMarksNoise(t *testing.T) {
-	near := Interference{Mechanism: "tma", Compute: "fma", Size: 1 << 28, Budget: 1,
-		Alone: 100e9, Beside: 99e9, AloneLo: 98e9, AloneHi: 102e9, BesideLo: 97e9, BesideHi: 98.5e9,
-		ComputeAlone: 1e-6, ComputeBeside: 1.1e-6, ComputeAloneLo: 0.99e-6, ComputeAloneHi: 1.01e-6, ComputeBesideLo: 1.02e-6, ComputeBesideHi: 1.2e-6}
-	tab := interferenceTable([]Interference{near}, "", CENotChecked)
-	col := func(name string) string {
-		i := slices.Index(tab.Columns, name)
-		if i < 0 || len(tab.Rows) != 1 {
-			t.Fatalf("columns %v, %d rows", tab.Columns, len(tab.Rows))
+// spread: n costs evenly over t·(1 ± noise).
+func spread(t, noise float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = t * (1 + noise*(2*float64(i)/float64(max(n-1, 1))-1))
+	}
+	return out
+}
+
+// disjoint: every cost of a is below every cost of b (min-max apart).
+func disjoint(a, b []float64) bool { return slices.Max(a) < slices.Min(b) }
+
+// Each slowdown is judged by the decision rule (internal/decide), not by
+// its two sides' ranges: claimed (a plain figure) where it is at least the
+// margin and its interval excludes 1; "~" within noise where it is under
+// the margin, even with the samples apart, or the interval includes 1;
+// "?" with too few samples for the interval, the reason in a note.
+func TestInterferenceTableJudgesSlowdowns(t *testing.T) {
+	// in: a row whose transfer moves aloneBW and besideBW B/s and whose
+	// compute takes 1 µs alone and computeBeside beside, each side's
+	// samples n costs over ±noise.
+	in := func(budget int, besideBW, computeBeside, noise float64, n int) Interference {
+		return Interference{Mechanism: "tma", Compute: "fma", Size: 1 << 28, Budget: budget, Family: 1,
+			Alone: 100e9, Beside: besideBW, AloneCost: spread(1/100e9, noise, n), BesideCost: spread(1/besideBW, noise, n),
+			ComputeAlone: 1e-6, ComputeBeside: computeBeside, ComputeAloneCost: spread(1e-6, noise, n), ComputeBesideCost: spread(computeBeside, noise, n)}
+	}
+	rows := []Interference{
+		in(1, 90e9, 1.2e-6, 0.01, 5),   // 11.1 % and 20 %, tight: claimed
+		in(2, 98e9, 1.02e-6, 0.001, 5), // 2 %, samples apart: under the margin
+		in(4, 80e9, 1.25e-6, 0.3, 5),   // 25 %, samples ±30 %: the interval includes 1
+		in(8, 80e9, 1.25e-6, 0.01, 3),  // 25 %, tight, three samples a side: no interval at 95 %
+	}
+	if r := rows[1]; !disjoint(r.AloneCost, r.BesideCost) || !disjoint(r.ComputeAloneCost, r.ComputeBesideCost) {
+		t.Fatalf("the 2 %% row's samples overlap: %+v", r)
+	}
+	tab := interferenceTable(rows, "", CENotChecked, decide.Default())
+	cols := []string{"transfer slowdown %", "compute slowdown %"}
+	for i, want := range [][2]string{{"11.1", "20.0"}, {"2.0 ~", "2.0 ~"}, {"25.0 ~", "25.0 ~"}, {"25.0 ?", "25.0 ?"}} {
+		for k, col := range cols {
+			if got := tab.Rows[i][slices.Index(tab.Columns, col)].Text; got != want[k] {
+				t.Errorf("row %d (%d SMs) %s: %q, want %q", i, rows[i].Budget, col, got, want[k])
+			}
 		}
-		return tab.Rows[0][i].Text
 	}
-	if got := col("transfer slowdown %"); got != "1.0 ~" {
-		t.Errorf("transfer slowdown within noise: %q, want \"1.0 ~\"", got)
+	for _, n := range []string{
+		"a slowdown is claimed only where it is at least 3 % and the 95 % confidence interval of the time ratio beside over alone (Hodges–Lehmann, Moses' distribution-free interval, over the two rows' samples; the transfer's as seconds per byte) excludes 1, the intervals of a row's sizes corrected together (Bonferroni: each at 1 − 0.05/m over the m sizes of its mechanism, compute kernel and SMs)",
+		"~: within noise (under the margin, or the interval includes 1): no slowdown is claimed",
+		"?: too few samples to judge (3 and 3 samples; 4 a side needed): no slowdown is claimed",
+	} {
+		if !slices.Contains(tab.Notes, n) {
+			t.Errorf("no note %q: %q", n, tab.Notes)
+		}
 	}
-	if got := col("compute slowdown %"); got != "10.0" {
-		t.Errorf("compute slowdown beyond noise: %q, want \"10.0\"", got)
+	for _, n := range tab.Notes {
+		if strings.Contains(n, "overlap") {
+			t.Errorf("a note on overlapping samples: %q", n)
+		}
 	}
-	if !slices.ContainsFunc(tab.Notes, func(n string) bool { return len(n) > 2 && n[:2] == "~:" }) {
-		t.Errorf("no note on the mark: %q", tab.Notes)
+	// The rule is the one given: a 1 % margin claims the 2 % apart; no
+	// row too few, no note on it.
+	tab = interferenceTable(rows[:3], "", CENotChecked, decide.Rule{Margin: 0.01, Alpha: 0.05})
+	for _, col := range cols {
+		if got := tab.Rows[1][slices.Index(tab.Columns, col)].Text; got != "2.0" {
+			t.Errorf("at a 1 %% margin, %s: %q, want \"2.0\"", col, got)
+		}
+	}
+	noted := func(prefix string) bool {
+		return slices.ContainsFunc(tab.Notes, func(n string) bool { return strings.HasPrefix(n, prefix) })
+	}
+	if !noted("a slowdown is claimed only where it is at least 1 % and") || noted("?:") {
+		t.Errorf("notes at a 1 %% margin, none too few: %q", tab.Notes)
 	}
 }
 

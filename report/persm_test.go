@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
@@ -129,21 +130,88 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 	if !math.IsNaN((report.Interference{Beside: 1}).TransferSlowdown()) || !math.IsNaN((report.Interference{ComputeAlone: 1}).ComputeSlowdown()) {
 		t.Error("a slowdown without both sides")
 	}
-	// Each side's min-max over its samples (±1 % in the fixture) travels
-	// with it: 25 % and 5 % beat that noise; overlapping ranges do not, and
-	// a side not measured is no noise either.
+	// Each side's samples travel with it as costs (the transfer's seconds
+	// per byte, the compute's seconds), and the row's family is its sizes:
+	// 25 % and 5 % beat a 3 % margin and the interval at ±1 %; a side not
+	// measured is no slowdown, judged or not.
 	is := func(got, want float64) bool { return math.Abs(got/want-1) < 1e-9 }
-	if ce := ins[1]; !is(ce.AloneLo, 2000e9/1.01) || !is(ce.AloneHi, 2000e9/0.99) || !is(ce.BesideLo, 1600e9/1.01) || !is(ce.ComputeAloneLo, 8e-6*0.99) ||
-		!is(ce.ComputeBesideHi, 8.4e-6*1.01) || ce.TransferWithinNoise() || ce.ComputeWithinNoise() {
-		t.Errorf("the copy engine beside fma's spreads: %+v", ce)
+	if ce := ins[1]; len(ce.AloneCost) != 5 || !is(ce.AloneCost[2], 1/2000e9) || !is(ce.BesideCost[4], 1.01/1600e9) ||
+		!is(ce.ComputeAloneCost[0], 8e-6*0.99) || !is(ce.ComputeBesideCost[2], 8.4e-6) || ce.Family != 1 {
+		t.Errorf("the copy engine beside fma's costs: %+v", ce)
 	}
-	near := report.Interference{Alone: 100, Beside: 99, AloneLo: 98, AloneHi: 102, BesideLo: 97, BesideHi: 98.5,
-		ComputeAlone: 1, ComputeBeside: 1.1, ComputeAloneLo: 0.99, ComputeAloneHi: 1.01, ComputeBesideLo: 1.02, ComputeBesideHi: 1.2}
-	if !near.TransferWithinNoise() || near.ComputeWithinNoise() {
-		t.Errorf("overlapping B/s, apart times: %+v", near)
+	for _, in := range ins {
+		if tr, co := in.TransferJudged(decide.Default()), in.ComputeJudged(decide.Default()); tr.Outcome != report.Claimed || co.Outcome != report.Claimed ||
+			tr.Winner != "alone" || co.Winner != "alone" {
+			t.Errorf("%s beside %s: %+v, %+v, want both claimed (alone faster)", in.Mechanism, in.Compute, tr, co)
+		}
 	}
-	if (report.Interference{Beside: 1, BesideLo: 1, BesideHi: 1}).TransferWithinNoise() {
-		t.Error("a transfer not measured alone is within noise")
+	if j := (report.Interference{Beside: 1, BesideCost: []float64{1, 1, 1, 1, 1}}).TransferJudged(decide.Default()); j.Outcome != report.NotMeasured {
+		t.Errorf("a transfer not measured alone: %+v", j)
+	}
+	// The two sizes of ce beside fma (PerSMExampleFed) are one family.
+	for _, in := range report.Interferences(fixture.PerSMExampleFed()) {
+		if want := map[string]int{"ce": 2, "tma": 1}[in.Mechanism]; in.Family != want {
+			t.Errorf("%s beside %s at %d: family %d, want %d", in.Mechanism, in.Compute, in.Size, in.Family, want)
+		}
+	}
+}
+
+// The interference table judges each slowdown by the report's rule (its
+// --margin): on a file, a 2.5 % slowdown whose samples do not overlap is
+// within noise at 3 % ("~") and claimed at 1 %; points of two samples
+// beside five alone are too few to judge ("?"), the reason in a note.
+func TestPerSMSlowdownsJudged(t *testing.T) {
+	// set gives a point new figures: its B/s or time, and its samples.
+	set := func(f *record.File, id string, bw, time float64, n int) {
+		g := fixture.PerSM([]fixture.PerSMPoint{{ID: id, Size: 256 << 20, BW: bw, Time: time, Samples: n}})
+		for i := range f.Points {
+			if p := &f.Points[i]; p.ID == id {
+				p.Samples, p.Metrics = g.Points[0].Samples, g.Points[0].Metrics
+			}
+		}
+	}
+	apart := fixture.PerSMExample()
+	set(apart, "persm/tma/beside-fma", 1950e9, 0, 0)           // 2.6 % slower than 2000, ±1 % apart
+	set(apart, "persm/compute/fma/beside-tma", 0, 10.25e-6, 0) // 2.5 % slower than 10 µs, ±1 % apart
+	few := fixture.PerSMExample()
+	set(few, "persm/tma/beside-fma", 1800e9, 0, 2)
+	set(few, "persm/compute/fma/beside-tma", 0, 12e-6, 2)
+	for _, c := range []struct {
+		name              string
+		f                 *record.File
+		rule              decide.Rule
+		transfer, compute string
+		note, never       string
+	}{
+		{"apart, under 3 %", apart, decide.Rule{}, "2.6 ~", "2.5 ~", "~: within noise (under the margin, or the interval includes 1): no slowdown is claimed", "?:"},
+		{"apart, over 1 %", apart, decide.Rule{Margin: 0.01, Alpha: 0.05}, "2.6", "2.5", "a slowdown is claimed only where it is at least 1 % and", "?:"},
+		{"two samples beside", few, decide.Rule{}, "11.1 ?", "20.0 ?", "?: too few samples to judge (5 and 2 samples; 4 a side needed): no slowdown is claimed", "overlap"},
+	} {
+		for _, in := range report.Interferences(c.f) {
+			if in.Mechanism == "tma" && c.f == apart {
+				for _, p := range [][2][]float64{{in.AloneCost, in.BesideCost}, {in.ComputeAloneCost, in.ComputeBesideCost}} {
+					if slices.Max(p[0]) >= slices.Min(p[1]) {
+						t.Fatalf("%s: the samples overlap: %v %v", c.name, p[0], p[1])
+					}
+				}
+			}
+		}
+		in := findTable(report.Build([]*record.File{c.f}, record.Paper(), report.Options{Rule: c.rule}), "Bytes per SM: a transfer beside a compute kernel")
+		if got := cellAt(t, in, "transfer slowdown %", "tma", "fma", "256 MiB", "8"); got != c.transfer {
+			t.Errorf("%s: transfer slowdown %q, want %q", c.name, got, c.transfer)
+		}
+		if got := cellAt(t, in, "compute slowdown %", "tma", "fma", "256 MiB", "8"); got != c.compute {
+			t.Errorf("%s: compute slowdown %q, want %q", c.name, got, c.compute)
+		}
+		if got := cellAt(t, in, "compute slowdown %", "ce", "fma", "256 MiB"); got != "5.0" {
+			t.Errorf("%s: ce beside fma's compute slowdown %q, want 5.0 (claimed)", c.name, got)
+		}
+		if !slices.ContainsFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, c.note) }) {
+			t.Errorf("%s: no note %q: %q", c.name, c.note, in.Notes)
+		}
+		if slices.ContainsFunc(in.Notes, func(n string) bool { return strings.Contains(n, c.never) }) {
+			t.Errorf("%s: a note says %q: %q", c.name, c.never, in.Notes)
+		}
 	}
 }
 

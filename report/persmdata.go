@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
@@ -251,6 +252,22 @@ func spreadOf(p *record.Point, metric string) (lo, hi float64) {
 	return m.Median, m.Median
 }
 
+// perByte is a transfer point's samples as seconds per byte (the inverse of
+// its B/s: lower is better), nil where it has none.
+func perByte(p *record.Point) []float64 {
+	vs, _, err := record.SampleValues(p, record.MetricBandwidth)
+	if err != nil || len(vs) == 0 {
+		return nil
+	}
+	for i, v := range vs {
+		vs[i] = 1 / v
+	}
+	return vs
+}
+
+// perIter is a compute kernel point's samples: its seconds an iteration.
+func perIter(p *record.Point) []float64 { return slices.Clone(p.Samples) }
+
 func timeOf(p *record.Point) (float64, bool) {
 	m, ok := p.Metrics[record.MetricLatency]
 	return m.Median, ok && m.Median > 0
@@ -328,10 +345,16 @@ type Interference struct {
 	Alone, Beside      float64 // the transfer, B/s
 	ComputeAlone       float64 // the compute kernel, seconds an iteration
 	ComputeBeside      float64
-	// The min and max over each row's samples (B/s; seconds), for the
-	// noise test (TransferWithinNoise, ComputeWithinNoise).
-	AloneLo, AloneHi, BesideLo, BesideHi                             float64
-	ComputeAloneLo, ComputeAloneHi, ComputeBesideLo, ComputeBesideHi float64
+	// Each side's samples of its cost, what the decision rule weighs
+	// (TransferJudged, ComputeJudged): the transfer's seconds per byte (its
+	// samples_s over the bytes it moved), the compute kernel's seconds an
+	// iteration (nil: not measured, or the point kept no samples).
+	AloneCost, BesideCost               []float64
+	ComputeAloneCost, ComputeBesideCost []float64
+	// Family is the number of sizes of its row (mechanism, compute kernel
+	// and budget) in the file: the m over which the rule's intervals are
+	// corrected together (Bonferroni).
+	Family int
 	// SM: where Mechanism is "ce", what the file's copy-engine points show
 	// of its SM use (CECheck, as its Curve's).
 	SM CESM
@@ -341,19 +364,68 @@ type Interference struct {
 	Feed Feed
 }
 
-// overlap: the ranges [a0, a1] and [b0, b1] share a value.
-func overlap(a0, a1, b0, b1 float64) bool { return a0 <= b1 && b0 <= a1 }
+// Outcome is what the decision rule (internal/decide) says of a slowdown.
+type Outcome int
 
-// TransferWithinNoise: the transfer's B/s beside the compute kernel and
-// alone overlap over their samples' min-max, so its slowdown does not beat
-// the noise (false where a side was not measured).
-func (i Interference) TransferWithinNoise() bool {
-	return !math.IsNaN(i.TransferSlowdown()) && overlap(i.AloneLo, i.AloneHi, i.BesideLo, i.BesideHi)
+const (
+	// NotMeasured: a side has no figure, so there is no slowdown.
+	NotMeasured Outcome = iota
+	// Claimed: the two sides differ: the lead is at least the rule's
+	// margin and the confidence interval of the time ratio excludes 1.
+	Claimed
+	// WithinNoise: a tie: the lead is below the margin, or the interval
+	// includes 1. No slowdown is claimed.
+	WithinNoise
+	// TooFew: too few samples a side for an interval at the level: no
+	// slowdown is claimed (Verdict.Few says why).
+	TooFew
+)
+
+// Judgement is a slowdown's outcome and the rule's verdict on its two
+// sides, "alone" and "beside".
+type Judgement struct {
+	Outcome Outcome
+	decide.Verdict
 }
 
-// ComputeWithinNoise: the same for the compute kernel's time an iteration.
-func (i Interference) ComputeWithinNoise() bool {
-	return !math.IsNaN(i.ComputeSlowdown()) && overlap(i.ComputeAloneLo, i.ComputeAloneHi, i.ComputeBesideLo, i.ComputeBesideHi)
+// judge applies the rule to a slowdown's two sides (costs: lower is
+// better) in a family of m sizes; slowdown NaN: not measured.
+func judge(rule decide.Rule, slowdown float64, alone, beside []float64, m int) Judgement {
+	if math.IsNaN(slowdown) {
+		return Judgement{Outcome: NotMeasured}
+	}
+	v := rule.Decide([]decide.Entry{{Name: "alone", Samples: alone}, {Name: "beside", Samples: beside}}, m)
+	j := Judgement{Outcome: Claimed, Verdict: v}
+	switch {
+	case !v.Tie():
+	case v.Few != "":
+		j.Outcome = TooFew
+	default:
+		j.Outcome = WithinNoise
+	}
+	return j
+}
+
+// TransferJudged is the rule's outcome on the transfer's slowdown: its
+// seconds per byte beside the compute kernel against alone, in the family
+// of its row's sizes.
+func (i Interference) TransferJudged(rule decide.Rule) Judgement {
+	return judge(rule, i.TransferSlowdown(), i.AloneCost, i.BesideCost, i.Family)
+}
+
+// ComputeJudged is the same for the compute kernel's time an iteration.
+func (i Interference) ComputeJudged(rule decide.Rule) Judgement {
+	return judge(rule, i.ComputeSlowdown(), i.ComputeAloneCost, i.ComputeBesideCost, i.Family)
+}
+
+// SlowdownRule says in a sentence when a slowdown is claimed, for notes:
+// the decision rule as the two slowdowns apply it.
+func SlowdownRule(rule decide.Rule) string {
+	rule = rule.OrDefault()
+	return fmt.Sprintf("a slowdown is claimed only where it is at least %s and the %.0f %% confidence interval of the time ratio beside over alone "+
+		"(Hodges–Lehmann, Moses' distribution-free interval, over the two rows' samples; the transfer's as seconds per byte) excludes 1, "+
+		"the intervals of a row's sizes corrected together (Bonferroni: each at 1 − %g/m over the m sizes of its mechanism, compute kernel and SMs)",
+		decide.Percent(rule.Margin), 100*(1-rule.Alpha), rule.Alpha)
 }
 
 // TransferSlowdown is how much longer the transfer took beside the compute
@@ -393,9 +465,12 @@ func Interferences(f *record.File) []Interference {
 		}
 		return at[k]
 	}
-	type fig struct{ v, lo, hi float64 } // a row's median and its samples' min and max
-	alone := map[string]fig{}            // persm/<m> size budget → B/s
-	computeAlone := map[string]fig{}     // compute budget → s
+	type fig struct {
+		v    float64   // a row's median
+		cost []float64 // its samples of a cost (perByte, or seconds)
+	}
+	alone := map[string]fig{}        // persm/<m> size budget → B/s
+	computeAlone := map[string]fig{} // compute budget → s
 	for i := range f.Points {
 		p := &f.Points[i]
 		parts := strings.Split(p.ID, "/")
@@ -406,36 +481,39 @@ func Interferences(f *record.File) []Interference {
 		switch {
 		case len(parts) == 2 && parts[1] != "compute":
 			if v, ok := bwOf(p); ok {
-				lo, hi := spreadOf(p, record.MetricBandwidth)
-				alone[fmt.Sprint(parts[1], p.Params.Size, p.Params.CTAs)] = fig{v, lo, hi}
+				alone[fmt.Sprint(parts[1], p.Params.Size, p.Params.CTAs)] = fig{v, perByte(p)}
 			}
 		case len(parts) == 3 && parts[1] == "compute":
 			if v, ok := timeOf(p); ok {
-				lo, hi := spreadOf(p, record.MetricLatency)
-				computeAlone[fmt.Sprint(parts[2], p.Params.CTAs)] = fig{v, lo, hi}
+				computeAlone[fmt.Sprint(parts[2], p.Params.CTAs)] = fig{v, perIter(p)}
 			}
 		case len(parts) == 3 && strings.HasPrefix(parts[2], "beside-") && beside != "":
 			if v, ok := bwOf(p); ok {
 				in := get(key{parts[1], beside, p.Params.CTAs, p.Params.Size})
-				in.Beside = v
-				in.BesideLo, in.BesideHi = spreadOf(p, record.MetricBandwidth)
+				in.Beside, in.BesideCost = v, perByte(p)
 			}
 		case len(parts) == 4 && parts[1] == "compute" && beside != "":
 			if v, ok := timeOf(p); ok {
 				in := get(key{beside, parts[2], p.Params.CTAs, p.Params.Size})
-				in.ComputeBeside = v
-				in.ComputeBesideLo, in.ComputeBesideHi = spreadOf(p, record.MetricLatency)
+				in.ComputeBeside, in.ComputeBesideCost = v, perIter(p)
 				if beside == "ce" {
 					in.Feed = FeedOf(p)
 				}
 			}
 		}
 	}
+	// The family of each row: its sizes (mechanism, compute kernel and
+	// budget), every one a question the rule is asked of both slowdowns.
+	family := map[key]int{}
+	for k := range at {
+		family[key{k.m, k.c, k.b, 0}]++
+	}
 	var out []Interference
 	for k, in := range at {
 		a, c := alone[fmt.Sprint(k.m, k.s, k.b)], computeAlone[fmt.Sprint(k.c, k.b)]
-		in.Alone, in.AloneLo, in.AloneHi = a.v, a.lo, a.hi
-		in.ComputeAlone, in.ComputeAloneLo, in.ComputeAloneHi = c.v, c.lo, c.hi
+		in.Alone, in.AloneCost = a.v, a.cost
+		in.ComputeAlone, in.ComputeAloneCost = c.v, c.cost
+		in.Family = family[key{k.m, k.c, k.b, 0}]
 		out = append(out, *in)
 	}
 	sort.Slice(out, func(a, b int) bool {

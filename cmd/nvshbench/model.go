@@ -165,7 +165,7 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 		}
 		rates = append(rates, g*1e9)
 	}
-	perSM := model.PerSMGuide(files, rates)
+	perSM := model.PerSMGuide(files, rates, rule)
 	rep.Tables = append(rep.Tables, perSM...)
 	if len(guide.Comparisons) == 0 && len(perSM) == 0 {
 		rep.Warnings = append(rep.Warnings, "no pattern has two implementations measured alike in these files: no guide")
