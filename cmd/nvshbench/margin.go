@@ -12,7 +12,7 @@ import (
 
 // marginHelp is the --margin flag's help, the same on every command that
 // names a winner.
-const marginHelp = "practical margin of a winner: a lead below it is a tie however clear (e.g. 3% or 0.03)"
+const marginHelp = "practical margin of a winner (and of a claimed slowdown in the bytes-per-SM tables): a lead below it is a tie however clear (e.g. 3% or 0.03)"
 
 // defaultMargin is decide.DefaultMargin as the flag writes it.
 const defaultMargin = "3%"
