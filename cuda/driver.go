@@ -14,7 +14,7 @@ func ProbeDriver() (int, error) {
 	if runtime.GOOS != "linux" {
 		return 0, fmt.Errorf("GPU measurements run on Linux only")
 	}
-	h, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return 0, fmt.Errorf("no NVIDIA driver: libcuda.so.1 cannot be loaded (%v)", err)
 	}

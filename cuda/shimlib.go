@@ -48,7 +48,7 @@ func Preload(t *Toolchain) error {
 		if !fileExists(p) {
 			continue
 		}
-		if _, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
+		if _, err := dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", p, err))
 		}
 	}
@@ -66,7 +66,7 @@ func ProbePlugin(file string) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("NVSHMEM's plugins load on Linux only")
 	}
-	h, err := purego.Dlopen(file, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dlopen(file, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func Load(path string) (Lib, error) {
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("the CUDA shim runs on Linux only")
 	}
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	h, err := dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %v", path, err)
 	}
