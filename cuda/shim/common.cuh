@@ -297,6 +297,22 @@ static int ops_per_iter(const Run *r) {
 }
 
 // ---------------------------------------------------------------------------
+// TMA's shared-memory buffers start on a TMA_ALIGN line: TMA bulk copies
+// into a buffer 16 bytes past a 128-byte line run at half the rate on an
+// H200 (results/h200-2026-12-01g), and the shim's relocatable build puts a
+// kernel's dynamic shared array right after its static shared memory,
+// rounded only to 16 bytes whatever the array's __align__ says (one static
+// int made the bytes-per-SM TMA rows beside a compute kernel 2x slower:
+// results/h200-2026-12-01e). A kernel declares its dynamic array
+// __align__(16) (declared 128, the compiler folds the alignment below to
+// nothing), launches with TMA_ALIGN bytes of slack, and takes its buffer
+// from tma_aligned.
+#define TMA_ALIGN 128
+__device__ static inline uint8_t *tma_aligned(uint8_t *dyn) {
+  uint32_t at = (uint32_t)__cvta_generic_to_shared(dyn);
+  return dyn + ((TMA_ALIGN - (at & (TMA_ALIGN - 1))) & (TMA_ALIGN - 1));
+}
+
 // In-kernel stamps: %globaltimer read in the kernels. The host takes the
 // differences of consecutive stamps: back-to-back periods that cover the
 // whole loop, so their mean is the launch's time per iteration, the events

@@ -145,13 +145,9 @@ __global__ void k_lat_flush(uint8_t *dst, const uint8_t *src, int iters, int pee
 #if NB_HAS_NVSHMEM_TMA
 template <int OP>
 __global__ void k_bulk_tma(uint8_t *dst, const uint8_t *src, int64_t size, int iters, int peer, int smem, int64_t *st) {
-  // Declared 16-aligned, what the relocatable build gives the dynamic
-  // array (persm.cuh's PM_ALIGN: TMA into a buffer 16 bytes past a 128-byte
-  // line runs at half the rate on an H200); NVSHMEM gets it from the first
-  // 128-byte line, the launch giving 128 bytes of slack.
+  // NVSHMEM's TMA staging from a TMA_ALIGN line (tma_aligned, common.cuh).
   extern __shared__ __align__(16) uint8_t tma_smem[];
-  uint32_t at = (uint32_t)__cvta_generic_to_shared(tma_smem);
-  nvshmemx_give_smem(tma_smem + ((128 - (at & 127)) & 127), smem);
+  nvshmemx_give_smem(tma_aligned(tma_smem), smem);
   bulk_loop<OP, NB_SCOPE_BLOCK, 0>(dst, src, size, iters, peer, nullptr, st);
   nvshmemx_release_smem();
 }
@@ -215,7 +211,7 @@ template <int OP>
 static int launch_bulk_tma(Run *r, int iters) {
 #if NB_HAS_NVSHMEM_TMA
   const Args *a = r->a;
-  int smem = nvshmemx_ask_smem(NVSHMEMX_SMEM_RECOMMENDED), dyn = smem + 128;  // + the kernel's alignment slack
+  int smem = nvshmemx_ask_smem(NVSHMEMX_SMEM_RECOMMENDED), dyn = smem + TMA_ALIGN;  // + tma_aligned's slack
   auto k = k_bulk_tma<OP>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
   launched(r, k, a->ctas, a->threads, dyn);

@@ -85,16 +85,9 @@ enum {
 #define PM_THREADS 512
 #define PM_TILE (16 << 10)  // bytes of one TMA copy (one stage)
 #define PM_STAGES 8
-// 128 KiB of stages + the barriers + slack to align the stages (pm_stages):
-// one CTA an SM.
-#define PM_SMEM (PM_STAGES * PM_TILE + 128 + PM_ALIGN)
-// The stages' alignment in shared memory. TMA bulk copies into stages at 16
-// bytes past a 128-byte line run at half the rate (measured on an H200:
-// results/h200-2026-12-01g): the dynamic array follows the kernel's static
-// shared memory, rounded only to 16 bytes in the shim's relocatable build
-// whatever its __align__ says, so one static int made every TMA row beside
-// a compute kernel 2x slower (results/h200-2026-12-01e).
-#define PM_ALIGN 128
+// 128 KiB of stages + the barriers + slack to align the stages
+// (tma_aligned, common.cuh): one CTA an SM.
+#define PM_SMEM (PM_STAGES * PM_TILE + 128 + TMA_ALIGN)
 #define PM_SLICE (256 << 10)  // a background transfer looks at the stop word after each slice of its chunk
 #define PM_ACC 8
 #define PM_FMA_STEPS 256
@@ -141,12 +134,6 @@ struct PmArgs {
 #define PM_ASM(...) __trap()
 #endif
 __device__ static inline uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-// pm_stages: the first PM_ALIGN-aligned byte of the dynamic shared memory
-// (its shared-window address; PM_SMEM has the slack).
-__device__ static inline uint8_t *pm_stages(uint8_t *dyn) {
-  return dyn + ((PM_ALIGN - (smem_u32(dyn) & (PM_ALIGN - 1))) & (PM_ALIGN - 1));
-}
 
 __device__ static inline void mbar_wait(uint64_t *bar, uint32_t parity) {
   uint32_t ok = 0;
@@ -350,8 +337,7 @@ __device__ static void pm_compute(const PmArgs &p) {
 // start tells the host (pm_arm waits for it before the copies are timed).
 template <int M, int C, int TIMED_COMPUTE>
 __global__ void __launch_bounds__(PM_THREADS, 1) k_pm(PmArgs p) {
-  // 16 bytes: all the relocatable build gives it (see PM_ALIGN); declared
-  // 128 the compiler would fold pm_stages' alignment to nothing.
+  // 16 bytes: all the relocatable build gives it (tma_aligned, common.cuh).
   extern __shared__ __align__(16) uint8_t pm_smem[];
   stamp_begin(p.st);
   if constexpr (M == NB_OP_PM_CE) {
@@ -362,7 +348,7 @@ __global__ void __launch_bounds__(PM_THREADS, 1) k_pm(PmArgs p) {
     }
   }
   if ((int)blockIdx.x < p.budget) {
-    if constexpr (M != 0 && M != NB_OP_PM_CE) pm_transfer<M, C != 0 && TIMED_COMPUTE, C != 0>(p, pm_stages(pm_smem));
+    if constexpr (M != 0 && M != NB_OP_PM_CE) pm_transfer<M, C != 0 && TIMED_COMPUTE, C != 0>(p, tma_aligned(pm_smem));
   } else {
     if constexpr (C != 0) pm_compute<C, M != 0 && !TIMED_COMPUTE, M != 0, M == NB_OP_PM_CE>(p);
   }
