@@ -524,6 +524,26 @@ static int pm_side_streams(void) {
 // of the copy engine beside a compute kernel. Idempotent: what a failed
 // call created stays (each handle non-null once made) for the next call
 // to complete, and pm_side_free frees it.
+// pm_mapped_words: n zeroed words of pinned host memory mapped into the
+// device (host: the host's view, dev: the kernels'), made where *host is
+// null (idempotent: a call that failed midway is completed by the next);
+// pm_mapped_free frees them unless a kernel may still touch them (keep).
+static int pm_mapped_words(int n, volatile unsigned long long **host, unsigned long long **dev) {
+  if (!*host) {
+    void *h = nullptr;
+    CK(cudaHostAlloc(&h, n * sizeof(unsigned long long), cudaHostAllocMapped));
+    memset(h, 0, n * sizeof(unsigned long long));
+    *host = (volatile unsigned long long *)h;
+  }
+  if (!*dev) CK(cudaHostGetDevicePointer((void **)dev, (void *)const_cast<unsigned long long *>(*host), 0));
+  return 0;
+}
+static void pm_mapped_free(volatile unsigned long long **host, unsigned long long **dev, bool keep) {
+  if (*host && !keep) cudaFreeHost((void *)const_cast<unsigned long long *>(*host));
+  *host = nullptr;
+  *dev = nullptr;
+}
+
 static int pm_side_init(void) {
   PmSide &g = g_pms;
   if (g.ready) return 0;
@@ -536,13 +556,7 @@ static int pm_side_init(void) {
     if (!g.pre[i]) CK(cudaEventCreate(&g.pre[i]));
     if (!g.post[i]) CK(cudaEventCreate(&g.post[i]));
   }
-  if (!g.host) {
-    void *h = nullptr;
-    CK(cudaHostAlloc(&h, 8 * sizeof(unsigned long long), cudaHostAllocMapped));
-    memset(h, 0, 8 * sizeof(unsigned long long));
-    g.host = (volatile unsigned long long *)h;
-  }
-  if (!g.host_dev) CK(cudaHostGetDevicePointer((void **)&g.host_dev, (void *)const_cast<unsigned long long *>(g.host), 0));
+  if (int st = pm_mapped_words(8, &g.host, &g.host_dev)) return st;
   g.ready = 1;
   return 0;
 }
@@ -852,13 +866,7 @@ static int pm_sm_init(void) {
   if (!c.dev) CK(cudaMalloc((void **)&c.dev, 4 * sizeof *c.dev));
   if (!c.copied) CK(cudaEventCreateWithFlags(&c.copied, cudaEventDisableTiming));
   if (!c.before) CK(cudaEventCreateWithFlags(&c.before, cudaEventDisableTiming));
-  if (!c.host) {
-    void *h = nullptr;
-    CK(cudaHostAlloc(&h, 4 * sizeof(unsigned long long), cudaHostAllocMapped));
-    memset(h, 0, 4 * sizeof(unsigned long long));
-    c.host = (volatile unsigned long long *)h;
-  }
-  if (!c.host_dev) CK(cudaHostGetDevicePointer((void **)&c.host_dev, (void *)const_cast<unsigned long long *>(c.host), 0));
+  if (int st = pm_mapped_words(4, &c.host, &c.host_dev)) return st;
   c.ready = 1;
   return 0;
 }
@@ -1002,10 +1010,8 @@ static void pm_sm_free(void) {
   c.copied = c.before = nullptr;
   if (c.busy) return;
   if (c.dev) cudaFree(c.dev);
-  if (c.host) cudaFreeHost((void *)const_cast<unsigned long long *>(c.host));
   c.dev = nullptr;
-  c.host = nullptr;
-  c.host_dev = nullptr;
+  pm_mapped_free(&c.host, &c.host_dev, false);
 }
 
 #if NB_NCCL_DEVICE
@@ -1505,9 +1511,7 @@ static void pm_side_free(void) {
     ev(g.post[i]);
   }
   std::vector<PmSpan>().swap(g.spans);
-  if (g.host && !busy) cudaFreeHost((void *)const_cast<unsigned long long *>(g.host));
-  g.host = nullptr;
-  g.host_dev = nullptr;
+  pm_mapped_free(&g.host, &g.host_dev, busy);
   pm_sm_free();  // before the streams: a holder still on bg keeps its words
   pm_side_streams_free();
 }
