@@ -289,9 +289,9 @@ var smNote = regexp.MustCompile(`^copy engine SM check: (?:(ran|waited) while [0
 
 // ceValues is the copy engine's rows' Describe: the SM check's answer,
 // then (a fed compute point) how busy the copy engine was.
-func ceValues(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
+func ceValues(_ *harness.Env, _ record.Params, _ cuda.Args, _ cuda.Result, o *harness.Outcome) {
 	smValue(o)
-	busyValues(e, p, a, r, o)
+	busyValues(o)
 }
 
 // smValue moves the SM check's note into ValueCESMFree (none where not
@@ -318,7 +318,7 @@ func smValue(o *harness.Outcome) {
 // busyValues moves the shim's note into the point's values: a note, not a
 // mismatch, so it leaves the detail (which the verification's record
 // reads); a mismatch's detail stays.
-func busyValues(_ *harness.Env, _ record.Params, _ cuda.Args, _ cuda.Result, o *harness.Outcome) {
+func busyValues(o *harness.Outcome) {
 	if !strings.HasPrefix(o.Detail, "copy engine busy") {
 		return
 	}
