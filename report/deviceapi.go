@@ -95,7 +95,12 @@ func costs(p Pick, metric string) []float64 {
 	if p.Best == nil {
 		return nil
 	}
-	vs, unit, err := record.SampleValues(p.Best, metric)
+	return costsOf(p.Best, metric)
+}
+
+// costsOf is costs for one point: its samples of metric as times per unit.
+func costsOf(p *record.Point, metric string) []float64 {
+	vs, unit, err := record.SampleValues(p, metric)
 	if err != nil {
 		return nil
 	}

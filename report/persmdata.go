@@ -253,17 +253,8 @@ func spreadOf(p *record.Point, metric string) (lo, hi float64) {
 }
 
 // perByte is a transfer point's samples as seconds per byte (the inverse of
-// its B/s: lower is better), nil where it has none.
-func perByte(p *record.Point) []float64 {
-	vs, _, err := record.SampleValues(p, record.MetricBandwidth)
-	if err != nil || len(vs) == 0 {
-		return nil
-	}
-	for i, v := range vs {
-		vs[i] = 1 / v
-	}
-	return vs
-}
+// its B/s: lower is better).
+func perByte(p *record.Point) []float64 { return costsOf(p, record.MetricBandwidth) }
 
 // perIter is a compute kernel point's samples: its seconds an iteration.
 func perIter(p *record.Point) []float64 { return slices.Clone(p.Samples) }
