@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,7 +28,11 @@ import (
 //	                               pinned 3.4.5): the rows of a newer one are waived as the
 //	                               shim waives them (fakeNewer)
 //	NVSHBENCH_FAKE_CE_ON_SM=1      the copy engine's copies need an SM: its rows' SM check
-//	                               says so (fakeSMNote; default: they need none)
+//	                               says so (fakeCEValues; default: they need none)
+//	NVSHBENCH_FAKE_BAD_VALUE=unknown|unit|many  a point with named values (the copy engine's
+//	                               rows) gives one more of a name no reader declares, one
+//	                               in another unit, or more than the result holds (the
+//	                               shim's put_value then fails the point)
 type Fake struct {
 	rank, nranks int
 	inited       bool
@@ -302,12 +305,15 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 			copy(r.Detail[:], "byte 0: got 0x00, want 0x5a")
 		}
 	}
-	if note := fakeCENote(a, op); err == nil && r.Initiator != 0 && r.Errors == 0 && note != "" {
-		copy(r.Detail[:len(r.Detail)-1], note) // the shim's end hook writes it (255 bytes at most); its check keeps it where it found nothing wrong
+	if err == nil && r.Initiator != 0 {
+		err = fakeCEValues(a, op, &r) // the shim's end hook gives them, before the check
 	}
-	st := int64(0)
+	st := int64(0) // this PE's status, as the shim's last agreement shares it
 	if err != nil {
-		st = 1
+		st = StatusErr
+		if ce, ok := err.(*Error); ok {
+			st = int64(ce.Status)
+		}
 	}
 	var pl []byte
 	for _, v := range []int64{st, r.Errors, r.Checked, r.Bytes} {
@@ -318,8 +324,12 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 		return Timing{}, Result{FailedPE: -1}, merr
 	}
 	for q, p := range all {
-		if binary.LittleEndian.Uint64(p) != 0 && err == nil {
+		switch qst := int64(binary.LittleEndian.Uint64(p)); {
+		case qst == 0 || err != nil:
+		case qst == StatusUnreachable:
 			err = &Error{Op: name, Status: StatusUnreachable, Msg: fmt.Sprintf("PE %d: not reachable by load/store", q)}
+		default:
+			err = &Error{Op: name, Status: int(qst), Msg: fmt.Sprintf("PE %d failed the point", q)}
 		}
 		r.JobErrors += int64(binary.LittleEndian.Uint64(p[8:]))
 		r.JobChecked += int64(binary.LittleEndian.Uint64(p[16:]))
@@ -617,61 +627,77 @@ func scopeGroups(a Args) int32 {
 // budget), as pm_validate does.
 func fakePerSMCompute(op string) bool { return op == "rma.pm_fma" || op == "rma.pm_mma" }
 
-// fakeCENote is the shim's note on a copy-engine point (persm.cuh's
-// pm_end; "": not such a point): the SM check's answer (fakeSMNote), then
-// a fed compute's note (fakeFedNote) past "; ".
-func fakeCENote(a Args, op Op) string {
-	sm, fed := fakeSMNote(a, op), fakeFedNote(a, op)
-	if sm != "" && fed != "" {
-		return sm + "; " + fed
-	}
-	return sm + fed
-}
-
-// fakeSMNote is the shim's answer to whether a copy-engine point's copies
-// need an SM (persm.cuh's pm_sm_note; "": not such a point, the copy
-// engine alone or beside a compute kernel, or a compute kernel it feeds):
-// a copy ran while a kernel held every CTA slot (32 CTAs of 32 threads on
-// each of the fake's 132 SMs), or with NVSHBENCH_FAKE_CE_ON_SM=1 it waited.
-func fakeSMNote(a Args, op Op) string {
+// fakeCEValues gives a copy-engine point the shim's values (persm.cuh's
+// pm_end; nothing where not such a point): the SM check's answer on every
+// point of the copy engine alone or beside a compute kernel and of a
+// compute kernel it feeds (a copy ran while a kernel held every CTA slot;
+// with NVSHBENCH_FAKE_CE_ON_SM=1 it waited), then a fed compute's
+// (fakeFedValues). NVSHBENCH_FAKE_BAD_VALUE adds one the readers refuse.
+func fakeCEValues(a Args, op Op, r *Result) error {
 	ce, ok := LookupOp("rma.pm_ce")
 	if !ok || op.Name != ce.Name && !(fakePerSMCompute(op.Name) && int(a.Impl) == ce.Value) {
-		return ""
+		return nil
 	}
-	how := "ran"
+	if err := fakeFedValues(a, op, r); err != nil {
+		return err
+	}
+	free := 1.0
 	if envInt("NVSHBENCH_FAKE_CE_ON_SM") == 1 {
-		how = "waited"
+		free = 0
 	}
-	return fmt.Sprintf("copy engine SM check: %s while %d CTAs held every slot", how, 32*132)
+	if err := r.PutValue("ce_sm_free", "1", free); err != nil {
+		return &Error{Op: op.Name, Status: StatusErr, Msg: err.Error()}
+	}
+	var err error
+	switch os.Getenv("NVSHBENCH_FAKE_BAD_VALUE") {
+	case "unknown":
+		err = r.PutValue("ce_idle", "1", 0.5)
+	case "unit":
+		err = r.PutValue("ce_busy", "%", 99.5)
+	case "many":
+		for i := 0; err == nil; i++ {
+			err = r.PutValue(fmt.Sprintf("ce_extra_%d", i), "1", 1)
+		}
+	}
+	if err != nil {
+		return &Error{Op: op.Name, Status: StatusErr, Msg: err.Error()}
+	}
+	return nil
 }
 
-// fakeFedNote is the shim's note on a compute kernel fed copies by the
-// copy engine beside it (persm.cuh's pm_end; "": not such a row): the
+// fakeFedValues gives a compute kernel fed copies by the copy engine
+// beside it (persm.cuh's pm_end_fed; nothing where not such a row) the
 // fake's copy engine busy 99.5 % of every window, moving fakePerSM's rate
 // of the copy engine beside a compute kernel, its feeder's calls 2 µs a
-// copy; spans of k copies (50 µs of copying, 1 to 128), PM_FEED_AHEAD_MS
-// (2 ms) of them queued (4 to 512, at most 512 copies). The shim judges a
-// launch under 90 % busy only where a copy takes twice the feeder's calls
-// (PM_FEED_HEADROOM); the fake's copy engine is busy 99.5 % unless its
-// copy is shorter than the feeder's calls, where the share would be about
-// copy / calls: under 90 % below 0.9 of them, and then not judged.
-func fakeFedNote(a Args, op Op) string {
-	ce, ok := LookupOp("rma.pm_ce")
-	if !fakePerSMCompute(op.Name) || !ok || int(a.Impl) != ce.Value {
-		return ""
+// copy. The shim judges a launch under 90 % busy only where a copy takes
+// twice the feeder's calls (PM_FEED_HEADROOM); the fake's copy engine is
+// busy 99.5 % unless its copy is shorter than the feeder's calls, where
+// the share would be about copy / calls: under 90 % below 0.9 of them, and
+// then not judged: the two times only.
+func fakeFedValues(a Args, op Op, r *Result) error {
+	ce, _ := LookupOp("rma.pm_ce")
+	if !fakePerSMCompute(op.Name) || int(a.Impl) != ce.Value {
+		return nil
 	}
 	b := a
 	b.Impl = int32(op.Value)
 	t, _ := fakePerSM(b, ce)
 	const feed = 2e-6
-	if feed*0.9 > t {
-		return fmt.Sprintf("copy engine busy: not judged: a copy of %d B takes %.4g us, within twice the feeder's enqueue time (the feeder's calls %.4g us a copy at the most; %d of %d launches)",
-			a.Size, t*1e6, feed*1e6, a.Samples, a.Samples)
+	type value struct {
+		name, unit string
+		v          float64
 	}
-	k := min(max(int(math.Ceil(50e-6/t)), 1), 128)
-	depth := min(max(int(math.Ceil(2e-3/(float64(k)*t))), 4), max(4, 512/k))
-	return fmt.Sprintf("copy engine busy %.1f %% of the timed window at the least (%d launches of 1 ms or more), moving %.4g B/s beside the compute; a copy %.4g us, the feeder's calls %.4g us a copy at the most (%d copies between two events, %d spans queued)",
-		99.5, a.Samples, float64(a.Size)/t, t*1e6, feed*1e6, k, depth)
+	var vals []value
+	if feed*0.9 <= t {
+		vals = append(vals, value{"ce_busy", "1", 0.995}, value{"ce_bytes_per_s", "B/s", float64(a.Size) / t})
+	}
+	vals = append(vals, value{"ce_copy_s", "s", t}, value{"ce_feed_s", "s", feed})
+	for _, v := range vals {
+		if err := r.PutValue(v.name, v.unit, v.v); err != nil {
+			return &Error{Op: op.Name, Status: StatusErr, Msg: err.Error()}
+		}
+	}
+	return nil
 }
 
 // fakePerSM models the bytes-per-SM rows (persm.cuh): a mechanism's GB/s

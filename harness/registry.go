@@ -51,6 +51,10 @@ type Benchmark struct {
 	// Describe completes a measured point's outcome (effective path, bus
 	// factor); optional.
 	Describe func(e *Env, p record.Params, a cuda.Args, r cuda.Result, o *Outcome)
+	// Values declares the named values the shim may give its points (the
+	// family's record layer declares them): a value it does not declare,
+	// or declares in another unit, fails the point.
+	Values record.Values
 	// Unverifiable says why the benchmark's points have nothing to check
 	// (an empty kernel moves no data); every other ok point is verified.
 	Unverifiable string

@@ -10,6 +10,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/record/persm"
 )
 
 // Bytes per SM (issue 32): the persm/* rows of a results file read back as
@@ -29,14 +30,14 @@ var PerSMComputes = []string{"fma", "mma"}
 // sought for (the issue's 90 %).
 const Near = 0.9
 
-// ValueCESMFree is the point value in which a copy-engine row (persm/ce,
-// alone or beside a compute kernel) says whether its copies need an SM: 1
-// where one completed while a kernel held every CTA slot of the GPU (a copy
-// engine's), 0 where it waited for a free slot (the driver ran it as a
-// kernel, on SMs: a same-GPU cudaMemcpyAsync did on one H200, driver 580,
-// results/h200-2026-12-01g), absent where not checked. The name is
-// suites/persm's ValueCESMFree (readers never import the suites).
-const ValueCESMFree = "ce_sm_free"
+// The copy engine's rows' values, as record/persm declares them.
+const (
+	ValueCESMFree = persm.ValueCESMFree
+	ValueCEBusy   = persm.ValueCEBusy
+	ValueCERate   = persm.ValueCERate
+	ValueCECopy   = persm.ValueCECopy
+	ValueCEFeed   = persm.ValueCEFeed
+)
 
 // CESM is what a file's copy-engine points show of their SM use, the one
 // reading every reader says (tables, the guide's answer, the charts).
@@ -100,21 +101,6 @@ func CECheck(f *record.File) CESM {
 	}
 	return s
 }
-
-// The values of a compute kernel's point beside the copy engine
-// (persm/compute/<kind>/beside-ce), in which the shim says whether the host
-// thread feeding the copies kept the copy engine busy while the compute
-// was timed: the least share of a timed window it was busy (0..1; only
-// where judged, and a judged point under 90 % fails), the rate the copies
-// moved in the windows (B/s), a copy's time on the copy engine (s) and
-// the feeder's CPU time in its CUDA calls a copy (s). The names are
-// suites/persm's (readers never import the suites).
-const (
-	ValueCEBusy = "ce_busy"
-	ValueCERate = "ce_bytes_per_s"
-	ValueCECopy = "ce_copy_s"
-	ValueCEFeed = "ce_feed_s"
-)
 
 // CEFed is what a compute kernel's point beside the copy engine says of
 // the copies fed beside it: whether they kept the copy engine busy.

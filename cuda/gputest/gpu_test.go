@@ -24,11 +24,12 @@ import (
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
+	persmrec "github.com/nvshbench/nvshbench/record/persm"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
-	"github.com/nvshbench/nvshbench/suites/persm"
+	_ "github.com/nvshbench/nvshbench/suites/persm"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
@@ -449,16 +450,16 @@ func TestPerSM(t *testing.T) {
 				if pt.Status != record.StatusOK || pt.ID != "persm/ce" && !strings.HasPrefix(pt.ID, "persm/ce/") && !strings.HasSuffix(pt.ID, "/beside-ce") {
 					continue
 				}
-				v, ok := pt.Values[persm.ValueCESMFree]
+				v, ok := pt.Values[persmrec.ValueCESMFree]
 				if !ok || v != 0 && v != 1 {
 					t.Errorf("%s %s: %s %v (present %v), want 0 or 1: the shim did not judge whether its copies need an SM (values %v, verify %+v)",
-						pt.ID, pt.Params.Key(), persm.ValueCESMFree, v, ok, pt.Values, pt.Verify)
+						pt.ID, pt.Params.Key(), persmrec.ValueCESMFree, v, ok, pt.Values, pt.Verify)
 					continue
 				}
 				smFree[pt.ID] = append(smFree[pt.ID], fmt.Sprintf("%d B: %g", pt.Params.Size, v))
 			}
 			for _, id := range slices.Sorted(maps.Keys(smFree)) {
-				t.Logf("%s %s (1: a copy ran while a kernel held every CTA slot, 0: it waited for one): %s", id, persm.ValueCESMFree, strings.Join(smFree[id], ", "))
+				t.Logf("%s %s (1: a copy ran while a kernel held every CTA slot, 0: it waited for one): %s", id, persmrec.ValueCESMFree, strings.Join(smFree[id], ", "))
 			}
 			if len(smFree) == 0 {
 				t.Errorf("no ok point of the copy engine's rows")
@@ -524,10 +525,10 @@ func TestPerSM(t *testing.T) {
 				ta, _ := comp.Metric(record.MetricLatency)
 				tb, _ := compBeside.Metric(record.MetricLatency)
 				t.Logf("copy engine at 64 MiB: %.1f GB/s alone, %.1f beside %s on every SM; %s on every SM: %.3f us an iteration alone, %.3f beside the copy engine (busy %.1f %% of its windows at the least, moving %.1f GB/s)",
-					a.Median/1e9, b.Median/1e9, c, c, ta.Median*1e6, tb.Median*1e6, 100*compBeside.Values[persm.ValueCEBusy], compBeside.Values[persm.ValueCERate]/1e9)
+					a.Median/1e9, b.Median/1e9, c, c, ta.Median*1e6, tb.Median*1e6, 100*compBeside.Values[persmrec.ValueCEBusy], compBeside.Values[persmrec.ValueCERate]/1e9)
 				// Its ~20 ms launches are judged: the shim fails a launch where
 				// the copy engine idled over a tenth of it.
-				if busy, ok := compBeside.Values[persm.ValueCEBusy]; !ok || busy < 0.9 || compBeside.Values[persm.ValueCERate] <= 0 {
+				if busy, ok := compBeside.Values[persmrec.ValueCEBusy]; !ok || busy < 0.9 || compBeside.Values[persmrec.ValueCERate] <= 0 {
 					t.Errorf("%s beside the copy engine: values %v, want the copy engine's busy share (at least 0.9) and rate", c, compBeside.Values)
 				}
 			}

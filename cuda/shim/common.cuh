@@ -213,9 +213,8 @@ struct Family {
   int (*disarm)(Run *r, int ok);
   // end (may be null): on every PE, once a point's launches are done (its
   // stream drained) and before its check: ends side work the launches may
-  // have left, and may write a note on the point into res->detail (the
-  // family's check then sets it aside: a mismatch is described only into
-  // an empty detail, check.cuh's counted).
+  // have left, and may give the point values (put_value; the detail is the
+  // check's, or the error's).
   int (*end)(Run *r, nb_result *res);
 };
 
@@ -273,6 +272,23 @@ constexpr bool checked(const OpEntry (&t)[N]) {
 #define NB_CHECKED(t) static_assert(checked(t), #t ": an entry whose check cannot verify, or cannot be corrupted")
 
 static int has(const Run *r, int trait) { return (r->e->traits & trait) != 0; }
+
+// put_value gives the point a named value (nb_result.values) in a unit of
+// the Go side's ("s", "B/s", "1"), which reads it as a number by its name.
+// A value that does not fit (the array full, a name or unit too long)
+// fails the point and names it: never a silent drop.
+static int put_value(nb_result *res, const char *name, const char *unit, double v) {
+  if (res->n_values < 0 || res->n_values >= NB_MAX_VALUES)
+    return fail(NB_ERR, "the value %s does not fit: a point's result holds %d values", name, NB_MAX_VALUES);
+  nb_value *o = &res->values[res->n_values];
+  if (strlen(name) >= sizeof o->name || strlen(unit) >= sizeof o->unit)
+    return fail(NB_ERR, "the value %s (%s): a name holds %zu bytes, a unit %zu", name, unit, sizeof o->name - 1, sizeof o->unit - 1);
+  o->value = v;
+  snprintf(o->name, sizeof o->name, "%s", name);
+  snprintf(o->unit, sizeof o->unit, "%s", unit);
+  res->n_values++;
+  return 0;
+}
 
 // The floors take NB_FLOOR_HOPS dependent loads an iteration, between two
 // stamps: a stamp a hop (a %globaltimer read and a store on the chain's

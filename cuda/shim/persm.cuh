@@ -435,7 +435,7 @@ static uint8_t *g_pm_lsa;  // the peer's NCCL window, as this PE's kernels addre
 // time it was descheduled) is not judged: a feeder without that headroom
 // falls behind at its first hiccup (on one H200, 1 KiB - 1 MiB copies of
 // 7.2-8.5 us beside the mma loop against 5.3-7.8 us of calls were 86-90 %
-// busy: results/h200-2026-12-01g call E); the point's note says so, with
+// busy: results/h200-2026-12-01g call E); the point's values say so, with
 // both times.
 #define PM_BUSY_MIN 0.9
 #define PM_BUSY_WINDOW_MS 1.0
@@ -489,12 +489,12 @@ struct PmSide {
   // The last launch's feeder: CPU seconds in its CUDA calls, copies queued.
   double feed_s;
   int64_t feed_n;
-  // The point's fed launches so far (pm_busy; pm_end's note): those judged
-  // (a window of PM_BUSY_WINDOW_MS or more), the least busy share among
-  // them, the bytes the copies moved inside their windows and the windows'
-  // ms; the launches too short to judge; and those not judged because the
-  // feeder's calls took longer than the copies (the most it spent a copy).
-  int busy_n, busy_short, busy_unfed;
+  // The point's fed launches so far (pm_busy; pm_end's values): those
+  // judged (a window of PM_BUSY_WINDOW_MS or more), the least busy share
+  // among them, the bytes the copies moved inside their windows and the
+  // windows' ms; and those not judged because the feeder's calls took
+  // longer than the copies (the most it spent a copy).
+  int busy_n, busy_unfed;
   double busy_min, moved, window_ms, feed_max;
 };
 static PmSide g_pms;
@@ -739,7 +739,7 @@ static int pm_prepare(Run *r) {
     g.host[1] = 0;
     g.depth = g.k = 0;  // timed again at this point's size
     g.t_copy = 0;
-    g.busy_n = g.busy_short = g.busy_unfed = 0;
+    g.busy_n = g.busy_unfed = 0;
     g.busy_min = g.moved = g.window_ms = g.feed_max = 0;
   }
   k_zero_u64<<<8, 256, 0, S.stream>>>(pm_counts(), NB_MAX_CTAS + 1);  // and the done word
@@ -760,8 +760,8 @@ static int pm_prepare(Run *r) {
 // peer over NVLink it may use a copy engine: so each process asks, once
 // for each target it copies to (pm_sm_check, in the family's setup: before
 // the point's calibration and warm-up, outside any timed window), and
-// every copy-engine point says what it found (pm_end's note, which the Go
-// side reads into the value ce_sm_free: suites/persm):
+// every copy-engine point says what it found (pm_end: the value
+// ce_sm_free, 1 or 0, where it could judge):
 //   k_pm_hold on the side stream bg, as many CTAs of PM_HOLD_THREADS (no
 //   shared memory) as the occupancy API says fit on every SM, each
 //   spinning (__nanosleep) until the host releases it; once every CTA has
@@ -831,14 +831,12 @@ struct PmSmCheck {
   cudaEvent_t copied, before;  // before: recorded ahead of the held copy (its stream's own progress)
   unsigned long long seq;
   // For each target PE and copy size (the point's, at most PM_HOLD_COPY_MAX:
-  // the driver may pick a kernel or a copy engine by size): its answer, the
-  // CTAs held, why it was not judged (short: pm_end's note shares the
-  // detail). Cleared at finalize.
+  // the driver may pick a kernel or a copy engine by size): its answer.
+  // Cleared at finalize.
   struct Answer {
     int target;
     int64_t bytes;
-    int answer, ctas;
-    char why[40];
+    int answer;
   } ans[PM_SM_ANSWERS];
   int n_ans;
 };
@@ -855,7 +853,7 @@ static PmSmCheck::Answer *pm_sm_answer(int t, int64_t bytes, bool add) {
     if (c.ans[i].target == t && c.ans[i].bytes == bytes) return &c.ans[i];
   if (!add || c.n_ans >= PM_SM_ANSWERS) return nullptr;
   PmSmCheck::Answer *e = &c.ans[c.n_ans++];
-  *e = PmSmCheck::Answer{t, bytes, 0, 0, {0}};
+  *e = PmSmCheck::Answer{t, bytes, 0};
   return e;
 }
 
@@ -885,24 +883,16 @@ static int pm_sm_check(Run *r) {
   if (t < 0 || t >= NB_MAX_PES || pm_sm_answer(t, n, false)) return 0;
   PmSmCheck::Answer *e = pm_sm_answer(t, n, true);
   if (!e) return 0;  // PM_SM_ANSWERS sizes checked already: the point says nothing
-  e->answer = PM_SM_UNJUDGED;
-  snprintf(e->why, sizeof e->why, "a CUDA error");  // until answered
-  if (const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS"); conn && atoi(conn) == 1) {
-    snprintf(e->why, sizeof e->why, "CUDA_DEVICE_MAX_CONNECTIONS=1");
-    return 0;
-  }
+  e->answer = PM_SM_UNJUDGED;  // until answered (a CUDA error leaves it so)
+  if (const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS"); conn && atoi(conn) == 1) return 0;
   uint8_t *rd = (uint8_t *)nvshmem_ptr(S.dst, t);
-  if (!rd) {  // pm_validate refuses such a point first
-    snprintf(e->why, sizeof e->why, "no P2P mapping");
-    return 0;
-  }
+  if (!rd) return 0;  // no P2P mapping: pm_validate refuses such a point first
   if (!g_pms.streams) return fail(NB_ERR, "the copy engine SM check: the side streams were not created (nb_init)");
   if (int st = pm_sm_init()) return st;
   int per = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_pm_hold, PM_HOLD_THREADS, 0));
   int grid = per * S.sms;
   if (grid < 1) return fail(NB_ERR, "the copy engine SM check: the occupancy API fits no CTA of %d threads on an SM", PM_HOLD_THREADS);
-  e->ctas = grid;
   // The same copy first with nothing held, waited for: whatever the first
   // copy of the process sets up (a module, a mapping) is done before the
   // held one is given PM_HOLD_COPY_S.
@@ -961,42 +951,22 @@ static int pm_sm_check(Run *r) {
     if (int st = poison(rd, n, "the copy engine SM check's poison")) return st;
     CK(cudaStreamSynchronize(S.stream));
   }
-  if (c.host[2] == seq) {
-    snprintf(e->why, sizeof e->why, "its holder's deadline passed");
-    return 0;
-  }
-  if (!started) {  // within PM_HOLD_START_S (another process's kernels on the GPU?)
-    snprintf(e->why, sizeof e->why, "not all %d CTAs ran at once", grid);
-    return 0;
-  }
-  if (!moved) {  // the stream had not reached the copy: its wait says nothing
-    snprintf(e->why, sizeof e->why, "its stream stalled");
-    return 0;
-  }
+  // Not judged: its holder's deadline passed; not all its CTAs ran at once
+  // within PM_HOLD_START_S (another process's kernels on the GPU?); or the
+  // stream had not reached the copy (its wait says nothing).
+  if (c.host[2] == seq || !started || !moved) return 0;
   e->answer = copied ? PM_SM_FREE : PM_SM_WAITED;
   return 0;
 }
 
-// pm_sm_note: the check's answer for r's target leads the point's detail
-// (suites/persm reads it into ce_sm_free: "copy engine SM check:
-// ran|waited while N CTAs held every slot": the copy did, or "... not
-// judged: why"),
-// another note (pm_end's on a fed point) after it, past "; ". The detail
-// holds 255 characters: this note is short, so that a fed point's note
-// keeps its figures (a cut falls in its unread tail).
-static void pm_sm_note(Run *r, nb_result *res) {
+// pm_sm_value: the check's answer for r's target as the point's value
+// ce_sm_free: 1 a copy ran while every CTA slot was held, 0 it waited for
+// one; none where the check could not judge.
+static int pm_sm_value(Run *r, nb_result *res) {
   int t = r->target;
   const PmSmCheck::Answer *e = t < 0 || t >= NB_MAX_PES ? nullptr : pm_sm_answer(t, pm_sm_bytes(r->a), false);
-  if (!e || !e->answer) return;
-  char rest[sizeof res->detail];
-  memcpy(rest, res->detail, sizeof rest);
-  rest[sizeof rest - 1] = 0;
-  int n = 0;
-  if (e->answer == PM_SM_UNJUDGED) n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: not judged: %s", e->why);
-  else
-    n = snprintf(res->detail, sizeof res->detail, "copy engine SM check: %s while %d CTAs held every slot",
-                 e->answer == PM_SM_FREE ? "ran" : "waited", e->ctas);
-  if (rest[0] && n > 0 && n + 2 < (int)sizeof res->detail) snprintf(res->detail + n, sizeof res->detail - n, "; %s", rest);
+  if (!e || (e->answer != PM_SM_FREE && e->answer != PM_SM_WAITED)) return 0;
+  return put_value(res, "ce_sm_free", "1", e->answer == PM_SM_FREE ? 1 : 0);
 }
 
 // pm_sm_free: nb_finalize's (pm_side_free's); the words stay where a
@@ -1084,18 +1054,6 @@ static int pm_check(Run *r, nb_result *res) {
   return rc ? rc : side;
 }
 
-// pm_verify: pm_end's note on a fed point stands aside while the check
-// runs (a mismatch is described only into an empty detail: counted), and
-// comes back where the check found nothing wrong.
-static int pm_verify(Run *r, nb_result *res) {
-  char note[sizeof res->detail];
-  memcpy(note, res->detail, sizeof note);
-  res->detail[0] = 0;
-  int rc = pm_check(r, res);
-  if (!res->errors && !res->detail[0]) memcpy(res->detail, note, sizeof note);
-  return rc;
-}
-
 // The compute's results where a compute ran (the transfer's check is the
 // same as the alone rows', whose corruption proves it), else the transfer's.
 static int pm_corrupt(Run *r) {
@@ -1107,7 +1065,7 @@ static int pm_corrupt(Run *r) {
 }
 
 static constexpr Check kCheckPm = {"the initiator's pattern at the target (a timed transfer); every compute result at its start value + its CTA's iterations",
-                                   pm_verify, pm_corrupt};
+                                   pm_check, pm_corrupt};
 
 // --- launches
 template <int M, int C, int TIMED_COMPUTE>
@@ -1392,10 +1350,7 @@ static int pm_busy(Run *r) {
     }
   }
   double feed_us = g.feed_n ? 1e6 * g.feed_s / g.feed_n : 0, t_us = 1e3 * g.t_copy;
-  if (win < PM_BUSY_WINDOW_MS) {
-    g.busy_short++;
-    return 0;
-  }
+  if (win < PM_BUSY_WINDOW_MS) return 0;
   double share = busy / win;
   if (share < PM_BUSY_MIN && feed_us * PM_FEED_HEADROOM > t_us) {
     g.busy_unfed++;
@@ -1443,37 +1398,37 @@ static int pm_disarm(Run *r, int ok) {
 // The family's end hook (nb_run, after a point's launches): nothing armed
 // should be left (pm_disarm ends it after every launch); a safety net, so
 // that with --no-verify too nothing of the point writes after it. A fed
-// point's initiator notes how busy the copy engine was (the Go side reads
-// the note into the point's values: suites/persm, busyNote): the least
-// share of a judged window and the rate its copies moved in them. Its
-// launches are every launch of the point (calibration and warm-up too:
-// the family does not know which launches are samples; README says so).
-// Every copy-engine point's initiator then puts the SM check's answer for
-// its target ahead of it (pm_sm_note).
-static void pm_end_fed(Run *r, nb_result *res) {
+// point's initiator gives how busy the copy engine was (pm_end_fed), and
+// every copy-engine point's initiator the SM check's answer for its target
+// (pm_sm_value), as values.
+//
+// pm_end_fed: where the shim judged the fed launches, the least busy share
+// of a judged window (ce_busy) and the rate its copies moved in them
+// (ce_bytes_per_s), with a copy's time (ce_copy_s) and the most CPU time
+// the feeder spent in its calls a copy (ce_feed_s); where a copy took
+// under twice the feeder's calls for it (not judged), the two times only;
+// where no launch lasted PM_BUSY_WINDOW_MS, nothing. Its launches are
+// every launch of the point (calibration and warm-up too: the family does
+// not know which launches are samples; README says so).
+static int pm_end_fed(Run *r, nb_result *res) {
   PmSide &g = g_pms;
-  if (!pm_ce_fed(r->a) || !g.ready) return;
-  double t_us = 1e3 * g.t_copy;
-  if (g.busy_unfed > 0)  // a launch's copies took under twice the feeder's calls for them: the point is not judged
-    snprintf(res->detail, sizeof res->detail,
-             "copy engine busy: not judged: a copy of %lld B takes %.4g us, within twice the feeder's enqueue time (the feeder's calls %.4g "
-             "us a copy at the most; %d of %d launches)",
-             (long long)r->a->size, t_us, g.feed_max, g.busy_unfed, g.busy_unfed + g.busy_n + g.busy_short);
-  else if (g.busy_n > 0)
-    snprintf(res->detail, sizeof res->detail,
-             "copy engine busy %.1f %% of the timed window at the least (%d launches of %.0f ms or more), moving %.4g B/s beside the "
-             "compute; a copy %.4g us, the feeder's calls %.4g us a copy at the most (%d copies between two events, %d spans queued)",
-             100 * g.busy_min, g.busy_n, PM_BUSY_WINDOW_MS, g.moved / (g.window_ms * 1e-3), t_us, g.feed_max, g.k, g.depth);
-  else if (g.busy_short > 0)
-    snprintf(res->detail, sizeof res->detail, "copy engine busy: not judged, no launch of the compute lasted %.0f ms (a copy %.4g us)",
-             PM_BUSY_WINDOW_MS, t_us);
+  if (!pm_ce_fed(r->a) || !g.ready || (g.busy_unfed == 0 && g.busy_n == 0)) return 0;
+  int st = 0;
+  if (g.busy_unfed == 0) {
+    st = put_value(res, "ce_busy", "1", g.busy_min);
+    if (!st) st = put_value(res, "ce_bytes_per_s", "B/s", g.moved / (g.window_ms * 1e-3));
+  }
+  if (!st) st = put_value(res, "ce_copy_s", "s", 1e-3 * g.t_copy);
+  if (!st) st = put_value(res, "ce_feed_s", "s", 1e-6 * g.feed_max);
+  return st;
 }
 
 static int pm_end(Run *r, nb_result *res) {
   int rc = pm_quiesce();
   if (pm_mech(r->a) == NB_OP_PM_CE && r->initiator) {
-    pm_end_fed(r, res);
-    pm_sm_note(r, res);
+    int st = pm_end_fed(r, res);
+    if (!st) st = pm_sm_value(r, res);
+    if (!rc) rc = st;
   }
   return rc;
 }

@@ -13,11 +13,13 @@ import (
 	"strings"
 )
 
-// The base units a metric's values are stored in.
+// The base units a metric's values are stored in, and One: a point
+// value without a dimension (a share, a count, a 0/1 answer).
 const (
 	BytesPerSec = "B/s"
 	Seconds     = "s"
 	OpsPerSec   = "op/s"
+	One         = "1"
 )
 
 // HigherIsBetter reports whether larger values of the unit are better.

@@ -9,8 +9,8 @@
 //     smallest budget reaching 90 % of each mechanism's peak from them.
 //     Whether the copy engine's copies need an SM after all is checked, not
 //     assumed: every point of its rows (ce, ce/beside-*, compute/*/beside-ce)
-//     carries ValueCESMFree where the shim could judge it (on one H200 a
-//     same-GPU copy waited for a free CTA slot).
+//     carries the value ce_sm_free where the shim could judge it (on one
+//     H200 a same-GPU copy waited for a free CTA slot).
 //   - persm/<mechanism>/beside-<compute>: the same transfer while a compute
 //     kernel (fma: an FMA-bound loop; mma: a tensor-core bf16 loop) holds
 //     every other SM, in one fused launch; against persm/<mechanism> it is
@@ -23,11 +23,11 @@
 //     persm/compute/<compute>/beside-<mechanism> the same kernel with the
 //     transfer beside it: the compute's slowdown. Beside the copy engine
 //     (beside-ce) a host thread feeds the copies until the compute ends;
-//     the point's values say how busy the copy engine was (ValueCEBusy,
-//     ValueCERate) and how long a copy and the feeder's calls for it took
-//     (ValueCECopy, ValueCEFeed), the shim failing a launch where it idled;
-//     a copy shorter than the feeder's calls is not judged (the two times
-//     only).
+//     the point's values say how busy the copy engine was and how long a
+//     copy and the feeder's calls for it took, the shim failing a launch
+//     where it idled; a copy shorter than the feeder's calls is not judged
+//     (the two times only). The copy engine's rows' values are record/persm's
+//     (CEValues), which the shim gives as named values.
 //
 // Every point is verified: the transfer's pattern at its target, the compute
 // kernel's results (they depend on how many iterations each CTA ran).
@@ -35,14 +35,12 @@ package persm
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
+	persmrec "github.com/nvshbench/nvshbench/record/persm"
 )
 
 // Threads is every bytes-per-SM CTA's size (the shim's PM_THREADS).
@@ -52,7 +50,7 @@ const Threads = 512
 // shim's operation.
 type Mechanism struct {
 	Name, Op, Desc string
-	SMs            bool // runs on a budget of SMs; the copy engine has none (whether its copies need one: ValueCESMFree)
+	SMs            bool // runs on a budget of SMs; the copy engine has none (whether its copies need one: the value ce_sm_free)
 }
 
 // Mechanisms in the order readers show them.
@@ -96,7 +94,7 @@ func init() {
 		}
 		if !m.SMs {
 			b.OwnLaunch = "copy engine: no kernel"
-			b.Describe = ceValues
+			b.Values = persmrec.CEValues
 		}
 		harness.Register(b)
 		for _, c := range Computes {
@@ -111,7 +109,7 @@ func init() {
 			if !m.SMs {
 				beside.Desc = fmt.Sprintf("bytes per SM: %s, while %s holds every SM (on a second stream, running before the copies are timed, ended by a copy-engine write after them)", m.Desc, c.Desc)
 				beside.OwnLaunch = "copy engine: no kernel; the compute on every SM, a second stream"
-				beside.Describe = ceValues
+				beside.Values = persmrec.CEValues
 			}
 			harness.Register(beside)
 		}
@@ -160,7 +158,7 @@ func init() {
 			if !m.SMs {
 				beside.Desc = fmt.Sprintf("bytes per SM: %s on every SM while %s runs beside it (a host thread keeps copies in flight from before the compute starts until it has ended)", c.Desc, m.Desc)
 				beside.OwnLaunch = "one CTA of 512 threads on every SM; the copies on a second stream"
-				beside.Describe = ceValues
+				beside.Values = persmrec.CEValues
 			}
 			harness.Register(beside)
 		}
@@ -244,115 +242,4 @@ func args(op, partner string) func(e *harness.Env, p record.Params) (cuda.Args, 
 func loadStoreOnly(op string) bool {
 	o, ok := cuda.LookupOp(op)
 	return ok && o.Has(cuda.TraitLoadStore)
-}
-
-// The values of a compute kernel's point beside the copy engine: the least
-// share of a timed window the copy engine was busy (0..1), the rate its
-// copies moved in the windows (B/s), a copy's time on the copy engine (s)
-// and the feeder thread's CPU time in its CUDA calls a copy (s, the most of
-// a launch). Where a copy is shorter than the feeder's calls for it (no
-// host thread could keep that copy engine busy), the shim does not judge
-// the point: it has the two times, no busy share or rate.
-const (
-	// ValueCESMFree: on a persm/ce point (alone or beside a compute kernel),
-	// 1 where one of its copies completed while a kernel held every CTA slot
-	// of the GPU (the copy needs no SM: a copy engine's), 0 where it waited
-	// for a slot (the driver ran it as a kernel: on one H200, driver 580,
-	// same-GPU cudaMemcpyAsync did, results/h200-2026-12-01g); absent where
-	// not checked (files before it, or the check could not hold every slot,
-	// or ran under CUDA_DEVICE_MAX_CONNECTIONS=1: the shim's note says
-	// "not judged", and goes).
-	ValueCESMFree = "ce_sm_free"
-	ValueCEBusy   = "ce_busy"
-	ValueCERate   = "ce_bytes_per_s"
-	ValueCECopy   = "ce_copy_s"
-	ValueCEFeed   = "ce_feed_s"
-)
-
-// The shim's notes on such a point (persm.cuh, pm_end), which it writes
-// into the result's detail: busyNote where it judged its launches,
-// unfedNote where a copy was shorter than the feeder's calls for it, and
-// "copy engine busy: not judged, ..." where no launch lasted long enough.
-var (
-	busyNote  = regexp.MustCompile(`^copy engine busy ([0-9.]+) % of the timed window at the least \(.*\), moving ([0-9.eE+-]+) B/s beside the compute; a copy ([0-9.eE+-]+) us, the feeder's calls ([0-9.eE+-]+) us a copy`)
-	unfedNote = regexp.MustCompile(`^copy engine busy: not judged: a copy of [0-9]+ B takes ([0-9.eE+-]+) us, within twice the feeder's enqueue time \(the feeder's calls ([0-9.eE+-]+) us a copy`)
-)
-
-// The shim's answer to whether a copy-engine row's copy needs an SM
-// (persm.cuh, pm_sm_check, pm_sm_note): it leads the detail of every such
-// point's initiator, another note (busyNote's, unfedNote's) after it past
-// "; ". "ran": a copy completed while a kernel held every CTA slot (1);
-// "waited": it did not (0); "not judged: why": no value.
-const smPrefix = "copy engine SM check: "
-
-var smNote = regexp.MustCompile(`^copy engine SM check: (?:(ran|waited) while [0-9]+ CTAs held every slot|not judged: [^;]*)$`)
-
-// ceValues is the copy engine's rows' Describe: the SM check's answer,
-// then (a fed compute point) how busy the copy engine was.
-func ceValues(_ *harness.Env, _ record.Params, _ cuda.Args, _ cuda.Result, o *harness.Outcome) {
-	smValue(o)
-	busyValues(o)
-}
-
-// smValue moves the SM check's note into ValueCESMFree (none where not
-// judged) and leaves what follows it in the detail; a detail that does
-// not lead with the note (a mismatch's) stays as it is.
-func smValue(o *harness.Outcome) {
-	if !strings.HasPrefix(o.Detail, smPrefix) {
-		return
-	}
-	note, rest, _ := strings.Cut(o.Detail, "; ")
-	m := smNote.FindStringSubmatch(note)
-	if m == nil {
-		return
-	}
-	if m[1] != "" {
-		if o.Values == nil {
-			o.Values = map[string]float64{}
-		}
-		o.Values[ValueCESMFree] = map[string]float64{"ran": 1, "waited": 0}[m[1]]
-	}
-	o.Detail = rest
-}
-
-// busyValues moves the shim's note into the point's values: a note, not a
-// mismatch, so it leaves the detail (which the verification's record
-// reads); a mismatch's detail stays.
-func busyValues(o *harness.Outcome) {
-	if !strings.HasPrefix(o.Detail, "copy engine busy") {
-		return
-	}
-	var keys []string
-	m := busyNote.FindStringSubmatch(o.Detail)
-	if m != nil {
-		keys = []string{ValueCEBusy, ValueCERate, ValueCECopy, ValueCEFeed}
-	} else if m = unfedNote.FindStringSubmatch(o.Detail); m != nil {
-		keys = []string{ValueCECopy, ValueCEFeed}
-	} else if strings.HasPrefix(o.Detail, "copy engine busy: not judged") {
-		o.Detail = "" // no launch long enough: nothing to keep
-		return
-	} else {
-		return
-	}
-	vals := map[string]float64{}
-	for i, k := range keys {
-		v, err := strconv.ParseFloat(m[i+1], 64)
-		if err != nil {
-			return
-		}
-		switch k {
-		case ValueCEBusy:
-			v /= 100
-		case ValueCECopy, ValueCEFeed:
-			v *= 1e-6
-		}
-		vals[k] = v
-	}
-	if o.Values == nil {
-		o.Values = map[string]float64{}
-	}
-	for k, v := range vals {
-		o.Values[k] = v
-	}
-	o.Detail = ""
 }

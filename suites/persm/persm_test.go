@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
+	persmrec "github.com/nvshbench/nvshbench/record/persm"
 )
 
 // job is a job of n H200-like PEs (the fake's), on one GPU (shared) or on
@@ -201,66 +200,23 @@ func TestShimAgrees(t *testing.T) {
 	if !strings.Contains(string(src), "#define PM_THREADS 512") || Threads != 512 {
 		t.Error("the shim's PM_THREADS and Threads differ")
 	}
-	// The notes on a fed compute point (pm_end) read back as values: their
-	// formats, filled as C fills them, match busyNote and unfedNote.
-	const note = `"copy engine busy %.1f %% of the timed window at the least (%d launches of %.0f ms or more), moving %.4g B/s beside the "`
-	const noteRest = `"compute; a copy %.4g us, the feeder's calls %.4g us a copy at the most (%d copies between two events, %d spans queued)"`
-	const unfed = `"copy engine busy: not judged: a copy of %lld B takes %.4g us, within twice the feeder's enqueue time (the feeder's calls %.4g "`
-	const unfedRest = `"us a copy at the most; %d of %d launches)"`
-	for _, s := range []string{note, noteRest, unfed, unfedRest} {
-		if !strings.Contains(string(src), s) {
-			t.Fatalf("persm.cuh writes no note %s", s)
-		}
-	}
-	unq := func(s string) string { return s[1 : len(s)-1] }
-	if got := fmt.Sprintf(unq(note)+unq(noteRest), 97.25, 12, 1.0, 1.6234e12, 41.5, 2.25, 2, 24); !busyNote.MatchString(got) {
-		t.Errorf("the shim's note %q does not read back", got)
-	}
-	if got := fmt.Sprintf(strings.Replace(unq(unfed), "%lld", "%d", 1)+unq(unfedRest), 4096, 1.875, 2.5, 3, 5); !unfedNote.MatchString(got) {
-		t.Errorf("the shim's note %q does not read back", got)
-	}
-	// The SM check's notes (pm_sm_note), every reason it gives for not
-	// judging (pm_sm_check, each shorter than its buffer), read back ahead
-	// of the longest busy note, in the detail's 255 characters (the busy
-	// note's unread tail cut: 1000 launches, 5-digit figures).
-	const ran = `"copy engine SM check: %s while %d CTAs held every slot"`
-	const notJudged = `"copy engine SM check: not judged: %s"`
-	for _, s := range []string{ran, notJudged} {
-		if !strings.Contains(string(src), s) {
-			t.Fatalf("persm.cuh writes no note %s", s)
-		}
-	}
-	size := regexp.MustCompile(`char why\[([0-9]+)\];`).FindStringSubmatch(string(src))
-	whys := regexp.MustCompile(`snprintf\(e->why, sizeof e->why, "([^"]*)"`).FindAllStringSubmatch(string(src), -1)
-	if size == nil || len(whys) < 5 {
-		t.Fatalf("persm.cuh: the reasons' buffer %v, %d reasons", size, len(whys))
-	}
-	notes := []string{fmt.Sprintf(unq(ran), "ran", 4224), fmt.Sprintf(unq(ran), "waited", 4224)}
-	for _, w := range whys {
-		why := strings.ReplaceAll(w[1], "%d", "4224")
-		if n, _ := strconv.Atoi(size[1]); len(why) >= n || strings.Contains(why, "%") {
-			t.Errorf("reason %q: over its %s-byte buffer, or a format this test does not fill", w[1], size[1])
-		}
-		notes = append(notes, fmt.Sprintf(unq(notJudged), why))
-	}
-	busy := fmt.Sprintf(unq(note)+unq(noteRest), 100.0, 1000, 1.0, 1.6234e12, 41234.5, 22.25, 128, 512)
-	b, _ := harness.Lookup("persm/compute/fma/beside-ce")
-	for i, n := range notes {
-		d := n + "; " + busy
-		d = d[:min(len(d), 255)]
-		o := harness.Outcome{Detail: d}
-		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
-		v, has := o.Values[ValueCESMFree]
-		if o.Detail != "" || o.Values[ValueCEBusy] != 1 || o.Values[ValueCEFeed] != 22.25e-6 || has != (i < 2) || has && v != float64(1-i) {
-			t.Errorf("%q: values %v, detail %q", d, o.Values, o.Detail)
-		}
-	}
 }
 
 // fakeRun runs the benchmarks sel select on one fake PE and returns each
 // point's outcome by key(ID, size, CTAs), failing the test on an error or
 // a waiver.
 func fakeRun(t *testing.T, cfg *harness.Config, sel ...string) map[string]*harness.Outcome {
+	t.Helper()
+	got, errs := fakeRunErrors(t, cfg, sel...)
+	for k, e := range errs {
+		t.Errorf("%s: %s", k, e)
+	}
+	return got
+}
+
+// fakeRunErrors is fakeRun that returns the points that failed or were
+// waived (their error or waiver by key) instead of failing the test.
+func fakeRunErrors(t *testing.T, cfg *harness.Config, sel ...string) (map[string]*harness.Outcome, map[string]string) {
 	t.Helper()
 	benches, err := harness.Select(sel)
 	if err != nil {
@@ -276,7 +232,7 @@ func fakeRun(t *testing.T, cfg *harness.Config, sel ...string) map[string]*harne
 		id string
 		p  record.Params
 	}
-	got := map[string]*harness.Outcome{}
+	got, errs := map[string]*harness.Outcome{}, map[string]string{}
 	items := map[int]pt{}
 	for _, it := range plan.Items {
 		items[it.Index] = pt{it.ID, it.Params}
@@ -290,13 +246,19 @@ func fakeRun(t *testing.T, cfg *harness.Config, sel ...string) map[string]*harne
 			continue
 		}
 		it := items[m.Index]
-		if m.Error != "" || m.Outcome == nil || m.Outcome.Waived != "" {
-			t.Errorf("%s %s: error %q outcome %+v", it.id, it.p.Key(), m.Error, m.Outcome)
-			continue
+		k := key(it.id, it.p.Size, it.p.CTAs)
+		switch {
+		case m.Error != "":
+			errs[k] = "error: " + m.Error
+		case m.Outcome == nil:
+			errs[k] = "no outcome"
+		case m.Outcome.Waived != "":
+			errs[k] = "waived: " + m.Outcome.Waived
+		default:
+			got[k] = m.Outcome
 		}
-		got[key(it.id, it.p.Size, it.p.CTAs)] = m.Outcome
 	}
-	return got
+	return got, errs
 }
 
 func key(id string, size int64, ctas int) string { return fmt.Sprint(id, " ", size, " ", ctas) }
@@ -337,15 +299,16 @@ func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
 				t.Errorf("%s beside the copy engine at %d: %.4f of its time alone, want the fake's 1.01", c, size, r)
 			}
 			// The fake's copy engine: busy 99.5 %, at its rate beside a
-			// compute kernel (its samples' first: the fake's time a copy).
+			// compute kernel (its samples' first: the fake's time a copy),
+			// the numbers as the shim gave them (no text between).
 			rate := float64(size) / beside.Samples[0]
-			if comp.Values[ValueCEBusy] != 0.995 || comp.Values[ValueCESMFree] != 1 || len(comp.Values) != 5 || math.Abs(comp.Values[ValueCERate]/rate-1) > 1e-3 || comp.Detail != "" ||
-				math.Abs(comp.Values[ValueCECopy]*rate/float64(size)-1) > 1e-3 || comp.Values[ValueCEFeed] != 2e-6 {
+			if comp.Values[persmrec.ValueCEBusy] != 0.995 || comp.Values[persmrec.ValueCESMFree] != 1 || len(comp.Values) != 5 || math.Abs(comp.Values[persmrec.ValueCERate]/rate-1) > 1e-12 || comp.Detail != "" ||
+				math.Abs(comp.Values[persmrec.ValueCECopy]*rate/float64(size)-1) > 1e-12 || comp.Values[persmrec.ValueCEFeed] != 2e-6 {
 				t.Errorf("%s beside the copy engine at %d: values %v (want busy 0.995, %.4g B/s, a copy %.4g s, the feeder 2e-6 s), detail %q",
 					c, size, comp.Values, rate, float64(size)/rate, comp.Detail)
 			}
 			for _, o := range []*harness.Outcome{ce, beside} {
-				if len(o.Values) != 1 || o.Values[ValueCESMFree] != 1 || o.Detail != "" {
+				if len(o.Values) != 1 || o.Values[persmrec.ValueCESMFree] != 1 || o.Detail != "" {
 					t.Errorf("the copy engine at %d (beside %s or not): values %v, detail %q: want the SM check's answer only", size, c, o.Values, o.Detail)
 				}
 			}
@@ -369,11 +332,11 @@ func TestFakeCEOnSM(t *testing.T) {
 		if o == nil {
 			t.Fatalf("%s: no point (%v)", id, got)
 		}
-		if v, ok := o.Values[ValueCESMFree]; !ok || v != 0 || o.Detail != "" {
-			t.Errorf("%s: values %v, detail %q: want %s 0", id, o.Values, o.Detail, ValueCESMFree)
+		if v, ok := o.Values[persmrec.ValueCESMFree]; !ok || v != 0 || o.Detail != "" {
+			t.Errorf("%s: values %v, detail %q: want %s 0", id, o.Values, o.Detail, persmrec.ValueCESMFree)
 		}
 	}
-	if o := got[key("persm/compute/fma/beside-ce", 64<<20, 0)]; o.Values[ValueCEBusy] != 0.995 {
+	if o := got[key("persm/compute/fma/beside-ce", 64<<20, 0)]; o.Values[persmrec.ValueCEBusy] != 0.995 {
 		t.Errorf("the fed point's busy share %v, want the fake's 0.995 beside the SM note", o.Values)
 	}
 	if o := got[key("persm/st", 64<<20, 4)]; o == nil || len(o.Values) != 0 {
@@ -381,89 +344,29 @@ func TestFakeCEOnSM(t *testing.T) {
 	}
 }
 
-// The SM check's note, which leads a copy-engine point's detail, becomes
-// ce_sm_free (1: a copy ran while every CTA slot was held, 0: it waited;
-// none where not judged) and leaves the detail; a fed point's busy note
-// after it reads as alone, the unfed one's "; " included; a detail that
-// does not lead with the note (a mismatch's), or a note of a form the Go
-// side does not know, stays.
-func TestCEValues(t *testing.T) {
-	const (
-		ran    = "copy engine SM check: ran while 4224 CTAs held every slot"
-		waited = "copy engine SM check: waited while 4224 CTAs held every slot"
-		not    = "copy engine SM check: not judged: not all 4224 CTAs ran at once"
-		busy   = "copy engine busy 97.3 % of the timed window at the least (12 launches of 1 ms or more), moving 1.623e+12 B/s beside the compute; a copy 41.5 us, the feeder's calls 2.25 us a copy at the most (2 copies between two events, 24 spans queued)"
-		unfed  = "copy engine busy: not judged: a copy of 4096 B takes 1.875 us, within twice the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)"
-		short  = "copy engine busy: not judged, no launch of the compute lasted 1 ms (a copy 3.5 us)"
-		bad    = "byte 17: got 0x00, want 0x5a"
-	)
-	for _, id := range []string{"persm/ce", "persm/ce/beside-mma", "persm/compute/mma/beside-ce"} {
-		if b, _ := harness.Lookup(id); b.Describe == nil {
-			t.Errorf("%s reads no note", id)
-		}
-	}
-	b, _ := harness.Lookup("persm/ce")
-	for _, c := range []struct {
-		detail, left string
-		want         map[string]float64
-	}{
-		{ran, "", map[string]float64{ValueCESMFree: 1}},
-		{waited, "", map[string]float64{ValueCESMFree: 0}},
-		{not, "", nil},
-		{waited + "; " + busy, "", map[string]float64{ValueCESMFree: 0, ValueCEBusy: 0.973, ValueCERate: 1.623e12, ValueCECopy: 41.5e-6, ValueCEFeed: 2.25e-6}},
-		{not + "; " + unfed, "", map[string]float64{ValueCECopy: 1.875e-6, ValueCEFeed: 2.5e-6}},
-		{ran + "; " + short, "", map[string]float64{ValueCESMFree: 1}},
-		{bad, bad, nil},
-		{"compute result 3: got 1, want its start value + its CTA's iterations", "compute result 3: got 1, want its start value + its CTA's iterations", nil},
-		{"copy engine SM check: flew while 4224 CTAs held every slot", "copy engine SM check: flew while 4224 CTAs held every slot", nil},
+// A value the readers do not declare, one in another unit, or more than
+// a point's result holds (the fake's, as the shim's put_value refuses the
+// ninth): each fails every point of the copy engine's rows with its
+// sentence, none dropped; a row without values runs as before.
+func TestBadValuesFailThePoint(t *testing.T) {
+	for knob, want := range map[string]string{
+		"unknown": "the shim gave the value ce_idle (1), which this benchmark does not declare",
+		"unit":    `the shim gave the value ce_busy in "%"; it is declared in "1"`,
+		"many":    "does not fit: a point's result holds 8 values",
 	} {
-		o := harness.Outcome{Detail: c.detail}
-		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
-		ok := o.Detail == c.left && len(o.Values) == len(c.want)
-		for k, v := range c.want {
-			if got, has := o.Values[k]; !has || math.Abs(got-v) > 1e-9*math.Abs(v) {
-				ok = false
+		t.Run(knob, func(t *testing.T) {
+			t.Setenv("NVSHBENCH_FAKE_BAD_VALUE", knob)
+			cfg := harness.DefaultConfig()
+			cfg.Sizes, cfg.Samples, cfg.SMBudgets, cfg.PEs = []int64{64 << 20}, 3, []int{4}, 1
+			got, errs := fakeRunErrors(t, &cfg, "persm/ce", "persm/ce/beside-fma", "persm/compute/fma/beside-ce", "persm/st")
+			for _, id := range []string{"persm/ce", "persm/ce/beside-fma", "persm/compute/fma/beside-ce"} {
+				if e := errs[key(id, 64<<20, 0)]; !strings.HasPrefix(e, "error: ") || !strings.Contains(e, want) {
+					t.Errorf("%s: %q, want an error saying %q", id, e, want)
+				}
 			}
-		}
-		if !ok {
-			t.Errorf("%q: values %v, detail %q (want %v, detail %q)", c.detail, o.Values, o.Detail, c.want, c.left)
-		}
-	}
-}
-
-// The shim's note on a compute kernel fed copies beside it becomes the
-// point's values and leaves the detail; a note that judged nothing
-// because a copy was shorter than the feeder's calls keeps the two times,
-// one that judged nothing for short launches none; a mismatch's detail
-// stays.
-func TestBusyValues(t *testing.T) {
-	b, _ := harness.Lookup("persm/compute/mma/beside-ce")
-	if b.Describe == nil {
-		t.Fatal("persm/compute/mma/beside-ce reads no note")
-	}
-	for _, c := range []struct {
-		detail, left string
-		want         map[string]float64
-	}{
-		{"copy engine busy 97.3 % of the timed window at the least (12 launches of 1 ms or more), moving 1.623e+12 B/s beside the compute; a copy 41.5 us, the feeder's calls 2.25 us a copy at the most (2 copies between two events, 24 spans queued)", "",
-			map[string]float64{ValueCEBusy: 0.973, ValueCERate: 1.623e12, ValueCECopy: 41.5e-6, ValueCEFeed: 2.25e-6}},
-		{"copy engine busy 100.0 % of the timed window at the least (1 launches of 1 ms or more), moving 4.1e+11 B/s beside the compute; a copy 2500 us, the feeder's calls 3 us a copy at the most (1 copies between two events, 4 spans queued)", "",
-			map[string]float64{ValueCEBusy: 1, ValueCERate: 4.1e11, ValueCECopy: 2500e-6, ValueCEFeed: 3e-6}},
-		{"copy engine busy: not judged: a copy of 4096 B takes 1.875 us, within twice the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)", "",
-			map[string]float64{ValueCECopy: 1.875e-6, ValueCEFeed: 2.5e-6}},
-		{"copy engine busy: not judged, no launch of the compute lasted 1 ms (a copy 3.5 us)", "", nil},
-		{"compute result 17: got 3, want its start value + its CTA's iterations", "compute result 17: got 3, want its start value + its CTA's iterations", nil},
-	} {
-		o := harness.Outcome{Detail: c.detail}
-		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
-		ok := o.Detail == c.left && len(o.Values) == len(c.want)
-		for k, v := range c.want {
-			if got, has := o.Values[k]; !has || math.Abs(got-v) > 1e-9*math.Abs(v) {
-				ok = false
+			if o := got[key("persm/st", 64<<20, 4)]; o == nil || len(o.Values) != 0 {
+				t.Errorf("persm/st: %+v (%v), want it run without values", o, errs)
 			}
-		}
-		if !ok {
-			t.Errorf("%q: values %v, detail %q (want %v)", c.detail, o.Values, o.Detail, c.want)
-		}
+		})
 	}
 }
