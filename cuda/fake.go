@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/nvshbench/nvshbench/cuda/shim"
 )
 
 // Fake implements Lib without a GPU: an H200-like device whose transfers
@@ -625,7 +627,30 @@ func scopeGroups(a Args) int32 {
 // fakePerSMCompute: a bytes-per-SM compute kernel, which moves no bytes
 // (persm.cuh's pm_bytes) and takes 0 CTAs, on every SM (no transfer
 // budget), as pm_validate does.
-func fakePerSMCompute(op string) bool { return op == "rma.pm_fma" || op == "rma.pm_mma" }
+func fakePerSMCompute(op string) bool {
+	_, ok := fakePerSMKind(op, 0)
+	return ok
+}
+
+// fakePerSMKind finds a bytes-per-SM mechanism or compute kernel of the
+// shim's lists by its entry's name (code 0) or by its code (op ""): the
+// mechanism (nil for a compute kernel), and whether either is.
+func fakePerSMKind(op string, code int) (*shim.PerSMMechanism, bool) {
+	for _, m := range shim.PerSMMechanisms() {
+		if m.Op == op || code != 0 && m.Code == code {
+			return &m, true
+		}
+	}
+	for _, c := range shim.PerSMComputes() {
+		if c.Op == op || code != 0 && c.Code == code {
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
+// fakeNoSM: a mechanism of no SM of ours (the copy engine's).
+func fakeNoSM(m *shim.PerSMMechanism) bool { return m != nil && !m.SMs }
 
 // fakeCEValues gives a copy-engine point the shim's values (persm.cuh's
 // pm_end; nothing where not such a point): the SM check's answer on every
@@ -634,8 +659,9 @@ func fakePerSMCompute(op string) bool { return op == "rma.pm_fma" || op == "rma.
 // with NVSHBENCH_FAKE_CE_ON_SM=1 it waited), then a fed compute's
 // (fakeFedValues). NVSHBENCH_FAKE_BAD_VALUE adds one the readers refuse.
 func fakeCEValues(a Args, op Op, r *Result) error {
-	ce, ok := LookupOp("rma.pm_ce")
-	if !ok || op.Name != ce.Name && !(fakePerSMCompute(op.Name) && int(a.Impl) == ce.Value) {
+	self, _ := fakePerSMKind(op.Name, 0)
+	partner, _ := fakePerSMKind("", int(a.Impl))
+	if !fakeNoSM(self) && !(fakePerSMCompute(op.Name) && fakeNoSM(partner)) {
 		return nil
 	}
 	if err := fakeFedValues(a, op, r); err != nil {
@@ -666,7 +692,7 @@ func fakeCEValues(a Args, op Op, r *Result) error {
 }
 
 // fakeFedValues gives a compute kernel fed copies by the copy engine
-// beside it (persm.cuh's pm_end_fed; nothing where not such a row) the
+// beside it (pm_feed.cuh's pm_end_fed; nothing where not such a row) the
 // fake's copy engine busy 99.5 % of every window, moving fakePerSM's rate
 // of the copy engine beside a compute kernel, its feeder's calls 2 µs a
 // copy. The shim judges a launch under 90 % busy only where a copy takes
@@ -675,13 +701,14 @@ func fakeCEValues(a Args, op Op, r *Result) error {
 // the share would be about copy / calls: under 90 % below 0.9 of them, and
 // then not judged: the two times only.
 func fakeFedValues(a Args, op Op, r *Result) error {
-	ce, _ := LookupOp("rma.pm_ce")
-	if !fakePerSMCompute(op.Name) || int(a.Impl) != ce.Value {
+	m, _ := fakePerSMKind("", int(a.Impl))
+	if !fakePerSMCompute(op.Name) || !fakeNoSM(m) {
 		return nil
 	}
+	copies, _ := LookupOp(m.Op)
 	b := a
 	b.Impl = int32(op.Value)
-	t, _ := fakePerSM(b, ce)
+	t, _ := fakePerSM(b, copies)
 	const feed = 2e-6
 	type value struct {
 		name, unit string
@@ -702,48 +729,64 @@ func fakeFedValues(a Args, op Op, r *Result) error {
 
 // fakePerSM models the bytes-per-SM rows (persm.cuh): a mechanism's GB/s
 // grows with its SMs up to its peak (GB/s an SM, peak, the size at half
-// its peak); the copy engine uses none and needs large transfers. A compute
-// kernel's iteration takes 4 µs (fma) or 9 µs (mma) on the SMs outside the
-// budget (every SM at budget 0), scaled to 132 SMs. Beside each other, the
-// transfer loses 10 % and the compute 5 % (mma 15 % beside SM stores); the
-// copy engine, on no SM, loses 2 % beside a compute kernel on every SM and
-// costs it 1 %. ok false: not such a row.
+// its peak; a mechanism without a model of its own as st's); one with no
+// SM of ours (the copy engine) uses none and needs large transfers. A
+// compute kernel's iteration takes 4 µs (fma; another without a model as
+// fma's) or 9 µs (mma) on the SMs outside the budget (every SM at budget
+// 0), scaled to 132 SMs. Beside each other, the transfer loses 10 % and
+// the compute 5 % (mma 15 % beside SM stores); the copy engine, on no SM,
+// loses 2 % beside a compute kernel on every SM and costs it 1 %. ok
+// false: not such a row.
 func fakePerSM(a Args, op Op) (float64, bool) {
 	type model struct{ perSM, peak, half float64 }
 	models := map[string]model{
 		"rma.pm_st": {20e9, 2000e9, 64 << 10}, "rma.pm_tma": {60e9, 2200e9, 16 << 10}, "rma.pm_put": {15e9, 1800e9, 256 << 10},
 		"rma.pm_lsa": {20e9, 1950e9, 64 << 10}, "rma.pm_ce": {0, 2100e9, 32 << 20},
 	}
-	partner := ""
-	for name, o := range Ops() {
-		if o.Value == int(a.Impl) && a.Impl != 0 && strings.HasPrefix(name, "rma.pm_") {
-			partner = name
+	self, known := fakePerSMKind(op.Name, 0)
+	if !known {
+		return 0, false
+	}
+	partner, beside := "", false
+	if pm, ok := fakePerSMKind("", int(a.Impl)); ok && a.Impl != 0 {
+		beside = true
+		if pm != nil {
+			partner = pm.Op
 		}
 	}
-	if m, ok := models[op.Name]; ok {
+	if self != nil {
+		m, ok := models[op.Name]
+		switch {
+		case ok:
+		case self.SMs:
+			m = models["rma.pm_st"]
+		default:
+			m = models["rma.pm_ce"]
+		}
 		bw := m.peak
 		if m.perSM > 0 {
 			bw = min(m.peak, m.perSM*float64(a.CTAs))
 		}
 		bw *= float64(a.Size) / (float64(a.Size) + m.half)
 		switch {
-		case partner != "" && m.perSM == 0:
+		case beside && !self.SMs:
 			bw *= 0.98
-		case partner != "":
+		case beside:
 			bw *= 0.9
 		}
 		return float64(a.Size) / bw, true
 	}
-	it := map[string]float64{"rma.pm_fma": 4e-6, "rma.pm_mma": 9e-6}[op.Name]
-	if it == 0 {
-		return 0, false
+	it, ok := map[string]float64{"rma.pm_fma": 4e-6, "rma.pm_mma": 9e-6}[op.Name]
+	if !ok {
+		it = 4e-6
 	}
 	left := max(132-float64(a.CTAs), 1)
 	t := it * 131 / left
+	pm, _ := fakePerSMKind(partner, 0)
 	switch {
 	case partner == "rma.pm_st" && op.Name == "rma.pm_mma":
 		t *= 1.15
-	case partner == "rma.pm_ce":
+	case fakeNoSM(pm):
 		t *= 1.01
 	case partner != "":
 		t *= 1.05

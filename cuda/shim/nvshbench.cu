@@ -23,7 +23,12 @@
 //   newer.cuh        rows only newer libraries have (compiled by their version macros, else waived)
 //   atomics.cuh      NVSHMEM's atomics (AMO API, and 3.7's float adds), each as a rate (rma) and a round trip (lat)
 //   moe.cuh          the MoE dispatch/combine family (NVSHMEM, NCCL's device API, NCCL host)
-//   persm.cuh        bytes per SM: transfer mechanisms over SM budgets, beside a compute kernel
+//   pm_mech.cuh      bytes per SM's transfer mechanisms and compute kernels, each a struct and a word of a list
+//   pm_kernels.cuh   bytes per SM's fused kernel: a transfer role beside a compute role
+//   pm_ce.cuh        bytes per SM's side work beside the copy engine (a second stream)
+//   pm_feed.cuh      bytes per SM's copies a host thread feeds beside a timed compute kernel
+//   pm_smcheck.cuh   bytes per SM: whether the copy engine's copies need an SM
+//   persm.cuh        bytes per SM, the family: transfer mechanisms over SM budgets, beside a compute kernel
 // Every NVSHMEM / CUDA / NCCL / NVML call of the tool lives in this library.
 //
 // The multi-PE rule: every host call that all PEs must make together
@@ -53,6 +58,11 @@
 #include "newer.cuh"
 #include "atomics.cuh"
 #include "moe.cuh"
+#include "pm_mech.cuh"
+#include "pm_kernels.cuh"
+#include "pm_ce.cuh"
+#include "pm_feed.cuh"
+#include "pm_smcheck.cuh"
 #include "persm.cuh"
 
 extern "C" int nb_abi_version(void) { return NB_ABI_VERSION; }
@@ -182,7 +192,7 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
   CK(cudaMemset(S.flag, 0, 2 * sizeof(uint64_t)));
   CK(cudaMemset(S.epochs, 0, sizeof(uint64_t) * NB_MAX_CTAS));
   CK(cudaStreamCreateWithFlags(&S.stream, cudaStreamNonBlocking));
-  if (int rc = pm_side_streams()) return rc;  // next to S.stream: a hardware queue of their own (persm.cuh)
+  if (int rc = pm_side_streams()) return rc;  // next to S.stream: a hardware queue of their own (pm_ce.cuh)
   CK(cudaEventCreate(&S.ev0));
   CK(cudaEventCreate(&S.ev1));
   CK(cudaDeviceSynchronize());
@@ -194,7 +204,7 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
 extern "C" int nb_finalize(void) {
   if (!S.inited) return 0;
   cudaSetDevice(S.device);
-  pm_side_free();  // first: a background compute left armed would hold the device synchronisation 10 s
+  pm_finalize();  // first: a background compute left armed would hold the device synchronisation 10 s
   cudaDeviceSynchronize();
   nvshmem_barrier_all();
   nd_release();
@@ -296,15 +306,14 @@ static int launch(Run *r, int iters, cudaGraphExec_t gexec) {
 }
 
 // disarm ends the side work a family armed for a timed launch
-// (Family.disarm), rc being the launch's status so far: a failed launch
+// (SideWork.disarm), rc being the launch's status so far: a failed launch
 // keeps its own error.
 static int disarm(Run *r, int rc) {
-  const Family *f = r->e->family;
-  if (!f->disarm) return rc;
-  if (!rc) return f->disarm(r, 1);
+  const SideWork *w = r->e->family->side;
+  if (!rc) return w->disarm(r, 1);
   static char keep[sizeof g_err];
   memcpy(keep, g_err, sizeof keep);
-  (void)f->disarm(r, 0);
+  (void)w->disarm(r, 0);
   memcpy(g_err, keep, sizeof keep);
   return rc;
 }
@@ -324,12 +333,12 @@ static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, floa
     nvshmemx_barrier_all_on_stream(S.stream);
     CKLAUNCH("start gate (on-stream barrier)");
   }
-  // A family's side work starts before the first event (Family.arm: the
+  // A family's side work starts before the first event (SideWork.arm: the
   // window must not open before it runs) and ends after the last, whatever
-  // happened between (Family.disarm).
+  // happened between (SideWork.disarm).
   int armed = 0;
-  if (!gexec && r->e->family->arm) {
-    if (int rc = r->e->family->arm(r)) return rc;
+  if (!gexec && r->e->family->side) {
+    if (int rc = r->e->family->side->arm(r)) return rc;
     armed = 1;
   }
   cudaError_t e = cudaEventRecord(S.ev0, S.stream);
@@ -546,12 +555,12 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     cudaError_t e = cudaStreamSynchronize(S.stream);
     if (e != cudaSuccess && !st) st = fail(NB_ERR, "after the timed launches: %s", cudaGetErrorString(e));
   }
-  if (f->end) {  // what the launches may have left beside S.stream (Family.end)
+  if (f->side) {  // what the launches may have left beside S.stream (SideWork.end)
     // A point that failed keeps its first error: end's own (a side stream
     // that failed with the launch) would overwrite g_err, as disarm's would.
     static char keep[sizeof g_err];
     if (st) memcpy(keep, g_err, sizeof keep);
-    int rc = f->end(r, res);
+    int rc = f->side->end(r, res);
     if (!st) st = rc;
     else memcpy(g_err, keep, sizeof keep);
   }

@@ -29,6 +29,10 @@
 //     (the two times only). The copy engine's rows' values are record/persm's
 //     (CEValues), which the shim gives as named values.
 //
+// The mechanisms and compute kernels are the shim's lists (pm_mech.cuh),
+// each with its line in record/persm, which also says what a row's ID is:
+// every row here is registered from them, none by hand.
+//
 // Every point is verified: the transfer's pattern at its target, the compute
 // kernel's results (they depend on how many iterations each CTA ran).
 package persm
@@ -43,126 +47,104 @@ import (
 	persmrec "github.com/nvshbench/nvshbench/record/persm"
 )
 
-// Threads is every bytes-per-SM CTA's size (the shim's PM_THREADS).
-const Threads = 512
-
-// Mechanism is a transfer mechanism: its name in IDs and params, and the
-// shim's operation.
-type Mechanism struct {
-	Name, Op, Desc string
-	SMs            bool // runs on a budget of SMs; the copy engine has none (whether its copies need one: the value ce_sm_free)
-}
-
-// Mechanisms in the order readers show them.
-var Mechanisms = []Mechanism{
-	{"st", "rma.pm_st", "SM load/store: 16-byte vector stores (four loads in flight a thread) into the peer through nvshmem_ptr, a system fence an iteration", true},
-	{"tma", "rma.pm_tma", "TMA: cp.async.bulk global → shared → global in 16 KiB tiles, 8 stages, one issuing thread a CTA (sm_90 has no global → global bulk copy)", true},
-	{"put", "rma.pm_put", "NVSHMEM: nvshmemx_putmem_nbi_block + quiet, a chunk a CTA", true},
-	{"nccl-lsa", "rma.pm_lsa", "NCCL LSA put: 16-byte stores through ncclGetLsaPointer into the peer's window (NCCL 2.28+)", true},
-	{"ce", ceOp, "copy engine: cudaMemcpyAsync into the peer's buffer, no SM budget (whether its copies need an SM is checked: value ce_sm_free)", false},
-}
-
-// Compute is a compute kernel run beside a transfer.
-type Compute struct{ Name, Op, Desc string }
-
-// Computes: the FMA-bound loop and the tensor-core loop.
-var Computes = []Compute{
-	{"fma", "rma.pm_fma", "an FMA-bound loop (8 dependent fp32 FMA chains a thread)"},
-	{"mma", "rma.pm_mma", "a tensor-core loop (wmma bf16 16x16x16, fp32 accumulate, a tile a warp)"},
-}
-
-// ExtraBeside is the params' key naming the partner of a point that runs
-// beside another kernel (absent: alone).
-const ExtraBeside = "beside"
-
-// ceOp is the copy engine's operation, which has no SM budget.
-const ceOp = "rma.pm_ce"
-
 var writeLimits = []string{"limit/sm-copy", "limit/ce-copy"}
 
 const ownLaunch = "one CTA of 512 threads an SM, over --sm-budgets"
 
 func init() {
-	for _, m := range Mechanisms {
-		b := harness.Benchmark{
-			ID: "persm/" + m.Name, Suite: "persm",
-			Desc:        "bytes per SM: " + m.Desc + ", over SM budgets and sizes",
-			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: ownLaunch,
-			Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
-			Points: transferPoints(m, "", false),
-			Args:   args(m.Op, ""),
-		}
-		if !m.SMs {
-			b.OwnLaunch = "copy engine: no kernel"
-			b.Values = persmrec.CEValues
-		}
-		harness.Register(b)
-		for _, c := range Computes {
-			beside := harness.Benchmark{
-				ID: "persm/" + m.Name + "/beside-" + c.Name, Suite: "persm",
-				Desc:        fmt.Sprintf("bytes per SM: %s, while %s holds every other SM (one fused launch)", m.Desc, c.Desc),
-				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: ownLaunch + "; the compute on the others",
-				Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
-				Points: transferPoints(m, c.Name, true),
-				Args:   args(m.Op, c.Op),
-			}
-			if !m.SMs {
-				beside.Desc = fmt.Sprintf("bytes per SM: %s, while %s holds every SM (on a second stream, running before the copies are timed, ended by a copy-engine write after them)", m.Desc, c.Desc)
-				beside.OwnLaunch = "copy engine: no kernel; the compute on every SM, a second stream"
-				beside.Values = persmrec.CEValues
-			}
-			harness.Register(beside)
+	for _, m := range persmrec.Mechanisms() {
+		harness.Register(transfer(m, nil))
+		for _, c := range persmrec.Computes() {
+			harness.Register(transfer(m, &c))
 		}
 	}
-	for _, c := range Computes {
-		harness.Register(harness.Benchmark{
-			ID: "persm/compute/" + c.Name, Suite: "persm",
-			Desc:        fmt.Sprintf("bytes per SM: %s alone on the SMs outside each budget (time an iteration)", c.Desc),
-			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on each SM outside --sm-budgets",
-			Metrics:     []string{record.MetricLatency},
-			CacheExempt: "a compute kernel: its time is not a bandwidth",
-			Points: func(cfg *harness.Config) []record.Params {
-				var out []record.Params
-				for _, b := range append([]int{0}, besideBudgets(cfg)...) { // 0: every SM, as beside the copy engine
-					out = append(out, record.Params{Op: c.Name, CTAs: b, Threads: Threads, Path: cfg.Path, Dir: "uni"})
+	for _, c := range persmrec.Computes() {
+		harness.Register(computeAlone(c))
+		for _, m := range persmrec.Mechanisms() {
+			harness.Register(computeBeside(c, m))
+		}
+	}
+}
+
+// transfer is mechanism m's row, alone (c nil) or beside compute kernel c.
+func transfer(m persmrec.Mechanism, c *persmrec.Compute) harness.Benchmark {
+	row, partner := persmrec.Row{Mechanism: m.Name}, 0
+	b := harness.Benchmark{Suite: persmrec.Suite,
+		Desc:        "bytes per SM: " + m.Desc + ", over SM budgets and sizes",
+		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: ownLaunch,
+		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
+	}
+	if c != nil {
+		row.Compute, partner = c.Name, c.Code
+		b.Desc = fmt.Sprintf("bytes per SM: %s, while %s holds every other SM (one fused launch)", m.Desc, c.Desc)
+		b.OwnLaunch += "; the compute on the others"
+	}
+	if !m.SMs {
+		b.OwnLaunch = "copy engine: no kernel"
+		if c != nil {
+			b.Desc = fmt.Sprintf("bytes per SM: %s, while %s holds every SM (on a second stream, running before the copies are timed, ended by a copy-engine write after them)", m.Desc, c.Desc)
+			b.OwnLaunch += "; the compute on every SM, a second stream"
+		}
+		b.Values = persmrec.CEValues
+	}
+	b.ID = row.ID()
+	b.Points = transferPoints(m, row.Partner(), c != nil)
+	b.Args = args(m.Op, partner, &m)
+	return b
+}
+
+// computeAlone is compute kernel c's row alone: on the SMs outside each
+// budget, and on every SM (budget 0, the copy engine's partner).
+func computeAlone(c persmrec.Compute) harness.Benchmark {
+	return harness.Benchmark{
+		ID: persmrec.Row{Compute: c.Name, TimesCompute: true}.ID(), Suite: persmrec.Suite,
+		Desc:        fmt.Sprintf("bytes per SM: %s alone on the SMs outside each budget (time an iteration)", c.Desc),
+		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on each SM outside --sm-budgets",
+		Metrics:     []string{record.MetricLatency},
+		CacheExempt: "a compute kernel: its time is not a bandwidth",
+		Points: func(cfg *harness.Config) []record.Params {
+			var out []record.Params
+			for _, b := range append([]int{0}, besideBudgets(cfg)...) { // 0: every SM, as beside the copy engine
+				out = append(out, record.Params{Op: c.Name, CTAs: b, Threads: persmrec.Threads, Path: cfg.Path, Dir: "uni"})
+			}
+			return out
+		},
+		Args: args(c.Op, 0, nil),
+	}
+}
+
+// computeBeside is compute kernel c's row beside mechanism m's transfer.
+func computeBeside(c persmrec.Compute, m persmrec.Mechanism) harness.Benchmark {
+	// A mechanism with no SM holds none: the compute beside it runs on
+	// every SM (budget 0), at each size of the copies a host thread feeds.
+	budgets := besideBudgets
+	if !m.SMs {
+		budgets = func(*harness.Config) []int { return []int{0} }
+	}
+	b := harness.Benchmark{
+		ID: persmrec.Row{Mechanism: m.Name, Compute: c.Name, TimesCompute: true}.ID(), Suite: persmrec.Suite,
+		Desc:        fmt.Sprintf("bytes per SM: %s on the SMs outside each budget while %s runs on the budget (one fused launch)", c.Desc, m.Desc),
+		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads an SM: the transfer on --sm-budgets, the compute on the others",
+		Metrics:     []string{record.MetricLatency},
+		CacheExempt: "a compute kernel: its time is not a bandwidth",
+		Points: func(cfg *harness.Config) []record.Params {
+			var out []record.Params
+			for _, s := range cfg.Sizes {
+				for _, b := range budgets(cfg) {
+					out = append(out, record.Params{Size: s, Op: c.Name, CTAs: b, Threads: persmrec.Threads, Path: cfg.Path, Dir: "uni",
+						Extra: map[string]string{persmrec.ExtraBeside: m.Name}})
 				}
-				return out
-			},
-			Args: args(c.Op, ""),
-		})
-		for _, m := range Mechanisms {
-			// The copy engine holds no SM: the compute beside it runs on every
-			// SM (budget 0), at each size of the copies a host thread feeds.
-			budgets := besideBudgets
-			if !m.SMs {
-				budgets = func(*harness.Config) []int { return []int{0} }
 			}
-			beside := harness.Benchmark{
-				ID: "persm/compute/" + c.Name + "/beside-" + m.Name, Suite: "persm",
-				Desc:        fmt.Sprintf("bytes per SM: %s on the SMs outside each budget while %s runs on the budget (one fused launch)", c.Desc, m.Desc),
-				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads an SM: the transfer on --sm-budgets, the compute on the others",
-				Metrics:     []string{record.MetricLatency},
-				CacheExempt: "a compute kernel: its time is not a bandwidth",
-				Points: func(cfg *harness.Config) []record.Params {
-					var out []record.Params
-					for _, s := range cfg.Sizes {
-						for _, b := range budgets(cfg) {
-							out = append(out, record.Params{Size: s, Op: c.Name, CTAs: b, Threads: Threads, Path: cfg.Path, Dir: "uni",
-								Extra: map[string]string{ExtraBeside: m.Name}})
-						}
-					}
-					return out
-				},
-				Args: args(c.Op, m.Op),
-			}
-			if !m.SMs {
-				beside.Desc = fmt.Sprintf("bytes per SM: %s on every SM while %s runs beside it (a host thread keeps copies in flight from before the compute starts until it has ended)", c.Desc, m.Desc)
-				beside.OwnLaunch = "one CTA of 512 threads on every SM; the copies on a second stream"
-				beside.Values = persmrec.CEValues
-			}
-			harness.Register(beside)
-		}
+			return out
+		},
+		Args: args(c.Op, m.Code, &m),
 	}
+	if !m.SMs {
+		b.Desc = fmt.Sprintf("bytes per SM: %s on every SM while %s runs beside it (a host thread keeps copies in flight from before the compute starts until it has ended)", c.Desc, m.Desc)
+		b.OwnLaunch = "one CTA of 512 threads on every SM; the copies on a second stream"
+		b.Values = persmrec.CEValues
+	}
+	return b
 }
 
 // besideBudgets are the budgets that leave the compute kernel an SM.
@@ -170,7 +152,7 @@ func besideBudgets(c *harness.Config) []int {
 	return slices.DeleteFunc(c.Budgets(), func(b int) bool { return b >= c.GridSMs() })
 }
 
-func transferPoints(m Mechanism, beside string, compute bool) func(c *harness.Config) []record.Params {
+func transferPoints(m persmrec.Mechanism, beside string, compute bool) func(c *harness.Config) []record.Params {
 	return func(c *harness.Config) []record.Params {
 		budgets := c.Budgets()
 		if compute {
@@ -184,10 +166,10 @@ func transferPoints(m Mechanism, beside string, compute bool) func(c *harness.Co
 			for _, b := range budgets {
 				p := record.Params{Size: s, Op: m.Name, CTAs: b, Path: c.Path, Dir: "uni"}
 				if m.SMs {
-					p.Threads = Threads
+					p.Threads = persmrec.Threads
 				}
 				if beside != "" {
-					p.Extra = map[string]string{ExtraBeside: beside}
+					p.Extra = map[string]string{persmrec.ExtraBeside: beside}
 				}
 				out = append(out, p)
 			}
@@ -196,50 +178,40 @@ func transferPoints(m Mechanism, beside string, compute bool) func(c *harness.Co
 	}
 }
 
-// args turns a point into the shim's arguments: op, beside partner (an
-// operation of the shim's table, "" for none), PE 0 towards the job's peer.
-func args(op, partner string) func(e *harness.Env, p record.Params) (cuda.Args, string) {
+// args turns a point into the shim's arguments: the timed kernel's entry
+// (op), the partner's code (0: none; the shim names a partner by its code),
+// PE 0 towards the job's peer. m is the row's mechanism (nil: none), whose
+// needs waive a point this job or size cannot give it.
+func args(op string, partner int, m *persmrec.Mechanism) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
 		a := cuda.NewArgs(op)
-		a.Size, a.Seed, a.CTAs, a.Threads = p.Size, int64(e.Index+1), int32(p.CTAs), Threads
+		a.Size, a.Seed, a.CTAs, a.Threads = p.Size, int64(e.Index+1), int32(p.CTAs), persmrec.Threads
 		if a.Size == 0 {
 			a.Size = 16 // a compute kernel alone moves nothing; the shim wants a size
 		}
-		if a.CTAs == 0 && op == ceOp {
-			a.CTAs, a.Threads = 1, 32 // the copy engine: the shim's minimal launch shape, no kernel of its own
+		if m != nil && !m.SMs && m.Op == op {
+			a.CTAs, a.Threads = 1, 32 // no SM of ours: the shim's minimal launch shape, no kernel of its own
 		}
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
-		a.Peer, a.Elem = int32(j.Peer()), 1
+		a.Peer, a.Elem, a.Impl = int32(j.Peer()), 1, int32(partner)
 		if e.Config.Verify {
 			a.Verify = 1
 		}
-		if partner != "" {
-			o, ok := cuda.LookupOp(partner)
-			if !ok {
-				return a, "the shim has no " + partner
-			}
-			a.Impl = int32(o.Value) // the shim names a partner by its operation's code
+		if m == nil {
+			return a, ""
 		}
-		moves := []string{op, partner}
-		if j.PeerPath() == cuda.PathRemote && slices.ContainsFunc(moves, loadStoreOnly) {
+		if j.PeerPath() == cuda.PathRemote && m.LoadStore {
 			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE 0 (no P2P mapping)", j.Peer())
 		}
-		if slices.Contains(moves, "rma.pm_tma") && p.Size%16 != 0 {
-			return a, fmt.Sprintf("size %d is not a multiple of 16 bytes: TMA moves 16-byte multiples", p.Size)
+		if p.Size%m.Align != 0 {
+			return a, fmt.Sprintf("size %d is not a multiple of %d bytes: %s moves %d-byte multiples", p.Size, m.Align, m.Name, m.Align)
 		}
-		if slices.Contains(moves, "rma.pm_lsa") {
+		if m.Dst == "lsa" {
 			if why := j.NCCLDeviceAPIMissing(); why != "" {
 				return a, why
 			}
 		}
 		return a, ""
 	}
-}
-
-// loadStoreOnly: the shim's entry of op says it runs only over a load/store
-// mapping to the peer (NVSHMEM's put also runs over a remote transport).
-func loadStoreOnly(op string) bool {
-	o, ok := cuda.LookupOp(op)
-	return ok && o.Has(cuda.TraitLoadStore)
 }

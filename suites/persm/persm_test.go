@@ -83,16 +83,16 @@ func TestPointsOverBudgets(t *testing.T) {
 	// beside it on every SM: one point a size, no budget.
 	for _, c := range []string{"fma", "mma"} {
 		ce := get("persm/ce/beside-" + c)
-		if len(ce) != 2 || ce[1].Size != 1<<30 || ce[0].CTAs != 0 || ce[0].Threads != 0 || ce[0].Extra[ExtraBeside] != c || ce[0].Op != "ce" {
+		if len(ce) != 2 || ce[1].Size != 1<<30 || ce[0].CTAs != 0 || ce[0].Threads != 0 || ce[0].Extra[persmrec.ExtraBeside] != c || ce[0].Op != "ce" {
 			t.Errorf("copy engine beside %s: %+v", c, ce)
 		}
 		comp := get("persm/compute/" + c + "/beside-ce")
-		if len(comp) != 2 || comp[1].Size != 1<<30 || comp[0].CTAs != 0 || comp[0].Threads != Threads || comp[0].Extra[ExtraBeside] != "ce" || comp[0].Op != c {
+		if len(comp) != 2 || comp[1].Size != 1<<30 || comp[0].CTAs != 0 || comp[0].Threads != persmrec.Threads || comp[0].Extra[persmrec.ExtraBeside] != "ce" || comp[0].Op != c {
 			t.Errorf("%s beside the copy engine: %+v", c, comp)
 		}
 	}
 	for _, p := range get("persm/compute/mma/beside-put") {
-		if p.Extra[ExtraBeside] != "put" || p.Op != "mma" || p.Threads != Threads {
+		if p.Extra[persmrec.ExtraBeside] != "put" || p.Op != "mma" || p.Threads != persmrec.Threads {
 			t.Fatalf("%+v", p)
 		}
 	}
@@ -120,28 +120,28 @@ func TestArgs(t *testing.T) {
 	}
 	fma, _ := cuda.LookupOp("rma.pm_fma")
 	tma, _ := cuda.LookupOp("rma.pm_tma")
-	a, why := run(one, "persm/tma/beside-fma", record.Params{Size: 4096, Op: "tma", CTAs: 8, Threads: Threads, Extra: map[string]string{ExtraBeside: "fma"}})
-	if why != "" || a.OpString() != "rma.pm_tma" || a.Impl != int32(fma.Value) || a.CTAs != 8 || a.Threads != Threads || a.Peer != 0 {
+	a, why := run(one, "persm/tma/beside-fma", record.Params{Size: 4096, Op: "tma", CTAs: 8, Threads: persmrec.Threads, Extra: map[string]string{persmrec.ExtraBeside: "fma"}})
+	if why != "" || a.OpString() != "rma.pm_tma" || a.Impl != int32(fma.Value) || a.CTAs != 8 || a.Threads != persmrec.Threads || a.Peer != 0 {
 		t.Errorf("tma beside fma: %+v %q", a, why)
 	}
-	a, why = run(shared, "persm/compute/fma/beside-tma", record.Params{Size: 4096, Op: "fma", CTAs: 8, Threads: Threads})
+	a, why = run(shared, "persm/compute/fma/beside-tma", record.Params{Size: 4096, Op: "fma", CTAs: 8, Threads: persmrec.Threads})
 	if why != "" || a.OpString() != "rma.pm_fma" || a.Impl != int32(tma.Value) || a.Peer != 1 {
 		t.Errorf("fma beside tma: %+v %q", a, why)
 	}
-	if a, why = run(one, "persm/compute/mma", record.Params{Op: "mma", CTAs: 8, Threads: Threads}); why != "" || a.Impl != 0 || a.Size <= 0 {
+	if a, why = run(one, "persm/compute/mma", record.Params{Op: "mma", CTAs: 8, Threads: persmrec.Threads}); why != "" || a.Impl != 0 || a.Size <= 0 {
 		t.Errorf("mma alone: %+v %q", a, why)
 	}
-	if _, why = run(one, "persm/tma", record.Params{Size: 4097, Op: "tma", CTAs: 8, Threads: Threads}); !strings.Contains(why, "multiple of 16") {
+	if _, why = run(one, "persm/tma", record.Params{Size: 4097, Op: "tma", CTAs: 8, Threads: persmrec.Threads}); !strings.Contains(why, "multiple of 16") {
 		t.Errorf("tma at 4097 bytes: %q", why)
 	}
-	if _, why = run(one, "persm/st", record.Params{Size: 4097, Op: "st", CTAs: 8, Threads: Threads}); why != "" {
+	if _, why = run(one, "persm/st", record.Params{Size: 4097, Op: "st", CTAs: 8, Threads: persmrec.Threads}); why != "" {
 		t.Errorf("st at 4097 bytes: %q", why)
 	}
 	for _, id := range []string{"persm/nccl-lsa", "persm/compute/mma/beside-nccl-lsa"} {
-		if _, why = run(shared, id, record.Params{Size: 4096, Op: "x", CTAs: 8, Threads: Threads}); !strings.Contains(why, "two ranks on one GPU") {
+		if _, why = run(shared, id, record.Params{Size: 4096, Op: "x", CTAs: 8, Threads: persmrec.Threads}); !strings.Contains(why, "two ranks on one GPU") {
 			t.Errorf("%s on a shared GPU: %q", id, why)
 		}
-		if _, why = run(one, id, record.Params{Size: 4096, Op: "x", CTAs: 8, Threads: Threads}); why != "" {
+		if _, why = run(one, id, record.Params{Size: 4096, Op: "x", CTAs: 8, Threads: persmrec.Threads}); why != "" {
 			t.Errorf("%s on one PE: %q", id, why)
 		}
 	}
@@ -154,15 +154,15 @@ func TestArgs(t *testing.T) {
 	// alone or beside the copy engine, asks for no transfer SM (CTAs 0).
 	ce, _ := cuda.LookupOp("rma.pm_ce")
 	mma, _ := cuda.LookupOp("rma.pm_mma")
-	a, why = run(one, "persm/ce/beside-mma", record.Params{Size: 4096, Op: "ce", Extra: map[string]string{ExtraBeside: "mma"}})
+	a, why = run(one, "persm/ce/beside-mma", record.Params{Size: 4096, Op: "ce", Extra: map[string]string{persmrec.ExtraBeside: "mma"}})
 	if why != "" || a.OpString() != "rma.pm_ce" || a.Impl != int32(mma.Value) || a.CTAs != 1 {
 		t.Errorf("ce beside mma: %+v %q", a, why)
 	}
-	a, why = run(shared, "persm/compute/fma/beside-ce", record.Params{Size: 4096, Op: "fma", Threads: Threads, Extra: map[string]string{ExtraBeside: "ce"}})
-	if why != "" || a.OpString() != "rma.pm_fma" || a.Impl != int32(ce.Value) || a.CTAs != 0 || a.Threads != Threads || a.Peer != 1 {
+	a, why = run(shared, "persm/compute/fma/beside-ce", record.Params{Size: 4096, Op: "fma", Threads: persmrec.Threads, Extra: map[string]string{persmrec.ExtraBeside: "ce"}})
+	if why != "" || a.OpString() != "rma.pm_fma" || a.Impl != int32(ce.Value) || a.CTAs != 0 || a.Threads != persmrec.Threads || a.Peer != 1 {
 		t.Errorf("fma beside ce: %+v %q", a, why)
 	}
-	if a, why = run(one, "persm/compute/fma", record.Params{Op: "fma", Threads: Threads}); why != "" || a.CTAs != 0 || a.Impl != 0 {
+	if a, why = run(one, "persm/compute/fma", record.Params{Op: "fma", Threads: persmrec.Threads}); why != "" || a.CTAs != 0 || a.Impl != 0 {
 		t.Errorf("fma alone on every SM: %+v %q", a, why)
 	}
 	// Over a remote transport the copy engine has no path, beside a compute
@@ -170,35 +170,37 @@ func TestArgs(t *testing.T) {
 	remote := job(t, 2, false)
 	remote.Paths[0][1], remote.Paths[1][0] = cuda.PathRemote, cuda.PathRemote
 	for _, id := range []string{"persm/ce/beside-fma", "persm/compute/fma/beside-ce"} {
-		if _, why = run(remote, id, record.Params{Size: 4096, Op: "x", Threads: Threads}); !strings.Contains(why, "not reachable by load/store") {
+		if _, why = run(remote, id, record.Params{Size: 4096, Op: "x", Threads: persmrec.Threads}); !strings.Contains(why, "not reachable by load/store") {
 			t.Errorf("%s over a remote transport: %q", id, why)
 		}
 	}
-	if _, why = run(remote, "persm/compute/fma", record.Params{Op: "fma", Threads: Threads}); why != "" {
+	if _, why = run(remote, "persm/compute/fma", record.Params{Op: "fma", Threads: persmrec.Threads}); why != "" {
 		t.Errorf("compute alone over a remote transport: %q", why)
 	}
 }
 
-// Every mechanism and compute kernel is an operation of the shim's table,
-// and the shim's sources state the role-split rules this package assumes.
+// Every mechanism and compute kernel is an operation of the shim's table
+// whose traits follow from its facts (a payload; no SM of ours: issued
+// from the host), and every one has its rows registered.
 func TestShimAgrees(t *testing.T) {
-	for _, m := range Mechanisms {
+	for _, m := range persmrec.Mechanisms() {
 		o, ok := cuda.LookupOp(m.Op)
-		if !ok || o.Has(cuda.TraitPayload) != true || o.Has(cuda.TraitHost) == m.SMs {
+		if !ok || !o.Has(cuda.TraitPayload) || o.Has(cuda.TraitHost) == m.SMs || o.Has(cuda.TraitLoadStore) != m.LoadStore || o.Value != m.Code {
 			t.Errorf("%s: %+v", m.Op, o)
 		}
+		for _, id := range []string{"persm/" + m.Name, "persm/compute/fma/beside-" + m.Name} {
+			if _, ok := harness.Lookup(id); !ok {
+				t.Errorf("%s is not registered", id)
+			}
+		}
 	}
-	for _, c := range Computes {
-		if o, ok := cuda.LookupOp(c.Op); !ok || o.Has(cuda.TraitPayload) {
+	for _, c := range persmrec.Computes() {
+		if o, ok := cuda.LookupOp(c.Op); !ok || o.Has(cuda.TraitPayload) || o.Value != c.Code {
 			t.Errorf("%s: %+v", c.Op, o)
 		}
 	}
-	src, err := cuda.ShimFile("persm.cuh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(src), "#define PM_THREADS 512") || Threads != 512 {
-		t.Error("the shim's PM_THREADS and Threads differ")
+	if n := len(persmrec.Mechanisms()); n < 5 {
+		t.Errorf("%d mechanisms", n)
 	}
 }
 

@@ -1,0 +1,106 @@
+package persm
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/nvshbench/nvshbench/cuda/shim"
+)
+
+// Every mechanism and compute kernel of the shim's lists has its line here
+// (the name its rows go by), and every line names one of them: a new
+// struct and list word without its Go line, or a line left behind, fails
+// here, naming it. No two share a name, and none is named "compute" (the
+// IDs of the compute kernels' rows).
+func TestEveryListWordHasItsLine(t *testing.T) {
+	lines := map[string]bool{}
+	for _, l := range mechanismLines {
+		lines[l.op] = true
+	}
+	for _, l := range computeLines {
+		lines[l.op] = true
+	}
+	ops := map[string]bool{}
+	for _, m := range shim.PerSMMechanisms() {
+		ops[m.Op] = true
+		if !lines[m.Op] {
+			t.Errorf("the shim's mechanism %s (%s) has no line in record/persm's mechanismLines: its rows have no name", m.Struct, m.Op)
+		}
+	}
+	for _, c := range shim.PerSMComputes() {
+		ops[c.Op] = true
+		if !lines[c.Op] {
+			t.Errorf("the shim's compute kernel %s (%s) has no line in record/persm's computeLines", c.Struct, c.Op)
+		}
+	}
+	for op := range lines {
+		if !ops[op] {
+			t.Errorf("record/persm has a line for %s, which the shim's lists do not have", op)
+		}
+	}
+	names := map[string]bool{"compute": true}
+	for _, m := range Mechanisms() {
+		if names[m.Name] {
+			t.Errorf("the name %s twice (or a mechanism named compute)", m.Name)
+		}
+		names[m.Name] = true
+	}
+	for _, c := range Computes() {
+		if names[c.Name] {
+			t.Errorf("the name %s twice", c.Name)
+		}
+		names[c.Name] = true
+	}
+	if len(Mechanisms()) != len(shim.PerSMMechanisms()) || len(Computes()) != len(shim.PerSMComputes()) || len(Mechanisms()) < 5 {
+		t.Errorf("%d mechanisms, %d compute kernels", len(Mechanisms()), len(Computes()))
+	}
+}
+
+// Threads is the shim's PM_THREADS.
+func TestThreadsAreTheShims(t *testing.T) {
+	src, err := shim.File("pm_mech.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^#define PM_THREADS (\d+)$`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("pm_mech.cuh defines no PM_THREADS")
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n != Threads {
+		t.Errorf("PM_THREADS %d, Threads %d", n, Threads)
+	}
+}
+
+// Every row of every mechanism and compute kernel reads back from its ID;
+// an ID of no row, or of a name this tool does not know, does not.
+func TestIDsReadBack(t *testing.T) {
+	n := 0
+	for _, m := range Mechanisms() {
+		for _, c := range Computes() {
+			for _, r := range []Row{{Mechanism: m.Name}, {Mechanism: m.Name, Compute: c.Name}, {Compute: c.Name, TimesCompute: true},
+				{Mechanism: m.Name, Compute: c.Name, TimesCompute: true}} {
+				got, ok := ParseID(r.ID())
+				if !ok || got != r {
+					t.Errorf("%s read back as %+v (%v), want %+v", r.ID(), got, ok, r)
+				}
+				n++
+			}
+		}
+	}
+	if r, _ := ParseID("persm/compute/mma/beside-ce"); r.Partner() != "ce" || !r.Beside() || r.ID() != "persm/compute/mma/beside-ce" {
+		t.Errorf("persm/compute/mma/beside-ce: %+v", r)
+	}
+	if r, _ := ParseID("persm/st/beside-fma"); r.Partner() != "fma" || r.TimesCompute {
+		t.Errorf("persm/st/beside-fma: %+v", r)
+	}
+	for _, id := range []string{"persm", "persm/", "persm/warp", "persm/st/beside-", "persm/st/beside-st", "persm/compute/fma/beside-fma",
+		"persm/compute", "persm/compute/", "rma/st", "persm/st/x", "persm/compute/fma/beside-st/more"} {
+		if r, ok := ParseID(id); ok {
+			t.Errorf("%s read as %+v", id, r)
+		}
+	}
+	if n < 40 {
+		t.Errorf("%d rows", n)
+	}
+}
