@@ -300,6 +300,12 @@ type Params struct {
 	// the controller starts a worker group for each distinct Env (every PE
 	// the same). NVSHMEM's forced collective algorithms use it.
 	Env map[string]string `json:"env,omitempty"`
+
+	// SMBudget is the SMs a transfer may use, one CTA an SM (bytes per SM,
+	// record/persm: the compute kernel beside it has the others); 0: none
+	// counted (a copy engine's, or a compute kernel on every SM). Files
+	// before it kept the budget in CTAs: reading them moves it here.
+	SMBudget int `json:"sm_budget,omitempty"`
 }
 
 // Launch modes of collectives: only rows of one mode are compared.
@@ -333,6 +339,7 @@ func (p Params) key(withSize bool) string {
 	add("scope", p.Scope)
 	addInt("ctas", int64(p.CTAs))
 	addInt("threads", int64(p.Threads))
+	addInt("sm_budget", int64(p.SMBudget))
 	addInt("pes", int64(p.PEs))
 	add("path", p.Path)
 	add("dir", p.Dir)

@@ -18,6 +18,16 @@ type ValueDecl struct {
 	Doc      string
 }
 
+// The values the record itself reads or derives (a MoE point's, whose
+// family declares them: record/moe): the bytes that crossed to another GPU
+// in one operation (MetricLink's numerator), and the floor Annotate
+// derives from them (those bytes at the link's ceiling plus one round
+// trip, seconds).
+const (
+	ValueRemoteBytes = "remote_bytes"
+	ValueFloor       = "floor_s"
+)
+
 // Unbounded is a declaration's Max where a value has no upper limit.
 var Unbounded = math.Inf(1)
 

@@ -275,7 +275,12 @@ func stamped(id string) bool {
 	case strings.HasPrefix(id, "rma/"), id == "limit/sm-copy", id == "limit/sm-copy-read":
 		return true
 	case strings.HasPrefix(id, "persm/"):
-		return !strings.HasPrefix(id, "persm/ce") // the copy engine, alone or beside a compute kernel in the background (the compute beside it is timed in its kernel)
+		// A compute kernel is timed in its kernel; a transfer, where its
+		// mechanism runs on SMs (not the copy engine's, alone or beside a
+		// compute kernel in the background).
+		r, _ := persmrec.ParseID(id)
+		m, _ := persmrec.LookupMechanism(r.Mechanism)
+		return r.TimesCompute || m.SMs
 	case strings.HasPrefix(id, "collectives/"):
 		return strings.HasPrefix(last, "nvshmem-") && last != "nvshmem-stream" || strings.HasPrefix(last, "multicta") || strings.HasPrefix(last, "nccl-lsa")
 	case strings.HasPrefix(id, "moe/"):
@@ -447,7 +452,8 @@ func TestPerSM(t *testing.T) {
 			check(t, f, n, 1, "persm")
 			smFree := map[string][]string{}
 			for _, pt := range f.Points {
-				if pt.Status != record.StatusOK || pt.ID != "persm/ce" && !strings.HasPrefix(pt.ID, "persm/ce/") && !strings.HasSuffix(pt.ID, "/beside-ce") {
+				r, ok := persmrec.ParseID(pt.ID)
+				if m, _ := persmrec.LookupMechanism(r.Mechanism); pt.Status != record.StatusOK || !ok || r.Mechanism == "" || m.SMs {
 					continue
 				}
 				v, ok := pt.Values[persmrec.ValueCESMFree]
@@ -482,7 +488,7 @@ func TestPerSM(t *testing.T) {
 				}
 			}
 			for _, pt := range f.Points {
-				if pt.Status != record.StatusOK || pt.Params.Extra["beside"] == "" {
+				if pt.Status != record.StatusOK || pt.Params.Extra[persmrec.ExtraBeside] == "" {
 					continue
 				}
 				alone := pt
@@ -499,13 +505,14 @@ func TestPerSM(t *testing.T) {
 			find := func(id string, size int64, beside string) *record.Point {
 				for i := range f.Points {
 					pt := &f.Points[i]
-					if pt.ID == id && pt.Params.Size == size && pt.Params.CTAs == 0 && pt.Params.Extra["beside"] == beside {
+					if pt.ID == id && pt.Params.Size == size && pt.Params.SMBudget == 0 && pt.Params.Extra[persmrec.ExtraBeside] == beside {
 						return pt
 					}
 				}
 				return nil
 			}
-			for _, c := range []string{"fma", "mma"} {
+			for _, cc := range persmrec.Computes() {
+				c := cc.Name
 				ce, beside := find("persm/ce", 64<<20, ""), find("persm/ce/beside-"+c, 64<<20, c)
 				comp, compBeside := find("persm/compute/"+c, 0, ""), find("persm/compute/"+c+"/beside-ce", 64<<20, "ce")
 				if ce == nil || beside == nil || comp == nil || compBeside == nil {
@@ -532,18 +539,22 @@ func TestPerSM(t *testing.T) {
 					t.Errorf("%s beside the copy engine: values %v, want the copy engine's busy share (at least 0.9) and rate", c, compBeside.Values)
 				}
 			}
-			for _, m := range []string{"st", "tma", "put"} {
+			for _, mm := range persmrec.Mechanisms() {
+				m := mm.Name
+				if !mm.SMs || mm.Dst == "lsa" { // no SM budget; NCCL's windows (waived on two PEs of one GPU)
+					continue
+				}
 				one, all, most := 0.0, 0.0, 0
 				for _, pt := range f.Points {
 					bwm, ok := pt.Metric(record.MetricBandwidth)
 					if pt.ID != "persm/"+m || pt.Params.Size != 64<<20 || !ok {
 						continue
 					}
-					if pt.Params.CTAs == 1 {
+					if pt.Params.SMBudget == 1 {
 						one = bwm.Median
 					}
-					if pt.Params.CTAs > most {
-						most, all = pt.Params.CTAs, bwm.Median
+					if pt.Params.SMBudget > most {
+						most, all = pt.Params.SMBudget, bwm.Median
 					}
 				}
 				t.Logf("%s at 64 MiB: %.1f GB/s on 1 SM, %.1f GB/s on %d SMs", m, one/1e9, all/1e9, most)

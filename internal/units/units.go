@@ -13,12 +13,14 @@ import (
 	"strings"
 )
 
-// The base units a metric's values are stored in, and One: a point
-// value without a dimension (a share, a count, a 0/1 answer).
+// The base units a metric's values are stored in, and those of a point's
+// other values: ByteCount, bytes; One, no dimension (a share, a count, a
+// 0/1 answer).
 const (
 	BytesPerSec = "B/s"
 	Seconds     = "s"
 	OpsPerSec   = "op/s"
+	ByteCount   = "B"
 	One         = "1"
 )
 

@@ -3,9 +3,11 @@ package persm
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nvshbench/nvshbench/cuda/shim"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // Every mechanism and compute kernel of the shim's lists has its line here
@@ -102,5 +104,36 @@ func TestIDsReadBack(t *testing.T) {
 	}
 	if n < 40 {
 		t.Errorf("%d rows", n)
+	}
+}
+
+// A file written before params.sm_budget kept a row's budget in
+// params.ctas: read, the budget is SMBudget and the CTAs gone, so its
+// points are the same as a new file's (the same keys: compare matches
+// them); a new file's rows and other families' points read as written.
+func TestOldBudgetsReadAsNew(t *testing.T) {
+	const file = `{"type":"header","schema":2,"tool":"nvshbench","created":"2026-12-01T00:00:00Z"}
+{"type":"point","id":"persm/st","params":{"size":1024,"op":"st","ctas":8,"threads":512,"dir":"uni"},"status":"ok","samples_s":[1e-6]}
+{"type":"point","id":"persm/compute/fma/beside-st","params":{"size":1024,"op":"fma","ctas":8,"threads":512,"extra":{"beside":"st"}},"status":"ok","samples_s":[1e-6]}
+{"type":"point","id":"persm/ce","params":{"size":1024,"op":"ce","dir":"uni"},"status":"ok","samples_s":[1e-6]}
+{"type":"point","id":"persm/tma","params":{"size":1024,"op":"tma","sm_budget":4,"threads":512,"dir":"uni"},"status":"ok","samples_s":[1e-6]}
+{"type":"point","id":"rma/put/block","params":{"size":1024,"op":"put","ctas":32,"threads":256},"status":"ok","samples_s":[1e-6]}
+`
+	f, err := record.Read(strings.NewReader(file), "old.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ budget, ctas int }{{8, 0}, {8, 0}, {0, 0}, {4, 0}, {0, 32}}
+	for i, w := range want {
+		p := f.Points[i].Params
+		if p.SMBudget != w.budget || p.CTAs != w.ctas {
+			t.Errorf("%s: budget %d, ctas %d; want %d, %d", f.Points[i].ID, p.SMBudget, p.CTAs, w.budget, w.ctas)
+		}
+	}
+	if k := f.Points[0].Params.Key(); k != (record.Params{Size: 1024, Op: "st", SMBudget: 8, Threads: 512, Dir: "uni"}).Key() {
+		t.Errorf("an old point's key %q is not a new one's", k)
+	}
+	if Budget(&f.Points[1]) != 8 {
+		t.Errorf("the compute's budget: %d", Budget(&f.Points[1]))
 	}
 }

@@ -105,7 +105,7 @@ func computeAlone(c persmrec.Compute) harness.Benchmark {
 		Points: func(cfg *harness.Config) []record.Params {
 			var out []record.Params
 			for _, b := range append([]int{0}, besideBudgets(cfg)...) { // 0: every SM, as beside the copy engine
-				out = append(out, record.Params{Op: c.Name, CTAs: b, Threads: persmrec.Threads, Path: cfg.Path, Dir: "uni"})
+				out = append(out, record.Params{Op: c.Name, SMBudget: b, Threads: persmrec.Threads, Path: cfg.Path, Dir: "uni"})
 			}
 			return out
 		},
@@ -131,7 +131,7 @@ func computeBeside(c persmrec.Compute, m persmrec.Mechanism) harness.Benchmark {
 			var out []record.Params
 			for _, s := range cfg.Sizes {
 				for _, b := range budgets(cfg) {
-					out = append(out, record.Params{Size: s, Op: c.Name, CTAs: b, Threads: persmrec.Threads, Path: cfg.Path, Dir: "uni",
+					out = append(out, record.Params{Size: s, Op: c.Name, SMBudget: b, Threads: persmrec.Threads, Path: cfg.Path, Dir: "uni",
 						Extra: map[string]string{persmrec.ExtraBeside: m.Name}})
 				}
 			}
@@ -164,7 +164,7 @@ func transferPoints(m persmrec.Mechanism, beside string, compute bool) func(c *h
 		var out []record.Params
 		for _, s := range c.Sizes {
 			for _, b := range budgets {
-				p := record.Params{Size: s, Op: m.Name, CTAs: b, Path: c.Path, Dir: "uni"}
+				p := record.Params{Size: s, Op: m.Name, SMBudget: b, Path: c.Path, Dir: "uni"}
 				if m.SMs {
 					p.Threads = persmrec.Threads
 				}
@@ -186,7 +186,7 @@ func args(op string, partner int, m *persmrec.Mechanism) func(e *harness.Env, p 
 	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
 		a := cuda.NewArgs(op)
-		a.Size, a.Seed, a.CTAs, a.Threads = p.Size, int64(e.Index+1), int32(p.CTAs), persmrec.Threads
+		a.Size, a.Seed, a.CTAs, a.Threads = p.Size, int64(e.Index+1), int32(p.SMBudget), persmrec.Threads // one CTA an SM of the budget
 		if a.Size == 0 {
 			a.Size = 16 // a compute kernel alone moves nothing; the shim wants a size
 		}

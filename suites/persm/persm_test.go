@@ -44,8 +44,8 @@ func job(t *testing.T, n int, shared bool) *harness.Job {
 func budgetsOf(ps []record.Params) []int {
 	var out []int
 	for _, p := range ps {
-		if !slices.Contains(out, p.CTAs) {
-			out = append(out, p.CTAs)
+		if !slices.Contains(out, p.SMBudget) {
+			out = append(out, p.SMBudget)
 		}
 	}
 	return out
@@ -76,18 +76,18 @@ func TestPointsOverBudgets(t *testing.T) {
 	if got := budgetsOf(get("persm/compute/fma")); !slices.Equal(got, append([]int{0}, all[:7]...)) || len(get("persm/compute/fma")) != 8 {
 		t.Errorf("compute alone budgets %v", got)
 	}
-	if got := get("persm/ce"); len(got) != 2 || got[0].CTAs != 0 || got[0].Threads != 0 {
+	if got := get("persm/ce"); len(got) != 2 || got[0].SMBudget != 0 || got[0].Threads != 0 {
 		t.Errorf("copy engine points %+v: one a size, no SM", got)
 	}
 	// The copy engine beside each compute kernel, and each compute kernel
 	// beside it on every SM: one point a size, no budget.
 	for _, c := range []string{"fma", "mma"} {
 		ce := get("persm/ce/beside-" + c)
-		if len(ce) != 2 || ce[1].Size != 1<<30 || ce[0].CTAs != 0 || ce[0].Threads != 0 || ce[0].Extra[persmrec.ExtraBeside] != c || ce[0].Op != "ce" {
+		if len(ce) != 2 || ce[1].Size != 1<<30 || ce[0].SMBudget != 0 || ce[0].Threads != 0 || ce[0].Extra[persmrec.ExtraBeside] != c || ce[0].Op != "ce" {
 			t.Errorf("copy engine beside %s: %+v", c, ce)
 		}
 		comp := get("persm/compute/" + c + "/beside-ce")
-		if len(comp) != 2 || comp[1].Size != 1<<30 || comp[0].CTAs != 0 || comp[0].Threads != persmrec.Threads || comp[0].Extra[persmrec.ExtraBeside] != "ce" || comp[0].Op != c {
+		if len(comp) != 2 || comp[1].Size != 1<<30 || comp[0].SMBudget != 0 || comp[0].Threads != persmrec.Threads || comp[0].Extra[persmrec.ExtraBeside] != "ce" || comp[0].Op != c {
 			t.Errorf("%s beside the copy engine: %+v", c, comp)
 		}
 	}
@@ -120,28 +120,28 @@ func TestArgs(t *testing.T) {
 	}
 	fma, _ := cuda.LookupOp("rma.pm_fma")
 	tma, _ := cuda.LookupOp("rma.pm_tma")
-	a, why := run(one, "persm/tma/beside-fma", record.Params{Size: 4096, Op: "tma", CTAs: 8, Threads: persmrec.Threads, Extra: map[string]string{persmrec.ExtraBeside: "fma"}})
+	a, why := run(one, "persm/tma/beside-fma", record.Params{Size: 4096, Op: "tma", SMBudget: 8, Threads: persmrec.Threads, Extra: map[string]string{persmrec.ExtraBeside: "fma"}})
 	if why != "" || a.OpString() != "rma.pm_tma" || a.Impl != int32(fma.Value) || a.CTAs != 8 || a.Threads != persmrec.Threads || a.Peer != 0 {
 		t.Errorf("tma beside fma: %+v %q", a, why)
 	}
-	a, why = run(shared, "persm/compute/fma/beside-tma", record.Params{Size: 4096, Op: "fma", CTAs: 8, Threads: persmrec.Threads})
+	a, why = run(shared, "persm/compute/fma/beside-tma", record.Params{Size: 4096, Op: "fma", SMBudget: 8, Threads: persmrec.Threads})
 	if why != "" || a.OpString() != "rma.pm_fma" || a.Impl != int32(tma.Value) || a.Peer != 1 {
 		t.Errorf("fma beside tma: %+v %q", a, why)
 	}
-	if a, why = run(one, "persm/compute/mma", record.Params{Op: "mma", CTAs: 8, Threads: persmrec.Threads}); why != "" || a.Impl != 0 || a.Size <= 0 {
+	if a, why = run(one, "persm/compute/mma", record.Params{Op: "mma", SMBudget: 8, Threads: persmrec.Threads}); why != "" || a.Impl != 0 || a.Size <= 0 {
 		t.Errorf("mma alone: %+v %q", a, why)
 	}
-	if _, why = run(one, "persm/tma", record.Params{Size: 4097, Op: "tma", CTAs: 8, Threads: persmrec.Threads}); !strings.Contains(why, "multiple of 16") {
+	if _, why = run(one, "persm/tma", record.Params{Size: 4097, Op: "tma", SMBudget: 8, Threads: persmrec.Threads}); !strings.Contains(why, "multiple of 16") {
 		t.Errorf("tma at 4097 bytes: %q", why)
 	}
-	if _, why = run(one, "persm/st", record.Params{Size: 4097, Op: "st", CTAs: 8, Threads: persmrec.Threads}); why != "" {
+	if _, why = run(one, "persm/st", record.Params{Size: 4097, Op: "st", SMBudget: 8, Threads: persmrec.Threads}); why != "" {
 		t.Errorf("st at 4097 bytes: %q", why)
 	}
 	for _, id := range []string{"persm/nccl-lsa", "persm/compute/mma/beside-nccl-lsa"} {
-		if _, why = run(shared, id, record.Params{Size: 4096, Op: "x", CTAs: 8, Threads: persmrec.Threads}); !strings.Contains(why, "two ranks on one GPU") {
+		if _, why = run(shared, id, record.Params{Size: 4096, Op: "x", SMBudget: 8, Threads: persmrec.Threads}); !strings.Contains(why, "two ranks on one GPU") {
 			t.Errorf("%s on a shared GPU: %q", id, why)
 		}
-		if _, why = run(one, id, record.Params{Size: 4096, Op: "x", CTAs: 8, Threads: persmrec.Threads}); why != "" {
+		if _, why = run(one, id, record.Params{Size: 4096, Op: "x", SMBudget: 8, Threads: persmrec.Threads}); why != "" {
 			t.Errorf("%s on one PE: %q", id, why)
 		}
 	}
@@ -205,7 +205,7 @@ func TestShimAgrees(t *testing.T) {
 }
 
 // fakeRun runs the benchmarks sel select on one fake PE and returns each
-// point's outcome by key(ID, size, CTAs), failing the test on an error or
+// point's outcome by key(ID, size, SM budget), failing the test on an error or
 // a waiver.
 func fakeRun(t *testing.T, cfg *harness.Config, sel ...string) map[string]*harness.Outcome {
 	t.Helper()
@@ -248,7 +248,7 @@ func fakeRunErrors(t *testing.T, cfg *harness.Config, sel ...string) (map[string
 			continue
 		}
 		it := items[m.Index]
-		k := key(it.id, it.p.Size, it.p.CTAs)
+		k := key(it.id, it.p.Size, it.p.SMBudget)
 		switch {
 		case m.Error != "":
 			errs[k] = "error: " + m.Error
@@ -263,7 +263,7 @@ func fakeRunErrors(t *testing.T, cfg *harness.Config, sel ...string) (map[string
 	return got, errs
 }
 
-func key(id string, size int64, ctas int) string { return fmt.Sprint(id, " ", size, " ", ctas) }
+func key(id string, size int64, budget int) string { return fmt.Sprint(id, " ", size, " ", budget) }
 
 // The fake layer runs every bytes-per-SM row, the copy engine's beside a
 // compute kernel among them: each point of the copy engine beside fma and
