@@ -2,7 +2,9 @@
 # Compile the CUDA shim on a machine without a GPU, as CI does: install the
 # CUDA 13 compiler wheels and the NVSHMEM / NCCL wheels pinned to the H200
 # test machine's versions into a cached venv, then build libnvshbench.so
-# through nvshbench's own toolchain discovery (the pip-wheel path users get).
+# through nvshbench's own toolchain discovery (the pip-wheel path users get),
+# with its flags: every warning of the compile is an error (-Werror
+# all-warnings, cuda/toolchain.go's BuildCommand), against both library sets.
 # Usage: scripts/ci-toolchain.sh build/nvshbench
 set -euo pipefail
 BIN=${1:-build/nvshbench}
