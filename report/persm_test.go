@@ -399,3 +399,58 @@ func TestPerSMCopyEngineFeed(t *testing.T) {
 		}
 	}
 }
+
+// Every mechanism of record/persm (the shim's list) has its rows in both
+// bytes-per-SM tables, and beside every compute kernel its row in the
+// interference table: no reader lists them, so a new mechanism's rows show
+// with no reader edited (record/persm's scratch test adds one to a copy of
+// the module and runs this).
+func TestPerSMTablesShowEveryMechanism(t *testing.T) {
+	var pts []fixture.PerSMPoint
+	for _, c := range persm.Computes() {
+		for _, b := range []int{0, 4} {
+			pts = append(pts, fixture.PerSMPoint{ID: persm.Row{Compute: c.Name, TimesCompute: true}.ID(), Budget: b, Time: 10e-6})
+		}
+	}
+	var names []string
+	for _, m := range persm.Mechanisms() {
+		names = append(names, m.Name)
+		b := 4
+		if !m.SMs {
+			b = 0
+		}
+		pts = append(pts, fixture.PerSMPoint{ID: persm.Row{Mechanism: m.Name}.ID(), Size: 256 << 20, Budget: b, BW: 100e9})
+		for _, c := range persm.Computes() {
+			pts = append(pts,
+				fixture.PerSMPoint{ID: persm.Row{Mechanism: m.Name, Compute: c.Name}.ID(), Size: 256 << 20, Budget: b, Beside: c.Name, BW: 90e9},
+				fixture.PerSMPoint{ID: persm.Row{Mechanism: m.Name, Compute: c.Name, TimesCompute: true}.ID(), Size: 256 << 20, Budget: b, Beside: m.Name, Time: 11e-6})
+		}
+	}
+	t.Logf("mechanisms: %v", names)
+	rep := report.Build([]*record.File{fixture.PerSM(pts)}, record.Paper(), report.Options{})
+	for _, title := range []string{"Bytes per SM: GB/s to the peer", "Bytes per SM: GB/s per SM used"} {
+		tab := findTable(rep, title)
+		if tab == nil {
+			t.Fatalf("no table %q", title)
+		}
+		var got []string
+		for _, r := range tab.Rows {
+			got = append(got, r[0].Text)
+		}
+		if !slices.Equal(got, names) {
+			t.Errorf("%s: rows %v, want %v", title, got, names)
+		}
+	}
+	in := findTable(rep, "Bytes per SM: a transfer beside a compute kernel")
+	for _, m := range persm.Mechanisms() {
+		for _, c := range persm.Computes() {
+			b := "4"
+			if !m.SMs {
+				b = "0"
+			}
+			if got := cellAt(t, in, "transfer slowdown %", m.Name, c.Name, "256 MiB", b); got != "11.1" {
+				t.Errorf("%s beside %s: transfer slowdown %q", m.Name, c.Name, got)
+			}
+		}
+	}
+}

@@ -96,7 +96,7 @@ func TestIDsReadBack(t *testing.T) {
 	if r, _ := ParseID("persm/st/beside-fma"); r.Partner() != "fma" || r.TimesCompute {
 		t.Errorf("persm/st/beside-fma: %+v", r)
 	}
-	for _, id := range []string{"persm", "persm/", "persm/warp", "persm/st/beside-", "persm/st/beside-st", "persm/compute/fma/beside-fma",
+	for _, id := range []string{"persm", "persm/", "persm/nope", "persm/st/beside-", "persm/st/beside-st", "persm/compute/fma/beside-fma",
 		"persm/compute", "persm/compute/", "rma/st", "persm/st/x", "persm/compute/fma/beside-st/more"} {
 		if r, ok := ParseID(id); ok {
 			t.Errorf("%s read as %+v", id, r)
