@@ -44,9 +44,10 @@ static int pm_ce_fed(const Args *a) { return pm_is_compute(a->op) && pm_is_mech(
 
 // The side streams, the words the kernels and the host share (mapped,
 // pinned host memory: the host reads them without a CUDA call while the
-// GPU is busy), the feeder thread (pm_feed.cuh). The feeder keeps PM_FEED_AHEAD_MS of copies queued: a host thread that
-// shares its core with another (mpirun binds a rank to one core, where the
-// harness's thread waits too) may be descheduled for a time slice, about a
+// GPU is busy), the feeder thread (pm_feed.cuh). The feeder keeps
+// PM_FEED_AHEAD_MS of copies queued: a host thread that shares its core
+// with another (mpirun binds a rank to one core, where the harness's
+// thread waits too) may be descheduled for a time slice, about a
 // millisecond or a few (CFS's granularity), and the copy engine must not
 // run dry meanwhile. It queues spans: k copies between a pre and a post
 // event, k = ceil(PM_SPAN_MS / a copy's time) (1 to PM_SPAN_MAX), so that
