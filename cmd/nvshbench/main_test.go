@@ -97,6 +97,25 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}
 }
 
+// A flag or argument a command does not take points at that command's help,
+// named as the user types it (the root's is 'nvshbench --help', not
+// 'nvshbench nvshbench --help').
+func TestUsageHintNamesTheCommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"--bogus"}, "(see 'nvshbench --help')"},
+		{[]string{"run", "--bogus"}, "(see 'nvshbench run --help')"},
+		{[]string{"version", "extra"}, "(see 'nvshbench version --help')"},
+	} {
+		_, stderr, code := nvshbench(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.hint) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %s", c.args, code, stderr, exitUsage, c.hint)
+		}
+	}
+}
+
 func TestBadFilesExit1WithOneLine(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
