@@ -175,41 +175,56 @@ func narrow(t Table, md bool) Table {
 
 // fold fits a text table to Width by wrapping its widest text columns
 // onto more lines (a side-by-side report of several runs has more columns
-// than a terminal). Numbers are never wrapped.
+// than a terminal). Numbers are never wrapped. The excess is shared: every
+// text column wider than a common cap is folded to it, the cap as wide as
+// the table allows (no column narrower than 20 or its header).
 func fold(t *Table) {
 	const least = 20
-	for {
-		widths := make([]int, len(t.Columns))
-		for i, h := range t.Columns {
-			widths[i] = len([]rune(h))
-		}
-		for _, r := range t.Rows {
-			for i, cell := range r {
-				for _, l := range strings.Split(cell.Text, "\n") {
-					widths[i] = max(widths[i], len([]rune(l)))
-				}
+	widths := make([]int, len(t.Columns))
+	for i, h := range t.Columns {
+		widths[i] = len([]rune(h))
+	}
+	for _, r := range t.Rows {
+		for i, cell := range r {
+			if i >= len(widths) {
+				continue
+			}
+			for _, l := range strings.Split(cell.Text, "\n") {
+				widths[i] = max(widths[i], len([]rune(l)))
 			}
 		}
-		total := 1
-		for _, w := range widths {
-			total += w + 3
-		}
-		col := -1
+	}
+	total := func(capW int) int {
+		n := 1
 		for i, w := range widths {
-			if !flag(t.Right, i) && w > least && (col < 0 || w > widths[col]) {
-				col = i
+			if !flag(t.Right, i) && w > capW {
+				w = max(capW, least, len([]rune(t.Columns[i])))
 			}
+			n += w + 3
 		}
-		if total <= Width || col < 0 {
-			return
+		return n
+	}
+	widest := 0
+	for i, w := range widths {
+		if !flag(t.Right, i) {
+			widest = max(widest, w)
 		}
-		room := max(widths[col]-(total-Width), least, len([]rune(t.Columns[col])))
-		if room >= widths[col] {
-			return
+	}
+	if total(widest) <= Width {
+		return
+	}
+	capW := widest
+	for capW > least && total(capW) > Width {
+		capW--
+	}
+	for i, w := range widths {
+		room := max(capW, least, len([]rune(t.Columns[i])))
+		if flag(t.Right, i) || w <= room {
+			continue
 		}
 		for _, r := range t.Rows {
-			if col < len(r) {
-				r[col].Text = FoldText(r[col].Text, room)
+			if i < len(r) {
+				r[i].Text = FoldText(r[i].Text, room)
 			}
 		}
 	}
