@@ -48,6 +48,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"report", "--paper", "x.jsonl"},
 		{"plot", "--example"},
 		{"plot", "--example", "--out", "d", "--format", "gif"},
+		{"plot", "--example", "--out", "d", "--format", ""},
 		{"compare", "one.jsonl"},
 		{"compare", "--threshold", "abc", "a", "b"},
 		{"compare", "--alpha", "2", "a", "b"},
