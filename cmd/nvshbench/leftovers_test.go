@@ -239,3 +239,13 @@ func TestListShowsWholeDescriptions(t *testing.T) {
 		}
 	}
 }
+
+// An error naming a file the user gave escapes its control characters:
+// nothing raw reaches the terminal.
+func TestErrorsEscapeControlCharacters(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "a\x1b[31mred.jsonl")
+	_, stderr, code := nvshbench(t, "report", name)
+	if code == 0 || strings.ContainsRune(stderr, '\x1b') || !strings.Contains(stderr, `a\x1b[31mred.jsonl`) {
+		t.Errorf("exit %d, stderr %q: want the name with its escape character written as \\x1b", code, stderr)
+	}
+}

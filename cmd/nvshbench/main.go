@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/launcher"
 	"github.com/nvshbench/nvshbench/record"
 )
@@ -93,7 +94,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.Execute()
 	if err != nil {
-		fmt.Fprintf(stderr, "nvshbench: %v\n", err)
+		// A file name or a value the user gave may hold control characters:
+		// escaped, never sent raw to the terminal.
+		fmt.Fprintf(stderr, "nvshbench: %s\n", table.Printable(err.Error()))
 	}
 	return exitCode(err)
 }
