@@ -304,6 +304,20 @@ func printable(s string, lines bool) string {
 	return b.String()
 }
 
+// cellText is a header's or a cell's text as a table shows it: control
+// characters escaped (a text cell keeps fold's line breaks), a Markdown
+// table's pipes escaped (a run's label is a column header).
+func cellText(s string, md bool) string {
+	s = printable(s, !md)
+	if md {
+		s = strings.ReplaceAll(s, "|", `\|`)
+	}
+	if s == "" {
+		s = " "
+	}
+	return s
+}
+
 func renderTable(w io.Writer, r *Report, md bool) error {
 	for i, t := range r.Tables {
 		if !r.Wide {
@@ -340,18 +354,15 @@ func renderTable(w io.Writer, r *Report, md bool) error {
 			tablewriter.WithHeaderAlignment(tw.AlignLeft),
 			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		)
-		tab.Header(anySlice(t.Columns)...)
+		head := make([]any, len(t.Columns))
+		for c, h := range t.Columns {
+			head[c] = cellText(h, md)
+		}
+		tab.Header(head...)
 		for _, row := range t.Rows {
 			cells := make([]any, len(row))
 			for c, cell := range row {
-				s := printable(cell.Text, !md)
-				if md {
-					s = strings.ReplaceAll(s, "|", `\|`)
-				}
-				if s == "" {
-					s = " "
-				}
-				cells[c] = s
+				cells[c] = cellText(cell.Text, md)
 			}
 			if err := tab.Append(cells...); err != nil {
 				return err
@@ -380,14 +391,6 @@ func renderTable(w io.Writer, r *Report, md bool) error {
 		}
 	}
 	return nil
-}
-
-func anySlice(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 // renderCSV writes one block per table: a "# title" comment line, then the

@@ -53,3 +53,18 @@ func TestFoldSharesTheWidth(t *testing.T) {
 		t.Errorf("columns folded to %d and %d runes; want both about half the width:\n%s", a, c, b.String())
 	}
 }
+
+// A column header (a run's label) is escaped as a cell is: its pipes in
+// Markdown, its control characters everywhere.
+func TestHeadersEscaped(t *testing.T) {
+	r := &table.Report{Tables: []table.Table{{Title: "t", Columns: []string{"a|b", "c\x1bd"}, Rows: [][]table.Cell{{table.Str("1"), table.Str("2")}}}}}
+	for _, f := range []string{"markdown", "text"} {
+		var b bytes.Buffer
+		if err := table.Render(&b, r, f); err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsRune(b.String(), '\x1b') || f == "markdown" && !strings.Contains(b.String(), `a\|b`) {
+			t.Errorf("%s: header not escaped:\n%s", f, b.String())
+		}
+	}
+}
