@@ -17,10 +17,10 @@ type gpuSetup struct {
 	tc       *cuda.Toolchain
 }
 
-const noGPUHelp = "on a machine without a GPU, 'nvshbench report --paper' prints the published numbers and 'nvshbench report --example' / 'plot --example' render a measured H200 run"
+const noGPUHelp = "to see the tool work without a GPU: 'nvshbench reproduce --quick --shim fake --out DIR' runs the whole pipeline on a fake GPU (SYNTHETIC numbers, flagged as such); 'nvshbench report --paper' prints the published numbers and 'nvshbench report --example' / 'plot --example' render a measured H200 run"
 
 // openGPU finds or builds the shim and loads it. shim is --shim: a path, or
-// "fake" (tests only); empty means $NVSHBENCH_SHIM, else build into the cache.
+// "fake" (a fake GPU: tests, and trying the tool without a GPU); empty means $NVSHBENCH_SHIM, else build into the cache.
 func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
 	if shim != "" && shim != "fake" {
 		if err := looksLikeSharedObject(shim); err != nil {

@@ -220,12 +220,15 @@ func repoRoot(t *testing.T) string {
 // needsGPU are example commands that need a GPU or the CUDA toolchain; the
 // GPU tests and the shim check cover them.
 func needsGPU(line string) bool {
-	for _, p := range []string{"nvshbench doctor", "nvshbench build-shim", "nvshbench reproduce", "srun "} {
+	if strings.Contains(line, "--shim fake") {
+		return false
+	}
+	for _, p := range []string{"nvshbench doctor", "nvshbench build-shim", "nvshbench reproduce", "nvshbench run", "srun "} {
 		if strings.HasPrefix(line, p) {
 			return true
 		}
 	}
-	return strings.HasPrefix(line, "nvshbench run") && !strings.Contains(line, "--shim fake")
+	return false
 }
 
 // TestHelpExamples runs every example of every command's help text.
@@ -252,6 +255,7 @@ func TestHelpExamples(t *testing.T) {
 	ran := 0
 	for _, c := range cmds {
 		for _, line := range strings.Split(c.Example, "\n") {
+			line, _, _ = strings.Cut(line, " # ") // a comment after the command
 			line = strings.TrimSpace(line)
 			if !strings.HasPrefix(line, "nvshbench ") || needsGPU(line) {
 				continue
@@ -433,7 +437,7 @@ func TestRemotePathWithFakeGPU(t *testing.T) {
 func TestNoGPUExitsClearly(t *testing.T) {
 	t.Setenv("NVSHBENCH_SHIM", filepath.Join(t.TempDir(), "missing.so"))
 	_, stderr, code := nvshbench(t, "reproduce", "--out", filepath.Join(t.TempDir(), "r"))
-	if code != exitNoGPU || !strings.Contains(stderr, "report --paper") {
+	if code != exitNoGPU || !strings.Contains(stderr, "report --paper") || !strings.Contains(stderr, "'nvshbench reproduce --quick --shim fake --out DIR'") {
 		t.Errorf("reproduce without GPU: exit %d, %q", code, stderr)
 	}
 }

@@ -59,6 +59,7 @@ CPU proxy without a NIC) are recorded as waived. Interrupted, it keeps every fin
 run it again with the same --out to resume.`,
 		Example: `  nvshbench reproduce --out repro-h200
   nvshbench reproduce --quick --out repro-quick
+  nvshbench reproduce --quick --shim fake --out repro-fake   # no GPU: SYNTHETIC numbers, the whole pipeline
   srun -N1 --gpus-per-node=8 nvshbench reproduce --out repro-$SLURM_JOB_ID`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -71,7 +72,7 @@ run it again with the same --out to resume.`,
 	c.Flags().BoolVar(&o.Quick, "quick", false, "a short pass: sizes 1 KiB…1 GiB by ×4, 5 samples, no launch sweep")
 	c.Flags().IntVar(&o.run.GPUs, "gpus", 0, "GPUs to use (default: all visible)")
 	c.Flags().IntVar(&o.run.PEsPerGPU, "pes-per-gpu", 1, "PEs per GPU (2 on a one-GPU machine exercises the multi-PE paths)")
-	c.Flags().StringVar(&o.run.Shim, "shim", "", "path of a built libnvshbench.so (default: build into the cache)")
+	c.Flags().StringVar(&o.run.Shim, "shim", "", "path of a built libnvshbench.so (default: build into the cache), or fake: a fake GPU that writes SYNTHETIC numbers, to see the tool work on a machine without one")
 	c.Flags().DurationVar(&o.run.Timeout, "timeout", 120*time.Second, "per-point timeout")
 	c.Flags().StringVar(&o.run.Label, "label", "", "a name for this run")
 	return c

@@ -99,7 +99,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVar(&o.Blocking, "blocking", false, "also measure the blocking forms of put/get")
 	f.DurationVar(&o.Timeout, "timeout", 120*time.Second, "a point that takes longer is recorded as an error and its workers killed")
 	f.BoolVar(&o.StopOnError, "stop-on-error", false, "stop at the first point that errors instead of going on")
-	f.StringVar(&o.Shim, "shim", "", "path of a built libnvshbench.so (default: build it into the cache when missing or stale)")
+	f.StringVar(&o.Shim, "shim", "", "path of a built libnvshbench.so (default: build it into the cache when missing or stale), or fake: a fake GPU that writes SYNTHETIC numbers")
 	f.StringVar(&o.Label, "label", "", "a name for this run, shown in reports and charts (no control characters)")
 	f.BoolVar(&o.Quick, "quick", false, "fewer sizes (1 KiB…1 GiB by ×4) and 5 samples")
 	f.StringSliceVar(&o.DTypes, "dtypes", []string{"float"}, "collectives: data types of AllReduce (float, bf16, half)")
