@@ -434,3 +434,25 @@ func TestTwoResultsFilesAreTwoCurves(t *testing.T) {
 		t.Errorf("%s: curves %q, want one per file labelled h200/reproduce and h100/reproduce", s.Name, labels)
 	}
 }
+
+// The paper's published link figures (measured between two GPUs over
+// NVLink) are never drawn beside a one-GPU run's same-GPU copies (path
+// local), only beside the path they were measured on.
+func TestNoPaperLinkBesideSameGPUCopies(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	for i := range f.Points {
+		if f.Points[i].Effective == "p2p" {
+			f.Points[i].Effective = "local"
+		}
+	}
+	for _, s := range plots.Build([]*record.File{f}, record.Paper()) {
+		if !strings.HasPrefix(s.Name, "bandwidth-") {
+			continue
+		}
+		for _, m := range s.Marks {
+			if strings.Contains(m.Label, "paper:") && strings.Contains(m.Label, "p2p") {
+				t.Errorf("%s: the paper's NVLink figure beside same-GPU copies: %q", s.Name, m.Label)
+			}
+		}
+	}
+}
