@@ -54,9 +54,6 @@ type Benchmark struct {
 	// Unverifiable says why the benchmark's points have nothing to check
 	// (an empty kernel moves no data); every other ok point is verified.
 	Unverifiable string
-	// CacheExempt says why the cache rule does not apply to its figures
-	// ("": a bandwidth served by a cache measures the cache).
-	CacheExempt string
 	// Buffer is what a point needs of each PE buffer (0: its size), for a
 	// job of pes PEs; optional.
 	Buffer func(c *Config, pes int, p record.Params) int64

@@ -119,6 +119,19 @@ func (p *Point) Drawn() bool {
 	return p.Status == StatusOK && !p.Has(FlagAboveLink) && !p.Has(FlagSecondTimer)
 }
 
+// MovesBytes reports whether the point's figures are bytes over its time
+// (bandwidth, algbw, busbw): a cache that holds its working set answers
+// them (CacheServed). A round trip, a rate of messages or a compute
+// kernel's time is what it is wherever its data sits.
+func (p *Point) MovesBytes() bool {
+	for _, m := range []string{MetricBandwidth, MetricAlgBW, MetricBusBW} {
+		if _, ok := p.Metrics[m]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // BandwidthMetric is the point's bandwidth-like metric checked against the
 // link: what crossed it (MoE), bandwidth, busbw, or algbw where no bus is
 // crossed ("" for none).
@@ -169,7 +182,7 @@ func Annotate(h *Header, p *Point) {
 			p.Flags = append(p.Flags, FlagAboveReference)
 		}
 	}
-	if p.L2Resident && p.BandwidthMetric() != "" { // a round trip is one wherever its result lands
+	if p.L2Resident && p.MovesBytes() { // a round trip is one wherever its result lands
 		p.Flags = append(p.Flags, FlagCacheServed)
 	}
 	if atMemoryCeiling(p) {

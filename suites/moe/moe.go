@@ -65,13 +65,12 @@ func init() {
 				ID: "moe/" + op + "/" + im.name, Suite: "moe", Default: false,
 				Desc:        fmt.Sprintf("MoE %s: %s", op, im.desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "1 CTA per SM × 512 (NCCL: the library's)",
-				Metrics:     []string{record.MetricLatency, record.MetricBandwidth, record.MetricLink},
-				Floors:      []string{"limit/chase-peer"},
-				CacheExempt: "every message lands in a slot its receiver reads once: the time is the messages' (the floor says what a link allows)",
-				Points:      points(op),
-				Args:        argsOf(op, im.code),
-				Describe:    describe(op),
-				Buffer:      buffer,
+				Metrics:  []string{record.MetricLatency, record.MetricBandwidth, record.MetricLink},
+				Floors:   []string{"limit/chase-peer"},
+				Points:   points(op),
+				Args:     argsOf(op, im.code),
+				Describe: describe(op),
+				Buffer:   buffer,
 			})
 		}
 	}

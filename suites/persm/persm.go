@@ -121,8 +121,7 @@ func init() {
 			ID: "persm/compute/" + c.Name, Suite: "persm",
 			Desc:        fmt.Sprintf("bytes per SM: %s alone on the SMs outside each budget (time an iteration)", c.Desc),
 			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on each SM outside --sm-budgets",
-			Metrics:     []string{record.MetricLatency},
-			CacheExempt: "a compute kernel: its time is not a bandwidth",
+			Metrics: []string{record.MetricLatency},
 			Points: func(cfg *harness.Config) []record.Params {
 				var out []record.Params
 				for _, b := range append([]int{0}, besideBudgets(cfg)...) { // 0: every SM, as beside the copy engine
@@ -143,8 +142,7 @@ func init() {
 				ID: "persm/compute/" + c.Name + "/beside-" + m.Name, Suite: "persm",
 				Desc:        fmt.Sprintf("bytes per SM: %s on the SMs outside each budget while %s runs on the budget (one fused launch)", c.Desc, m.Desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads an SM: the transfer on --sm-budgets, the compute on the others",
-				Metrics:     []string{record.MetricLatency},
-				CacheExempt: "a compute kernel: its time is not a bandwidth",
+				Metrics: []string{record.MetricLatency},
 				Points: func(cfg *harness.Config) []record.Params {
 					var out []record.Params
 					for _, s := range cfg.Sizes {
