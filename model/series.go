@@ -166,7 +166,7 @@ func Collect(files []*record.File) []*Series {
 				continue
 			}
 			t := record.Summarize(p.Samples, record.UnitSeconds).Median
-			s.Obs = append(s.Obs, Obs{Size: p.Params.Size, Time: t, Samples: p.Samples, Tokens: tk})
+			s.Obs = append(s.Obs, Obs{Size: p.Params.Size, Time: t, Samples: p.Samples, Tokens: tk, Unjudged: p.Unjudged()})
 			if p.Has(record.FlagCacheServed) || p.L2Resident {
 				s.Cached[p.Params.Size] = true
 			}

@@ -112,6 +112,27 @@ func (p *Point) Figure() bool {
 	return true
 }
 
+// Unjudged says why no verdict (a winner, a crossover) may rest on the
+// point, "" where one may: it is not measured (its status), or a flag says
+// it is no figure (above the link, cache-served, an older file's second
+// timer, an unknown launch mode) or asks for a second look before anyone
+// draws a conclusion from it (noisy, timers disagree, above the copy
+// reference, below the floor, at the memory ceiling, check: Read marks
+// check from the point's series). Every reader that names a winner asks
+// it (decide.Entry.Unjudged).
+func (p *Point) Unjudged() string {
+	if p.Status != StatusOK {
+		return string(p.Status)
+	}
+	for _, f := range []string{FlagAboveLink, FlagCacheServed, FlagSecondTimer, FlagModeUnknown,
+		FlagNoisy, FlagTimersDisagree, FlagAboveReference, FlagBelowFloor, FlagAtMemoryCeiling, FlagCheck} {
+		if p.Has(f) {
+			return f
+		}
+	}
+	return ""
+}
+
 // Drawn reports whether the point belongs on a curve: measured, within its
 // link, timed by the one timer. Noisy points, checked points and points at
 // the memory ceiling are drawn (a chart marks the checked ones).

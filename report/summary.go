@@ -292,14 +292,12 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *tab
 			notes = append(notes, "at "+strings.Join(s, " / ")+" (CTAs × threads)")
 		}
 		if row.verdict && most >= 2 {
-			var entries []decide.Entry
+			names := make([]string, len(picks))
+			sides := make([]Pick, len(picks))
 			for j, p := range picks {
-				if c := costs(p.Pick, p.metric); len(c) > 0 {
-					entries = append(entries, decide.Entry{Name: row.items[j].name, Samples: c, Cached: p.Best.Has(record.FlagCacheServed)})
-				}
+				names[j], sides[j] = row.items[j].name, p.Pick
 			}
-			if len(entries) >= 2 {
-				v := rule.Decide(entries, 1)
+			if v, ok := sidesVerdict(uni[from], names, sides, picks[0].metric, rule); ok {
 				s := v.Label()
 				if !v.Tie() {
 					s = fmt.Sprintf("faster: %s, by %s", s, decide.Percent(v.Lead))
@@ -329,7 +327,7 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *tab
 		t.Notes = append(t.Notes, "from: the input a row's values come from (one per row): the first of the inputs that gives the most of them")
 	}
 	if verdicts {
-		t.Notes = append(t.Notes, "faster, or tie: of the values shown, by the samples of the points they come from: "+rule.Describe())
+		t.Notes = append(t.Notes, "faster, or tie: of the values shown, by the samples of the points they come from: "+rule.Describe()+"; "+familyNote)
 	}
 	return &table.Report{Tables: []table.Table{t}}
 }

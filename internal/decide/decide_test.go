@@ -65,9 +65,51 @@ func TestTenPercentTightWins(t *testing.T) {
 	if v.Label() != "B" {
 		t.Errorf("label %q", v.Label())
 	}
-	v.Cached = true
-	if v.Label() != "B (in cache only)" {
-		t.Errorf("cached label %q", v.Label())
+}
+
+// The same clear lead, where a measurement may carry no verdict (a cache
+// served it, its samples are noisy): no one is named, not even the
+// fastest, and the size is not one of the family; the label says why,
+// naming the contenders only where their reasons differ.
+func TestNoVerdictFromAnUnjudgedMeasurement(t *testing.T) {
+	a, b := samples(1.1e-6, 0.01, 10, 5), samples(1e-6, 0.01, 10, 6)
+	for _, c := range []struct {
+		ua, ub, label string
+	}{
+		{"cache-served", "cache-served", "not judged: cache-served"},
+		{"", "noisy", "not judged: B: noisy"},
+		{"check", "noisy", "not judged: A: check; B: noisy"},
+	} {
+		es := []decide.Entry{{Name: "A", Samples: a, Unjudged: c.ua}, {Name: "B", Samples: b, Unjudged: c.ub}}
+		v := decide.Default().Decide(es, 1)
+		if !v.Tie() || v.Fastest != "" || v.Label() != c.label || !math.IsNaN(v.Lead) {
+			t.Errorf("%q / %q: %+v, label %q; want %q", c.ua, c.ub, v, v.Label(), c.label)
+		}
+		judged := []decide.Entry{{Name: "A", Samples: a}, {Name: "B", Samples: b}}
+		if m := decide.Family([][]decide.Entry{judged, es, judged, judged[:1]}); m != 2 {
+			t.Errorf("%q / %q: family %d; want 2 (a size of one contender, or not judged, is none of it)", c.ua, c.ub, m)
+		}
+	}
+}
+
+// Series decides every size with one family: the same answer as Decide
+// asked with Family's count.
+func TestSeriesDecidesWithItsFamily(t *testing.T) {
+	var sizes [][]decide.Entry
+	for i := 0; i < 12; i++ {
+		u := ""
+		if i < 4 {
+			u = "cache-served"
+		}
+		sizes = append(sizes, []decide.Entry{{Name: "A", Samples: spread(1e-6, 0.05, 8, uint64(i)), Unjudged: u},
+			{Name: "B", Samples: spread(1.08e-6, 0.05, 8, uint64(i+100)), Unjudged: u}})
+	}
+	vs := decide.Default().Series(sizes)
+	for i, v := range vs {
+		want := decide.Default().Decide(sizes[i], 8)
+		if v.Label() != want.Label() || v.Level != want.Level {
+			t.Errorf("size %d: %q at %.5f; want %q at %.5f", i, v.Label(), v.Level, want.Label(), want.Level)
+		}
 	}
 }
 
