@@ -281,9 +281,12 @@ func (w *Writer) Close() error { return w.f.Close() }
 // its samples, so report, plot and compare see the one derivation. Nil, or
 // nil for an ID, gives the ones the record itself can give: latency, and
 // bandwidth, algbw, busbw and link bandwidth where it counts bytes, a bus
-// factor or remote bytes.
+// factor or remote bytes. Code gives each point what its benchmark
+// declares its code runs (Point.Code; harness.CodeOf): nil, or false for an
+// ID, leaves it unknown.
 type Reader struct {
 	Metrics func(id string) []string
+	Code    func(id string) (Code, bool)
 }
 
 // ReadFile reads and validates a results file (Reader{}.ReadFile).
@@ -451,6 +454,11 @@ func (rd Reader) parseLine(out *File, line []byte, sawHeader *bool) error {
 		}
 		cacheRule(&out.Header, &p)
 		Annotate(&out.Header, &p)
+		if rd.Code != nil {
+			if c, ok := rd.Code(p.ID); ok {
+				p.Code = &c
+			}
+		}
 		out.Points = append(out.Points, p)
 		return nil
 	case TypeHeader:
