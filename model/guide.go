@@ -152,6 +152,7 @@ type Comparison struct {
 	Group     string
 	Impls     []string // the operations compared, by the names that ran each
 	Same      []string // which names ran the same operation here, and why
+	Left      []string // which names were left out, and why (NCCL's one-rank copy: no collective)
 	Rows      []Row
 	Crossings []Crossover
 	// Family is the number of sizes judged (decide.Family): each interval
@@ -239,20 +240,25 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 			sort.Slice(order, func(i, j int) bool { return order[i].less(order[j]) })
 		}
 		for _, k := range order {
-			fs := groups[k]
 			key := keys[k]
 			impls := map[string]bool{}
-			for _, f := range fs {
+			for _, f := range groups[k] {
 				impls[pat.impl(f.ID)] = true
 			}
 			if len(impls) < 2 {
 				continue // nothing to choose between
+			}
+			fs, left := collectivesOnly(pat, groups[k])
+			if len(fs) == 0 || len(left) > 0 && !twoImpls(pat, fs) {
+				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): %s; nothing else to choose between", pat.name, key, strings.Join(left, "; ")))
+				continue
 			}
 			if fs[0].Launch == "unknown" {
 				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): an older file that did not record launch modes; its host-launched and fused implementations are not compared", pat.name, key))
 				continue
 			}
 			c := compare(pat, key, fs, g.Rule)
+			c.Left = left
 			if len(c.Rows) == 0 {
 				why := "no size that two implementations both measured"
 				if len(c.Same) > 0 {
@@ -265,6 +271,40 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 		}
 	}
 	return g
+}
+
+// collectivesOnly leaves out of a group the series that are NCCL's
+// one-rank copy, not the collective the others run (Series.OneRank), and
+// says which and why.
+func collectivesOnly(pat pattern, fs []*Fit) ([]*Fit, []string) {
+	var kept []*Fit
+	names, whys := map[string]bool{}, map[string]bool{}
+	var why []string
+	for _, f := range fs {
+		if f.OneRank == "" {
+			kept = append(kept, f)
+			continue
+		}
+		names[pat.impl(f.ID)] = true
+		if !whys[f.OneRank] {
+			whys[f.OneRank] = true
+			why = append(why, f.OneRank)
+		}
+	}
+	if len(names) == 0 {
+		return fs, nil
+	}
+	return kept, []string{joinNames(names) + ": left out: " + strings.Join(why, "; ")}
+}
+
+// twoImpls reports whether the series are of two implementations or more.
+func twoImpls(pat pattern, fs []*Fit) bool {
+	for _, f := range fs[1:] {
+		if pat.impl(f.ID) != pat.impl(fs[0].ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // impl is one implementation of a comparison: its series (MoE has one per
@@ -339,7 +379,7 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 				continue
 			}
 			f := im.fit[size]
-			op, why := decide.Operation(f.ID, f.Path, f.PEs, size)
+			op, why := decide.Operation(f.ID, f.Path, f.OneRank, f.PEs, size)
 			a := idx[op]
 			if a == nil {
 				a = &at{op: op, why: why, tok: o.Tokens}

@@ -112,6 +112,7 @@ type spec struct {
 	params record.Params
 	fn     timeFn
 	flags  []string
+	code   *record.Code // what its benchmark declares its code runs (nil: nothing declared)
 }
 
 func file(name string, pes int, specs []spec, sizes []int64) *record.File {
@@ -127,7 +128,7 @@ func fileOf(name, gpu string, pes int, specs []spec, sizes []int64) *record.File
 	r := rand.New(rand.NewSource(int64(len(name))))
 	for _, sp := range specs {
 		for _, s := range sizes {
-			p := record.Point{Type: record.TypePoint, ID: sp.id, Params: sp.params, Status: record.StatusOK, Flags: sp.flags}
+			p := record.Point{Type: record.TypePoint, ID: sp.id, Params: sp.params, Status: record.StatusOK, Flags: sp.flags, Code: sp.code}
 			p.Params.Size, p.Params.PEs = s, pes
 			for i := 0; i < 8; i++ {
 				p.Samples = append(p.Samples, sp.fn(float64(s))*(1+0.01*r.Float64()))
@@ -537,8 +538,8 @@ func TestNCCLChoicesFollowTheRule(t *testing.T) {
 		{"one-pe", 1, 0.90, false, "same operation here"},
 	} {
 		f := file(c.name, c.pes, []spec{
-			{id: "collectives/allreduce/nccl", params: perOp, fn: def},
-			{id: "collectives/allreduce/nccl-tree", params: perOp, fn: scaled(def, c.k)},
+			{id: "collectives/allreduce/nccl", params: perOp, fn: def, code: ncclColl},
+			{id: "collectives/allreduce/nccl-tree", params: perOp, fn: scaled(def, c.k), code: ncclColl},
 		}, sizes)
 		fits := model.FitAll(model.Collect([]*record.File{f}))
 		ch := model.NCCLChoices(fits, decide.Default())

@@ -692,7 +692,7 @@ func NCCLChoices(fits []*Fit, rule decide.Rule) []Choice {
 		for _, o := range d.Obs {
 			c := Choice{Group: g, File: d.File, Size: o.Size, Default: o.Time, BestTime: math.Inf(1)}
 			es := []decide.Entry{{Name: "nccl", Samples: o.Samples, Unjudged: o.Unjudged}}
-			op, why := decide.Operation(d.ID, d.Path, d.PEs, o.Size)
+			op, why := decide.Operation(d.ID, d.Path, d.OneRank, d.PEs, o.Size)
 			same := true
 			for _, f := range forced[g] {
 				for _, fo := range f.Obs {
@@ -704,7 +704,7 @@ func NCCLChoices(fits []*Fit, rule decide.Rule) []Choice {
 						c.Best, c.BestTime = name, fo.Time
 					}
 					es = append(es, decide.Entry{Name: name, Samples: fo.Samples, Unjudged: fo.Unjudged})
-					if fop, _ := decide.Operation(f.ID, f.Path, f.PEs, fo.Size); fop != op {
+					if fop, _ := decide.Operation(f.ID, f.Path, f.OneRank, f.PEs, fo.Size); fop != op {
 						same = false
 					}
 				}

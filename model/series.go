@@ -38,8 +38,11 @@ type Series struct {
 	// reference of the same run (bytes/s, 0 unknown); Floor the in-run chase
 	// of the path (s) and Launch0 the run's empty-kernel launch (s).
 	Ceiling, CopyRef, Floor, Launch0 float64
-	point                            *record.Point  // one of its points: parameters for grouping
-	header                           *record.Header // its file's: the GPUs, the setup
+	// OneRank says why the series is no collective but NCCL's one-rank
+	// copy (record.Point.OneRankCopy; "": it is what it names).
+	OneRank string
+	point   *record.Point  // one of its points: parameters for grouping
+	header  *record.Header // its file's: the GPUs, the setup
 }
 
 // Key names the series (its file by position: two files never share one).
@@ -147,7 +150,7 @@ func Collect(files []*record.File) []*Series {
 				axis, at = Tokens, fmt.Sprintf("%d tokens", tk)
 			}
 			s := &Series{File: labels[fi], file: fi, Axis: axis, ID: p.ID, Params: params.KeyWithoutSize(), PEs: pes, Launch: launchOf(p), Path: p.Effective,
-				Cached: map[int64]bool{}, Launch0: launch0, point: p, header: &f.Header}
+				Cached: map[int64]bool{}, Launch0: launch0, OneRank: p.OneRankCopy(pes), point: p, header: &f.Header}
 			if old, ok := byKey[s.Key()]; ok {
 				s = old
 			} else {

@@ -282,7 +282,7 @@ func GuideTables(g Guide) []table.Table {
 				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, units.Bytes(x.Lo), units.Bytes(x.Hi), x.Why))
 			}
 		}
-		for _, s := range c.Same {
+		for _, s := range append(append([]string(nil), c.Same...), c.Left...) {
 			t.Notes = append(t.Notes, s)
 		}
 		if i == 0 {

@@ -44,6 +44,28 @@ type Code struct {
 	Collective Libraries
 }
 
+// EffectiveNCCLViaNVSHMEM is the effective path of NVSHMEM's on-stream
+// collective where NVSHMEM handed it to NCCL (it does when NCCL loads and
+// NVLS is off): NCCL's own collective ran.
+const EffectiveNCCLViaNVSHMEM = "nccl-via-nvshmem"
+
+// OneRankCopy says why a point of a job of pes PEs is no collective but
+// NCCL's one-rank copy ("" where it is its collective, or its code is not
+// declared): for one rank NCCL runs no algorithm, whichever is forced
+// (src/enqueue.cc: ncclLaunchOneRank copies the buffer), whether the
+// benchmark calls NCCL's collective or NVSHMEM handed its on-stream call
+// to NCCL. Such a point is never compared with implementations that run
+// their collective.
+func (p *Point) OneRankCopy(pes int) string {
+	if pes != 1 || p.Code == nil {
+		return ""
+	}
+	if p.Code.Collective == NCCL || (p.Code.Collective == NVSHMEM && p.Effective == EffectiveNCCLViaNVSHMEM) {
+		return "NCCL's one-rank copy (for one rank NCCL runs no collective: ncclLaunchOneRank copies the buffer)"
+	}
+	return ""
+}
+
 // Invalid says what is wrong with a declaration ("" where nothing is):
 // Calls declares the libraries, or CUDAOnly alone; a Collective is one of
 // the libraries called.

@@ -420,7 +420,7 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) tabl
 		if why != "" {
 			status = why
 		} else if name == "allreduce" && f.Header.PEs == 1 {
-			status = "ok; 1 PE: a local reduction, no link crossed"
+			status = "ok; " + onePE(p, 1)
 		}
 		if said := FlagsSaid(p, checks); said != "" {
 			status += "; " + said
@@ -442,6 +442,15 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) tabl
 		t.Notes = append(t.Notes, "measured: the lowest and highest median from 4 B to 256 KiB, one launch per operation (the timed launches captured in a CUDA graph where the run asked for --graph, as reproduce does)")
 	}
 	return t
+}
+
+// onePE says what a collective's point of a one-PE job ran: a local
+// reduction, or NCCL's one-rank copy.
+func onePE(p *record.Point, pes int) string {
+	if p.OneRankCopy(pes) != "" {
+		return "1 PE: NCCL's one-rank copy, no reduction: never compared with one"
+	}
+	return "1 PE: a local reduction, no link crossed"
 }
 
 // describe gives the launch shape and size of a point.

@@ -120,9 +120,10 @@ const familyNote = "m: the sizes of the values' series the rule judges, as model
 // costs of the metric, each decided with the family of the sizes judged in
 // the series the picks belong to (each side's benchmark and parameters but
 // the size, in f: decide.Family), and no verdict where a pick may carry
-// none (record.Point.Unjudged). False where fewer than two sides have a
-// value.
-func sidesVerdict(f *record.File, names []string, picks []Pick, metric string, rule decide.Rule) (decide.Verdict, bool) {
+// none (record.Point.Unjudged). A side that is NCCL's one-rank copy, not
+// the collective the others run, is left out (left says which and why).
+// False where fewer than two sides are compared.
+func sidesVerdict(f *record.File, names []string, picks []Pick, metric string, rule decide.Rule) (v decide.Verdict, ok bool, left []string) {
 	var entries []decide.Entry
 	series := map[string]string{} // a side's series key → its name
 	for i, p := range picks {
@@ -130,11 +131,15 @@ func sidesVerdict(f *record.File, names []string, picks []Pick, metric string, r
 		if len(c) == 0 {
 			continue
 		}
+		if why := p.Best.OneRankCopy(f.Header.PEs); why != "" {
+			left = append(left, names[i]+": "+why+": not compared")
+			continue
+		}
 		entries = append(entries, decide.Entry{Name: names[i], Samples: c, Unjudged: p.Best.Unjudged()})
 		series[p.Best.ID+" "+p.Best.Params.KeyWithoutSize()] = names[i]
 	}
 	if len(entries) < 2 {
-		return decide.Verdict{}, false
+		return decide.Verdict{}, false, left
 	}
 	bySize := map[int64][]decide.Entry{}
 	for i := range f.Points {
@@ -147,7 +152,7 @@ func sidesVerdict(f *record.File, names []string, picks []Pick, metric string, r
 	for _, es := range bySize {
 		sizes = append(sizes, es)
 	}
-	return rule.Decide(entries, decide.Family(sizes)), true
+	return rule.Decide(entries, decide.Family(sizes)), true, left
 }
 
 func deviceAPITable(f *record.File, tag string, rule decide.Rule) table.Table {
@@ -184,7 +189,8 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) table.Table {
 		} else {
 			cells = append(cells, table.Str(""))
 		}
-		if v, ok := sidesVerdict(uni, []string{"NVSHMEM", "NCCL dev API", "host NCCL"}, []Pick{nv, nc, host}, r.metric, rule); ok {
+		v, ok, left := sidesVerdict(uni, []string{"NVSHMEM", "NCCL dev API", "host NCCL"}, []Pick{nv, nc, host}, r.metric, rule)
+		if ok {
 			cells = append(cells, table.Str(v.Label()))
 		} else {
 			cells = append(cells, table.Str(""))
@@ -206,6 +212,7 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) table.Table {
 				status = append(status, s.who+": "+s.p.Status) // a long one becomes a footnote of the text output
 			}
 		}
+		status = append(status, left...)
 		if len(status) == 0 {
 			status = []string{"ok"}
 		}

@@ -297,7 +297,8 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *tab
 			for j, p := range picks {
 				names[j], sides[j] = row.items[j].name, p.Pick
 			}
-			if v, ok := sidesVerdict(uni[from], names, sides, picks[0].metric, rule); ok {
+			// A side left out (NCCL's one-rank copy) is said by its item's notes.
+			if v, ok, _ := sidesVerdict(uni[from], names, sides, picks[0].metric, rule); ok {
 				s := v.Label()
 				if !v.Tie() {
 					s = fmt.Sprintf("faster: %s, by %s", s, decide.Percent(v.Lead))
@@ -373,7 +374,7 @@ func itemNotes(f *record.File, row sumRow, picks []sumPick, checks map[*record.P
 		name := row.items[j].name
 		switch {
 		case strings.HasPrefix(p.Best.ID, "collectives/") && f.Header.PEs == 1:
-			add(name, "1 PE: a local reduction, no link crossed")
+			add(name, onePE(p.Best, f.Header.PEs))
 		case local(p.Best):
 			add(name, sameGPU)
 		}

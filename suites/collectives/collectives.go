@@ -484,7 +484,7 @@ func effective(im impl, a cuda.Args, e *harness.Env, algo string) string {
 		}
 	case cuda.ImplNVSHMEMStream:
 		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && j.MulticastOff() != "" && j.NCCLMissing() == "" {
-			return "nccl-via-nvshmem"
+			return record.EffectiveNCCLViaNVSHMEM
 		}
 	}
 	return "nvshmem"
