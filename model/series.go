@@ -209,9 +209,51 @@ func FitAll(series []*Series) []*Fit {
 		} else {
 			f.Segments, f.NoFit = FitSeriesOver(s.Obs, s.Axis)
 		}
+		if f.NoFit == "" {
+			f.NoFit = f.aboveData()
+		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// aboveData says why the fit exceeds its data ("" where it does not): a
+// segment whose line is faster than every memory-served size it covers,
+// each beyond its fastest sample. A least-squares line cannot pass below
+// every point it is fitted to; it does where the cache-served sizes of the
+// segment pull it, and its B is then above anything the link was seen to
+// do (a B of 819 GB/s over sizes that reach 725–745).
+func (f *Fit) aboveData() string {
+segments:
+	for i := range f.Segments {
+		seg := &f.Segments[i]
+		var mem []Obs
+		for _, o := range f.in(seg) {
+			if f.Cached[o.Size] {
+				continue
+			}
+			if len(o.Samples) == 0 || !(slices.Min(o.Samples) > seg.At(f.X(o))) {
+				continue segments // a memory-served size on or below the line
+			}
+			mem = append(mem, o)
+		}
+		if len(mem) == 0 {
+			continue
+		}
+		lo, hi := mem[0], mem[len(mem)-1]
+		if f.Axis == Tokens {
+			return fmt.Sprintf("above the data: the line of %s – %s is faster than every memory-served token count there (%s – %s), each beyond its fastest sample: the cache-served ones pull it",
+				f.Axis.Format(float64(seg.From)), f.Axis.Format(float64(seg.To)), f.Axis.Format(f.X(lo)), f.Axis.Format(f.X(hi)))
+		}
+		rate := func(o Obs) float64 { return float64(o.Size) / o.Time / 1e9 }
+		r0, r1 := rate(mem[0]), rate(mem[0])
+		for _, o := range mem {
+			r0, r1 = min(r0, rate(o)), max(r1, rate(o))
+		}
+		return fmt.Sprintf("above the data: B %.0f GB/s over %s – %s, beyond every memory-served size there and its fastest sample (%s – %s: %.0f – %.0f GB/s): the cache-served sizes pull the line",
+			seg.Bandwidth()/1e9, humanBytes(float64(seg.From)), humanBytes(float64(seg.To)), humanBytes(float64(lo.Size)), humanBytes(float64(hi.Size)), r0, r1)
+	}
+	return ""
 }
 
 // in lists the observations a segment covers.

@@ -31,10 +31,13 @@ type committed struct {
 
 var (
 	// The one-H200 run the README's second summary quotes: MoE, one-PE
-	// AllReduce one launch per operation, the puts and gets at the paper's
-	// launch and the round trips.
+	// AllReduce one launch per operation (and the two fused kernels whose
+	// fits went above their data), the puts and gets at the paper's launch
+	// and the round trips.
 	oneH200 = committed{"h200-2026-12-01c", "results/h200-2026-12-01c/reproduce/results.jsonl.gz", func(id string, p record.Params) bool {
 		switch {
+		case id == "collectives/allreduce/multicta-twoshot", id == "collectives/allreduce/nccl-lsa":
+			return true
 		case strings.HasPrefix(id, "collectives/allreduce/"):
 			return p.Launch == record.LaunchPerOp
 		case strings.HasPrefix(id, "moe/"), regexp.MustCompile(`^latency/(nccl-lsa/)?(put|get)/`).MatchString(id):
@@ -253,6 +256,25 @@ func TestGuideOnCommittedRunsNamesNoWinnerFromADoubtfulPoint(t *testing.T) {
 		if r := rowAt(one, "MoE dispatch", "moe_mode=ll routing=skewed", tk*8*14336); r.Winner != "" || !r.Cached {
 			t.Errorf("one H200, MoE dispatch at %d tokens: %q", tk, r.Label())
 		}
+	}
+}
+
+// No fit above its data on the committed one-H200 run: the fused two-shot
+// AllReduce (819 GB/s fitted over sizes that reach 725–745) and NCCL's LSA
+// AllReduce (1,929 over 1,644–1,841) are refused, saying so.
+func TestCommittedFitsDoNotExceedTheirData(t *testing.T) {
+	f := oneH200.file(t)
+	want := map[string]string{"collectives/allreduce/multicta-twoshot": "B 819 GB/s", "collectives/allreduce/nccl-lsa": "B 1929 GB/s"}
+	for _, fit := range model.FitAll(model.Collect([]*record.File{f})) {
+		if w, ok := want[fit.ID]; ok && fit.Launch == record.LaunchFused {
+			if !strings.HasPrefix(fit.NoFit, "above the data: "+w) {
+				t.Errorf("%s fused: %q", fit.ID, fit.NoFit)
+			}
+			delete(want, fit.ID)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no fused series of %v", want)
 	}
 }
 
