@@ -513,11 +513,11 @@ func FlagsSaid(p *record.Point, checks map[*record.Point]string) string {
 // metric's median and spread, the effective path and verification.
 func PointsTable(f *record.File, tag string) table.Table {
 	t := table.Table{Title: "All points" + tag,
-		Columns: append([]string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max"}, append(tailColumns, "ran as", "verified; flags")...)}
+		Columns: append([]string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max"}, append(tailColumns, "in-kernel timer", "ran as", "verified; flags")...)}
 	t.Right = columnFlags(t.Columns, append([]string{"size", "median", "min", "p99", "max"}, tailColumns...)...)
 	t.Trunc = columnFlags(t.Columns, "params")
 	t.Long = columnFlags(t.Columns, "status", "verified; flags")
-	t.Wide = columnFlags(t.Columns, append([]string{"min", "p99", "max", "ran as"}, tailColumns...)...)
+	t.Wide = columnFlags(t.Columns, append([]string{"min", "p99", "max", "in-kernel timer", "ran as"}, tailColumns...)...)
 	checks := map[string]string{} // a copy's points: the checks by match key
 	for p, why := range record.ShapeChecks(f.Points) {
 		checks[p.MatchKey()] = why
@@ -555,6 +555,7 @@ func PointsTable(f *record.File, tag string) table.Table {
 			row = append(row, table.Str(""), table.Str(""), table.Str(""), table.Str(""), table.Str(""))
 		}
 		row = append(row, tailCells(p)...)
+		row = append(row, table.Str(timerWindowText[p.TimerWindow()]))
 		flags := []string{VerifiedText(p)}
 		for _, fl := range p.Flags {
 			if why := checks[p.MatchKey()]; fl == record.FlagCheck && why != "" {
@@ -565,8 +566,14 @@ func PointsTable(f *record.File, tag string) table.Table {
 		row = append(row, table.Str(p.Effective), table.Str(strings.Join(flags, "; ")))
 		t.Rows = append(t.Rows, row)
 	}
+	if c := record.CountTimers(f.Points).String(); c != "" {
+		t.Notes = append(t.Notes, c)
+	}
 	return t
 }
+
+// timerWindowText is a point's in-kernel timer in the points table.
+var timerWindowText = map[string]string{record.TimerPerIteration: "per iteration", record.TimerSameWindow: "the launch (the events' window)"}
 
 // VerifiedText says how a point was verified: yes, FAILED, why it has
 // nothing to check, or that it was not (--no-verify, or a bug).

@@ -330,6 +330,11 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *tab
 	if verdicts {
 		t.Notes = append(t.Notes, "faster, or tie: of the values shown, by the samples of the points they come from: "+rule.Describe()+"; "+familyNote)
 	}
+	if len(files) == 1 {
+		if c := record.CountTimers(files[0].Points).String(); c != "" {
+			t.Notes = append(t.Notes, c)
+		}
+	}
 	return &table.Report{Tables: []table.Table{t}}
 }
 
