@@ -310,10 +310,11 @@ func twoImpls(pat pattern, fs []*Fit) bool {
 // impl is one implementation of a comparison: its series (MoE has one per
 // token count) and their sizes.
 type impl struct {
-	name string
-	fits []*Fit
-	obs  map[int64]Obs
-	fit  map[int64]*Fit
+	name    string
+	fits    []*Fit
+	obs     map[int64]Obs
+	fit     map[int64]*Fit
+	doubted map[int64]string // sizes measured but no figure (Series.Doubted)
 }
 
 // at is one operation at one size: the implementations that ran it.
@@ -339,7 +340,7 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 		n := pat.impl(f.ID)
 		im := byName[n]
 		if im == nil {
-			im = &impl{name: n, obs: map[int64]Obs{}, fit: map[int64]*Fit{}}
+			im = &impl{name: n, obs: map[int64]Obs{}, fit: map[int64]*Fit{}, doubted: map[int64]string{}}
 			byName[n] = im
 			names = append(names, n)
 		}
@@ -349,11 +350,17 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 				im.obs[o.Size], im.fit[o.Size] = o, f
 			}
 		}
+		for size, why := range f.Doubted {
+			im.doubted[size] = why
+		}
 	}
 	sort.Strings(names)
 	sizes := map[int64]bool{}
 	for _, im := range byName {
 		for s := range im.obs {
+			sizes[s] = true
+		}
+		for s := range im.doubted {
 			sizes[s] = true
 		}
 	}
@@ -375,6 +382,11 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 		for _, n := range names {
 			im := byName[n]
 			o, ok := im.obs[size]
+			if why := im.doubted[size]; !ok && why != "" {
+				// Measured, but no figure: the size is not judged.
+				ops = append(ops, &at{op: n, names: []string{n}, unjudged: why})
+				continue
+			}
 			if !ok {
 				continue
 			}
@@ -430,10 +442,11 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 		ops := perSize[size]
 		v := rule.Decide(entries[i], c.Family)
 		byShown := map[string]*at{}
-		r := Row{Size: size, Tokens: ops[0].tok, Verdict: v, Time: math.NaN()}
+		r := Row{Size: size, Verdict: v, Time: math.NaN()}
 		for _, a := range ops {
 			byShown[a.name()] = a
 			r.Cached = r.Cached || a.cache
+			r.Tokens = max(r.Tokens, a.tok) // a size measured but doubted has none
 		}
 		if a := byShown[v.Fastest]; a != nil {
 			r.Time = medianOf(a.samp)

@@ -158,7 +158,7 @@ func TestNoVerdictFromAFlaggedOrCacheServedPoint(t *testing.T) {
 		{id: "rma/put/block", params: put, eff: "p2p", fn: line(2, 400), noise: 0.002, cached: inCache},
 		{id: "rma/nccl-lsa/put/block", params: put, eff: "p2p", fn: lsaT, noise: 0.002, cached: inCache},
 	}, pow2(1<<10, 1<<30))
-	flagged := map[int64]string{64 << 20: record.FlagAboveReference, 256 << 20: record.FlagNoisy}
+	flagged := map[int64]string{64 << 20: record.FlagAboveReference, 128 << 20: record.FlagAboveLink, 256 << 20: record.FlagNoisy}
 	for i := range f.Points {
 		if p := &f.Points[i]; p.ID == "rma/nccl-lsa/put/block" && flagged[p.Params.Size] != "" {
 			p.Flags = append(p.Flags, flagged[p.Params.Size])
@@ -184,8 +184,11 @@ func TestNoVerdictFromAFlaggedOrCacheServedPoint(t *testing.T) {
 			judged++
 		}
 	}
-	if c.Family != judged || judged != 4 {
-		t.Errorf("family %d over %d judged sizes; want 4", c.Family, judged)
+	if c.Family != judged || judged != 3 {
+		t.Errorf("family %d over %d judged sizes; want 3", c.Family, judged)
+	}
+	if len(c.Rows) != 21 {
+		t.Errorf("%d rows: a size left out (above the link) is a row not judged", len(c.Rows))
 	}
 	if len(c.Crossings) != 0 {
 		t.Errorf("a crossover drawn from a size not judged: %+v", c.Crossings)

@@ -34,6 +34,9 @@ type Series struct {
 	// Dropped says which sizes were left out and why (above the link,
 	// failed, an older file's second timer).
 	Dropped []string
+	// Doubted are the sizes left out whose point was measured but is no
+	// figure (above the link), and why: no verdict rests on such a size.
+	Doubted map[int64]string
 	// Ceiling and CopyRef are the path's physical link and the best copy
 	// reference of the same run (bytes/s, 0 unknown); Floor the in-run chase
 	// of the path (s) and Launch0 the run's empty-kernel launch (s).
@@ -150,7 +153,7 @@ func Collect(files []*record.File) []*Series {
 				axis, at = Tokens, fmt.Sprintf("%d tokens", tk)
 			}
 			s := &Series{File: labels[fi], file: fi, Axis: axis, ID: p.ID, Params: params.KeyWithoutSize(), PEs: pes, Launch: launchOf(p), Path: p.Effective,
-				Cached: map[int64]bool{}, Launch0: launch0, OneRank: p.OneRankCopy(pes), point: p, header: &f.Header}
+				Cached: map[int64]bool{}, Doubted: map[int64]string{}, Launch0: launch0, OneRank: p.OneRankCopy(pes), point: p, header: &f.Header}
 			if old, ok := byKey[s.Key()]; ok {
 				s = old
 			} else {
@@ -163,6 +166,7 @@ func Collect(files []*record.File) []*Series {
 				continue
 			case !p.Drawn():
 				s.Dropped = append(s.Dropped, fmt.Sprintf("%s: %s", at, strings.Join(p.Flags, ", ")))
+				s.Doubted[p.Params.Size] = p.Unjudged()
 				continue
 			case len(p.Samples) == 0:
 				s.Dropped = append(s.Dropped, fmt.Sprintf("%s: no samples", at))
