@@ -249,7 +249,7 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 				continue // nothing to choose between
 			}
 			fs, left := collectivesOnly(pat, groups[k])
-			if len(fs) == 0 || len(left) > 0 && !twoImpls(pat, fs) {
+			if len(left) > 0 && !twoImpls(pat, fs) {
 				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): %s; nothing else to choose between", pat.name, key, strings.Join(left, "; ")))
 				continue
 			}
@@ -299,7 +299,7 @@ func collectivesOnly(pat pattern, fs []*Fit) ([]*Fit, []string) {
 
 // twoImpls reports whether the series are of two implementations or more.
 func twoImpls(pat pattern, fs []*Fit) bool {
-	for _, f := range fs[1:] {
+	for _, f := range fs {
 		if pat.impl(f.ID) != pat.impl(fs[0].ID) {
 			return true
 		}

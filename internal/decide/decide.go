@@ -190,17 +190,6 @@ func Family(sizes [][]Entry) int {
 	return n
 }
 
-// Series decides a series of sizes (each size's contenders) with its
-// Family.
-func (r Rule) Series(sizes [][]Entry) []Verdict {
-	m := Family(sizes)
-	out := make([]Verdict, len(sizes))
-	for i, es := range sizes {
-		out[i] = r.Decide(es, m)
-	}
-	return out
-}
-
 // notJudged says why the contenders may not be judged ("" where they
 // may): the one reason where every contender has it, else each unjudged
 // contender's name and reason.

@@ -92,27 +92,6 @@ func TestNoVerdictFromAnUnjudgedMeasurement(t *testing.T) {
 	}
 }
 
-// Series decides every size with one family: the same answer as Decide
-// asked with Family's count.
-func TestSeriesDecidesWithItsFamily(t *testing.T) {
-	var sizes [][]decide.Entry
-	for i := 0; i < 12; i++ {
-		u := ""
-		if i < 4 {
-			u = "cache-served"
-		}
-		sizes = append(sizes, []decide.Entry{{Name: "A", Samples: spread(1e-6, 0.05, 8, uint64(i)), Unjudged: u},
-			{Name: "B", Samples: spread(1.08e-6, 0.05, 8, uint64(i+100)), Unjudged: u}})
-	}
-	vs := decide.Default().Series(sizes)
-	for i, v := range vs {
-		want := decide.Default().Decide(sizes[i], 8)
-		if v.Label() != want.Label() || v.Level != want.Level {
-			t.Errorf("size %d: %q at %.5f; want %q at %.5f", i, v.Label(), v.Level, want.Label(), want.Level)
-		}
-	}
-}
-
 // At the edge: a lead the samples of one size show at 95 % no longer holds
 // when the size is one of 30 tested together (Bonferroni).
 func TestManySizesCorrectionMakesATie(t *testing.T) {
