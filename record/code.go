@@ -40,7 +40,7 @@ type Code struct {
 	// Collective is the library whose own host collective the operation
 	// is, run by that library's algorithm (ncclAllReduce, NVSHMEM's
 	// on-stream call; 0 for nvshbench's kernels). NCCL runs none for one
-	// rank: it copies the buffer (decide.Operation), no collective.
+	// rank: it copies the buffer, no collective (Point.OneRankCopy).
 	Collective Libraries
 }
 
