@@ -80,8 +80,12 @@ type Row struct {
 }
 
 // unchangedCode marks a moved row whose code runs no library whose version
-// changed between the two files.
-const unchangedCode = "no changed library"
+// changed between the two files; undeclaredCode one whose benchmark this
+// binary declares nothing of (an ID it does not know).
+const (
+	unchangedCode  = "no changed library"
+	undeclaredCode = "not attributed: its code undeclared"
+)
 
 // libraryChange is one library whose version differs between the base and
 // another file.
@@ -103,36 +107,20 @@ func libraryChanges(base, h *record.Header) []libraryChange {
 	return out
 }
 
-// libraries names the libraries a benchmark's code runs in, by its ID (a
-// results file's rows, whatever version wrote them): NCCL's host API and
-// device API rows (an ID part "nccl…"), NVSHMEM's (every other RMA,
-// latency, collective and MoE row: NVSHMEM holds their buffers, and its
-// on-stream collectives may hand over to NCCL: both), neither for the
-// copy references and floors (CUDA alone).
-func libraries(id string) []string {
-	if strings.HasPrefix(id, "limit/") {
-		return nil
-	}
-	for _, part := range strings.Split(id, "/") {
-		if strings.HasPrefix(part, "nccl") {
-			return []string{"NVSHMEM", "NCCL"} // NCCL's code, on NVSHMEM's job (its bootstrap, its heap)
-		}
-	}
-	if strings.HasSuffix(id, "/nvshmem-stream") {
-		return []string{"NVSHMEM", "NCCL"}
-	}
-	return []string{"NVSHMEM"}
-}
-
-// attribute fills row.Library for each other file.
-func attribute(row *Row, changes [][]libraryChange) {
-	libs := libraries(row.ID)
+// attribute fills row.Library for each other file from what the row's
+// benchmark declares its timed operation runs (code: record.Code, nil
+// where the reader knew no declaration): a version change only of a
+// library it calls.
+func attribute(row *Row, code *record.Code, changes [][]libraryChange) {
 	for _, cs := range changes {
 		var parts []string
 		for _, c := range cs {
-			if slices.Contains(libs, c.name) {
+			if code != nil && slices.Contains(code.Calls.Names(), c.name) {
 				parts = append(parts, c.String())
 			}
+		}
+		if code == nil && len(cs) > 0 {
+			parts = append(parts, undeclaredCode)
 		}
 		row.Library = append(row.Library, strings.Join(parts, ", "))
 	}
@@ -351,7 +339,7 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 			res.Unmatched = append(res.Unmatched, k)
 		}
 		if any {
-			attribute(&row, changes)
+			attribute(&row, base.Code, changes)
 			res.Rows = append(res.Rows, row)
 		}
 	}
@@ -387,7 +375,7 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 				}
 				row.Failed = append(row.Failed, f)
 			}
-			attribute(&row, changes)
+			attribute(&row, p.Code, changes)
 			res.Rows = append(res.Rows, row)
 			if !opt.AllowFailed {
 				res.Failures++
@@ -584,8 +572,11 @@ func (r *Result) Table() *table.Report {
 	for i, m := range moved {
 		for _, lib := range slices.Sorted(maps.Keys(m)) {
 			what := "with the library version change " + lib
-			if lib == unchangedCode {
-				what = "in code that runs no library whose version changed (the copy references and floors run neither): the machine or the run, not a library"
+			switch lib {
+			case undeclaredCode:
+				what = "in code no benchmark this binary knows declares (an ID it does not register): not attributed to a version change"
+			case unchangedCode:
+				what = "in code that runs no library whose version changed (as its benchmark declares: the copy references, floors, the empty kernel, cudaMemcpyAsync and compute kernels run neither): the machine or the run, not a library"
 			}
 			t.Notes = append(t.Notes, fmt.Sprintf("%s: %d row(s) moved %s", r.Files[i+1], m[lib], what))
 		}

@@ -105,7 +105,7 @@ func TestEveryBenchmarkMakesTheSameCallsOnEveryPE(t *testing.T) {
 // A benchmark whose decision depends on the PE is refused on every PE
 // before any of them starts it, and the run goes on in step.
 func TestAPointThePEsDisagreeOnIsStartedByNone(t *testing.T) {
-	harness.Register(harness.Benchmark{ID: "test/diverge", Suite: "test",
+	harness.Register(harness.Benchmark{ID: "test/diverge", Suite: "test", Code: record.Code{Calls: record.NVSHMEM},
 		Points: func(c *harness.Config) []record.Params { return []record.Params{{Size: 8}} },
 		Args: func(e *harness.Env, p record.Params) (cuda.Args, string) {
 			a := cuda.NewArgs("rma.put")

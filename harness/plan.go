@@ -136,7 +136,7 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 			p.WorkingSetBytes = o.WorkSet
 			// A bandwidth served by a cache measures the cache; a round trip is
 			// a round trip wherever its result lands.
-			p.L2Resident = record.CacheServed(o.WorkSet, o.L2Bytes) && b != nil && movesBytes(b) && b.CacheExempt == ""
+			p.L2Resident = record.CacheServed(o.WorkSet, o.L2Bytes) && b != nil && movesBytes(b)
 			p.Values = o.Values
 			if len(o.Kernel) > 0 {
 				k := record.Summarize(o.Kernel, record.UnitSeconds)

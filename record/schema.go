@@ -456,6 +456,10 @@ type Point struct {
 	WorkingSetBytes int64  `json:"working_set_bytes,omitempty"`
 	L2Resident      bool   `json:"l2_resident,omitempty"`
 	Time            string `json:"time,omitempty"` // RFC 3339, when the point finished
+	// Code is what the benchmark's timed operation runs, as the binary
+	// reading the file declares it (Reader.Code): not stored; nil where
+	// the reader was given no declaration of the ID.
+	Code *Code `json:"-"`
 }
 
 // Metric returns the named metric summary and whether it exists.

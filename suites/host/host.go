@@ -73,7 +73,7 @@ func init() {
 	} {
 		harness.Register(harness.Benchmark{ID: h.id, Suite: "host", Desc: h.desc, Default: true,
 			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: h.launch,
-			Metrics: []string{record.MetricLatency}, Points: h.points, Args: argsOf(h.op)})
+			Metrics: []string{record.MetricLatency}, Points: h.points, Args: argsOf(h.op), Code: record.Code{Calls: record.NVSHMEM}})
 	}
 }
 

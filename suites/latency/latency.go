@@ -59,6 +59,20 @@ type kind struct {
 	notDef     bool // not in the default selection
 	// unverifiable: why its points have nothing to check ("" for none)
 	unverifiable string
+	// cudaOnly: its timed code calls neither library (the empty kernel)
+	cudaOnly bool
+}
+
+// code is what a kind's timed operation runs: NCCL's (its device API or
+// its host calls), CUDA alone, else NVSHMEM's.
+func (k kind) code() record.Code {
+	switch {
+	case k.nccl || k.ncclHost:
+		return record.Code{Calls: record.NCCL}
+	case k.cudaOnly:
+		return record.Code{Calls: record.CUDAOnly}
+	}
+	return record.Code{Calls: record.NVSHMEM}
 }
 
 var scopeCode = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}
@@ -99,7 +113,7 @@ func kinds() []kind {
 		kind{id: "latency/issue/region", op: "lat.region",
 			desc: "ISSUE TIME, not a round trip: an empty RMA region, nvshmemx_region_start_block + nvshmemx_region_stop_block with the BATCH_RMA hint and nothing inside, one CTA (what a region adds to a burst; NVSHMEM >= 3.8, waived on older)"},
 		kind{id: "latency/launch", op: "lat.launch", threads: 1, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation",
-			unverifiable: "an empty kernel moves no data: nothing to check"},
+			unverifiable: "an empty kernel moves no data: nothing to check", cudaOnly: true},
 	)
 	// Ordering and synchronisation issued on a stream from the host (no
 	// kernel of ours: the events time the calls).
@@ -135,6 +149,7 @@ func init() {
 			Args:         argsOf(k),
 			Describe:     describe(k),
 			Unverifiable: k.unverifiable,
+			Code:         k.code(),
 		})
 	}
 	for _, f := range []struct{ id, desc string }{
@@ -154,6 +169,7 @@ func init() {
 			},
 			Args:     chaseArgs(f.id == "limit/chase-local"),
 			Describe: chaseDescribe(f.id == "limit/chase-local"),
+			Code:     record.Code{Calls: record.CUDAOnly}, // plain loads
 		})
 	}
 }

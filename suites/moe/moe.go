@@ -31,13 +31,14 @@ import (
 
 // The implementations, one benchmark ID each.
 var impls = []struct {
-	name string
-	code int32
-	desc string
+	name  string
+	code  int32
+	calls record.Libraries // the library its timed step calls
+	desc  string
 }{
-	{"nvshmem", cuda.ImplNVSHMEMDevice, "NVSHMEM, device-initiated: a warp per message, its slot from a remote atomic on the destination's (expert, source) counter, putmem_nbi_warp of payload and header, quiet, the last warp publishing the count with nvshmemx_signal_op"},
-	{"nccl-lsa", cuda.ImplLSAOneShot, "NCCL's device API: the same kernels through ncclGetLsaPointer (16-byte stores, a system-scope atomic, a released store of the count)"},
-	{"nccl", cuda.ImplNCCL, "NCCL from the host, as frameworks do it: a pack kernel, the counts exchanged, ncclSend/ncclRecv per peer in one group, an unpack kernel"},
+	{"nvshmem", cuda.ImplNVSHMEMDevice, record.NVSHMEM, "NVSHMEM, device-initiated: a warp per message, its slot from a remote atomic on the destination's (expert, source) counter, putmem_nbi_warp of payload and header, quiet, the last warp publishing the count with nvshmemx_signal_op"},
+	{"nccl-lsa", cuda.ImplLSAOneShot, record.NCCL, "NCCL's device API: the same kernels through ncclGetLsaPointer (16-byte stores, a system-scope atomic, a released store of the count)"},
+	{"nccl", cuda.ImplNCCL, record.NCCL, "NCCL from the host, as frameworks do it: a pack kernel, the counts exchanged, ncclSend/ncclRecv per peer in one group, an unpack kernel"},
 }
 
 // TokenBytes is what one dispatched token weighs: bf16, or fp8 with a
@@ -65,13 +66,13 @@ func init() {
 				ID: "moe/" + op + "/" + im.name, Suite: "moe", Default: false,
 				Desc:        fmt.Sprintf("MoE %s: %s", op, im.desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "1 CTA per SM × 512 (NCCL: the library's)",
-				Metrics:     []string{record.MetricLatency, record.MetricBandwidth, record.MetricLink},
-				Floors:      []string{"limit/chase-peer"},
-				CacheExempt: "every message lands in a slot its receiver reads once: the time is the messages' (the floor says what a link allows)",
-				Points:      points(op),
-				Args:        argsOf(op, im.code),
-				Describe:    describe(op),
-				Buffer:      buffer,
+				Metrics:  []string{record.MetricLatency, record.MetricBandwidth, record.MetricLink},
+				Floors:   []string{"limit/chase-peer"},
+				Points:   points(op),
+				Args:     argsOf(op, im.code),
+				Describe: describe(op),
+				Buffer:   buffer,
+				Code:     record.Code{Calls: im.calls},
 			})
 		}
 	}

@@ -93,6 +93,7 @@ func init() {
 			Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
 			Points: transferPoints(m, "", false),
 			Args:   args(m.Op, ""),
+			Code:   codeOf(m),
 		}
 		if !m.SMs {
 			b.OwnLaunch = "copy engine: no kernel"
@@ -107,6 +108,7 @@ func init() {
 				Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
 				Points: transferPoints(m, c.Name, true),
 				Args:   args(m.Op, c.Op),
+				Code:   codeOf(m),
 			}
 			if !m.SMs {
 				beside.Desc = fmt.Sprintf("bytes per SM: %s, while %s holds every SM (on a second stream, running before the copies are timed, ended by a copy-engine write after them)", m.Desc, c.Desc)
@@ -121,8 +123,7 @@ func init() {
 			ID: "persm/compute/" + c.Name, Suite: "persm",
 			Desc:        fmt.Sprintf("bytes per SM: %s alone on the SMs outside each budget (time an iteration)", c.Desc),
 			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on each SM outside --sm-budgets",
-			Metrics:     []string{record.MetricLatency},
-			CacheExempt: "a compute kernel: its time is not a bandwidth",
+			Metrics: []string{record.MetricLatency},
 			Points: func(cfg *harness.Config) []record.Params {
 				var out []record.Params
 				for _, b := range append([]int{0}, besideBudgets(cfg)...) { // 0: every SM, as beside the copy engine
@@ -131,6 +132,7 @@ func init() {
 				return out
 			},
 			Args: args(c.Op, ""),
+			Code: record.Code{Calls: record.CUDAOnly},
 		})
 		for _, m := range Mechanisms {
 			// The copy engine holds no SM: the compute beside it runs on every
@@ -143,8 +145,7 @@ func init() {
 				ID: "persm/compute/" + c.Name + "/beside-" + m.Name, Suite: "persm",
 				Desc:        fmt.Sprintf("bytes per SM: %s on the SMs outside each budget while %s runs on the budget (one fused launch)", c.Desc, m.Desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads an SM: the transfer on --sm-budgets, the compute on the others",
-				Metrics:     []string{record.MetricLatency},
-				CacheExempt: "a compute kernel: its time is not a bandwidth",
+				Metrics: []string{record.MetricLatency},
 				Points: func(cfg *harness.Config) []record.Params {
 					var out []record.Params
 					for _, s := range cfg.Sizes {
@@ -156,6 +157,7 @@ func init() {
 					return out
 				},
 				Args: args(c.Op, m.Op),
+				Code: codeOf(m), // the transfer runs in the timed launch
 			}
 			if !m.SMs {
 				beside.Desc = fmt.Sprintf("bytes per SM: %s on every SM while %s runs beside it (a host thread keeps copies in flight from before the compute starts until it has ended)", c.Desc, m.Desc)
@@ -165,6 +167,19 @@ func init() {
 			harness.Register(beside)
 		}
 	}
+}
+
+// codeOf is what a mechanism's transfer runs: NVSHMEM's put, NCCL's LSA
+// pointer, else CUDA alone (stores through nvshmem_ptr, TMA, the copy
+// engine).
+func codeOf(m Mechanism) record.Code {
+	switch m.Name {
+	case "put":
+		return record.Code{Calls: record.NVSHMEM}
+	case "nccl-lsa":
+		return record.Code{Calls: record.NCCL}
+	}
+	return record.Code{Calls: record.CUDAOnly}
 }
 
 // besideBudgets are the budgets that leave the compute kernel an SM.

@@ -29,6 +29,7 @@ func init() {
 				Default: sc == "block",
 				Points:  lsaPoints(op, sc),
 				Args:    ncclDevArgs("rma.lsa_" + op),
+				Code:    record.Code{Calls: record.NCCL},
 			})
 		}
 	}
@@ -44,6 +45,7 @@ func init() {
 			return out
 		},
 		Args: ncclDevArgs("rma.gin_put_signal"),
+		Code: record.Code{Calls: record.NCCL},
 	})
 }
 

@@ -65,6 +65,7 @@ func init() {
 				Default: sc == "block",
 				Points:  bulkPoints(op, sc),
 				Args:    argsOf("rma." + op),
+				Code:    nvshmem,
 			})
 		}
 	}
@@ -94,6 +95,7 @@ func init() {
 				return out
 			},
 			Args: argsOf("rma." + op + "_tma"),
+			Code: nvshmem,
 		})
 	}
 	// A counted signal (NVSHMEM 3.8, newer.cuh): nvshmemx_putmem_signal_counted_nbi_block,
@@ -117,6 +119,7 @@ func init() {
 			return out
 		},
 		Args: argsOf("rma.put_signal_counted"),
+		Code: nvshmem,
 	})
 	// put + signal: DeepEP's dispatch primitive (one signal word per scope
 	// group, added to once per operation, checked with the payload).
@@ -133,6 +136,7 @@ func init() {
 				return out
 			},
 			Args: argsOf("rma.put_signal"),
+			Code: nvshmem,
 		})
 	}
 	// Strided RMA (iput / iget of uint64 elements): the peer's side every
@@ -151,6 +155,7 @@ func init() {
 				Points: stridedPoints(op, sc),
 				Buffer: func(c *harness.Config, pes int, p record.Params) int64 { return StridedSpan(p) },
 				Args:   argsOf("rma." + op),
+				Code:   nvshmem,
 			})
 		}
 	}
@@ -165,16 +170,17 @@ func init() {
 			Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: limit, Default: true,
 			Points: scalarPoints(op),
 			Args:   argsOf("rma." + op),
+			Code:   nvshmem,
 		})
 	}
 	harness.Register(harness.Benchmark{ID: "rma/st", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte stores through nvshmem_ptr (load/store path, no NVSHMEM call in the loop), a system-scope fence per iteration",
 		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
-		Points: simplePoints("st"), Args: argsOf("rma.st")})
+		Points: simplePoints("st"), Args: argsOf("rma.st"), Code: cudaOnly})
 	harness.Register(harness.Benchmark{ID: "rma/ld", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
 		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: readLimits,
-		Points: simplePoints("ld"), Args: argsOf("rma.ld")})
+		Points: simplePoints("ld"), Args: argsOf("rma.ld"), Code: cudaOnly})
 	// The atomics of NVSHMEM's AMO API, as the shim's table lists them
 	// (atomics.cuh), on the counter types each takes (u64 and u32; f64, f32
 	// and f16 for NVSHMEM 3.7's float adds); signal_add beside them.
@@ -203,7 +209,7 @@ func init() {
 				}
 				return out
 			},
-			Args: atomicArgs(a.op)})
+			Args: atomicArgs(a.op), Code: nvshmem})
 	}
 	// Issue rates: 8-byte messages a second, apart from their delivery
 	// (one quiet a launch): putmem_nbi by every scope group, p by every thread.
@@ -214,7 +220,7 @@ func init() {
 			Points: func(c *harness.Config) []record.Params {
 				return []record.Params{{Op: "rate_put", Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", Mode: "nbi", Size: 8}}
 			},
-			Args: argsOf("rma.rate_put")})
+			Args: argsOf("rma.rate_put"), Code: nvshmem})
 	}
 	// An RMA region (NVSHMEM 3.8, newer.cuh): the block-scope burst of
 	// rma/rate/put-nbi/block in a region with NVSHMEM's BATCH_RMA hint,
@@ -239,14 +245,14 @@ func init() {
 				return argsOf("rma.rate_put_region_none")(e, p)
 			}
 			return argsOf("rma.rate_put_region")(e, p)
-		}})
+		}, Code: nvshmem})
 	harness.Register(harness.Benchmark{ID: "rma/rate/p", Suite: "rma", Default: true,
 		Desc:    "issue rate: every thread nvshmem_uint64_p's its own word, one quiet a launch",
 		Metrics: []string{record.MetricRate},
 		Points: func(c *harness.Config) []record.Params {
 			return []record.Params{{Op: "rate_p", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: "u64", Size: 8}}
 		},
-		Args: argsOf("rma.rate_p")})
+		Args: argsOf("rma.rate_p"), Code: nvshmem})
 	// Host-driven baselines beside the device put, over the same sizes: the
 	// copy engine driven by cudaMemcpyAsync (the same call as limit/ce-copy,
 	// here over the size sweep) and by cudaMemcpyPeerAsync.
@@ -264,7 +270,7 @@ func init() {
 				}
 				return out
 			},
-			Args: argsOf(h.op)})
+			Args: argsOf(h.op), Code: cudaOnly})
 	}
 	// NCCL's send/recv, the host-driven point-to-point beside the device put.
 	harness.Register(harness.Benchmark{ID: "rma/nccl/send", Suite: "rma", Default: true,
@@ -278,7 +284,7 @@ func init() {
 			}
 			return out
 		},
-		Args: ncclP2PArgs(argsOf("rma.nccl_send"))})
+		Args: ncclP2PArgs(argsOf("rma.nccl_send")), Code: record.Code{Calls: record.NCCL}})
 	references := []struct {
 		id, desc, op string
 	}{
@@ -301,9 +307,17 @@ func init() {
 				}
 				return out
 			},
-			Args: argsOf(l.op)})
+			Args: argsOf(l.op), Code: cudaOnly})
 	}
 }
+
+// What the suite's rows run: NVSHMEM's calls, or CUDA alone (plain loads
+// and stores through a pointer nvshmem_ptr gave before the timed
+// launches, the copy engine, the copy references).
+var (
+	nvshmem  = record.Code{Calls: record.NVSHMEM}
+	cudaOnly = record.Code{Calls: record.CUDAOnly}
+)
 
 // referenceGrids are the launch shapes of a copy reference: CTAs per SM of
 // the run's GPUs × threads per CTA, every one measured; the best is the
