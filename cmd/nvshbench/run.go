@@ -393,15 +393,15 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 			return nil, usageError{err}
 		}
 	}
+	if o.GPUs > ndev {
+		return nil, usagef("--gpus %d: only %d GPU(s) visible here; ask for at most %d, or leave --gpus out to use every visible GPU", o.GPUs, ndev, ndev)
+	}
 	if l, ok := launcher.DetectLauncher(); ok {
 		return measureLaunched(ctx, o, cfg, benches, gpu, l, ndev, mem, stderr)
 	}
 	gpus := o.GPUs
 	if gpus == 0 {
 		gpus = ndev
-	}
-	if gpus > ndev {
-		return nil, usagef("--gpus %d: only %d GPU(s) visible", gpus, ndev)
 	}
 	cfg.PEs = gpus * o.PEsPerGPU
 	plan, err := buildPlan(benches, cfg, mem, o.PEsPerGPU)
@@ -666,14 +666,19 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) reco
 	host, _ := os.Hostname()
 	h := record.Header{Tool: "nvshbench", ToolVersion: Version, Commit: Commit, Created: time.Now().UTC().Format(time.RFC3339),
 		Argv: os.Args, Host: host, PEs: gpus * pesPerGPU, Nodes: 1, Env: map[string]string{}}
+	nodes := map[string]bool{}
 	for i := 0; i < gpus; i++ {
 		info, err := g.lib.DeviceInfo(i)
 		if err != nil {
 			continue
 		}
-		h.GPUs = append(h.GPUs, record.GPU{Index: i, Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
+		// Index is the controller's device, as its PEs are spread over them;
+		// Host the node the device reports (a fake cluster's differ).
+		h.GPUs = append(h.GPUs, record.GPU{Index: i, Host: info.HostString(), Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
 			SMs: int(info.SMs), MemoryBytes: info.MemBytes, L2Bytes: info.L2Bytes, ClockKHz: int(info.ClockKHz),
 			CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor)})
+		nodes[info.HostString()] = true
+		h.Nodes = len(nodes)
 		if i == 0 {
 			h.CUDA = cuda.CUDAVersion(info.CUDARuntime)
 			h.Driver = "CUDA " + cuda.CUDAVersion(info.CUDADriver)
@@ -726,11 +731,12 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) reco
 	return h
 }
 
-// hostLinks are the physical ceilings of this host's first n GPUs (the
-// header's links); a GPU NVML did not describe is noted.
+// hostLinks are the physical ceilings of the first n GPUs this process
+// sees (the header's links), each host's GPUs among themselves; a GPU NVML
+// did not describe is noted.
 func hostLinks(g *gpuSetup, n int, notes []string) ([]record.Link, []string) {
-	host, _ := os.Hostname()
-	var devs []harness.DeviceLinks
+	var hosts []string
+	devs := map[string][]harness.DeviceLinks{}
 	for i := 0; i < n; i++ {
 		info, err := g.lib.DeviceInfo(i)
 		if err != nil {
@@ -744,9 +750,17 @@ func hostLinks(g *gpuSetup, n int, notes []string) ([]record.Link, []string) {
 		if l.NVML == 0 {
 			notes = append(notes, fmt.Sprintf("GPU %d: %s: NVLink and PCIe ceilings unknown", i, l.DetailString()))
 		}
-		devs = append(devs, harness.DeviceLinks{PCI: info.PCIString(), Links: l})
+		host := info.HostString()
+		if devs[host] == nil {
+			hosts = append(hosts, host)
+		}
+		devs[host] = append(devs[host], harness.DeviceLinks{PCI: info.PCIString(), Links: l})
 	}
-	return harness.BuildLinks(host, devs), notes
+	var links []record.Link
+	for _, host := range hosts {
+		links = append(links, harness.BuildLinks(host, devs[host])...)
+	}
+	return links, notes
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
