@@ -307,7 +307,8 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 	if !known {
 		return Timing{}, r, &Error{Op: name, Status: StatusErr, Msg: fmt.Sprintf("unknown operation %q: not in this shim's dispatch table", name)}
 	}
-	if a.Samples <= 0 || a.Iters < 0 || a.Size <= 0 || a.Threads <= 0 || a.CTAs < 0 || a.CTAs == 0 && !fakePerSMCompute(name) || a.Peer < 0 || int(a.Peer) >= f.nranks {
+	if a.Samples <= 0 || a.Iters < 0 || a.Size <= 0 || a.Threads <= 0 || a.CTAs < 0 || a.CTAs == 0 && !fakePerSMCompute(name) ||
+		a.Peer < 0 || int(a.Peer) >= f.nranks || a.Initiator < 0 || int(a.Initiator) >= f.nranks {
 		return Timing{}, r, &Error{Op: name, Status: StatusErr, Msg: "bad arguments"}
 	}
 	if envInt("NVSHBENCH_FAKE_HANG_SIZE") == a.Size {
@@ -554,7 +555,7 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 }
 
 // initiatorOf is the PE that issues a point-to-point operation.
-func initiatorOf(a Args) int { return 0 }
+func initiatorOf(a Args) int { return int(a.Initiator) }
 
 // latency models round trips of the path's fixed time (LatencyBase: 1.2 µs
 // over NVLink, on the initiator's clock) plus the bytes at 10 GB/s or the

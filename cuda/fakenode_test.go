@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -240,5 +241,39 @@ func TestFakeCollectiveLateAndSlowPEs(t *testing.T) {
 		if (r == 1 && math.Abs(ratio-2) > 0.01) || (r != 1 && math.Abs(ratio-1) > 0.01) {
 			t.Errorf("GPU 1 at half clock: PE %d %.2fx its time", r, ratio)
 		}
+	}
+}
+
+// The initiator issues and times, whichever PE it is; with bidir its peer
+// issues back and times too; the other PEs idle.
+func TestFakeHonoursTheInitiator(t *testing.T) {
+	t.Setenv("NVSHBENCH_FAKE_GPUS", "8")
+	t.Setenv("NVSHBENCH_FAKE_TOPO", "link:3-5=25%")
+	devs := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	for _, c := range []struct {
+		op    string
+		bidir int32
+		timed []int
+	}{{"rma.put", 0, []int{3}}, {"rma.put", 1, []int{3, 5}}, {"lat.put", 0, []int{3}}, {"rma.get", 0, []int{3}}} {
+		a := putArgs(1<<20, 5)
+		a.SetOp(c.op)
+		a.Initiator, a.Bidir = 3, c.bidir
+		got := timed(t, devs, a)
+		for pe, v := range got {
+			if want := slices.Contains(c.timed, pe); (v > 0) != want {
+				t.Errorf("%s bidir %d: PE %d timed %v, want %v", c.op, c.bidir, pe, v, want)
+			}
+		}
+		// The pair's degraded link shows in the initiator's time.
+		a.Initiator = 2
+		if other := timed(t, devs, a); c.op == "rma.put" && c.bidir == 0 && !(got[3] > 2*other[2]) {
+			t.Errorf("%s over the degraded 3-5 link %.2f µs, from PE 2 %.2f µs", c.op, got[3]*1e6, other[2]*1e6)
+		}
+	}
+	a := putArgs(4096, 1)
+	a.Initiator = 8
+	_, _, err := NewFakeOn(nil).Run(a)
+	if err == nil {
+		t.Error("an initiator outside the job ran")
 	}
 }

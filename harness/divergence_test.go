@@ -109,7 +109,7 @@ func TestAPointThePEsDisagreeOnIsStartedByNone(t *testing.T) {
 		Points: func(c *harness.Config) []record.Params { return []record.Params{{Size: 8}} },
 		Args: func(e *harness.Env, p record.Params) (cuda.Args, string) {
 			a := cuda.NewArgs("rma.put")
-			a.Size, a.CTAs, a.Threads, a.Samples, a.Peer = 8, 1, 32, 1, int32(e.Job.Peer())
+			a.Size, a.CTAs, a.Threads, a.Samples, a.Initiator, a.Peer = 8, 1, 32, 1, int32(e.Pair().From), int32(e.Pair().To)
 			if e.Job.Rank == 1 { // wrong: a PE's own view
 				return a, "PE 1 thinks it cannot"
 			}

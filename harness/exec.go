@@ -33,8 +33,21 @@ func decision(index int, id, waiver string, a cuda.Args) uint64 {
 // reported by every PE as an error and nobody starts the point.
 func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, error) {
 	o := Outcome{L2Bytes: e.Job.L2Bytes()}
-	o.Effective = PathName(e.Job.PeerPath(), e.Config)
+	o.Effective = PathName(e.Job.Widest(), e.Config)
+	pairWhy := ""
+	if !b.AllPEs {
+		var pr Pair
+		pr, pairWhy = e.Job.PairFor(e.Config.Path, p.Pair)
+		e.pair = &pr
+		if pairWhy == "" {
+			o.Pair = RecordPair(e.Job.Placement(), pr)
+			o.Effective = PathName(e.PairPath(), e.Config)
+		}
+	}
 	a, waiver := b.Args(e, p)
+	if pairWhy != "" { // without its pair nothing of the point means anything
+		waiver = pairWhy
+	}
 	if why := envMissing(p.Env); why != "" && waiver == "" {
 		waiver = why
 	}

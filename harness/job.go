@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/nvshbench/nvshbench/cuda"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // Job is what every PE knows about the whole job, the same on each: every
@@ -21,15 +22,6 @@ type Job struct {
 // NPEs is the number of PEs.
 func (j *Job) NPEs() int { return len(j.PEs) }
 
-// Peer is the PE that PE 0 talks to in point-to-point benchmarks: PE 1, or
-// PE 0 itself in a one-PE job.
-func (j *Job) Peer() int {
-	if j.NPEs() > 1 {
-		return 1
-	}
-	return 0
-}
-
 // Path is how PE from reaches PE to (cuda.PathLocal, PathP2P, PathRemote).
 func (j *Job) Path(from, to int) int {
 	if from < 0 || from >= len(j.Paths) || to < 0 || to >= len(j.Paths[from]) {
@@ -37,9 +29,6 @@ func (j *Job) Path(from, to int) int {
 	}
 	return j.Paths[from][to]
 }
-
-// PeerPath is the path of PE 0 to its peer.
-func (j *Job) PeerPath() int { return j.Path(0, j.Peer()) }
 
 // AnyRemote reports whether some PE of the job reaches another over a
 // remote transport (several nodes): NVSHMEM decides some paths for the
@@ -157,11 +146,33 @@ func PathName(path int, cfg *Config) string {
 }
 
 // Env is what a benchmark's Args and Describe see: job-wide facts, the
-// run's configuration and the point's place in the plan.
+// run's configuration, the point's place in the plan and, for a
+// point-to-point benchmark, the pair it measures.
 type Env struct {
 	Job    *Job
 	Config *Config
 	Index  int // the point's index in the plan (seeds the pattern)
+	// pair is the pair RunPoint chose for the point (Job.PairFor); nil:
+	// the one the run's placement gives (an Env made without RunPoint).
+	pair *Pair
+}
+
+// Pair is the pair a point-to-point point measures.
+func (e *Env) Pair() Pair {
+	if e.pair != nil {
+		return *e.pair
+	}
+	if p, err := ParsePair(e.Config.Pair); err == nil {
+		return p
+	}
+	p, _ := ChoosePair(e.Job.Placement(), e.Config.Path)
+	return p
+}
+
+// PairPath is how the pair's initiator reaches its peer.
+func (e *Env) PairPath() int {
+	p := e.Pair()
+	return e.Job.Path(p.From, p.To)
 }
 
 // Outcome is one PE's result for one point.
@@ -189,6 +200,8 @@ type Outcome struct {
 	Floor string `json:"floor,omitempty"`
 	// Values are the suite's counts beside the samples (Point.Values).
 	Values map[string]float64 `json:"values,omitempty"`
+	// Pair is the pair a point-to-point point measured.
+	Pair *record.Pair `json:"pair,omitempty"`
 }
 
 // The floors (limit/chase-* points, params.extra.served): a chain longer

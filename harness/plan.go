@@ -60,8 +60,7 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 	}
 	p := Plan{Config: *cfg}
 	for _, b := range append(limits, rest...) {
-		for _, params := range b.Points(cfg) {
-			params.PEs = cfg.PEs
+		for _, params := range PointsOf(b, cfg) {
 			p.Items = append(p.Items, Item{Index: len(p.Items), ID: b.ID, Params: params})
 			if b.Buffer != nil {
 				p.Config.NeedBytes = max(p.Config.NeedBytes, b.Buffer(cfg, cfg.PEs, params))
@@ -79,6 +78,20 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 		p.Items[i].Index = i
 	}
 	return p
+}
+
+// PointsOf are the points b measures in a run of cfg, as its plan holds
+// them: its own, on the job's PEs, a point-to-point one for the pair the
+// run names (--pair).
+func PointsOf(b *Benchmark, cfg *Config) []record.Params {
+	ps := b.Points(cfg)
+	for i := range ps {
+		ps[i].PEs = cfg.PEs
+		if !b.AllPEs {
+			ps[i].Pair = cfg.Pair
+		}
+	}
+	return ps
 }
 
 // WritePlan saves a plan for the workers.
@@ -113,6 +126,11 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 	p := record.Point{Type: record.TypePoint, ID: it.ID, Params: it.Params, Timer: "events", // the one timer
 		Time: time.Now().UTC().Format(time.RFC3339)}
 	b, _ := Lookup(it.ID)
+	for _, o := range outs {
+		if o != nil && o.Pair != nil && p.Pair == nil { // every PE chose the same
+			p.Pair = o.Pair
+		}
+	}
 	for _, o := range outs {
 		if o != nil && o.Waived != "" {
 			p.Status, p.Reason = record.StatusWaived, o.Waived

@@ -26,7 +26,11 @@ type Message struct {
 	CUDA    string               `json:"cuda,omitempty"`
 	Driver  string               `json:"driver,omitempty"`
 	Outcome *Outcome             `json:"outcome,omitempty"`
-	Error   string               `json:"error,omitempty"`
+	// Pair is rank 0's info: the pair the run's point-to-point rows
+	// measure (RunPair), or PairWhy why the job has none.
+	Pair    *record.Pair `json:"pair,omitempty"`
+	PairWhy string       `json:"pair_why,omitempty"`
+	Error   string       `json:"error,omitempty"`
 }
 
 // Emitter writes messages as JSON lines; safe for concurrent use.
@@ -113,6 +117,7 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 			info.Job = append(info.Job, GPUOf(&cj.PEs[r], r))
 		}
 		info.Caps = job.Capabilities()
+		info.Pair, info.PairWhy = RunPair(job.Placement(), &cfg)
 	}
 	if err := em.Emit(info); err != nil {
 		return err

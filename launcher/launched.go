@@ -97,6 +97,10 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 			// its own, and a build may load another library than it found.
 			h.NVSHMEM, h.Notes = LoadedVersion("NVSHMEM", h.NVSHMEM, info.NVSHMEM, h.Notes)
 			h.NCCL, h.Notes = LoadedVersion("NCCL", h.NCCL, info.NCCL, h.Notes)
+			h.Pair = info.Pair
+			if info.PairWhy != "" {
+				h.Notes = append(h.Notes, "point-to-point rows: "+info.PairWhy)
+			}
 			if len(info.Job) > 0 {
 				h.GPUs = info.Job
 				hosts := map[string]bool{}

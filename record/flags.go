@@ -299,10 +299,11 @@ func (p *Point) SampleCV() (float64, bool) {
 	return sd / mean, true
 }
 
-// ceilingOf is the physical link of the point's path: PE 0's GPU to its
-// peer's (point-to-point), the narrowest pair of the PEs (collectives), a
-// GPU's own memory where the data stays on it; nil for a remote transport
-// or where the header records no link.
+// ceilingOf is the physical link of the point's path: its pair's GPUs
+// (point-to-point; PE 0 towards PE 1 in a file before pairs), the
+// narrowest pair of the PEs (collectives), a GPU's own memory where the
+// data stays on it; nil for a remote transport or where the header records
+// no link.
 func (h *Header) ceilingOf(p *Point) *Link {
 	if p.Effective == "proxy" || p.Effective == "ibgda" {
 		return nil
@@ -315,6 +316,9 @@ func (h *Header) ceilingOf(p *Point) *Link {
 		n = 1
 	}
 	g0 := h.GPUOfPE(0)
+	if p.Pair != nil {
+		return h.LinkBetween(h.GPUOfPE(p.Pair.From.PE), h.GPUOfPE(p.Pair.To.PE))
+	}
 	if !strings.HasPrefix(p.ID, "collectives/") && !strings.HasPrefix(p.ID, "moe/") {
 		peer := 0
 		if n > 1 {

@@ -389,13 +389,13 @@ func TestNoWorkerOutlivesItsController(t *testing.T) {
 	}
 }
 
-// TestRemotePathWithFakeGPU: with --path ibgda and a peer without a
-// load/store mapping, RMA runs on the remote path and the copy limits (which
-// need a mapping) are waived with the reason.
+// TestRemotePathWithFakeGPU: with --path ibgda on two fake nodes, RMA runs
+// on the remote path and the copy limits (which need a load/store mapping)
+// are waived with the reason.
 func TestRemotePathWithFakeGPU(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "ib.jsonl")
-	t.Setenv("NVSHBENCH_FAKE_PATH", "remote")
-	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--pes-per-gpu", "2", "--path", "ibgda", "--sizes", "1M", "--samples", "2", "--out", out, "rma/put/block")
+	t.Setenv("NVSHBENCH_FAKE_NODES", "2")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--path", "ibgda", "--sizes", "1M", "--samples", "2", "--out", out, "rma/put/block")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -87,3 +87,84 @@ func TestFakeClusterBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Point-to-point rows measure the pair their path asks for, recorded in
+// the header and in each point: on two fake nodes, --path p2p two GPUs of
+// a node and --path ibgda a GPU of each node; one PE has no pair across
+// nodes and waives the row saying so; --pair names any pair.
+func TestPairForEachPath(t *testing.T) {
+	fakeCluster(t, 8, 2, "")
+	pairOf := func(f *record.File, id string) *record.Pair {
+		for _, p := range f.Points {
+			if p.ID == id {
+				return p.Pair
+			}
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		path, effective string
+		to              int
+		node            string
+		kind            string
+	}{{"p2p", "p2p", 1, "fake-node0", record.PairSameNode}, {"ibgda", "ibgda", 8, "fake-node1", record.PairAcrossNodes}} {
+		f := runFake(t, []string{"--path", c.path})
+		h := f.Header.Pair
+		if h == nil || h.From.PE != 0 || h.To.PE != c.to || h.To.Node != c.node || h.To.GPU != c.to%8 || h.Kind != c.kind {
+			t.Errorf("--path %s: header pair %+v", c.path, h)
+		}
+		for _, p := range f.Points {
+			switch {
+			case strings.HasPrefix(p.ID, "collectives/"):
+				if p.Pair != nil || p.Status != record.StatusOK {
+					t.Errorf("--path %s: %s: %s, pair %+v", c.path, p.ID, p.Status, p.Pair)
+				}
+			case strings.HasPrefix(p.ID, "limit/") && c.path == "ibgda":
+				if p.Status != record.StatusWaived || !strings.Contains(p.Reason, "load/store") || !strings.Contains(p.Reason, "PE 8") {
+					t.Errorf("--path ibgda: %s: %s %s", p.ID, p.Status, p.Reason)
+				}
+			default:
+				if p.Status != record.StatusOK || p.Effective != c.effective || p.Pair == nil || *p.Pair != *h {
+					t.Errorf("--path %s: %s %s: %s %s effective %s pair %+v", c.path, p.ID, p.Params.Key(), p.Status, p.Reason, p.Effective, p.Pair)
+				}
+			}
+		}
+	}
+	// A named pair: its points carry it in their parameters.
+	fakeCluster(t, 8, 1, "")
+	f := runFake(t, []string{"--pair", "3:5"})
+	if p := pairOf(f, "rma/put/block"); p == nil || p.From.PE != 3 || p.To.PE != 5 || p.To.GPU != 5 {
+		t.Errorf("--pair 3:5: %+v", p)
+	}
+	for _, p := range f.Points {
+		if want := map[bool]string{true: "", false: "3:5"}[strings.HasPrefix(p.ID, "collectives/")]; p.Params.Pair != want {
+			t.Errorf("--pair 3:5: %s params.pair %q", p.ID, p.Params.Pair)
+		}
+	}
+	// One PE has no pair across nodes: waived with which pair it lacks.
+	fakeCluster(t, 1, 1, "")
+	f = runFake(t, []string{"--path", "ibgda"}, "--sizes", "4K", "--samples", "2", "rma/put/block")
+	for _, p := range f.Points {
+		if p.Status != record.StatusWaived || !strings.Contains(p.Reason, "a pair of PEs on different nodes") || !strings.Contains(p.Reason, "one PE") {
+			t.Errorf("one PE over ibgda: %s %s %q", p.ID, p.Status, p.Reason)
+		}
+	}
+	if f.Header.Pair != nil || !strings.Contains(strings.Join(f.Header.Notes, " "), "point-to-point rows: --path ibgda measures a pair of PEs on different nodes") {
+		t.Errorf("one PE over ibgda: header pair %+v, notes %q", f.Header.Pair, f.Header.Notes)
+	}
+	// A pair the job lacks is refused before anything runs.
+	fakeCluster(t, 8, 1, "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--pair", "0:9"}, "--pair 0:9: this job has 8 PE(s), 0..7"},
+		{[]string{"--pair", "0:1", "--path", "ibgda"}, "--pair 0:1: both PEs run on"},
+		{[]string{"--pair", "0-1"}, "want FROM:TO"},
+	} {
+		_, stderr, code := nvshbench(t, append(append([]string{"run", "--shim", "fake"}, c.args...), "rma/put/block")...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d %q, want exit 2 and one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+}

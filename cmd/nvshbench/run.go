@@ -42,6 +42,7 @@ type runOptions struct {
 	LaunchSweep bool
 	SweepSize   string
 	Path        string
+	Pair        string
 	Iters       int
 	Warmup      int
 	Samples     int
@@ -89,6 +90,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVar(&o.LaunchSweep, "launch-sweep", false, "also sweep CTAs × threads at --sweep-size to find each op's peak")
 	f.StringVar(&o.SweepSize, "sweep-size", "256M", "message size of the launch sweep")
 	f.StringVar(&o.Path, "path", "p2p", "path to measure: p2p (NVLink/PCIe load-store), proxy (CPU proxy over IB), ibgda")
+	f.StringVar(&o.Pair, "pair", "", "point-to-point rows: measure PE FROM towards PE TO (FROM:TO) instead of the pair --path chooses (p2p: two GPUs of a node; proxy, ibgda: two nodes)")
 	f.IntVar(&o.Iters, "iters", 0, "operations per timed launch (0: calibrated so one launch takes about 20 ms, 1..1000)")
 	f.IntVar(&o.Warmup, "warmup", 2, "untimed launches before the samples (0..1000)")
 	f.IntVar(&o.Samples, "samples", 10, "timed launches per point (1..10000)")
@@ -183,6 +185,13 @@ func (o *runOptions) config() (*harness.Config, error) {
 		return nil, usagef("--sweep-size: %v", err)
 	}
 	cfg.CTAs, cfg.Threads, cfg.LaunchSweep, cfg.Path = o.CTAs, o.Threads, o.LaunchSweep, o.Path
+	if o.Pair != "" {
+		p, err := harness.ParsePair(o.Pair)
+		if err != nil {
+			return nil, usagef("--%v", err)
+		}
+		cfg.Pair = p.String()
+	}
 	cfg.Iters, cfg.Warmup, cfg.Samples = o.Iters, o.Warmup, o.Samples
 	if o.Quick && o.Samples == 10 {
 		cfg.Samples = 5
@@ -268,7 +277,7 @@ func checkLaunchFlags(o *runOptions, benches []*harness.Benchmark, stderr io.Wri
 
 // pointFlags are the run flags that choose which points a benchmark
 // measures (the others say how every point is measured).
-var pointFlags = []string{"sizes", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "nvshmem-algos", "launch-sweep", "sweep-size",
+var pointFlags = []string{"sizes", "pair", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "nvshmem-algos", "launch-sweep", "sweep-size",
 	"sm-budgets", "moe-tokens", "moe-hidden", "moe-topk", "moe-experts", "moe-dtype", "moe-modes", "moe-routing", "moe-zipf"}
 
 // checkPointFlags finds, for each point flag the user set, the selected
@@ -342,7 +351,7 @@ func samePoints(b *harness.Benchmark, c1, c2 *harness.Config) bool {
 		cc := *c
 		cc.PEs = 2
 		var ks []string
-		for _, p := range b.Points(&cc) {
+		for _, p := range harness.PointsOf(b, &cc) {
 			ks = append(ks, p.Key())
 		}
 		return strings.Join(ks, "\n")
@@ -404,6 +413,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		gpus = ndev
 	}
 	cfg.PEs = gpus * o.PEsPerGPU
+	if err := checkPair(cfg); err != nil {
+		return nil, err
+	}
 	plan, err := buildPlan(benches, cfg, mem, o.PEsPerGPU)
 	if err != nil {
 		return nil, err
@@ -424,6 +436,23 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	}
 	header := buildHeader(gpu, gpus, o.PEsPerGPU, extra)
 	header.Label = o.Label
+	// The pair the point-to-point rows measure: the PEs' places as the
+	// workers will see them (PE r on device r / --pes-per-gpu).
+	placement := make([]record.GPU, 0, cfg.PEs)
+	for r := 0; r < cfg.PEs; r++ {
+		info, err := gpu.lib.DeviceInfo(r / o.PEsPerGPU)
+		if err != nil {
+			return nil, err
+		}
+		placement = append(placement, harness.GPUOf(&info, r))
+	}
+	var why string
+	if header.Pair, why = harness.RunPair(placement, cfg); why != "" {
+		if cfg.Pair != "" {
+			return nil, usagef("--%s", why)
+		}
+		header.Notes = append(header.Notes, "point-to-point rows: "+why)
+	}
 	if envNote != "" {
 		header.Notes = append(header.Notes, envNote)
 	}
@@ -576,6 +605,9 @@ func fitsMemory(cfg *harness.Config, mem int64, pesPerGPU int) error {
 func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, benches []*harness.Benchmark, gpu *gpuSetup,
 	l launcher.Launched, ndev int, mem int64, stderr io.Writer) (*launcher.Summary, error) {
 	cfg.PEs = l.Size
+	if err := checkPair(cfg); err != nil {
+		return nil, err
+	}
 	plan, err := buildPlan(benches, cfg, mem, 1)
 	if err != nil {
 		return nil, err
@@ -628,6 +660,17 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 		err = finish(stderr, sum, err)
 	}
 	return sum, err
+}
+
+// checkPair refuses a --pair that names a PE the job does not have.
+func checkPair(cfg *harness.Config) error {
+	if cfg.Pair == "" {
+		return nil
+	}
+	if p, _ := harness.ParsePair(cfg.Pair); p.From >= cfg.PEs || p.To >= cfg.PEs {
+		return usagef("--pair %s: this job has %d PE(s), 0..%d", cfg.Pair, cfg.PEs, cfg.PEs-1)
+	}
+	return nil
 }
 
 // failedPoints is a run that wrote every point, some of which errored or

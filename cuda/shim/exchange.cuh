@@ -38,7 +38,7 @@ struct Verdict {
   int64_t errors;   // verification counts and payload (the last agreement of a point)
   int64_t checked;
   int64_t bytes;
-  int64_t value;    // a value every PE takes from PE 0 (the calibrated iteration count)
+  int64_t value;    // a value every PE takes from one PE (the initiator's calibrated iteration count)
   char msg[NB_SLOT - 40];
 };
 static_assert(sizeof(Verdict) <= NB_SLOT, "a verdict must fit an exchange slot");
@@ -48,8 +48,9 @@ static_assert(sizeof(Verdict) <= NB_SLOT, "a verdict must fit an exchange slot")
 // and makes its message this PE's last error, naming the PE it came from.
 // sums gets the verification counts and the payload summed over the job
 // (3 values) when non-null; value, when non-null, carries this PE's value
-// in and PE 0's out.
-static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_result *res, int64_t *sums, int64_t *value = nullptr) {
+// in and PE from's out.
+static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_result *res, int64_t *sums, int64_t *value = nullptr,
+                 int from = 0) {
   static Verdict all[NB_MAX_PES];
   Verdict v;
   memset(&v, 0, sizeof v);
@@ -62,7 +63,7 @@ static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_resu
   if (st) snprintf(v.msg, sizeof v.msg, "%s", g_err);
   int rc = exchange(&v, sizeof v, all);
   if (rc) return rc;
-  if (value) *value = all[0].value;
+  if (value) *value = all[from].value;
   int worst = 0, who = -1;
   int64_t e = 0, c = 0, b = 0;
   for (int q = 0; q < S.npes; q++) {
