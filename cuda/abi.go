@@ -52,7 +52,8 @@ const (
 	StatusUnreachable   = -2
 	StatusNotCapturable = -4
 	MaxPEs              = 64
-	MaxLinks            = 36 // NB_MAX_LINKS: NVLinks a GPU may have
+	MaxLinks            = 36        // NB_MAX_LINKS: NVLinks a GPU may have
+	MaxGather           = 512 << 10 // bytes one PE passes to Gather: a point's result with 10000 samples
 	ABIVersion          = 6
 	OpNameLen           = shim.OpNameLen // NB_OP_NAME: bytes of nb_args.op, the NUL included
 	maxKernelSamples    = 100000         // in-kernel times kept per point
@@ -279,6 +280,9 @@ type Lib interface {
 	Job() (Job, error)
 	// Agree exchanges one value: every PE gets every PE's.
 	Agree(v int64) ([]int64, error)
+	// Gather exchanges bytes (at most MaxGather): every PE gets every
+	// PE's, in PE order.
+	Gather(mine []byte) ([][]byte, error)
 	// Setenv sets a variable in the C environment NVSHMEM and NCCL read.
 	Setenv(name, value string) error
 	// ProbeBootstrap loads NVSHMEM's bootstrap plugin file (a full path, or a

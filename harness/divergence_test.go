@@ -24,6 +24,14 @@ import (
 // messages by point index.
 func runJob(t *testing.T, n int, plan harness.Plan) []map[int]harness.Message {
 	t.Helper()
+	return runJobSpec(t, n, plan, func(r int) harness.WorkerSpec {
+		return harness.WorkerSpec{Rank: r, NRanks: n, Mode: cuda.InitUID, UID: cuda.FakeUID}
+	})
+}
+
+// runJobSpec is runJob with each PE's spec.
+func runJobSpec(t *testing.T, n int, plan harness.Plan, spec func(r int) harness.WorkerSpec) []map[int]harness.Message {
+	t.Helper()
 	fabric := cuda.NewMemFabric(2 * time.Second)
 	out := make([]map[int]harness.Message, n)
 	errs := make([]error, n)
@@ -33,8 +41,7 @@ func runJob(t *testing.T, n int, plan harness.Plan) []map[int]harness.Message {
 		go func(r int) {
 			defer wg.Done()
 			var buf bytes.Buffer
-			spec := harness.WorkerSpec{Rank: r, NRanks: n, Mode: cuda.InitUID, UID: cuda.FakeUID}
-			errs[r] = harness.RunWorker(cuda.NewFakeOn(fabric), spec, plan, harness.NewEmitter(&buf))
+			errs[r] = harness.RunWorker(cuda.NewFakeOn(fabric), spec(r), plan, harness.NewEmitter(&buf))
 			out[r] = map[int]harness.Message{}
 			for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 				var m harness.Message

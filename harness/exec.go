@@ -32,7 +32,8 @@ func decision(index int, id, waiver string, a cuda.Args) uint64 {
 // one PE would skip is never started by another; a disagreement is
 // reported by every PE as an error and nobody starts the point.
 func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, error) {
-	o := Outcome{L2Bytes: e.Job.L2Bytes()}
+	me := GPUOf(&e.Job.PEs[e.Job.Rank], e.Job.Rank)
+	o := Outcome{PE: e.Job.Rank, GPU: me.Index, Node: me.Host, L2Bytes: e.Job.L2Bytes()}
 	o.Effective = PathName(e.Job.Widest(), e.Config)
 	pairWhy := ""
 	if !b.AllPEs {

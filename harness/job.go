@@ -177,23 +177,26 @@ func (e *Env) PairPath() int {
 
 // Outcome is one PE's result for one point.
 type Outcome struct {
-	Samples []float64 `json:"samples,omitempty"` // seconds per operation (the timing PE): the events timer
-	Kernel  []float64 `json:"kernel,omitempty"`  // seconds per iteration, in-kernel (the timing PE): the spread
-	Iters   int       `json:"iters,omitempty"`   // operations per sample
-	Bytes   int64     `json:"bytes,omitempty"`   // payload this PE moved per operation
-	Checked int64     `json:"checked,omitempty"`
-	Errors  int64     `json:"errors,omitempty"`
-	// JobChecked and JobErrors are the totals over every PE, known to every
-	// PE (used when the PEs cannot report to one controller: srun / mpirun).
-	JobChecked int64   `json:"job_checked,omitempty"`
-	JobErrors  int64   `json:"job_errors,omitempty"`
-	JobBytes   int64   `json:"job_bytes,omitempty"` // payload per operation summed over every PE
-	Detail     string  `json:"detail,omitempty"`
-	Effective  string  `json:"effective,omitempty"`
-	Waived     string  `json:"waived,omitempty"`
-	WorkSet    int64   `json:"work_set,omitempty"`   // bytes resident on the busiest GPU
-	BusFactor  float64 `json:"bus_factor,omitempty"` // collectives: algbw → busbw (nccl-tests factors)
-	L2Bytes    int64   `json:"l2_bytes,omitempty"`
+	// PE, GPU and Node say who reported it: the PE, its GPU's ordinal on
+	// its node, the node.
+	PE      int       `json:"pe"`
+	GPU     int       `json:"gpu"`
+	Node    string    `json:"node,omitempty"`
+	Samples []float64 `json:"samples,omitempty"` // seconds per operation (a PE that timed): the events timer
+	Kernel  []float64 `json:"kernel,omitempty"`  // seconds per iteration, in-kernel (a PE that timed): the spread
+	// KernelTimer is Kernel's summary where the times themselves stayed on
+	// their PE (a result gathered at rank 0 under a launcher).
+	KernelTimer *record.Summary `json:"kernel_timer,omitempty"`
+	Iters       int             `json:"iters,omitempty"` // operations per sample
+	Bytes       int64           `json:"bytes,omitempty"` // payload this PE moved per operation
+	Checked     int64           `json:"checked,omitempty"`
+	Errors      int64           `json:"errors,omitempty"`
+	Detail      string          `json:"detail,omitempty"`
+	Effective   string          `json:"effective,omitempty"`
+	Waived      string          `json:"waived,omitempty"`
+	WorkSet     int64           `json:"work_set,omitempty"`   // bytes resident on the busiest GPU
+	BusFactor   float64         `json:"bus_factor,omitempty"` // collectives: algbw → busbw (nccl-tests factors)
+	L2Bytes     int64           `json:"l2_bytes,omitempty"`
 	// Floor names the in-run floor a round trip is compared with: the chase
 	// of its path served by memory (a chase) or by the cache (any other
 	// round trip); "" for what is not a round trip.
@@ -224,7 +227,6 @@ func (o *Outcome) Absorb(t cuda.Timing, r cuda.Result, err error) error {
 	}
 	o.Samples, o.Kernel, o.Iters, o.Bytes = t.Samples, t.Kernel, r.OpsPerSample(), r.Bytes
 	o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
-	o.JobChecked, o.JobErrors, o.JobBytes = r.JobChecked, r.JobErrors, r.JobBytes
 	o.WorkSet = r.WorkSet
 	return nil
 }

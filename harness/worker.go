@@ -26,6 +26,9 @@ type Message struct {
 	CUDA    string               `json:"cuda,omitempty"`
 	Driver  string               `json:"driver,omitempty"`
 	Outcome *Outcome             `json:"outcome,omitempty"`
+	// Ranks is rank 0's result under a launcher: every PE's outcome or
+	// error, gathered (WorkerSpec.Gather), in PE order.
+	Ranks []RankResult `json:"ranks,omitempty"`
 	// Pair is rank 0's info: the pair the run's point-to-point rows
 	// measure (RunPair), or PairWhy why the job has none.
 	Pair    *record.Pair `json:"pair,omitempty"`
@@ -54,12 +57,47 @@ func (e *Emitter) Emit(m Message) error {
 	return err
 }
 
+// RankResult is one PE's result of a point: its outcome, or its error.
+type RankResult struct {
+	Outcome *Outcome `json:"outcome,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
 // WorkerSpec says how a worker joins the job.
 type WorkerSpec struct {
 	Rank, NRanks int
 	Device       int
 	Mode         int    // cuda.InitUID or cuda.InitEnv
 	UID          []byte // for InitUID; rank 0 makes it when empty
+	// Gather: every PE's result of each point is gathered at rank 0
+	// (through the library, a collective call after the point), which
+	// reports them all: under a launcher only rank 0 reports.
+	Gather bool
+}
+
+// gather exchanges every PE's result of a point (one collective call): its
+// in-kernel times as their summary (they may be 100 000 a point).
+func gather(lib cuda.Lib, mine RankResult) ([]RankResult, error) {
+	if o := mine.Outcome; o != nil && len(o.Kernel) > 0 {
+		c := *o
+		c.KernelTimer, c.Kernel = o.kernelTimer(), nil
+		mine.Outcome = &c
+	}
+	b, err := json.Marshal(mine)
+	if err != nil {
+		return nil, err
+	}
+	all, err := lib.Gather(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RankResult, len(all))
+	for pe, b := range all {
+		if err := json.Unmarshal(b, &out[pe]); err != nil {
+			return nil, fmt.Errorf("PE %d's result: %v", pe, err)
+		}
+	}
+	return out, nil
 }
 
 // GPUOf describes PE pe's GPU for a results header.
@@ -135,6 +173,14 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 			msg.Outcome = &out
 			if err != nil {
 				msg.Outcome, msg.Error = nil, err.Error()
+			}
+		}
+		if spec.Gather {
+			if msg.Ranks, err = gather(lib, RankResult{Outcome: msg.Outcome, Error: msg.Error}); err != nil {
+				return fmt.Errorf("gathering every PE's result of point %d at rank 0: %w", it.Index, err)
+			}
+			if spec.Rank != 0 {
+				msg.Ranks = nil
 			}
 		}
 		if err := em.Emit(msg); err != nil {

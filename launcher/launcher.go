@@ -229,12 +229,9 @@ type group struct {
 	spawn func(g *group, rank int, uid []byte, events chan<- event) (*worker, error)
 	// open creates the results file when it is not open yet: from rank 0's
 	// info (the job's GPUs and capabilities) under a launcher, or bare.
-	open func(info *harness.Message) error
-	// jobTotals: a PE's outcome carries the job's verification totals
-	// (under a launcher only rank 0 reports).
-	jobTotals bool
-	killed    string // what a timeout does to the PEs, for its message
-	planJSON  []byte // the plan of the group being started, a worker's stdin
+	open     func(info *harness.Message) error
+	killed   string // what a timeout does to the PEs, for its message
+	planJSON []byte // the plan of the group being started, a worker's stdin
 	// env is what the group's points add to every worker's environment
 	// (their params.env; the same on every PE).
 	env []string
@@ -416,15 +413,19 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 					pd = &pendingPoint{outs: make([]*harness.Outcome, g.nranks)}
 					pending[m.Index] = pd
 				}
-				if m.Error != "" {
-					pd.errs = append(pd.errs, fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
+				// results[i] is PE m.Rank+i's: this worker's own, or under a
+				// launcher rank 0's report of every PE's.
+				results := []harness.RankResult{{Outcome: m.Outcome, Error: m.Error}}
+				if len(m.Ranks) > 0 {
+					results, pd.outs = m.Ranks, make([]*harness.Outcome, len(m.Ranks))
 				}
-				if out := m.Outcome; out != nil && g.jobTotals {
-					job := *out
-					job.Checked, job.Errors, job.Bytes = out.JobChecked, out.JobErrors, out.JobBytes
-					m.Outcome = &job
+				for i, rr := range results {
+					pe := m.Rank + i
+					if rr.Error != "" {
+						pd.errs = append(pd.errs, fmt.Sprintf("PE %d: %s", pe, rr.Error))
+					}
+					pd.outs[pe] = rr.Outcome
 				}
-				pd.outs[m.Rank] = m.Outcome
 				pd.reported++
 				for pos < len(todo) {
 					cur := pending[todo[pos].Index]

@@ -53,6 +53,10 @@ const (
 	// FlagSecondTimer: an older file's in-kernel timer row: a spread, never
 	// a figure.
 	FlagSecondTimer = "in-kernel timer row"
+	// FlagStraggler: one PE's time differs from the other PEs' by more than
+	// StragglerShare (Point.Straggler names it): the figure is the slowest
+	// PE's, as the operation costs, and says so.
+	FlagStraggler = "straggler"
 )
 
 // TimerTolerance is how far the in-kernel timer's mean may be from the
@@ -144,7 +148,7 @@ func (p *Point) BandwidthMetric() string {
 // flags; writers and readers both call it, so a file's flags always follow
 // from its numbers.
 func Annotate(h *Header, p *Point) {
-	p.Flags = nil
+	p.Flags, p.Straggler = nil, nil
 	if p.Timer == "globaltimer" {
 		p.Flags = append(p.Flags, FlagSecondTimer)
 	}
@@ -200,6 +204,9 @@ func Annotate(h *Header, p *Point) {
 	}
 	if cv, ok := p.SampleCV(); ok && cv > NoiseCV && p.Timer != "globaltimer" { // an older file's in-kernel row holds iterations, not launches
 		p.Flags = append(p.Flags, FlagNoisy)
+	}
+	if p.Straggler = FindStraggler(p.PETimes); p.Straggler != nil {
+		p.Flags = append(p.Flags, FlagStraggler)
 	}
 }
 

@@ -15,10 +15,13 @@ import (
 // files whose header carries a newer version. Version 2: the one timer rule
 // (events; the in-kernel timer as kernel_timer), collectives' launch mode
 // (params.launch), the links' ceilings (header.links), floors, flags and
-// unverifiable points. Version 1 files still read (their in-kernel timer
-// rows and their collectives without a launch mode are flagged, never
-// figures).
-const SchemaVersion = 2
+// unverifiable points. Version 3: a point several PEs timed is the slowest
+// PE's time at each launch (schema 2 kept PE 0's), with every PE's own
+// timing beside it (pe_times, rank_median_s, rank_fastest_s, straggler),
+// and a point-to-point point records its pair. Version 1 and 2 files still
+// read (schema 1's in-kernel timer rows and its collectives without a
+// launch mode are flagged, never figures).
+const SchemaVersion = 3
 
 // Record types, the "type" field of every line.
 const (
@@ -483,8 +486,21 @@ type Point struct {
 	Bytes int64 `json:"bytes,omitempty"`
 	// BusFactor converts algbw to busbw for collectives (nccl-tests factors).
 	BusFactor float64 `json:"bus_factor,omitempty"`
-	// Samples holds seconds per operation, one value per sample.
+	// Samples holds seconds per operation, one value per sample (a timed
+	// launch). Where several PEs timed the point (a collective, MoE, a
+	// bidirectional transfer) a sample is the slowest PE's time at that
+	// launch: the operation has finished only when its last PE has.
 	Samples []float64 `json:"samples_s,omitempty"`
+	// RankMedian and RankFastest are, beside a figure several PEs timed,
+	// the median PE's and the fastest PE's time at each launch.
+	RankMedian  []float64 `json:"rank_median_s,omitempty"`
+	RankFastest []float64 `json:"rank_fastest_s,omitempty"`
+	// PETimes is every PE's own timing where several PEs timed the point
+	// (one PE's samples are Samples, its pair says whose).
+	PETimes []PETime `json:"pe_times,omitempty"`
+	// Straggler is the PE the others differ from by more than
+	// StragglerShare (FlagStraggler), derived from PETimes.
+	Straggler *Straggler `json:"straggler,omitempty"`
 	// Metrics derived from Samples, in base units.
 	Metrics map[string]Summary `json:"metrics,omitempty"`
 	// KernelTimer is the in-kernel per-iteration time (%globaltimer, seconds)
@@ -550,7 +566,11 @@ func (p *Point) Validate() error {
 	if p.Status != StatusOK && p.Reason == "" {
 		return fmt.Errorf("point %s: status %s without a reason", p.ID, p.Status)
 	}
-	for _, s := range p.Samples {
+	all := append(append(append([]float64(nil), p.Samples...), p.RankMedian...), p.RankFastest...)
+	for _, t := range p.PETimes {
+		all = append(all, t.Samples...)
+	}
+	for _, s := range all {
 		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
 			return fmt.Errorf("point %s: sample %v is not a positive time", p.ID, s)
 		}

@@ -31,6 +31,37 @@ static int exchange(const void *mine, int len, void *out) {
   return 0;
 }
 
+// gather is collective: every PE's len bytes (at most max) into out[pe *
+// max ...], their lengths into lens, in rounds of one exchange slot (the
+// lengths first, so every PE makes as many rounds as the longest needs). A
+// PE whose bytes do not fit passes none and says so after.
+static int gather(const uint8_t *mine, int64_t len, uint8_t *out, int64_t max, int64_t *lens) {
+  int rc = 0;
+  if (len < 0 || len > max) {
+    rc = fail(NB_ERR, "gather: %lld bytes, at most %lld", (long long)len, (long long)max);
+    len = 0;
+  }
+  int64_t all[NB_MAX_PES];
+  if (int e = exchange(&len, sizeof len, all)) return e;
+  int64_t most = 0;
+  for (int q = 0; q < S.npes; q++) {
+    lens[q] = all[q] <= max ? all[q] : 0;
+    most = all[q] > most ? all[q] : most;
+  }
+  static uint8_t slot[NB_SLOT], got[NB_MAX_PES * NB_SLOT];
+  for (int64_t off = 0; off < most; off += NB_SLOT) {
+    int64_t n = len - off < NB_SLOT ? len - off : NB_SLOT;
+    memset(slot, 0, sizeof slot);
+    if (n > 0) memcpy(slot, mine + off, n);
+    if (int e = exchange(slot, NB_SLOT, got)) return e;
+    for (int q = 0; q < S.npes; q++) {
+      int64_t m = lens[q] - off < NB_SLOT ? lens[q] - off : NB_SLOT;
+      if (m > 0) memcpy(out + (size_t)q * max + off, got + (size_t)q * NB_SLOT, m);
+    }
+  }
+  return rc;
+}
+
 // A PE's status at an agreement: its code and message.
 struct Verdict {
   int32_t status;

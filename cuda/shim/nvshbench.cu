@@ -252,6 +252,12 @@ extern "C" int nb_agree(int64_t mine, int64_t *values, int max) {
   return rc ? rc : S.npes;
 }
 
+extern "C" int nb_gather(const uint8_t *mine, int64_t len, uint8_t *out, int64_t max, int64_t *lens) {
+  if (int rc = on_device()) return rc;
+  int rc = gather(mine, len, out, max, lens);
+  return rc ? rc : S.npes;
+}
+
 extern "C" int nb_setenv(const char *name, const char *value) {
   if (setenv(name, value, 1) != 0) return fail(NB_ERR, "setenv %s failed", name);
   return 0;

@@ -181,6 +181,12 @@ int nb_job(nb_info *all, int max, int32_t *paths);
  * on each point before any PE starts it. */
 int nb_agree(int64_t mine, int64_t *values, int max);
 
+/* nb_gather is collective: every PE passes len bytes (at most max) and
+ * gets every PE's, out[pe * max ...] with lens[pe] of them (room for the
+ * job's PEs); returns the number of PEs. Under srun / mpirun the harness
+ * gathers every PE's result of a point at rank 0 this way. */
+int nb_gather(const uint8_t *mine, int64_t len, uint8_t *out, int64_t max, int64_t *lens);
+
 /* nb_setenv sets a variable in the C environment that NVSHMEM and NCCL read
  * (the Go side runs without cgo, so its own environment is not theirs);
  * before nb_init for NVSHMEM's bootstrap and transport choices. */
