@@ -124,3 +124,20 @@ func FindStraggler(times []PETime) *Straggler {
 	}
 	return best
 }
+
+// RankMetric is the median over launches of metric from one of the point's
+// per-launch series beside its figure (RankMedian, RankFastest), in the
+// metric's base unit; false where the point has no such series.
+func (p *Point) RankMetric(metric string, series []float64) (float64, bool) {
+	if len(series) == 0 {
+		return 0, false
+	}
+	q := *p
+	q.Samples = series
+	vals, _, err := SampleValues(&q, metric)
+	if err != nil || len(vals) == 0 {
+		return 0, false
+	}
+	sort.Float64s(vals)
+	return Quantile(vals, 0.5), true
+}

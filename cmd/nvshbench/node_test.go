@@ -168,3 +168,43 @@ func TestPairForEachPath(t *testing.T) {
 		}
 	}
 }
+
+// The readers use every PE's time: report names a late PE as the
+// collectives' straggler with its GPU and node and sets the median and
+// fastest PE beside the figure (the slowest's), and a pair beside a
+// point-to-point figure; compare says when two runs measured different
+// pairs; model fits the figures.
+func TestReadersShowEveryPE(t *testing.T) {
+	dir := t.TempDir()
+	p2p, oneGPU := filepath.Join(dir, "p2p.jsonl"), filepath.Join(dir, "one.jsonl")
+	for _, c := range []struct {
+		out         string
+		gpus, nodes int
+		extra       []string
+	}{{p2p, 8, 2, nil}, {oneGPU, 1, 1, []string{"--pes-per-gpu", "16"}}} {
+		fakeCluster(t, c.gpus, c.nodes, "late:5=200us")
+		if _, stderr, code := nvshbench(t, append(append([]string{"run", "--shim", "fake", "--out", c.out}, c.extra...), nodeBenches...)...); code != 0 {
+			t.Fatalf("run %v: exit %d %s", c.extra, code, stderr)
+		}
+	}
+	f := mustRead(t, p2p)
+	for _, p := range f.Points {
+		if strings.HasPrefix(p.ID, "collectives/") && (p.Straggler == nil || p.Straggler.PE != 5 || p.Straggler.Node != "fake-node0" || !p.Straggler.Late()) {
+			t.Errorf("%s %s: straggler %v", p.ID, p.Params.Key(), p.Straggler)
+		}
+	}
+	out, stderr, code := nvshbench(t, "report", "--points", "--wide", "--format", "markdown", p2p)
+	for _, want := range []string{"straggler PE 5 (GPU 5, fake-node0): the others waited for it", "16 PEs, the figure the slowest's: median PE",
+		"p2p, PE 0 (GPU 0, fake-node0) → PE 1 (GPU 1, fake-node0)"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("report --points: exit %d, no %q in\n%s%s", code, want, out, stderr)
+		}
+	}
+	out, stderr, _ = nvshbench(t, "compare", p2p, oneGPU)
+	if !strings.Contains(out+stderr, `the point-to-point rows' pair is "PE 0 → PE 1 (same-node)"`) || !strings.Contains(out+stderr, `"PE 0 → PE 1 (same-gpu)"`) {
+		t.Errorf("compare of a p2p and an ibgda run says nothing of their pairs:\n%s%s", out, stderr)
+	}
+	if _, stderr, code := nvshbench(t, "model", p2p); code != 0 {
+		t.Errorf("model: exit %d %s", code, stderr)
+	}
+}
