@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/nvshbench/nvshbench/cuda"
@@ -13,7 +14,7 @@ import (
 
 // Message is one line a worker writes to the controller (JSON on stdout).
 type Message struct {
-	Type    string               `json:"type"` // uid, info, start, result, fatal, done
+	Type    string               `json:"type"` // uid, info, start, result, fatal, refused, done
 	Rank    int                  `json:"rank"`
 	Index   int                  `json:"index,omitempty"`
 	Key     string               `json:"key,omitempty"` // a result's point: ID and params (ItemKey)
@@ -73,6 +74,36 @@ type WorkerSpec struct {
 	// (through the library, a collective call after the point), which
 	// reports them all: under a launcher only rank 0 reports.
 	Gather bool
+	// Nodes is how many nodes the launcher started the job on (Launcher
+	// names it); a job whose PEs run on fewer is refused (0: not known).
+	Nodes    int
+	Launcher string
+}
+
+// Refused is a job that cannot run the plan as it was started (a node of
+// the launcher's without a PE): every PE refuses it alike, before any
+// point, and rank 0 reports it (a "refused" message).
+type Refused struct{ Why string }
+
+func (e *Refused) Error() string { return e.Why }
+
+// missingNode says why a job the launcher started on nodes nodes cannot
+// run: its PEs run on fewer ("" where they cover them, or nodes is 0).
+func missingNode(job *Job, nodes int, by string) string {
+	hosts := map[string]bool{}
+	var names []string
+	for pe := range job.PEs {
+		if h := job.PEs[pe].HostString(); !hosts[h] {
+			hosts[h] = true
+			names = append(names, h)
+		}
+	}
+	if nodes <= len(hosts) {
+		return ""
+	}
+	return fmt.Sprintf("%s started this job on %d nodes, but its %d PE(s) run on %d (%s): a node has no PE, so no pair across it is measured; "+
+		"start tasks on every node (srun --ntasks-per-node, mpirun --map-by ppr:N:node) or ask for as many nodes as the tasks use",
+		by, nodes, job.NPEs(), len(hosts), strings.Join(names, ", "))
 }
 
 // gather exchanges every PE's result of a point (one collective call): its
@@ -145,6 +176,10 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 	job := &Job{Job: cj, Rank: spec.Rank, Caps: caps}
 	if spec.Rank >= job.NPEs() {
 		return fmt.Errorf("rank %d of a job of %d PEs", spec.Rank, job.NPEs())
+	}
+	if why := missingNode(job, spec.Nodes, spec.Launcher); why != "" { // every PE alike: the job's facts
+		em.Emit(Message{Type: "refused", Rank: spec.Rank, Error: why})
+		return &Refused{Why: why}
 	}
 	me := &cj.PEs[spec.Rank]
 	gpu := GPUOf(me, spec.Rank)

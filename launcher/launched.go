@@ -64,7 +64,7 @@ func DetectLauncher() (l Launched, ok bool) {
 // controller to restart anything: a point past its timeout is recorded as
 // an error and the process exits, so the launcher ends the job.
 func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, device int) (*Summary, error) {
-	spec := harness.WorkerSpec{Rank: l.Rank, NRanks: l.Size, Device: device, Mode: cuda.InitEnv, Gather: true}
+	spec := harness.WorkerSpec{Rank: l.Rank, NRanks: l.Size, Device: device, Mode: cuda.InitEnv, Gather: true, Nodes: l.Nodes, Launcher: l.By}
 	if l.Rank != 0 {
 		em := harness.NewEmitter(io.Discard)
 		return nil, harness.RunWorker(lib, spec, o.Plan, em)

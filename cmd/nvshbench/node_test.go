@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -206,5 +209,170 @@ func TestReadersShowEveryPE(t *testing.T) {
 	}
 	if _, stderr, code := nvshbench(t, "model", p2p); code != 0 {
 		t.Errorf("model: exit %d %s", code, stderr)
+	}
+}
+
+// A PE that dies mid-point: the point is an error naming the PE, its GPU
+// and node; every point measured before it is kept and the run goes on
+// with new workers (a failed point: exit 1).
+func TestPEDiesMidPoint(t *testing.T) {
+	fakeCluster(t, 8, 1, "die:5@1M")
+	out := filepath.Join(t.TempDir(), "die.jsonl")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--out", out, "--sizes", "4K,1M,16M", "--samples", "2", "--timeout", "30s",
+		"rma/put/block", "collectives/allreduce/nccl-ring")
+	if code != exitError || !strings.Contains(stderr, "2 point(s) failed (2 errors") {
+		t.Errorf("exit %d, want 1 and the failed points said: %s", code, stderr)
+	}
+	host, _ := os.Hostname()
+	for _, p := range mustRead(t, out).Points {
+		switch {
+		case p.Params.Size == 1<<20:
+			if p.Status != record.StatusError || !strings.Contains(p.Reason, fmt.Sprintf("the worker of PE 5 (GPU 5, %s) exited before finishing the point", host)) {
+				t.Errorf("%s at 1 MiB: %s %q", p.ID, p.Status, p.Reason)
+			}
+		case p.Status != record.StatusOK:
+			t.Errorf("%s %s: %s %s", p.ID, p.Params.Key(), p.Status, p.Reason)
+		}
+	}
+}
+
+// cliProcess starts this test binary as nvshbench with env added.
+func cliProcess(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHMEM_BOOTSTRAP=", "NVSHMEM_BOOTSTRAP_PMI=", "SLURM_MPI_TYPE="), env...)
+	return cmd
+}
+
+// A node of the launcher's without a PE (Slurm allotted two, every task
+// runs on one): every rank refuses the job before any point, in one line
+// (exit 2), and nothing is written.
+func TestNodeMissingFromTheJob(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "missing.jsonl")
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for r := 0; r < 2; r++ {
+		cmd := cliProcess(t, []string{"NVSHBENCH_FAKE_RDV=" + filepath.Join(dir, "rdv"), "NVSHBENCH_FAKE_GPUS=2", "NVSHBENCH_FAKE_NODES=1",
+			"SLURM_PROCID=" + fmt.Sprint(r), "SLURM_NTASKS=2", "SLURM_LOCALID=" + fmt.Sprint(r), "SLURM_NNODES=2"},
+			"run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", out, "rma/put/block")
+		var b bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &b, &b
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, &b)
+	}
+	for r, cmd := range cmds {
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		msg := outs[r].String()
+		if r == 0 { // rank 0 says what it will measure first
+			msg = msg[strings.LastIndex(strings.TrimSpace(msg), "\n")+1:]
+		}
+		if code != exitUsage || !strings.Contains(msg, "slurm started this job on 2 nodes, but its 2 PE(s) run on 1") ||
+			!strings.Contains(msg, "start tasks on every node") || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
+			t.Errorf("rank %d: exit %d, %q", r, code, outs[r].String())
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused job wrote a results file")
+	}
+}
+
+// mpirun starts 8 and 16 fake workers (a node of 8, two nodes of 8): rank
+// 0's file lists every PE's GPU and node, every collective keeps every
+// PE's time (gathered at rank 0), and the pair of each path is measured.
+func TestMpirunOnAFakeNodeAndCluster(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("SKIPPED: no mpirun (Open MPI) on this machine; .ci/run installs it where it can")
+	}
+	for _, c := range []struct {
+		nodes int
+		path  string
+		to    int
+	}{{1, "p2p", 1}, {2, "ibgda", 8}} {
+		n := 8 * c.nodes
+		dir := t.TempDir()
+		out := filepath.Join(dir, "mpirun.jsonl")
+		cmd := exec.Command(mpirun, append([]string{"-np", fmt.Sprint(n), "--oversubscribe", "-x", "NVSHBENCH_TEST_CLI", "-x", "NVSHBENCH_FAKE_RDV",
+			"-x", "NVSHBENCH_FAKE_GPUS", "-x", "NVSHBENCH_FAKE_NODES", "-x", "NVSHBENCH_FAKE_TOPO",
+			os.Args[0], "run", "--shim", "fake", "--out", out, "--path", c.path}, nodeBenches...)...)
+		cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHBENCH_FAKE_RDV="+filepath.Join(dir, "rdv"), "NVSHBENCH_FAKE_GPUS=8",
+			fmt.Sprintf("NVSHBENCH_FAKE_NODES=%d", c.nodes), "NVSHBENCH_FAKE_TOPO=late:3=100us",
+			"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_plm_rsh_agent=", "NVSHMEM_BOOTSTRAP=", "NVSHMEM_BOOTSTRAP_PMI=")
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("mpirun -np %d: %v\n%s", n, err, b)
+		}
+		checkFakeJob(t, fmt.Sprintf("mpirun -np %d", n), mustRead(t, out), n, c.nodes, c.to)
+	}
+}
+
+// checkFakeJob checks a launcher's run of nodeBenches on n fake PEs over
+// nodes nodes (PE 3 late): every PE's GPU and node in the header, the pair
+// PE 0 → PE to of the run's path, every PE's time of every collective with
+// PE 3 its straggler.
+func checkFakeJob(t *testing.T, what string, f *record.File, n, nodes, to int) {
+	t.Helper()
+	h := f.Header
+	if h.PEs != n || h.Nodes != nodes || len(h.GPUs) != n || h.GPUs[n-1].PE != n-1 || h.Pair == nil || h.Pair.To.PE != to {
+		t.Errorf("%s: header PEs %d nodes %d, %d GPUs, pair %v", what, h.PEs, h.Nodes, len(h.GPUs), h.Pair)
+	}
+	for _, p := range f.Points {
+		switch {
+		case strings.HasPrefix(p.ID, "limit/") && to >= 8:
+			if p.Status != record.StatusWaived {
+				t.Errorf("%s: %s over the network: %s", what, p.ID, p.Status)
+			}
+		case p.Status != record.StatusOK || (!p.Verify.Checked && !strings.HasPrefix(p.ID, "limit/chase")): // the fake checks no chase
+			t.Errorf("%s: %s %s: %s %s verify %+v", what, p.ID, p.Params.Key(), p.Status, p.Reason, p.Verify)
+		case strings.HasPrefix(p.ID, "collectives/"):
+			if len(p.PETimes) != n || p.PETimes[n-1].PE != n-1 || p.Straggler == nil || p.Straggler.PE != 3 {
+				t.Errorf("%s: %s: %d PE times, straggler %v", what, p.ID, len(p.PETimes), p.Straggler)
+			}
+		case !strings.HasPrefix(p.ID, "limit/"):
+			if p.Pair == nil || p.Pair.To.PE != to {
+				t.Errorf("%s: %s: pair %v", what, p.ID, p.Pair)
+			}
+		}
+	}
+}
+
+// reproduce --quick on a fake node of 8 GPUs and on two fake nodes of 8:
+// every sweep runs on every PE, the collectives keep every PE's time, the
+// point-to-point rows measure two GPUs of a node, and the report is written.
+func TestReproduceOnAFakeNodeAndCluster(t *testing.T) {
+	for _, nodes := range []int{1, 2} {
+		fakeCluster(t, 8, nodes, "")
+		dir := filepath.Join(t.TempDir(), "repro")
+		if _, stderr, code := nvshbench(t, "reproduce", "--quick", "--shim", "fake", "--out", dir); code != 0 {
+			t.Fatalf("%d node(s): exit %d %s", nodes, code, stderr)
+		}
+		f := mustRead(t, filepath.Join(dir, "results.jsonl"))
+		n := 8 * nodes
+		if f.Header.PEs != n || f.Header.Nodes != nodes {
+			t.Errorf("%d node(s): header PEs %d nodes %d", nodes, f.Header.PEs, f.Header.Nodes)
+		}
+		every, pairs := 0, 0
+		for _, p := range f.Points {
+			switch {
+			case p.Status != record.StatusOK:
+			case len(p.PETimes) == n:
+				every++
+			case p.Pair != nil && p.Pair.Kind == record.PairSameNode && p.Pair.To.PE == 1:
+				pairs++
+			}
+		}
+		if every < 50 || pairs < 100 {
+			t.Errorf("%d node(s): %d points with every PE's time, %d on a pair of a node", nodes, every, pairs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
+			t.Errorf("%d node(s): %v", nodes, err)
+		}
 	}
 }

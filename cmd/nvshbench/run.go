@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -656,6 +657,9 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 		device = l.LocalRank % ndev
 	}
 	sum, err := launcher.RunLaunched(ctx, lo, gpu.lib, l, device)
+	if ref := (*harness.Refused)(nil); errors.As(err, &ref) {
+		return nil, usageError{ref}
+	}
 	if l.Rank == 0 {
 		err = finish(stderr, sum, err)
 	}
