@@ -162,10 +162,7 @@ func (e *Env) Pair() Pair {
 	if e.pair != nil {
 		return *e.pair
 	}
-	if p, err := ParsePair(e.Config.Pair); err == nil {
-		return p
-	}
-	p, _ := ChoosePair(e.Job.Placement(), e.Config.Path)
+	p, _ := pairOf(e.Job.Placement(), e.Config.Path, e.Config.Pair)
 	return p
 }
 

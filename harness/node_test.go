@@ -34,7 +34,7 @@ func TestMergeAcrossPEs(t *testing.T) {
 	if p.KernelTimer == nil || p.KernelTimer.Median != 3e-5 { // PE 2's median (2.5e-5) is the highest: its in-kernel times
 		t.Errorf("kernel timer %+v, want the slowest PE's (PE 2)", p.KernelTimer)
 	}
-	if p.Verify.Checked != true || p.Bytes != 3<<20 {
+	if !p.Verify.Checked || p.Bytes != 3<<20 {
 		t.Errorf("verify %+v bytes %d", p.Verify, p.Bytes)
 	}
 	// Many samples: each PE's summary.

@@ -114,18 +114,24 @@ func RecordPair(gpus []record.GPU, p Pair) *record.Pair {
 	return &record.Pair{From: end(p.From), To: end(p.To), Kind: kind}
 }
 
+// pairOf is the pair named (explicit, "FROM:TO") or else chosen for path
+// on PEs placed as gpus, and why it cannot be measured ("" if it can).
+func pairOf(gpus []record.GPU, path, explicit string) (Pair, string) {
+	if explicit == "" {
+		return ChoosePair(gpus, path)
+	}
+	p, err := ParsePair(explicit)
+	if err != nil {
+		return Pair{}, err.Error()
+	}
+	return p, CheckPair(gpus, path, p)
+}
+
 // RunPair is the pair a run's point-to-point rows measure on PEs placed as
 // gpus, for its header: the one the run names (--pair) or the one its path
 // chooses; else why it has none (said in the header's notes).
 func RunPair(gpus []record.GPU, cfg *Config) (*record.Pair, string) {
-	p, why := ChoosePair(gpus, cfg.Path)
-	if cfg.Pair != "" {
-		var err error
-		if p, err = ParsePair(cfg.Pair); err != nil {
-			return nil, err.Error()
-		}
-		why = CheckPair(gpus, cfg.Path, p)
-	}
+	p, why := pairOf(gpus, cfg.Path, cfg.Pair)
 	if why != "" {
 		return nil, why
 	}
@@ -147,21 +153,9 @@ func (j *Job) Placement() []record.GPU {
 // this job cannot measure it; over p2p the pair must also be mapped for
 // load/store (NVSHMEM's own answer, the job's paths).
 func (j *Job) PairFor(path, explicit string) (Pair, string) {
-	gpus := j.Placement()
-	var p Pair
-	if explicit != "" {
-		var err error
-		if p, err = ParsePair(explicit); err != nil {
-			return Pair{}, err.Error()
-		}
-		if why := CheckPair(gpus, path, p); why != "" {
-			return Pair{}, why
-		}
-	} else {
-		var why string
-		if p, why = ChoosePair(gpus, path); why != "" {
-			return Pair{}, why
-		}
+	p, why := pairOf(j.Placement(), path, explicit)
+	if why != "" {
+		return Pair{}, why
 	}
 	if !remotePath(path) && j.Path(p.From, p.To) == cuda.PathRemote {
 		return Pair{}, fmt.Sprintf("PE %d has no load/store mapping from PE %d (no NVLink/PCIe P2P): NVSHMEM would use a remote transport; measure it with --path proxy or --path ibgda", p.To, p.From)

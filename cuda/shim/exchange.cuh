@@ -49,17 +49,21 @@ static int gather(const uint8_t *mine, int64_t len, uint8_t *out, int64_t max, i
     most = all[q] > most ? all[q] : most;
   }
   static uint8_t slot[NB_SLOT], got[NB_MAX_PES * NB_SLOT];
+  int failed = 0;  // every round on every PE, whatever failed in one
   for (int64_t off = 0; off < most; off += NB_SLOT) {
     int64_t n = len - off < NB_SLOT ? len - off : NB_SLOT;
     memset(slot, 0, sizeof slot);
     if (n > 0) memcpy(slot, mine + off, n);
-    if (int e = exchange(slot, NB_SLOT, got)) return e;
+    if (int e = exchange(slot, NB_SLOT, got)) {
+      if (!failed) failed = e;
+      continue;
+    }
     for (int q = 0; q < S.npes; q++) {
       int64_t m = lens[q] - off < NB_SLOT ? lens[q] - off : NB_SLOT;
       if (m > 0) memcpy(out + (size_t)q * max + off, got + (size_t)q * NB_SLOT, m);
     }
   }
-  return rc;
+  return failed ? failed : rc;
 }
 
 // A PE's status at an agreement: its code and message.
