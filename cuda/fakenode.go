@@ -26,7 +26,8 @@ import (
 //	  pcie:G          GPU G has no NVLink: its pairs on its node cross PCIe
 //	  link:A-B=P%     the NVLink path between GPUs A and B at P % of its rate
 //	  clock:G=P%      GPU G's SMs at P % of their clock (power or thermal capping)
-//	  late:PE=D       PE starts every iteration D late (a duration: 20us)
+//	  late:PE=D       PE starts every iteration of what every PE runs (a collective,
+//	                  a MoE step) D late (a duration: 20us): the others wait for it
 //	  nic:G=P%        GPU G's NIC at P % of its rate
 //	  node:N=P%       every NIC of node N at P % (a node on a worse switch)
 //	  rate:KIND=R     the rate of a path in GB/s per direction: nvlink (a pair
