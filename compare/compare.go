@@ -428,7 +428,8 @@ func label(f *record.File) string {
 }
 
 // SetupDiffs lists how the runs' setups differ: GPU, driver, CUDA, NVSHMEM,
-// NCCL, PE count, and NVSHMEM_/NCCL_ environment knobs.
+// NCCL, PE count, nodes, the pair the point-to-point rows measured, and
+// NVSHMEM_/NCCL_ environment knobs.
 func SetupDiffs(files []*record.File) []string {
 	var out []string
 	base := &files[0].Header
@@ -453,6 +454,11 @@ func SetupDiffs(files []*record.File) []string {
 		check("NCCL", base.NCCL, h.NCCL)
 		check("PEs", fmt.Sprint(base.PEs), fmt.Sprint(h.PEs))
 		check("nodes", fmt.Sprint(base.Nodes), fmt.Sprint(h.Nodes))
+		pa, pb := headerPair(base), headerPair(h)
+		if base.Pair != nil && h.Pair != nil {
+			pa, pb = pa+" ("+base.Pair.Kind+")", pb+" ("+h.Pair.Kind+")"
+		}
+		check("the point-to-point rows' pair", pa, pb)
 		for _, k := range record.KnobNames(base, h) {
 			check(k, base.Env[k], h.Env[k])
 		}
@@ -461,6 +467,21 @@ func SetupDiffs(files []*record.File) []string {
 		}
 	}
 	return out
+}
+
+// headerPair is the pair a run's point-to-point rows measured: as its
+// header records it, or PE 0 towards PE 1 (PE 0 alone on one PE) in a file
+// from before pairs were recorded (schema 2 and older).
+func headerPair(h *record.Header) string {
+	switch {
+	case h.Pair != nil:
+		return fmt.Sprintf("PE %d → PE %d", h.Pair.From.PE, h.Pair.To.PE)
+	case h.Schema >= 3:
+		return "none"
+	case h.PEs > 1:
+		return "PE 0 → PE 1"
+	}
+	return "PE 0 → PE 0"
 }
 
 // Table renders the comparison through the report table model, so every

@@ -79,6 +79,7 @@ func TestBenchmarksAgreeWithTheirEntriesTraits(t *testing.T) {
 	job := twoPEJob(t)
 	remote := twoPEJob(t)
 	remote.Paths = [][]int{{cuda.PathLocal, cuda.PathRemote}, {cuda.PathRemote, cuda.PathLocal}}
+	copy(remote.PEs[1].Host[:], "another-node\x00") // a remote transport's pair: two nodes
 	remoteCfg := cfg
 	remoteCfg.Path = "proxy"
 	has := func(metrics []string, m string) bool { return slices.Contains(metrics, m) }

@@ -34,6 +34,13 @@ type Benchmark struct {
 	Floors []string
 	// Default: part of a plain 'nvshbench run' / reproduce selection.
 	Default bool
+	// AllPEs: every PE of the job takes part (a collective, a MoE step,
+	// host calls, a barrier) or it stays on one GPU. Otherwise the
+	// benchmark is point-to-point: the harness chooses the pair its path
+	// asks for (Job.PairFor; params.pair where the run names one), waives
+	// a point whose job has none, hands the pair to Args (Env.Pair) and
+	// records it.
+	AllPEs bool
 	// IgnoresCTAs / IgnoresThreads: the benchmark fixes that part of its
 	// launch itself (OwnLaunch says how), so --ctas / --threads do not
 	// apply to it; run refuses them when every selected benchmark ignores

@@ -57,13 +57,14 @@ func DetectLauncher() (l Launched, ok bool) {
 }
 
 // RunLaunched runs the plan as one PE of a launcher-started job: every rank
-// measures in-process (NVSHMEM's launcher bootstrap), rank 0 writes the
-// results file from its own timing and the job-wide verification totals,
-// through the same controller loop as a local run (group.run). There is no
+// measures in-process (NVSHMEM's launcher bootstrap), every PE's result of
+// a point is gathered at rank 0 (WorkerSpec.Gather), and rank 0 writes the
+// results file from them through the same controller loop as a local run
+// (group.run). There is no
 // controller to restart anything: a point past its timeout is recorded as
 // an error and the process exits, so the launcher ends the job.
 func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, device int) (*Summary, error) {
-	spec := harness.WorkerSpec{Rank: l.Rank, NRanks: l.Size, Device: device, Mode: cuda.InitEnv}
+	spec := harness.WorkerSpec{Rank: l.Rank, NRanks: l.Size, Device: device, Mode: cuda.InitEnv, Gather: true, Nodes: l.Nodes, Launcher: l.By}
 	if l.Rank != 0 {
 		em := harness.NewEmitter(io.Discard)
 		return nil, harness.RunWorker(lib, spec, o.Plan, em)
@@ -75,7 +76,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 		o.Stderr = io.Discard
 	}
 	sum := &Summary{Path: o.Out}
-	g := &group{o: o, nranks: 1, limits: map[string]float64{}, sum: sum, total: len(o.Plan.Items), jobTotals: true,
+	g := &group{o: o, nranks: 1, limits: map[string]float64{}, sum: sum, total: len(o.Plan.Items),
 		killed: "the job must be restarted (" + l.By + ")"}
 	defer func() {
 		if g.w != nil {
@@ -97,6 +98,10 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 			// its own, and a build may load another library than it found.
 			h.NVSHMEM, h.Notes = LoadedVersion("NVSHMEM", h.NVSHMEM, info.NVSHMEM, h.Notes)
 			h.NCCL, h.Notes = LoadedVersion("NCCL", h.NCCL, info.NCCL, h.Notes)
+			h.Pair = info.Pair
+			if info.PairWhy != "" {
+				h.Notes = append(h.Notes, "point-to-point rows: "+info.PairWhy)
+			}
 			if len(info.Job) > 0 {
 				h.GPUs = info.Job
 				hosts := map[string]bool{}

@@ -229,11 +229,11 @@ type group struct {
 	spawn func(g *group, rank int, uid []byte, events chan<- event) (*worker, error)
 	// open creates the results file when it is not open yet: from rank 0's
 	// info (the job's GPUs and capabilities) under a launcher, or bare.
-	open func(info *harness.Message) error
-	// jobTotals: a PE's outcome carries the job's verification totals
-	// (under a launcher only rank 0 reports).
-	jobTotals bool
-	killed    string // what a timeout does to the PEs, for its message
+	open   func(info *harness.Message) error
+	killed string // what a timeout does to the PEs, for its message
+	// placement is every PE's GPU and node, from rank 0's info: a PE that
+	// fails is named with them.
+	placement []record.GPU
 	planJSON  []byte // the plan of the group being started, a worker's stdin
 	// env is what the group's points add to every worker's environment
 	// (their params.env; the same on every PE).
@@ -367,7 +367,7 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 					}
 					continue
 				}
-				msg := fmt.Sprintf("the worker of PE %d exited before finishing the point", ev.rank)
+				msg := fmt.Sprintf("the worker of %s exited before finishing the point", g.peName(ev.rank))
 				if ev.exit != nil {
 					msg += " (" + ev.exit.Error() + ")"
 				}
@@ -388,6 +388,9 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 					started = true
 				}
 			case "info":
+				if m.Rank == 0 {
+					g.placement = m.Job
+				}
 				if m.Rank == 0 && g.w == nil && g.open != nil {
 					if err := g.open(m); err != nil {
 						return pos, false, err
@@ -400,6 +403,8 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 				}
 			case "fatal":
 				return fail(fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
+			case "refused": // the job as started cannot run the plan: nothing to record
+				return pos, false, &harness.Refused{Why: m.Error}
 			case "result":
 				if m.Rank < 0 || m.Rank >= g.nranks {
 					continue
@@ -416,15 +421,19 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 					pd = &pendingPoint{outs: make([]*harness.Outcome, g.nranks)}
 					pending[m.Index] = pd
 				}
-				if m.Error != "" {
-					pd.errs = append(pd.errs, fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
+				// results[i] is PE m.Rank+i's: this worker's own, or under a
+				// launcher rank 0's report of every PE's.
+				results := []harness.RankResult{{Outcome: m.Outcome, Error: m.Error}}
+				if len(m.Ranks) > 0 {
+					results, pd.outs = m.Ranks, make([]*harness.Outcome, len(m.Ranks))
 				}
-				if out := m.Outcome; out != nil && g.jobTotals {
-					job := *out
-					job.Checked, job.Errors, job.Bytes = out.JobChecked, out.JobErrors, out.JobBytes
-					m.Outcome = &job
+				for i, rr := range results {
+					pe := m.Rank + i
+					if rr.Error != "" {
+						pd.errs = append(pd.errs, fmt.Sprintf("PE %d: %s", pe, rr.Error))
+					}
+					pd.outs[pe] = rr.Outcome
 				}
-				pd.outs[m.Rank] = m.Outcome
 				pd.reported++
 				for pos < len(todo) {
 					cur := pending[todo[pos].Index]
@@ -453,6 +462,15 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 			}
 		}
 	}
+}
+
+// peName names PE pe with its GPU and node where rank 0 said them.
+func (g *group) peName(pe int) string {
+	if pe < 0 || pe >= len(g.placement) {
+		return fmt.Sprintf("PE %d", pe)
+	}
+	gpu := g.placement[pe]
+	return fmt.Sprintf("PE %d (GPU %d, %s)", pe, gpu.Index, gpu.Host)
 }
 
 // spawnProcess starts PE rank's worker process (the hidden __worker

@@ -55,6 +55,10 @@ const (
 	// FlagSecondTimer: an older file's in-kernel timer row: a spread, never
 	// a figure.
 	FlagSecondTimer = "in-kernel timer row"
+	// FlagStraggler: one PE's time differs from the other PEs' by more than
+	// StragglerShare (Point.Straggler names it): the figure is the slowest
+	// PE's, as the operation costs, and says so.
+	FlagStraggler = "straggler"
 )
 
 // TimerTolerance is how far the in-kernel timer's mean may be from the
@@ -180,7 +184,7 @@ func (p *Point) BandwidthMetric() string {
 // flags; writers and readers both call it, so a file's flags always follow
 // from its numbers.
 func Annotate(h *Header, p *Point) {
-	p.Flags = nil
+	p.Flags, p.Straggler = nil, nil
 	if p.Timer == "globaltimer" {
 		p.Flags = append(p.Flags, FlagSecondTimer)
 	}
@@ -236,6 +240,9 @@ func Annotate(h *Header, p *Point) {
 	}
 	if cv, ok := p.SampleCV(); ok && cv > NoiseCV && p.Timer != "globaltimer" { // an older file's in-kernel row holds iterations, not launches
 		p.Flags = append(p.Flags, FlagNoisy)
+	}
+	if p.Straggler = FindStraggler(p.PETimes); p.Straggler != nil {
+		p.Flags = append(p.Flags, FlagStraggler)
 	}
 }
 
@@ -403,10 +410,11 @@ func (p *Point) SampleCV() (float64, bool) {
 	return sd / mean, true
 }
 
-// ceilingOf is the physical link of the point's path: PE 0's GPU to its
-// peer's (point-to-point), the narrowest pair of the PEs (collectives), a
-// GPU's own memory where the data stays on it; nil for a remote transport
-// or where the header records no link.
+// ceilingOf is the physical link of the point's path: its pair's GPUs
+// (point-to-point; PE 0 towards PE 1 in a file before pairs), the
+// narrowest pair of the PEs (collectives), a GPU's own memory where the
+// data stays on it; nil for a remote transport or where the header records
+// no link.
 func (h *Header) ceilingOf(p *Point) *Link {
 	if p.Effective == "proxy" || p.Effective == "ibgda" {
 		return nil
@@ -419,6 +427,9 @@ func (h *Header) ceilingOf(p *Point) *Link {
 		n = 1
 	}
 	g0 := h.GPUOfPE(0)
+	if p.Pair != nil {
+		return h.LinkBetween(h.GPUOfPE(p.Pair.From.PE), h.GPUOfPE(p.Pair.To.PE))
+	}
 	if !strings.HasPrefix(p.ID, "collectives/") && !strings.HasPrefix(p.ID, "moe/") {
 		peer := 0
 		if n > 1 {

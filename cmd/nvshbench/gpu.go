@@ -31,6 +31,11 @@ func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
 		shim = os.Getenv("NVSHBENCH_SHIM")
 	}
 	if shim == "fake" {
+		// Its node or cluster is read once here, so a topology that does
+		// not parse is refused before anything starts.
+		if _, err := cuda.FakeClusterFromEnv(); err != nil {
+			return nil, usageError{err}
+		}
 		return &gpuSetup{lib: cuda.NewFake(), shimPath: "fake", tc: &cuda.Toolchain{}}, nil
 	}
 	// Before compiling anything: is there a driver and a GPU at all?

@@ -413,13 +413,13 @@ func TestNoWorkerOutlivesItsController(t *testing.T) {
 	}
 }
 
-// TestRemotePathWithFakeGPU: with --path ibgda and a peer without a
-// load/store mapping, RMA runs on the remote path and the copy limits (which
-// need a mapping) are waived with the reason.
+// TestRemotePathWithFakeGPU: with --path ibgda on two fake nodes, RMA runs
+// on the remote path and the copy limits (which need a load/store mapping)
+// are waived with the reason.
 func TestRemotePathWithFakeGPU(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "ib.jsonl")
-	t.Setenv("NVSHBENCH_FAKE_PATH", "remote")
-	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--pes-per-gpu", "2", "--path", "ibgda", "--sizes", "1M", "--samples", "2", "--out", out, "rma/put/block")
+	t.Setenv("NVSHBENCH_FAKE_NODES", "2")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--path", "ibgda", "--sizes", "1M", "--samples", "2", "--out", out, "rma/put/block")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -458,7 +458,8 @@ func asSlurmRank0(t *testing.T, nodes string) {
 func TestRunUnderALauncher(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "slurm.jsonl")
 	asSlurmRank0(t, "2")
-	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", out, "rma/put/block")
+	t.Setenv("NVSHBENCH_FAKE_NODES", "2") // a fake node for each task: their pair crosses the network
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--path", "proxy", "--sizes", "4K", "--samples", "2", "--out", out, "rma/put/block")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -466,15 +467,18 @@ func TestRunUnderALauncher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The header lists every rank's GPU and counts the nodes they ran on
-	// (the fake's ranks share this host), and says how NVSHMEM bootstrapped.
-	if f.Header.PEs != 2 || f.Header.Nodes != 1 || len(f.Header.GPUs) != 2 || f.Header.GPUs[1].PE != 1 || f.Header.GPUs[1].Host == "" ||
+	// The header lists every rank's GPU and counts the nodes they ran on,
+	// and says how NVSHMEM bootstrapped.
+	if f.Header.PEs != 2 || f.Header.Nodes != 2 || len(f.Header.GPUs) != 2 || f.Header.GPUs[1].PE != 1 || f.Header.GPUs[1].Host != "fake-node1" ||
 		f.Header.Env["NVSHMEM_BOOTSTRAP_PMI"] != "PMI-2" || !strings.Contains(strings.Join(f.Header.Notes, " "), "bootstrap PMI-2, chosen by nvshbench for slurm") {
 		t.Errorf("header pes %d nodes %d gpus %+v env %v notes %q", f.Header.PEs, f.Header.Nodes, f.Header.GPUs, f.Header.Env, f.Header.Notes)
 	}
 	for _, p := range f.Points {
-		if p.Status != record.StatusOK || !p.Verify.Checked || p.Params.PEs != 2 {
-			t.Errorf("%s: %s verify %+v pes %d", p.ID, p.Status, p.Verify, p.Params.PEs)
+		if strings.HasPrefix(p.ID, "limit/") { // copies over load/store: none across nodes
+			continue
+		}
+		if p.Status != record.StatusOK || !p.Verify.Checked || p.Params.PEs != 2 || p.Effective != "proxy" {
+			t.Errorf("%s: %s verify %+v pes %d effective %s", p.ID, p.Status, p.Verify, p.Params.PEs, p.Effective)
 		}
 	}
 	// Resuming is refused: the other ranks cannot see this file.
@@ -512,6 +516,7 @@ func TestRunUnderALauncher(t *testing.T) {
 	}
 	// A non-zero rank measures and writes nothing.
 	t.Setenv("SLURM_PROCID", "1")
+	t.Setenv("SLURM_LOCALID", "1") // its fake node's device
 	other := filepath.Join(t.TempDir(), "rank1.jsonl")
 	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", other, "rma/put/block"); code != 0 {
 		t.Errorf("rank 1: exit %d %s", code, stderr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,6 +43,7 @@ type runOptions struct {
 	LaunchSweep bool
 	SweepSize   string
 	Path        string
+	Pair        string
 	Iters       int
 	Warmup      int
 	Samples     int
@@ -89,6 +91,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVar(&o.LaunchSweep, "launch-sweep", false, "also sweep CTAs × threads at --sweep-size to find each op's peak")
 	f.StringVar(&o.SweepSize, "sweep-size", "256M", "message size of the launch sweep")
 	f.StringVar(&o.Path, "path", "p2p", "path to measure: p2p (NVLink/PCIe load-store), proxy (CPU proxy over IB), ibgda")
+	f.StringVar(&o.Pair, "pair", "", "point-to-point rows: measure PE FROM towards PE TO (FROM:TO) instead of the pair --path chooses (p2p: two GPUs of a node; proxy, ibgda: two nodes)")
 	f.IntVar(&o.Iters, "iters", 0, "operations per timed launch (0: calibrated so one launch takes about 20 ms, 1..1000)")
 	f.IntVar(&o.Warmup, "warmup", 2, "untimed launches before the samples (0..1000)")
 	f.IntVar(&o.Samples, "samples", 10, "timed launches per point (1..10000)")
@@ -183,6 +186,13 @@ func (o *runOptions) config() (*harness.Config, error) {
 		return nil, usagef("--sweep-size: %v", err)
 	}
 	cfg.CTAs, cfg.Threads, cfg.LaunchSweep, cfg.Path = o.CTAs, o.Threads, o.LaunchSweep, o.Path
+	if o.Pair != "" {
+		p, err := harness.ParsePair(o.Pair)
+		if err != nil {
+			return nil, usagef("--%v", err)
+		}
+		cfg.Pair = p.String()
+	}
 	cfg.Iters, cfg.Warmup, cfg.Samples = o.Iters, o.Warmup, o.Samples
 	if o.Quick && o.Samples == 10 {
 		cfg.Samples = 5
@@ -268,7 +278,7 @@ func checkLaunchFlags(o *runOptions, benches []*harness.Benchmark, stderr io.Wri
 
 // pointFlags are the run flags that choose which points a benchmark
 // measures (the others say how every point is measured).
-var pointFlags = []string{"sizes", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "nvshmem-algos", "launch-sweep", "sweep-size",
+var pointFlags = []string{"sizes", "pair", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "nvshmem-algos", "launch-sweep", "sweep-size",
 	"sm-budgets", "moe-tokens", "moe-hidden", "moe-topk", "moe-experts", "moe-dtype", "moe-modes", "moe-routing", "moe-zipf"}
 
 // checkPointFlags finds, for each point flag the user set, the selected
@@ -342,7 +352,7 @@ func samePoints(b *harness.Benchmark, c1, c2 *harness.Config) bool {
 		cc := *c
 		cc.PEs = 2
 		var ks []string
-		for _, p := range b.Points(&cc) {
+		for _, p := range harness.PointsOf(b, &cc) {
 			ks = append(ks, p.Key())
 		}
 		return strings.Join(ks, "\n")
@@ -393,6 +403,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 			return nil, usageError{err}
 		}
 	}
+	if o.GPUs > ndev {
+		return nil, usagef("--gpus %d: only %d GPU(s) visible here; ask for at most %d, or leave --gpus out to use every visible GPU", o.GPUs, ndev, ndev)
+	}
 	if l, ok := launcher.DetectLauncher(); ok {
 		return measureLaunched(ctx, o, cfg, benches, gpu, l, ndev, mem, stderr)
 	}
@@ -400,10 +413,10 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if gpus == 0 {
 		gpus = ndev
 	}
-	if gpus > ndev {
-		return nil, usagef("--gpus %d: only %d GPU(s) visible", gpus, ndev)
-	}
 	cfg.PEs = gpus * o.PEsPerGPU
+	if err := checkPair(cfg); err != nil {
+		return nil, err
+	}
 	plan, err := buildPlan(benches, cfg, mem, o.PEsPerGPU)
 	if err != nil {
 		return nil, err
@@ -424,6 +437,23 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	}
 	header := buildHeader(gpu, gpus, o.PEsPerGPU, extra)
 	header.Label = o.Label
+	// The pair the point-to-point rows measure: the PEs' places as the
+	// workers will see them (PE r on device r / --pes-per-gpu).
+	placement := make([]record.GPU, 0, cfg.PEs)
+	for r := 0; r < cfg.PEs; r++ {
+		info, err := gpu.lib.DeviceInfo(r / o.PEsPerGPU)
+		if err != nil {
+			return nil, err
+		}
+		placement = append(placement, harness.GPUOf(&info, r))
+	}
+	var why string
+	if header.Pair, why = harness.RunPair(placement, cfg); why != "" {
+		if cfg.Pair != "" {
+			return nil, usagef("--%s", why)
+		}
+		header.Notes = append(header.Notes, "point-to-point rows: "+why)
+	}
 	if envNote != "" {
 		header.Notes = append(header.Notes, envNote)
 	}
@@ -576,6 +606,9 @@ func fitsMemory(cfg *harness.Config, mem int64, pesPerGPU int) error {
 func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, benches []*harness.Benchmark, gpu *gpuSetup,
 	l launcher.Launched, ndev int, mem int64, stderr io.Writer) (*launcher.Summary, error) {
 	cfg.PEs = l.Size
+	if err := checkPair(cfg); err != nil {
+		return nil, err
+	}
 	plan, err := buildPlan(benches, cfg, mem, 1)
 	if err != nil {
 		return nil, err
@@ -624,10 +657,24 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 		device = l.LocalRank % ndev
 	}
 	sum, err := launcher.RunLaunched(ctx, lo, gpu.lib, l, device)
+	if ref := (*harness.Refused)(nil); errors.As(err, &ref) {
+		return nil, usageError{ref}
+	}
 	if l.Rank == 0 {
 		err = finish(stderr, sum, err)
 	}
 	return sum, err
+}
+
+// checkPair refuses a --pair that names a PE the job does not have.
+func checkPair(cfg *harness.Config) error {
+	if cfg.Pair == "" {
+		return nil
+	}
+	if p, _ := harness.ParsePair(cfg.Pair); p.From >= cfg.PEs || p.To >= cfg.PEs {
+		return usagef("--pair %s: this job has %d PE(s), 0..%d", cfg.Pair, cfg.PEs, cfg.PEs-1)
+	}
+	return nil
 }
 
 // failedPoints is a run that wrote every point, some of which errored or
@@ -666,14 +713,19 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) reco
 	host, _ := os.Hostname()
 	h := record.Header{Tool: "nvshbench", ToolVersion: Version, Commit: Commit, Created: time.Now().UTC().Format(time.RFC3339),
 		Argv: os.Args, Host: host, PEs: gpus * pesPerGPU, Nodes: 1, Env: map[string]string{}}
+	nodes := map[string]bool{}
 	for i := 0; i < gpus; i++ {
 		info, err := g.lib.DeviceInfo(i)
 		if err != nil {
 			continue
 		}
-		h.GPUs = append(h.GPUs, record.GPU{Index: i, Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
+		// Index is the controller's device, as its PEs are spread over them;
+		// Host the node the device reports (a fake cluster's differ).
+		h.GPUs = append(h.GPUs, record.GPU{Index: i, Host: info.HostString(), Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
 			SMs: int(info.SMs), MemoryBytes: info.MemBytes, L2Bytes: info.L2Bytes, ClockKHz: int(info.ClockKHz),
 			CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor)})
+		nodes[info.HostString()] = true
+		h.Nodes = len(nodes)
 		if i == 0 {
 			h.CUDA = cuda.CUDAVersion(info.CUDARuntime)
 			h.Driver = "CUDA " + cuda.CUDAVersion(info.CUDADriver)
@@ -726,11 +778,12 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) reco
 	return h
 }
 
-// hostLinks are the physical ceilings of this host's first n GPUs (the
-// header's links); a GPU NVML did not describe is noted.
+// hostLinks are the physical ceilings of the first n GPUs this process
+// sees (the header's links), each host's GPUs among themselves; a GPU NVML
+// did not describe is noted.
 func hostLinks(g *gpuSetup, n int, notes []string) ([]record.Link, []string) {
-	host, _ := os.Hostname()
-	var devs []harness.DeviceLinks
+	var hosts []string
+	devs := map[string][]harness.DeviceLinks{}
 	for i := 0; i < n; i++ {
 		info, err := g.lib.DeviceInfo(i)
 		if err != nil {
@@ -744,9 +797,17 @@ func hostLinks(g *gpuSetup, n int, notes []string) ([]record.Link, []string) {
 		if l.NVML == 0 {
 			notes = append(notes, fmt.Sprintf("GPU %d: %s: NVLink and PCIe ceilings unknown", i, l.DetailString()))
 		}
-		devs = append(devs, harness.DeviceLinks{PCI: info.PCIString(), Links: l})
+		host := info.HostString()
+		if devs[host] == nil {
+			hosts = append(hosts, host)
+		}
+		devs[host] = append(devs[host], harness.DeviceLinks{PCI: info.PCIString(), Links: l})
 	}
-	return harness.BuildLinks(host, devs), notes
+	var links []record.Link
+	for _, host := range hosts {
+		links = append(links, harness.BuildLinks(host, devs[host])...)
+	}
+	return links, notes
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")

@@ -679,3 +679,29 @@ func TestSbatchKeepsFilesReportsFailuresPassesGlobs(t *testing.T) {
 		}
 	})
 }
+
+// srun -n 8 and -n 16 on fake GPUs (a node of 8, two nodes of 8): rank 0's
+// file lists every PE's GPU and node, every collective keeps every PE's
+// time (gathered at rank 0) and names the late PE, and each path's pair is
+// measured.
+func TestSrunOnAFakeNodeAndCluster(t *testing.T) {
+	s := needSlurm(t)
+	for _, c := range []struct {
+		nodes int
+		path  string
+		to    int
+	}{{1, "p2p", 1}, {2, "ibgda", 8}} {
+		n := 8 * c.nodes
+		dir := t.TempDir()
+		out := filepath.Join(dir, "srun.jsonl")
+		cmd := s.command("srun", "-n", strconv.Itoa(n), "--overcommit", "--chdir", dir, os.Args[0], "run", "--shim", "fake", "--out", out, "--path", c.path)
+		cmd.Args = append(cmd.Args, nodeBenches...)
+		cmd.Env = append(testEnv("NVSHBENCH_FAKE_RDV="+filepath.Join(dir, "rdv"), "NVSHBENCH_FAKE_GPUS=8", fmt.Sprintf("NVSHBENCH_FAKE_NODES=%d", c.nodes),
+			"NVSHBENCH_FAKE_TOPO=late:3=100us"), "SLURM_CONF="+s.conf)
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("srun -n %d: %v\n%s", n, err, b)
+		}
+		checkFakeJob(t, fmt.Sprintf("srun -n %d", n), mustRead(t, out), n, c.nodes, c.to)
+	}
+}

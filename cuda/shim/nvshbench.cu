@@ -252,6 +252,12 @@ extern "C" int nb_agree(int64_t mine, int64_t *values, int max) {
   return rc ? rc : S.npes;
 }
 
+extern "C" int nb_gather(const uint8_t *mine, int64_t len, uint8_t *out, int64_t max, int64_t *lens) {
+  if (int rc = on_device()) return rc;
+  int rc = gather(mine, len, out, max, lens);
+  return rc ? rc : S.npes;
+}
+
 extern "C" int nb_setenv(const char *name, const char *value) {
   if (setenv(name, value, 1) != 0) return fail(NB_ERR, "setenv %s failed", name);
   return 0;
@@ -389,8 +395,9 @@ static int stamp_every(Run *r, const Family *f, int iters) {
 // The one measurement loop. Collective calls, in this order on every PE:
 // agreement 1 (arguments valid, buffers prepared), the family's setup and
 // its agreement, the two calibration launches' barriers, the agreement on
-// a third (PE 0's wish: its calibration launch was under 1 ms) and its
-// barrier, agreement 2 (status and PE 0's iteration count, one exchange), a
+// a third (the initiator's wish: its calibration launch was under 1 ms) and
+// its barrier, agreement 2 (status and the initiator's iteration count, one
+// exchange), a
 // graph's agreement, one
 // barrier before each synchronised launch, a barrier after the launches,
 // the check (collective where the family's is), agreement 3 (status and
@@ -414,6 +421,7 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
   else if (a->samples <= 0 || a->warmup < 0 || a->iters < 0 || a->iters > NB_MAX_ITERS)
     st = fail(NB_ERR, "samples must be > 0, warmup >= 0, iters 0..%d", NB_MAX_ITERS);
   else if (a->peer < 0 || a->peer >= S.npes) st = fail(NB_ERR, "peer %d out of range (%d PEs)", a->peer, S.npes);
+  else if (a->initiator < 0 || a->initiator >= S.npes) st = fail(NB_ERR, "initiator %d out of range (%d PEs)", a->initiator, S.npes);
   const Family *f = r->e ? r->e->family : nullptr;
   if (!st) st = f->validate(r);
   if (!st) st = f->prepare(r);
@@ -430,7 +438,8 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
   int synced = f->synced(r);
   int per_iter = ops_per_iter(r);
 
-  // Calibration: PE 0 times one launch; every PE uses PE 0's count. A
+  // Calibration: the initiator times one launch; every PE uses its count
+  // (args.initiator: 0 for the families where every PE times). A
   // first launch before it is not timed: the first launch of a kernel
   // loads its module (CUDA's lazy loading, about a millisecond), which
   // would otherwise pass for the operation's cost and leave the point with
@@ -470,11 +479,11 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) && S.shared_gpu ? 1000 / NB_FLOOR_HOPS : loop_cap);
     // A calibration launch of under 1 ms was mostly its launch (an atomic
     // rate's iteration is 57 ns on one H200: from one iteration it made
-    // ~0.2 ms launches, their events 3 % above the in-kernel timer): PE 0
+    // ~0.2 ms launches, their events 3 % above the in-kernel timer): the initiator
     // asks every PE for one more, of the count it just estimated, and
     // estimates again from that (agreed, so every PE makes the same launches).
     int64_t probe = ms < 1.0f && n > f->cal_iters && cap > f->cal_iters ? (int64_t)(n < cap ? n : cap) : 0;
-    if ((st = agree(st, 0, 0, 0, res, nullptr, &probe))) return st;
+    if ((st = agree(st, 0, 0, 0, res, nullptr, &probe, a->initiator))) return st;
     if (probe > 0) {
       if (synced) {
         if (f->before_launch) st = f->before_launch(r);
@@ -492,7 +501,7 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
     // launches give the periods).
     if (f->kernel_timer && want < 10) want = 10;
   }
-  if ((st = agree(st, 0, 0, 0, res, nullptr, &want))) return st;  // and every PE takes PE 0's count
+  if ((st = agree(st, 0, 0, 0, res, nullptr, &want, a->initiator))) return st;  // and every PE takes the initiator's count
   int iters = (int)want;
   if (iters < 1) iters = 1;
 

@@ -200,7 +200,7 @@ func register(c collective, im impl) {
 		own, ignoresThreads = "1 CTA × 32", true
 	}
 	harness.Register(harness.Benchmark{
-		ID: "collectives/" + c.Base + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def,
+		ID: "collectives/" + c.Base + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def, AllPEs: true,
 		IgnoresCTAs: true, IgnoresThreads: ignoresThreads, OwnLaunch: own,
 		Metrics:  metrics,
 		Points:   points(c, im),
@@ -462,7 +462,7 @@ func effective(im impl, a cuda.Args, e *harness.Env, algo string) string {
 		if a.Impl == cuda.ImplOurTwoShot {
 			shot = "twoshot"
 		}
-		return shot + "-" + harness.PathName(j.PeerPath(), e.Config)
+		return shot + "-" + harness.PathName(j.Widest(), e.Config)
 	case cuda.ImplNCCLCE:
 		s := "nccl"
 		if v := j.NCCLVersion(); v != "" {

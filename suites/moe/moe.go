@@ -63,7 +63,7 @@ func init() {
 	for _, op := range []string{"dispatch", "combine"} {
 		for _, im := range impls {
 			harness.Register(harness.Benchmark{
-				ID: "moe/" + op + "/" + im.name, Suite: "moe", Default: false,
+				ID: "moe/" + op + "/" + im.name, Suite: "moe", Default: false, AllPEs: true,
 				Desc:        fmt.Sprintf("MoE %s: %s", op, im.desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "1 CTA per SM × 512 (NCCL: the library's)",
 				Metrics:  []string{record.MetricLatency, record.MetricBandwidth, record.MetricLink},
@@ -220,7 +220,7 @@ func describe(op string) func(e *harness.Env, p record.Params, a cuda.Args, r cu
 		st := routeStats(e.Job.NPEs(), w)
 		o.Values = map[string]float64{"load_rank": st.LoadRank, "load_expert": st.LoadExp,
 			"remote_bytes": float64(RemoteBytes(st, op, w.Mode, TokenBytes(w.Hidden, w.DType), int64(w.Hidden)*2))}
-		o.Effective = harness.PathName(e.Job.PeerPath(), e.Config)
+		o.Effective = harness.PathName(e.Job.Widest(), e.Config)
 	}
 }
 

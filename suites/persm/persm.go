@@ -227,7 +227,7 @@ func args(op, partner string) func(e *harness.Env, p record.Params) (cuda.Args, 
 			a.CTAs, a.Threads = 1, 32 // the copy engine: the shim's minimal launch shape, no kernel of its own
 		}
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
-		a.Peer, a.Elem = int32(j.Peer()), 1
+		a.Initiator, a.Peer, a.Elem = int32(e.Pair().From), int32(e.Pair().To), 1
 		if e.Config.Verify {
 			a.Verify = 1
 		}
@@ -239,8 +239,8 @@ func args(op, partner string) func(e *harness.Env, p record.Params) (cuda.Args, 
 			a.Impl = int32(o.Value) // the shim names a partner by its operation's code
 		}
 		moves := []string{op, partner}
-		if j.PeerPath() == cuda.PathRemote && slices.ContainsFunc(moves, loadStoreOnly) {
-			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE 0 (no P2P mapping)", j.Peer())
+		if e.PairPath() == cuda.PathRemote && slices.ContainsFunc(moves, loadStoreOnly) {
+			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE %d (no P2P mapping)", e.Pair().To, e.Pair().From)
 		}
 		if slices.Contains(moves, "rma.pm_tma") && p.Size%16 != 0 {
 			return a, fmt.Sprintf("size %d is not a multiple of 16 bytes: TMA moves 16-byte multiples", p.Size)

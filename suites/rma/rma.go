@@ -468,22 +468,19 @@ var groupWord = map[string]string{"block": "CTA", "warp": "warp", "thread": "thr
 var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
 // argsOf turns a point of op (a name of the shim's dispatch table) into the
-// shim's arguments: PE 0 towards the job's peer, or a waiver decided from
-// job-wide facts.
+// shim's arguments: the pair's initiator towards its peer, or a waiver
+// decided from job-wide facts.
 func argsOf(op string) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
-		j := e.Job
-		peer, path := j.Peer(), j.PeerPath()
+		pr := e.Pair()
 		a := cuda.NewArgs(op)
 		a.Size, a.Seed, a.CTAs, a.Threads = p.Size, int64(e.Index+1), int32(p.CTAs), int32(p.Threads)
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
-		a.Peer, a.Elem = int32(peer), 1
+		a.Initiator, a.Peer, a.Elem = int32(pr.From), int32(pr.To), 1
 		switch {
-		case e.Config.Path == "p2p" && path == cuda.PathRemote:
-			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): NVSHMEM would use a remote transport; measure it with --path proxy or --path ibgda", peer)
-		case loadStoreOnly(op) && path == cuda.PathRemote:
-			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE 0 (no P2P mapping)", peer)
-		case p.Dir == "bidir" && j.NPEs() < 2:
+		case loadStoreOnly(op) && e.PairPath() == cuda.PathRemote:
+			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE %d (no P2P mapping)", pr.To, pr.From)
+		case p.Dir == "bidir" && pr.From == pr.To:
 			return a, "bidirectional transfers need 2 PEs"
 		}
 		if v, ok := scopes[p.Scope]; ok {
