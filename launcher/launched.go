@@ -110,12 +110,12 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 		g.w = w
 		return err
 	}
-	g.spawn = func(g *group, rank int, _ []byte, events chan<- event) (*worker, error) {
+	g.spawn = func(g *group, rank int, _ []byte, in *inbox) (*worker, error) {
 		pr, pw := io.Pipe()
 		wk := &worker{rank: rank, done: make(chan struct{})}
 		read := make(chan struct{})
 		go func() {
-			readMessages(pr, rank, events)
+			readMessages(pr, rank, in)
 			close(read)
 		}()
 		go func() {
@@ -123,7 +123,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 			pw.Close()
 			<-read
 			close(wk.done)
-			events <- event{rank: rank, exited: true, exit: err}
+			in.send(event{rank: rank, exited: true, exit: err})
 		}()
 		return wk, nil
 	}

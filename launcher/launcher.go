@@ -224,9 +224,9 @@ type group struct {
 	total    int
 	groups   int // worker groups started so far
 	// spawn starts PE rank's worker (uid: NVSHMEM's unique ID for the
-	// others than rank 0; nil for rank 0) reporting on events; the default
+	// others than rank 0; nil for rank 0) reporting into in; the default
 	// starts a worker process.
-	spawn func(g *group, rank int, uid []byte, events chan<- event) (*worker, error)
+	spawn func(g *group, rank int, uid []byte, in *inbox) (*worker, error)
 	// open creates the results file when it is not open yet: from rank 0's
 	// info (the job's GPUs and capabilities) under a launcher, or bare.
 	open func(info *harness.Message) error
@@ -270,194 +270,300 @@ func (g *group) record(p *record.Point) error {
 
 // run starts a worker group for todo and runs until every item is done
 // (n = len(todo)) or the group fails: the item in progress is then recorded
-// as an error, counted in n, and failed is true.
+// as an error, counted in n, and failed is true. However it ends, its
+// workers are killed and gone when it returns.
 func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed bool, err error) {
-	o := g.o
 	g.groups++
-	plan := o.Plan
-	plan.Items = todo
-	var buf bytes.Buffer // worker processes read it on stdin; an in-process worker has it
-	if err := harness.WritePlan(&buf, plan); err != nil {
+	s, err := g.newSession(todo)
+	if err != nil {
 		return 0, false, err
 	}
-	g.planJSON = buf.Bytes()
-	want := make(map[int]harness.Item, len(todo))
-	for _, it := range todo {
-		want[it.Index] = it
-	}
-	events := make(chan event, 1024)
-	var workers []*worker
-	killAll := func() {
-		for _, wk := range workers {
-			if wk.cmd != nil && wk.cmd.Process != nil {
-				syscall.Kill(-wk.cmd.Process.Pid, syscall.SIGKILL)
-			}
-		}
-		for _, wk := range workers {
-			if wk.cmd != nil {
-				<-wk.done
-			} // an in-process worker that hangs stays: the process exits after the loop
-		}
-		workers = nil
-	}
-	defer killAll()
-
-	start := func(rank int, uid []byte) error {
-		spawn := g.spawn
-		if spawn == nil {
-			spawn = spawnProcess
-		}
-		wk, err := spawn(g, rank, uid, events)
-		if err != nil {
-			return err
-		}
-		workers = append(workers, wk)
-		return nil
-	}
-
+	defer s.stop()
 	// Rank 0 makes the unique ID; the others start once it is known.
-	if err := start(0, nil); err != nil {
+	if err := s.start(0, nil); err != nil {
 		return 0, false, err
 	}
-	started := g.nranks == 1
-	timeout := o.InitTimeout
-	if timeout <= 0 {
-		timeout = 180 * time.Second
-	}
-	// What the watchdog waits for now, in the words of the timeout message.
-	waiting := timeoutWords(o, true)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	pending := map[int]*pendingPoint{}
-	exited := 0
-	finishedRank := map[int]bool{}
-	pos := 0
-	fail := func(reason string) (int, bool, error) {
-		killAll()
-		it := todo[pos]
-		p := record.Point{ID: it.ID, Params: it.Params, Status: record.StatusError, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
-		if err := g.record(&p); err != nil {
-			return pos, true, err
-		}
-		return pos + 1, true, nil
-	}
+	defer s.timer.Stop()
 	for {
+		var e *end
 		select {
 		case <-ctx.Done():
-			return pos, false, ctx.Err()
-		case <-timer.C:
-			if pos >= len(todo) {
-				return pos, false, nil // every point written; a worker hung in finalize
-			}
-			killed := g.killed
-			if killed == "" {
-				killed = "worker group killed"
-			}
-			return fail(fmt.Sprintf("timed out: %s; %s", waiting, killed))
-		case ev := <-events:
-			switch {
-			case ev.exited:
-				exited++
-				if finishedRank[ev.rank] && pos < len(todo) {
-					continue // it ran the whole plan; the others are still reporting
-				}
-				if pos >= len(todo) {
-					if exited == len(workers) && started {
-						return pos, false, nil
-					}
-					continue
-				}
-				msg := fmt.Sprintf("the worker of PE %d exited before finishing the point", ev.rank)
-				if ev.exit != nil {
-					msg += " (" + ev.exit.Error() + ")"
-				}
-				return fail(msg + "; see its output above")
-			case ev.msg == nil:
-				fmt.Fprintf(o.Stderr, "[pe %d] %s\n", ev.rank, ev.line)
-				continue
-			}
-			m := ev.msg
-			switch m.Type {
-			case "uid":
-				if !started {
-					for r := 1; r < g.nranks; r++ {
-						if err := start(r, m.UID); err != nil {
-							return pos, false, err
-						}
-					}
-					started = true
-				}
-			case "info":
-				if m.Rank == 0 && g.w == nil && g.open != nil {
-					if err := g.open(m); err != nil {
-						return pos, false, err
-					}
-				}
-			case "done":
-				finishedRank[m.Rank] = true
-				if pos >= len(todo) && exited == len(workers) {
-					return pos, false, nil
-				}
-			case "fatal":
-				return fail(fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
-			case "result":
-				if m.Rank < 0 || m.Rank >= g.nranks {
-					continue
-				}
-				// A result counts only for the point it names: another
-				// plan's worker (or a confused one) cannot fill this one.
-				if it, ok := want[m.Index]; !ok || m.Key != harness.ItemKey(it) {
-					return fail(fmt.Sprintf("PE %d reported a result for %q, which is not point %d of this run's plan; its result was not recorded", m.Rank, m.Key, m.Index))
-				}
-				// Ranks run ahead of each other: keep results until their
-				// point is complete.
-				pd := pending[m.Index]
-				if pd == nil {
-					pd = &pendingPoint{outs: make([]*harness.Outcome, g.nranks)}
-					pending[m.Index] = pd
-				}
-				if m.Error != "" {
-					pd.errs = append(pd.errs, fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
-				}
-				if out := m.Outcome; out != nil && g.jobTotals {
-					job := *out
-					job.Checked, job.Errors, job.Bytes = out.JobChecked, out.JobErrors, out.JobBytes
-					m.Outcome = &job
-				}
-				pd.outs[m.Rank] = m.Outcome
-				pd.reported++
-				for pos < len(todo) {
-					cur := pending[todo[pos].Index]
-					if cur == nil || cur.reported < g.nranks {
-						break
-					}
-					delete(pending, todo[pos].Index)
-					p := harness.Merge(todo[pos], cur.outs, cur.errs, &o.Plan.Config, g.limits)
-					if err := g.record(&p); err != nil {
-						return pos, true, err
-					}
-					pos++
-					if p.Status == record.StatusError && o.StopOnError {
-						return pos, true, nil
-					}
-					if pos < len(todo) {
-						resetTimer(timer, o.Timeout)
-						waiting = timeoutWords(o, false)
-					} else {
-						resetTimer(timer, 60*time.Second) // finalize
-					}
-				}
-				if pos >= len(todo) && exited == len(workers) {
-					return pos, false, nil
-				}
-			}
+			return s.pos, false, ctx.Err()
+		case <-s.timer.C:
+			e = s.timedOut()
+		case ev := <-s.in.ch:
+			e = s.handle(ev)
+		}
+		if e != nil {
+			return e.n, e.failed, e.err
 		}
 	}
 }
 
+// end is how a worker group's run ends (group.run's results).
+type end struct {
+	n      int
+	failed bool
+	err    error
+}
+
+// session is one worker group's run through its items: its workers, what
+// they reported, and where the controller stands.
+type session struct {
+	g        *group
+	todo     []harness.Item
+	want     map[int]harness.Item // the items by plan index: a result must name one
+	in       *inbox
+	workers  []*worker
+	started  bool                  // every PE's worker is started
+	pending  map[int]*pendingPoint // results of points not complete yet
+	finished map[int]bool          // ranks that ran the whole plan
+	exited   int                   // workers that ended
+	pos      int                   // todo[pos] is the point in progress
+	timer    *time.Timer
+	waiting  string // what the watchdog waits for, in the words of its message
+	stopped  bool
+}
+
+func (g *group) newSession(todo []harness.Item) (*session, error) {
+	plan := g.o.Plan
+	plan.Items = todo
+	var buf bytes.Buffer // worker processes read it on stdin; an in-process worker has it
+	if err := harness.WritePlan(&buf, plan); err != nil {
+		return nil, err
+	}
+	g.planJSON = buf.Bytes()
+	s := &session{g: g, todo: todo, want: make(map[int]harness.Item, len(todo)), in: newInbox(),
+		started: g.nranks == 1, pending: map[int]*pendingPoint{}, finished: map[int]bool{}}
+	for _, it := range todo {
+		s.want[it.Index] = it
+	}
+	timeout := g.o.InitTimeout
+	if timeout <= 0 {
+		timeout = 180 * time.Second
+	}
+	s.timer = time.NewTimer(timeout)
+	s.waiting = timeoutWords(g.o, true)
+	return s, nil
+}
+
+// inbox is where a worker group's reader goroutines report. A send gives
+// up once the controller has left the group (close): no reader then blocks
+// on events nobody reads, and the workers' ends can be waited for.
+type inbox struct {
+	ch   chan event
+	gone chan struct{}
+}
+
+func newInbox() *inbox { return &inbox{ch: make(chan event, 1024), gone: make(chan struct{})} }
+
+// send delivers ev, or reports false once the controller has left.
+func (b *inbox) send(ev event) bool {
+	select {
+	case b.ch <- ev:
+		return true
+	case <-b.gone:
+		return false
+	}
+}
+
+func (b *inbox) close() { close(b.gone) }
+
+// killWait bounds the wait for a killed worker to end: one stuck in the
+// kernel (a GPU driver's teardown) must not keep an interrupted run alive.
+const killWait = 5 * time.Second
+
+// start starts PE rank's worker.
+func (s *session) start(rank int, uid []byte) error {
+	spawn := s.g.spawn
+	if spawn == nil {
+		spawn = spawnProcess
+	}
+	wk, err := spawn(s.g, rank, uid, s.in)
+	if err != nil {
+		return err
+	}
+	s.workers = append(s.workers, wk)
+	return nil
+}
+
+// stop ends the group: nothing more is read from it, its worker processes
+// are killed with everything they started (their process groups), and
+// each is waited for, killWait at most. An in-process worker cannot be
+// killed: the process exits after the loop.
+func (s *session) stop() {
+	if s.stopped {
+		return
+	}
+	s.stopped = true
+	s.in.close()
+	for _, wk := range s.workers {
+		if wk.cmd != nil && wk.cmd.Process != nil {
+			syscall.Kill(-wk.cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
+	deadline := time.NewTimer(killWait)
+	defer deadline.Stop()
+	for _, wk := range s.workers {
+		if wk.cmd == nil {
+			continue
+		}
+		select {
+		case <-wk.done:
+		case <-deadline.C:
+			fmt.Fprintf(s.g.o.Stderr, "nvshbench: the worker of PE %d (PID %d) has not ended %s after it was killed; going on without it\n", wk.rank, wk.cmd.Process.Pid, killWait)
+			return
+		}
+	}
+}
+
+// fail ends the group on the point in progress: its workers killed, the
+// point recorded as an error with reason.
+func (s *session) fail(reason string) *end {
+	s.stop()
+	it := s.todo[s.pos]
+	p := record.Point{ID: it.ID, Params: it.Params, Status: record.StatusError, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
+	if err := s.g.record(&p); err != nil {
+		return &end{s.pos, true, err}
+	}
+	return &end{s.pos + 1, true, nil}
+}
+
+// over: every point is written and every worker has ended.
+func (s *session) over() bool { return s.pos >= len(s.todo) && s.exited == len(s.workers) }
+
+// timedOut is the watchdog's turn: a point that took too long fails the
+// group; after the last point, a worker hung in finalize is let go.
+func (s *session) timedOut() *end {
+	if s.pos >= len(s.todo) {
+		return &end{s.pos, false, nil}
+	}
+	killed := s.g.killed
+	if killed == "" {
+		killed = "worker group killed"
+	}
+	return s.fail(fmt.Sprintf("timed out: %s; %s", s.waiting, killed))
+}
+
+// handle takes one event of a worker; non-nil where it ends the group.
+func (s *session) handle(ev event) *end {
+	switch {
+	case ev.exited:
+		return s.exit(ev)
+	case ev.msg == nil:
+		fmt.Fprintf(s.g.o.Stderr, "[pe %d] %s\n", ev.rank, ev.line)
+		return nil
+	}
+	m := ev.msg
+	switch m.Type {
+	case "uid":
+		if !s.started {
+			for r := 1; r < s.g.nranks; r++ {
+				if err := s.start(r, m.UID); err != nil {
+					return &end{s.pos, false, err}
+				}
+			}
+			s.started = true
+		}
+	case "info":
+		if m.Rank == 0 && s.g.w == nil && s.g.open != nil {
+			if err := s.g.open(m); err != nil {
+				return &end{s.pos, false, err}
+			}
+		}
+	case "done":
+		s.finished[m.Rank] = true
+		if s.over() {
+			return &end{s.pos, false, nil}
+		}
+	case "fatal":
+		return s.fail(fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
+	case "result":
+		return s.result(m)
+	}
+	return nil
+}
+
+// exit is a worker's end: the group's, once every point is written and
+// every worker gone; before, a failure of the point in progress unless
+// that worker ran the whole plan (the others are still reporting).
+func (s *session) exit(ev event) *end {
+	s.exited++
+	if s.pos >= len(s.todo) {
+		if s.exited == len(s.workers) && s.started {
+			return &end{s.pos, false, nil}
+		}
+		return nil
+	}
+	if s.finished[ev.rank] {
+		return nil
+	}
+	msg := fmt.Sprintf("the worker of PE %d exited before finishing the point", ev.rank)
+	if ev.exit != nil {
+		msg += " (" + ev.exit.Error() + ")"
+	}
+	return s.fail(msg + "; see its output above")
+}
+
+// result keeps a PE's result until its point is complete, and records
+// every point that is, in plan order.
+func (s *session) result(m *harness.Message) *end {
+	g, o := s.g, s.g.o
+	if m.Rank < 0 || m.Rank >= g.nranks {
+		return nil
+	}
+	// A result counts only for the point it names: another plan's worker
+	// (or a confused one) cannot fill this one.
+	if it, ok := s.want[m.Index]; !ok || m.Key != harness.ItemKey(it) {
+		return s.fail(fmt.Sprintf("PE %d reported a result for %q, which is not point %d of this run's plan; its result was not recorded", m.Rank, m.Key, m.Index))
+	}
+	// Ranks run ahead of each other: keep results until their point is
+	// complete.
+	pd := s.pending[m.Index]
+	if pd == nil {
+		pd = &pendingPoint{outs: make([]*harness.Outcome, g.nranks)}
+		s.pending[m.Index] = pd
+	}
+	if m.Error != "" {
+		pd.errs = append(pd.errs, fmt.Sprintf("PE %d: %s", m.Rank, m.Error))
+	}
+	if out := m.Outcome; out != nil && g.jobTotals {
+		job := *out
+		job.Checked, job.Errors, job.Bytes = out.JobChecked, out.JobErrors, out.JobBytes
+		m.Outcome = &job
+	}
+	pd.outs[m.Rank] = m.Outcome
+	pd.reported++
+	for s.pos < len(s.todo) {
+		cur := s.pending[s.todo[s.pos].Index]
+		if cur == nil || cur.reported < g.nranks {
+			break
+		}
+		delete(s.pending, s.todo[s.pos].Index)
+		p := harness.Merge(s.todo[s.pos], cur.outs, cur.errs, &o.Plan.Config, g.limits)
+		if err := g.record(&p); err != nil {
+			return &end{s.pos, true, err}
+		}
+		s.pos++
+		if p.Status == record.StatusError && o.StopOnError {
+			return &end{s.pos, true, nil}
+		}
+		if s.pos < len(s.todo) {
+			resetTimer(s.timer, o.Timeout)
+			s.waiting = timeoutWords(o, false)
+		} else {
+			resetTimer(s.timer, 60*time.Second) // finalize
+		}
+	}
+	if s.over() {
+		return &end{s.pos, false, nil}
+	}
+	return nil
+}
+
 // spawnProcess starts PE rank's worker process (the hidden __worker
 // subcommand) in its own process group, its stdout read as messages.
-func spawnProcess(g *group, rank int, uid []byte, events chan<- event) (*worker, error) {
+func spawnProcess(g *group, rank int, uid []byte, in *inbox) (*worker, error) {
 	o := g.o
 	args := append([]string{"__worker", "--plan", "-", "--rank", fmt.Sprint(rank), "--nranks", fmt.Sprint(g.nranks),
 		"--device", fmt.Sprint(rank / o.PEsPerGPU)}, o.WorkerArgs...)
@@ -487,7 +593,7 @@ func spawnProcess(g *group, rank int, uid []byte, events chan<- event) (*worker,
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		readMessages(stdout, rank, events)
+		readMessages(stdout, rank, in)
 	}()
 	go func() {
 		defer wg.Done()
@@ -501,22 +607,27 @@ func spawnProcess(g *group, rank int, uid []byte, events chan<- event) (*worker,
 		wg.Wait()
 		err := cmd.Wait()
 		close(wk.done)
-		events <- event{rank: rank, exited: true, exit: exitErr(err)}
+		in.send(event{rank: rank, exited: true, exit: exitErr(err)})
 	}()
 	return wk, nil
 }
 
-// readMessages turns a worker's output lines into events.
-func readMessages(r io.Reader, rank int, events chan<- event) {
+// readMessages turns a worker's output lines into events until its end;
+// once the controller has left the group the rest is read and dropped, so
+// the worker never blocks on a full pipe.
+func readMessages(r io.Reader, rank int, in *inbox) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		ev := event{rank: rank, line: line}
 		var m harness.Message
 		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &m) == nil && m.Type != "" {
-			events <- event{rank: rank, msg: &m}
-		} else {
-			events <- event{rank: rank, line: line}
+			ev = event{rank: rank, msg: &m}
+		}
+		if !in.send(ev) {
+			io.Copy(io.Discard, r)
+			return
 		}
 	}
 }

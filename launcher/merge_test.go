@@ -25,14 +25,14 @@ func TestResultForAnotherPointIsNotRecorded(t *testing.T) {
 	other := harness.Item{Index: 0, ID: "latency/g", Params: record.Params{Size: 4096}}
 	g := &group{o: Options{Stderr: io.Discard, Timeout: 5 * time.Second, InitTimeout: 5 * time.Second}, nranks: 1, w: w,
 		limits: map[string]float64{}, sum: &Summary{}, total: 1}
-	g.spawn = func(g *group, rank int, _ []byte, events chan<- event) (*worker, error) {
+	g.spawn = func(g *group, rank int, _ []byte, in *inbox) (*worker, error) {
 		wk := &worker{rank: rank, done: make(chan struct{})}
 		go func() {
 			out := harness.Outcome{Samples: []float64{1e-6, 1e-6, 1e-6}, Iters: 1, Bytes: 4096}
-			events <- event{rank: rank, msg: &harness.Message{Type: "result", Rank: rank, Index: 0, Key: harness.ItemKey(other), Outcome: &out}}
-			events <- event{rank: rank, msg: &harness.Message{Type: "done", Rank: rank}}
+			in.send(event{rank: rank, msg: &harness.Message{Type: "result", Rank: rank, Index: 0, Key: harness.ItemKey(other), Outcome: &out}})
+			in.send(event{rank: rank, msg: &harness.Message{Type: "done", Rank: rank}})
 			close(wk.done)
-			events <- event{rank: rank, exited: true}
+			in.send(event{rank: rank, exited: true})
 		}()
 		return wk, nil
 	}
