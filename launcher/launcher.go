@@ -200,14 +200,19 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 }
 
 // Interrupted is a run ended by a signal (Ctrl-C, SIGTERM, SIGHUP): the
-// points written so far are kept and the same command resumes.
-type Interrupted struct{ Summary *Summary }
-
-func (e *Interrupted) Error() string {
-	return fmt.Sprintf("interrupted: %d point(s) written to %s; run the same command again to resume", e.Summary.Points, e.Summary.Path)
+// points written so far are kept; Next says how to measure the rest.
+type Interrupted struct {
+	Summary *Summary
+	Next    string
 }
 
-func interrupted(s *Summary) error { return &Interrupted{Summary: s} }
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("interrupted: %d point(s) written to %s; %s", e.Summary.Points, e.Summary.Path, e.Next)
+}
+
+func interrupted(s *Summary) error {
+	return &Interrupted{Summary: s, Next: "run the same command again to resume"}
+}
 
 // group runs one set of PEs through the plan: the one controller loop of
 // both modes. Locally it starts one worker process per PE and every PE's

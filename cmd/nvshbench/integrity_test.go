@@ -324,7 +324,7 @@ func TestControlCharactersNeverReachTheTerminal(t *testing.T) {
 }
 
 // SIGHUP (an ssh session dropped) ends a run like Ctrl-C: points kept,
-// "interrupted", exit 130, no worker left.
+// "interrupted", exit 129 (128 + its number), no worker left.
 func TestHangUpEndsTheRunCleanly(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "hup.jsonl")
 	cmd := exec.Command(os.Args[0], "run", "--shim", "fake", "--sizes", "1K,4K", "--samples", "2", "--timeout", "60s", "--out", out, "rma/put/block")
@@ -349,7 +349,7 @@ func TestHangUpEndsTheRunCleanly(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGHUP)
 	err := cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != exitSignal || !strings.Contains(stderr.String(), "interrupted") {
+	if !ok || ee.ExitCode() != exitSignal+int(syscall.SIGHUP) || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("after SIGHUP: %v: %s", err, stderr.String())
 	}
 	if f := mustRead(t, out); len(f.Points) == 0 {

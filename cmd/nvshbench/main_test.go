@@ -22,10 +22,14 @@ import (
 )
 
 // TestMain lets the test binary serve as the worker the launcher starts
-// (os.Executable is the test binary during tests).
+// (os.Executable is the test binary during tests), as the CLI
+// (NVSHBENCH_TEST_CLI=1) and as a command slow to stop (stubborn).
 func TestMain(m *testing.M) {
 	if (len(os.Args) > 1 && os.Args[1] == "__worker") || os.Getenv("NVSHBENCH_TEST_CLI") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if os.Getenv("NVSHBENCH_TEST_STUBBORN") == "1" {
+		os.Exit(stubborn())
 	}
 	code := m.Run()
 	cluster.stop() // the private Slurm cluster, if a test started it
@@ -453,8 +457,9 @@ func TestRunUnderALauncher(t *testing.T) {
 			t.Errorf("%s: %s verify %+v pes %d", p.ID, p.Status, p.Verify, p.Params.PEs)
 		}
 	}
-	// Resuming is refused: the other ranks cannot see this file.
-	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out, "rma/put/block"); code == 0 || !strings.Contains(stderr, "resuming is not supported") {
+	// Resuming is refused (exit 2, as every refusal): the other ranks
+	// cannot see this file.
+	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out, "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "resuming is not supported") {
 		t.Errorf("resume under a launcher: exit %d %s", code, stderr)
 	}
 	// A bootstrap NVSHMEM does not know, or one whose plugin cannot load,

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,9 +60,9 @@ run it again with the same --out to resume.`,
   srun -N1 --gpus-per-node=8 nvshbench reproduce --out repro-$SLURM_JOB_ID`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer stop()
-			return runReproduce(ctx, o, c.OutOrStdout(), c.ErrOrStderr())
+			return interruptible(c.Context(), c.ErrOrStderr(), func(ctx context.Context) error {
+				return runReproduce(ctx, o, c.OutOrStdout(), c.ErrOrStderr())
+			})
 		},
 	}
 	c.Flags().StringVarP(&o.Out, "out", "o", "", "output folder (default nvshbench-reproduce-HOST)")

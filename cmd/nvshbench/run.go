@@ -6,11 +6,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"reflect"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -157,10 +155,10 @@ Interrupt it at any time: every finished point is kept, and the same command res
 			o.Benches = args
 			o.ctasSet, o.threadsSet = c.Flags().Changed("ctas"), c.Flags().Changed("threads")
 			o.cmd = c
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer stop()
-			_, err := measure(ctx, o, c.ErrOrStderr())
-			return err
+			return interruptible(c.Context(), c.ErrOrStderr(), func(ctx context.Context) error {
+				_, err := measure(ctx, o, c.ErrOrStderr())
+				return err
+			})
 		},
 	}
 	addRunFlags(c, o)
