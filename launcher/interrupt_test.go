@@ -84,7 +84,7 @@ func testWorker() int {
 func testOptions(t testing.TB, kind string, plan harness.Plan, pes int) Options {
 	return Options{Exe: os.Args[0], Env: append(os.Environ(), "NVSHBENCH_TEST_WORKER="+kind), GPUs: 1, PEsPerGPU: pes,
 		Plan: plan, Out: filepath.Join(t.TempDir(), "r.jsonl"), Header: record.Header{Tool: "nvshbench"},
-		Timeout: 30 * time.Second, InitTimeout: 30 * time.Second}
+		Timeout: 30 * time.Second, Startup: 30 * time.Second}
 }
 
 func testPlan(t testing.TB, samples int, ids ...string) harness.Plan {

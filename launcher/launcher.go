@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -38,9 +39,9 @@ type Options struct {
 	Plan        harness.Plan
 	Out         string        // results file
 	Header      record.Header // base header; GPU and version fields are filled from the workers
-	Timeout     time.Duration // per point, after the first point's start-up allowance
-	InitTimeout time.Duration // NVSHMEM start-up and the first point
-	MaxRestarts int
+	Timeout     time.Duration // per point
+	Startup     time.Duration // on top of Timeout for the first point of a worker group: NVSHMEM's start-up
+	MaxRestarts int           // worker groups that may fail at one size, or in a row at their first point
 	StopOnError bool
 	Progress    Progress
 	Stderr      io.Writer
@@ -131,7 +132,10 @@ type event struct {
 }
 
 // Run measures the plan and writes the results file.
-func Run(ctx context.Context, o Options) (*Summary, error) {
+func Run(ctx context.Context, o Options) (*Summary, error) { return runWith(ctx, o, spawnProcess) }
+
+// runWith is Run with the workers started by spawn.
+func runWith(ctx context.Context, o Options, spawn func(*group, int, []byte, *inbox) (*worker, error)) (*Summary, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
@@ -167,8 +171,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			harness.RecordLimit(limits, &old.Points[i])
 		}
 	}
-	g := &group{o: o, nranks: nranks, w: w, limits: limits, sum: sum, total: len(todo)}
-	restarts := 0
+	g := &group{o: o, nranks: nranks, w: w, limits: limits, sum: sum, total: len(todo), spawn: spawn}
+	b := budget{max: o.MaxRestarts, bySize: map[int64]int{}}
 	for len(todo) > 0 {
 		if ctx.Err() != nil {
 			return sum, interrupted(sum)
@@ -178,25 +182,82 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		seg := harness.FirstEnvGroup(todo)
 		g.env = harness.EnvList(seg[0].Params.Env)
 		n, failed, err := g.run(ctx, seg)
-		todo = todo[n:]
 		if err != nil {
 			if ctx.Err() != nil {
 				return sum, interrupted(sum)
 			}
 			return sum, err
 		}
-		if failed && len(todo) > 0 {
-			if o.StopOnError {
-				return sum, fmt.Errorf("stopped after an error (--stop-on-error); %d point(s) written to %s", sum.Points, o.Out)
+		last := todo[max(n-1, 0)]
+		todo = todo[n:]
+		if !failed || len(todo) == 0 {
+			b.inARow = 0
+			continue
+		}
+		if o.StopOnError {
+			return sum, fmt.Errorf("stopped after an error (--stop-on-error); %d point(s) written to %s", sum.Points, o.Out)
+		}
+		// What is left to run is what the budget still allows.
+		var skip []harness.Item
+		todo, skip = b.spend(last, n == 1, todo, g.failure)
+		for _, it := range skip {
+			if err := g.record(&record.Point{ID: it.ID, Params: it.Params, Status: record.StatusError, Reason: b.why,
+				Time: time.Now().UTC().Format(time.RFC3339)}); err != nil {
+				return sum, err
 			}
-			restarts++
-			if restarts > o.MaxRestarts {
-				return sum, fmt.Errorf("giving up after %d worker restarts; %d point(s) written to %s", o.MaxRestarts, sum.Points, o.Out)
-			}
+		}
+		if len(skip) > 0 {
+			fmt.Fprintf(o.Stderr, "nvshbench: %d point(s) %s\n", len(skip), b.why)
+		}
+		if len(todo) > 0 {
 			fmt.Fprintf(o.Stderr, "nvshbench: restarting the workers at point %d of %d\n", g.finished+1, g.total)
 		}
 	}
 	return sum, nil
+}
+
+// budget is how many worker groups a run lets fail before it stops
+// starting the points they fail on: max failures at one size (a size
+// that hangs or kills its workers costs that size's points, never the
+// sweep), and max groups in a row that fail at their first point (the
+// GPUs or the library are unusable: no point would finish).
+type budget struct {
+	max    int
+	bySize map[int64]int
+	inARow int
+	why    string // the reason of the points not started
+}
+
+// spend counts the failure of a worker group at point it (first: before
+// it finished any point; reason: the failure's) and returns the points of
+// todo still to run, and those not to start.
+func (b *budget) spend(it harness.Item, first bool, todo []harness.Item, reason string) (run, skip []harness.Item) {
+	size := it.Params.Size
+	b.bySize[size]++
+	b.inARow++
+	if !first {
+		b.inARow = 0
+	}
+	if b.inARow >= b.max {
+		b.why = fmt.Sprintf("not started: %d worker groups in a row failed before finishing a point (the GPUs or the library look unusable; the last: %s); a resumed run retries it", b.inARow, reason)
+		return nil, todo
+	}
+	if b.bySize[size] < b.max {
+		return todo, nil
+	}
+	at := "at " + units.Bytes(size)
+	if size == 0 {
+		at = "at points without a size"
+	}
+	b.why = fmt.Sprintf("not started: the workers failed %s %d times in this run, each time a worker group (the last: %s); a resumed run retries it", at, b.bySize[size], reason)
+	for _, t := range todo {
+		if t.Params.Size == size {
+			skip = append(skip, t)
+		} else {
+			run = append(run, t)
+		}
+	}
+	return run, skip
 }
 
 // Interrupted is a run ended by a signal (Ctrl-C, SIGTERM, SIGHUP): the
@@ -229,8 +290,8 @@ type group struct {
 	total    int
 	groups   int // worker groups started so far
 	// spawn starts PE rank's worker (uid: NVSHMEM's unique ID for the
-	// others than rank 0; nil for rank 0) reporting into in; the default
-	// starts a worker process.
+	// others than rank 0; nil for rank 0) reporting into in: a worker
+	// process (spawnProcess), or one in this process under a launcher.
 	spawn func(g *group, rank int, uid []byte, in *inbox) (*worker, error)
 	// open creates the results file when it is not open yet: from rank 0's
 	// info (the job's GPUs and capabilities) under a launcher, or bare.
@@ -239,6 +300,7 @@ type group struct {
 	// (under a launcher only rank 0 reports).
 	jobTotals bool
 	killed    string // what a timeout does to the PEs, for its message
+	failure   string // why the last worker group failed
 	planJSON  []byte // the plan of the group being started, a worker's stdin
 	// env is what the group's points add to every worker's environment
 	// (their params.env; the same on every PE).
@@ -343,7 +405,7 @@ func (g *group) newSession(todo []harness.Item) (*session, error) {
 	for _, it := range todo {
 		s.want[it.Index] = it
 	}
-	timeout := g.o.InitTimeout
+	timeout := g.o.Timeout + g.o.Startup
 	if timeout <= 0 {
 		timeout = 180 * time.Second
 	}
@@ -380,11 +442,7 @@ const killWait = 5 * time.Second
 
 // start starts PE rank's worker.
 func (s *session) start(rank int, uid []byte) error {
-	spawn := s.g.spawn
-	if spawn == nil {
-		spawn = spawnProcess
-	}
-	wk, err := spawn(s.g, rank, uid, s.in)
+	wk, err := s.g.spawn(s.g, rank, uid, s.in)
 	if err != nil {
 		return err
 	}
@@ -426,6 +484,7 @@ func (s *session) stop() {
 // point recorded as an error with reason.
 func (s *session) fail(reason string) *end {
 	s.stop()
+	s.g.failure = reason
 	it := s.todo[s.pos]
 	p := record.Point{ID: it.ID, Params: it.Params, Status: record.StatusError, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
 	if err := s.g.record(&p); err != nil {
@@ -641,10 +700,10 @@ func readMessages(r io.Reader, rank int, in *inbox) {
 // force, and for the first point of a worker group the start-up allowance
 // on top of it.
 func timeoutWords(o Options, first bool) string {
-	if !first || o.InitTimeout <= o.Timeout {
+	if !first || o.Startup <= 0 {
 		return fmt.Sprintf("no result within --timeout %s", o.Timeout)
 	}
-	return fmt.Sprintf("no result within --timeout %s (plus %s allowed for NVSHMEM start-up before the first point)", o.Timeout, o.InitTimeout-o.Timeout)
+	return fmt.Sprintf("no result within --timeout %s plus --startup-timeout %s (NVSHMEM's start-up: the first point of a worker group)", o.Timeout, o.Startup)
 }
 
 type pendingPoint struct {

@@ -155,6 +155,12 @@ type RunSetup struct {
 	// CorruptChecks: every check was handed damaged output (the GPU test's
 	// proof that each can fail): no point of such a file is a measurement.
 	CorruptChecks bool `json:"corrupt_checks,omitempty"`
+	// Timeout is the watchdog's limit on a point (seconds, --timeout), and
+	// StartupTimeout what the first point of each worker group gets on top
+	// for NVSHMEM's start-up (--startup-timeout). They change no figure: a
+	// resumed run may set others.
+	Timeout        float64 `json:"timeout_s,omitempty"`
+	StartupTimeout float64 `json:"startup_timeout_s,omitempty"`
 }
 
 // SetupMismatch says that a results file was written by a setup other than

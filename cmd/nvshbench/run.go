@@ -48,6 +48,7 @@ type runOptions struct {
 	Bidir       bool
 	Blocking    bool
 	Timeout     time.Duration
+	Startup     time.Duration // --startup-timeout
 	StopOnError bool
 	Shim        string
 	Label       string
@@ -96,6 +97,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVar(&o.Bidir, "bidir", false, "also measure bidirectional put/get")
 	f.BoolVar(&o.Blocking, "blocking", false, "also measure the blocking forms of put/get")
 	f.DurationVar(&o.Timeout, "timeout", 120*time.Second, "a point that takes longer is recorded as an error and its workers killed")
+	f.DurationVar(&o.Startup, "startup-timeout", startupTimeout, "what the first point of each worker group gets on top of --timeout, for NVSHMEM's start-up")
 	f.BoolVar(&o.StopOnError, "stop-on-error", false, "stop at the first point that errors instead of going on")
 	f.StringVar(&o.Shim, "shim", "", "path of a built libnvshbench.so (default: build it into the cache when missing or stale)")
 	f.StringVar(&o.Label, "label", "", "a name for this run, shown in reports and charts (no control characters)")
@@ -215,6 +217,9 @@ func (o *runOptions) config() (*harness.Config, error) {
 	}
 	if o.Timeout <= 0 {
 		return nil, usagef("--timeout %s: must be positive", o.Timeout)
+	}
+	if o.Startup < 0 {
+		return nil, usagef("--startup-timeout %s: must not be negative", o.Startup)
 	}
 	if c := record.ControlIn(o.Label); c != "" {
 		return nil, usagef("--label: holds a control character (%s); a label is shown in tables and charts", c)
@@ -425,8 +430,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if envNote != "" {
 		header.Notes = append(header.Notes, envNote)
 	}
-	header.Run = &record.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads,
-		CorruptChecks: cfg.CorruptChecks}
+	header.Run = o.runSetup(cfg)
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -434,7 +438,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	lo := launcher.Options{
 		Exe: exe, WorkerArgs: []string{"--shim", gpu.shimPath}, Env: gpu.workerEnv(extra),
 		GPUs: gpus, PEsPerGPU: o.PEsPerGPU, Plan: plan, Out: out, Header: header,
-		Timeout: o.Timeout, InitTimeout: o.Timeout + 60*time.Second, StopOnError: o.StopOnError,
+		Timeout: o.Timeout, Startup: o.Startup, StopOnError: o.StopOnError,
 		Progress: newProgress(stderr), Stderr: stderr,
 	}
 	if gpu.shimPath == "fake" {
@@ -470,6 +474,17 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
 	}
 	return sum, err
+}
+
+// startupTimeout is --startup-timeout's default: NVSHMEM's start-up (its
+// bootstrap, the symmetric heap, NCCL's communicators for its teams) on a
+// node of 8 GPUs.
+const startupTimeout = 60 * time.Second
+
+// runSetup is the header's record of how every point was measured.
+func (o *runOptions) runSetup(cfg *harness.Config) *record.RunSetup {
+	return &record.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads,
+		CorruptChecks: cfg.CorruptChecks, Timeout: o.Timeout.Seconds(), StartupTimeout: o.Startup.Seconds()}
 }
 
 // checkPointEnvs checks the points' own NVSHMEM variables (params.env) and
@@ -611,8 +626,8 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 	header.GPUs = nil                                               // every rank's GPU, from the job's facts once NVSHMEM is up
 	header.Links, header.Notes = hostLinks(gpu, ndev, header.Notes) // rank 0's node: the links its GPUs can see
 	header.Notes = append(header.Notes, fmt.Sprintf("started by %s: %d PEs on %d node(s); %s; verification totals summed over every PE", l.By, l.Size, l.Nodes, boot.Why))
-	lo := launcher.Options{GPUs: 1, PEsPerGPU: 1, Plan: plan, Out: out, Header: header, Timeout: o.Timeout,
-		InitTimeout: o.Timeout + 60*time.Second, Stderr: stderr}
+	header.Run = o.runSetup(cfg)
+	lo := launcher.Options{GPUs: 1, PEsPerGPU: 1, Plan: plan, Out: out, Header: header, Timeout: o.Timeout, Startup: o.Startup, Stderr: stderr}
 	if l.Rank == 0 {
 		lo.Progress = newProgress(stderr)
 		fmt.Fprintf(stderr, "nvshbench: rank 0 of %d (%s), %d point(s) → %s\n", l.Size, l.By, len(plan.Items), out)
