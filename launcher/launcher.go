@@ -47,10 +47,20 @@ type Options struct {
 	Stderr      io.Writer
 }
 
-// Summary of a finished run.
+// Summary of a finished run: the points it wrote by status, and those of
+// its plan the file held already (Skipped; KeptFailed of them failed
+// verification, which a resumed run keeps: they are results).
 type Summary struct {
-	Points, OK, Waived, Failed, Errors, Skipped int
-	Path                                        string
+	Points, OK, Waived, Failed, Errors, Skipped, KeptFailed int
+	Path                                                    string
+}
+
+// skip counts a point of the plan that the file holds already.
+func (s *Summary) skip(st record.Status) {
+	s.Skipped++
+	if st == record.StatusFailedVerification {
+		s.KeptFailed++
+	}
 }
 
 // Progress receives the run's progress.
@@ -70,8 +80,8 @@ func Waive(o Options, reason string) (*Summary, error) {
 	defer w.Close()
 	s := &Summary{Path: o.Out}
 	for _, it := range o.Plan.Items {
-		if done[harness.ItemKey(it)] {
-			s.Skipped++
+		if st, ok := done[harness.ItemKey(it)]; ok {
+			s.skip(st)
 			continue
 		}
 		p := record.Point{ID: it.ID, Params: it.Params, Status: record.StatusWaived, Reason: reason, Time: time.Now().UTC().Format(time.RFC3339)}
@@ -85,12 +95,12 @@ func Waive(o Options, reason string) (*Summary, error) {
 }
 
 // openOut creates the results file, or opens it to resume: the points it
-// already holds (any status but error) are reported as done, and the file
-// as it was read is returned (nil for a new one). Either way the file is
-// locked for this run first, so what is compared and appended to is what no
-// other run is writing.
-func openOut(o Options) (*record.Writer, map[string]bool, *record.File, error) {
-	done := map[string]bool{}
+// already holds (any status but error) are reported as done, with their
+// status, and the file as it was read is returned (nil for a new one).
+// Either way the file is locked for this run first, so what is compared
+// and appended to is what no other run is writing.
+func openOut(o Options) (*record.Writer, map[string]record.Status, *record.File, error) {
+	done := map[string]record.Status{}
 	if err := record.Regular(o.Out); err != nil {
 		return nil, nil, nil, err
 	}
@@ -107,7 +117,7 @@ func openOut(o Options) (*record.Writer, map[string]bool, *record.File, error) {
 		}
 		for i := range f.Points {
 			if f.Points[i].Status != record.StatusError {
-				done[f.Points[i].MatchKey()] = true
+				done[f.Points[i].MatchKey()] = f.Points[i].Status
 			}
 		}
 		return w, done, f, nil
@@ -154,8 +164,8 @@ func runWith(ctx context.Context, o Options, spawn func(*group, int, []byte, *in
 	sum := &Summary{Path: o.Out}
 	var todo []harness.Item
 	for _, it := range o.Plan.Items {
-		if done[harness.ItemKey(it)] {
-			sum.Skipped++
+		if st, ok := done[harness.ItemKey(it)]; ok {
+			sum.skip(st)
 		} else {
 			todo = append(todo, it)
 		}

@@ -325,10 +325,11 @@ func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
 			t.Errorf("size %d: status %q, want %q", s, got[s], st)
 		}
 	}
-	// A resumed run retries the errored point only.
+	// A resumed run retries the errored point only, and still exits 1: the
+	// file keeps the point that failed verification.
 	t.Setenv("NVSHBENCH_FAKE_HANG_SIZE", "")
 	_, stderr, code = nvshbench(t, "run", "--shim", "fake", "--sizes", "1K,4K,64K", "--samples", "2", "--timeout", "2s", "--pes-per-gpu", "2", "--out", out, "rma/put/block")
-	if code != 0 || !strings.Contains(stderr, ": 1 point(s) written") {
+	if code != exitError || !strings.Contains(stderr, ": 1 point(s) written (1 ok") || !strings.Contains(stderr, "1 failed verification in an earlier run") {
 		t.Errorf("resume after error: exit %d: %s", code, stderr)
 	}
 }

@@ -136,7 +136,7 @@ func runSweeps(ctx context.Context, o *reproduceOptions, r runOptions, resFile s
 		switch {
 		case err == nil:
 		case errors.As(err, &fp):
-			failed.errors, failed.failed, failed.path = failed.errors+fp.errors, failed.failed+fp.failed, fp.path
+			failed.add(fp)
 		case ctx.Err() != nil || exitCode(err) != exitError:
 			return err
 		default:
@@ -206,7 +206,7 @@ func runSweeps(ctx context.Context, o *reproduceOptions, r runOptions, resFile s
 		return err
 	}
 	var errs []error
-	if failed.errors+failed.failed > 0 {
+	if failed.errors+failed.failed+failed.kept > 0 {
 		errs = append(errs, failed)
 	}
 	return joinErrors(append(errs, stopped...)...)

@@ -644,23 +644,34 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 }
 
 // failedPoints is a run that wrote every point, some of which errored or
-// failed verification (exit 1): what it wrote is usable, so reproduce goes
-// on to its other sweeps and its report.
+// failed verification (exit 1), in this run or, kept, in an earlier one
+// into the same file: what it wrote is usable, so reproduce goes on to its
+// other sweeps and its report.
 type failedPoints struct {
-	errors, failed int
-	path           string
+	errors, failed, kept int
+	path                 string
 }
 
 func (e failedPoints) Error() string {
-	return fmt.Sprintf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", e.errors+e.failed, e.errors, e.failed, e.path)
+	msg := fmt.Sprintf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", e.errors+e.failed+e.kept, e.errors, e.failed+e.kept, e.path)
+	if e.kept > 0 {
+		msg += fmt.Sprintf("; %d failed verification in an earlier run into this file (kept: a new --out measures them again)", e.kept)
+	}
+	return msg
 }
 
-// finish prints the run's summary and makes failed points the run's error
-// (exit 1), after everything is written.
+// add counts another run's failed points (reproduce's sweeps).
+func (e *failedPoints) add(o failedPoints) {
+	e.errors, e.failed, e.kept, e.path = e.errors+o.errors, e.failed+o.failed, e.kept+o.kept, o.path
+}
+
+// finish prints the run's summary and makes failed points, the run's own
+// and those of its plan the file kept, the run's error (exit 1), after
+// everything is written.
 func finish(stderr io.Writer, sum *launcher.Summary, err error) error {
 	reportSummary(stderr, sum)
-	if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
-		err = failedPoints{errors: sum.Errors, failed: sum.Failed, path: sum.Path}
+	if err == nil && sum != nil && sum.Errors+sum.Failed+sum.KeptFailed > 0 {
+		err = failedPoints{errors: sum.Errors, failed: sum.Failed, kept: sum.KeptFailed, path: sum.Path}
 	}
 	return err
 }
@@ -669,8 +680,12 @@ func reportSummary(w io.Writer, s *launcher.Summary) {
 	if s == nil {
 		return
 	}
-	fmt.Fprintf(w, "nvshbench: %s: %d point(s) written (%d ok, %d waived, %d failed verification, %d errors); %d already there\n",
-		s.Path, s.Points, s.OK, s.Waived, s.Failed, s.Errors, s.Skipped)
+	kept := ""
+	if s.KeptFailed > 0 {
+		kept = fmt.Sprintf(", %d of them failed verification", s.KeptFailed)
+	}
+	fmt.Fprintf(w, "nvshbench: %s: %d point(s) written (%d ok, %d waived, %d failed verification, %d errors); %d already there%s\n",
+		s.Path, s.Points, s.OK, s.Waived, s.Failed, s.Errors, s.Skipped, kept)
 }
 
 // buildHeader describes the run: GPUs, driver, library versions, topology
