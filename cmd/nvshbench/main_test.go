@@ -669,7 +669,7 @@ func TestNoGPUStopsBeforeCompiling(t *testing.T) {
 	if code != exitNoGPU || !strings.Contains(out, "none usable") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
-	if _, stderr, code := nvshbench(t, "run", "--shim", "/etc/passwd", "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "not a shared library") {
+	if _, stderr, code := nvshbench(t, "run", "--shim", "/etc/passwd", "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "not an ELF shared library") {
 		t.Errorf("--shim /etc/passwd: exit %d %q", code, stderr)
 	}
 	if _, _, code := nvshbench(t, "completion", "tcsh"); code != exitUsage {
