@@ -35,7 +35,7 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, err
 	o := Outcome{L2Bytes: e.Job.L2Bytes()}
 	o.Effective = PathName(e.Job.PeerPath(), e.Config)
 	a, waiver := b.Args(e, p)
-	if why := envMissing(p.Env); why != "" && waiver == "" {
+	if why := e.envWaiver(b.ID, p.Env); why != "" && waiver == "" {
 		waiver = why
 	}
 	if e.Config.CorruptChecks {

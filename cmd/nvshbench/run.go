@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -421,7 +422,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if o.NVSHMEMNCCL == "off" {
 		extra["NVSHMEM_DISABLE_NCCL"] = "1"
 	}
-	envNote, err := checkPointEnvs(plan, extra)
+	envNote, envSay, err := checkPointEnvs(plan, extra, nil, o, out)
 	if err != nil {
 		return nil, err
 	}
@@ -459,7 +460,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 			return sum, err
 		}
 	}
-	for _, n := range flagNotes {
+	for _, n := range append(flagNotes, envSay...) {
 		fmt.Fprintf(stderr, "nvshbench: %s\n", n)
 	}
 	// run says it; reproduce (no command of its own here) says it once.
@@ -488,31 +489,137 @@ func (o *runOptions) runSetup(cfg *harness.Config) *record.RunSetup {
 }
 
 // checkPointEnvs checks the points' own NVSHMEM variables (params.env) and
-// refuses one that the run's environment already sets (this process's, or
-// what the run adds, extra): the points without it would then not run
-// under NVSHMEM's default, and their rows would be labelled wrongly. It
-// returns the header's note on the worker groups ("" where no point has
-// its own).
-func checkPointEnvs(plan harness.Plan, extra map[string]string) (string, error) {
+// says what the run's environment (this process's, plus extra: what the
+// run adds) changes of them (harness.EnvRule): a point whose environment a
+// worker cannot start with, or NVSHMEM's choice that a variable set there
+// would force, is waived, never the run refused. It returns the header's
+// note on the worker groups ("" where no point has its own environment)
+// and the lines to say before the run: which points are waived and why,
+// and what measures them (under a launcher, l, the command with the
+// environment each needs; locally, unsetting the user's variable).
+func checkPointEnvs(plan harness.Plan, extra map[string]string, l *launcher.Launched, o *runOptions, out string) (note string, say []string, err error) {
 	for _, it := range plan.Items {
 		if err := harness.ValidateEnv(it.Params.Env); err != nil {
-			return "", fmt.Errorf("%s: %v", it.ID, err)
+			return "", nil, fmt.Errorf("%s: %v", it.ID, err)
 		}
 	}
-	lookup := func(k string) (string, bool) {
+	if len(plan.PointEnvs()) == 0 {
+		return "", nil, nil
+	}
+	base := func(k string) (string, bool) {
 		if v, ok := extra[k]; ok {
 			return v, true
 		}
 		return os.LookupEnv(k)
 	}
-	if c := plan.EnvConflicts(lookup); len(c) > 0 {
-		return "", usagef("the environment sets %s, which some selected points set themselves (--nvshmem-algos): unset it, or leave those points out", strings.Join(c, "; "))
+	rule := plan.EnvRule(l != nil)
+	type group struct {
+		why, prefix string
+		ids         []string
+		n           int
 	}
-	n := plan.EnvGroups()
-	if len(plan.PointEnvs()) == 0 {
-		return "", nil
+	var groups []*group
+	byPrefix := map[string]*group{}
+	for _, it := range plan.Items {
+		lookup := base
+		if l == nil { // the controller starts the point's workers with its own variables
+			lookup = func(k string) (string, bool) {
+				if v, ok := it.Params.Env[k]; ok {
+					return v, true
+				}
+				return base(k)
+			}
+		}
+		why := rule.Waiver(it.ID, it.Params.Env, lookup)
+		if why == "" {
+			continue
+		}
+		// The environment that runs it: its own variables, and none of
+		// the others the environment sets for its benchmark.
+		var words []string
+		for _, kv := range harness.EnvList(it.Params.Env) {
+			if k, v, _ := strings.Cut(kv, "="); l != nil && !isSet(base, k, v) {
+				words = append(words, kv)
+			}
+		}
+		for _, k := range rule.Forced(it.ID, it.Params.Env) {
+			if _, ok := base(k); ok {
+				words = append([]string{"env", "-u", k}, words...)
+			}
+		}
+		prefix := strings.Join(words, " ")
+		g := byPrefix[prefix]
+		if g == nil {
+			g = &group{why: why, prefix: prefix}
+			byPrefix[prefix] = g
+			groups = append(groups, g)
+		}
+		if !slices.Contains(g.ids, it.ID) {
+			g.ids = append(g.ids, it.ID)
+		}
+		g.n++
 	}
-	return fmt.Sprintf("points with params.env ran in workers started with those NVSHMEM variables added to the environment above (read at nvshmem_init): %d environment(s), a worker group each", n), nil
+	for i, g := range groups {
+		next := fmt.Sprintf("%s %s", g.prefix, o.commandLine(fmt.Sprintf("%s-env%d.jsonl", strings.TrimSuffix(out, ".jsonl"), i+1)))
+		if l != nil {
+			launch := map[string]string{"slurm": "srun …", "openmpi": "mpirun -x NVSHMEM_… …", "pmi": "mpiexec …"}[l.By]
+			next = fmt.Sprintf("%s %s %s", g.prefix, launch, o.commandLine(fmt.Sprintf("%s-env%d.jsonl", strings.TrimSuffix(out, ".jsonl"), i+1)))
+		}
+		say = append(say, fmt.Sprintf("%d point(s) of %s are waived (%s); to measure them: %s", g.n, listSome(g.ids), g.why, strings.TrimSpace(next)))
+	}
+	note = fmt.Sprintf("points with params.env ran in workers started with those NVSHMEM variables added to the environment above (read at nvshmem_init): %d environment(s), a worker group each", plan.EnvGroups())
+	return note, say, nil
+}
+
+// isSet: lookup has k at v.
+func isSet(lookup func(string) (string, bool), k, v string) bool {
+	have, ok := lookup(k)
+	return ok && have == v
+}
+
+// commandLine is this run's command as typed again with --out set to out:
+// the flags given and the benchmarks named (nvshbench's own argv where the
+// options did not come from its flags).
+func (o *runOptions) commandLine(out string) string {
+	words := []string{"nvshbench", "run"}
+	if o.cmd == nil {
+		words = append([]string{"nvshbench"}, os.Args[1:]...)
+		for i, w := range words {
+			if (w == "--out" || w == "-o") && i+1 < len(words) {
+				words = append(words[:i], words[i+2:]...)
+				break
+			}
+		}
+		return strings.Join(append(words, "--out", shellWord(out)), " ")
+	}
+	o.cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch {
+		case f.Name == "out":
+		case f.Value.Type() == "bool":
+			if f.Value.String() == "true" {
+				words = append(words, "--"+f.Name)
+			}
+		default:
+			v := f.Value.String()
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				v = strings.Join(sv.GetSlice(), ",")
+			}
+			words = append(words, "--"+f.Name, shellWord(v))
+		}
+	})
+	words = append(words, "--out", shellWord(out))
+	for _, b := range o.Benches {
+		words = append(words, shellWord(b))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellWord quotes s for a POSIX shell where it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:,=+-@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkTempDir refuses a TMPDIR that names no folder (Go falls back to
@@ -614,7 +721,7 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 			return nil, err
 		}
 	}
-	envNote, err := checkPointEnvs(plan, extra)
+	envNote, envSay, err := checkPointEnvs(plan, extra, &l, o, out)
 	if err != nil {
 		return nil, err
 	}
@@ -630,6 +737,9 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 	lo := launcher.Options{GPUs: 1, PEsPerGPU: 1, Plan: plan, Out: out, Header: header, Timeout: o.Timeout, Startup: o.Startup, Stderr: stderr}
 	if l.Rank == 0 {
 		lo.Progress = newProgress(stderr)
+		for _, n := range envSay {
+			fmt.Fprintf(stderr, "nvshbench: %s\n", n)
+		}
 		fmt.Fprintf(stderr, "nvshbench: rank 0 of %d (%s), %d point(s) → %s\n", l.Size, l.By, len(plan.Items), out)
 	}
 	device := 0
