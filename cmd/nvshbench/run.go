@@ -318,6 +318,50 @@ func checkPointFlags(o *runOptions, cfg *harness.Config, benches []*harness.Benc
 	return notes, nil
 }
 
+// checkSizes names, for each selected benchmark, the sizes --sizes asks
+// for that it takes no point at, with the range it takes (of the default
+// sizes): sizes no selected benchmark takes are refused (exit 2), sizes
+// some do not take are said.
+func checkSizes(o *runOptions, cfg *harness.Config, benches []*harness.Benchmark) (notes []string, err error) {
+	if o.cmd == nil || !o.cmd.Flags().Changed("sizes") {
+		return nil, nil
+	}
+	takes := func(b *harness.Benchmark, s int64) bool {
+		c := *cfg
+		c.Sizes, c.PEs = []int64{s}, 2 // two PEs: a stand-in for the job's count
+		return len(b.Points(&c)) > 0
+	}
+	measured := false
+	for _, b := range benches {
+		var dropped []string
+		for _, s := range cfg.Sizes {
+			if !takes(b, s) {
+				dropped = append(dropped, units.Bytes(s))
+			}
+		}
+		measured = measured || len(dropped) < len(cfg.Sizes)
+		if len(dropped) == 0 {
+			continue
+		}
+		var took []int64
+		all := harness.DefaultConfig().Sizes
+		for _, s := range all {
+			if takes(b, s) {
+				took = append(took, s)
+			}
+		}
+		what := "takes no size of " + units.Bytes(all[0]) + " … " + units.Bytes(all[len(all)-1])
+		if len(took) > 0 {
+			what = "takes " + units.Bytes(took[0]) + " … " + units.Bytes(took[len(took)-1])
+		}
+		notes = append(notes, fmt.Sprintf("--sizes: %s %s: %s not measured", b.ID, what, listSome(dropped)))
+	}
+	if !measured {
+		return nil, usagef("--sizes %s: no selected benchmark takes these sizes (%s)", o.Sizes, strings.TrimPrefix(strings.Join(notes, "; "), "--sizes: "))
+	}
+	return notes, nil
+}
+
 // optionsWithout parses the command's flags again, all but name (left at
 // its default).
 func optionsWithout(c *cobra.Command, name string) (*runOptions, error) {
@@ -379,6 +423,11 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if err != nil {
 		return nil, err
 	}
+	sizeNotes, err := checkSizes(o, cfg, benches)
+	if err != nil {
+		return nil, err
+	}
+	flagNotes = append(flagNotes, sizeNotes...)
 	if err := record.Usable(o.Out); err != nil {
 		return nil, err
 	}
