@@ -119,7 +119,14 @@ func sitePackages() []string {
 	if err != nil {
 		return nil
 	}
-	return strings.Fields(string(out))
+	// One folder a line: a folder's name may hold spaces.
+	var dirs []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimRight(l, "\r"); l != "" {
+			dirs = append(dirs, l)
+		}
+	}
+	return dirs
 }
 
 func fileExists(p string) bool {
