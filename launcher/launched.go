@@ -82,7 +82,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 		case err := <-done:
 			return nil, err
 		case <-ctx.Done():
-			return nil, stopped()
+			return nil, &Interrupted{Next: fmt.Sprintf("rank %d writes no results: rank 0 keeps the points it wrote to %s", l.Rank, o.Out)}
 		}
 	}
 	if o.Stderr == nil {

@@ -278,6 +278,9 @@ type Interrupted struct {
 }
 
 func (e *Interrupted) Error() string {
+	if e.Summary == nil { // a rank that writes no results
+		return "interrupted; " + e.Next
+	}
 	return fmt.Sprintf("interrupted: %d point(s) written to %s; %s", e.Summary.Points, e.Summary.Path, e.Next)
 }
 
