@@ -358,6 +358,7 @@ func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed boo
 	if err != nil {
 		return 0, false, err
 	}
+	s.ctx = ctx
 	defer s.stop()
 	// Rank 0 makes the unique ID; the others start once it is known.
 	if err := s.start(0, nil); err != nil {
@@ -390,6 +391,7 @@ type end struct {
 // session is one worker group's run through its items: its workers, what
 // they reported, and where the controller stands.
 type session struct {
+	ctx      context.Context // the run's: cancelled by an interruption
 	g        *group
 	todo     []harness.Item
 	want     map[int]harness.Item // the items by plan index: a result must name one
@@ -575,6 +577,17 @@ func (s *session) exit(ev event) *end {
 	if s.finished[ev.rank] {
 		return nil
 	}
+	// scancel or a hang-up signals the workers too: one that died of it a
+	// moment before this process got it is the interruption, not a
+	// failure of the point.
+	var k killedBy
+	if errors.As(ev.exit, &k) && k.sig != syscall.SIGKILL {
+		select {
+		case <-s.ctx.Done():
+			return &end{s.pos, false, s.ctx.Err()}
+		case <-time.After(signalGrace):
+		}
+	}
 	msg := fmt.Sprintf("the worker of PE %d exited before finishing the point", ev.rank)
 	if ev.exit != nil {
 		msg += " (" + ev.exit.Error() + ")"
@@ -738,6 +751,16 @@ func resetTimer(t *time.Timer, d time.Duration) {
 	t.Reset(d)
 }
 
+// killedBy is a worker process ended by a signal.
+type killedBy struct{ sig syscall.Signal }
+
+func (k killedBy) Error() string { return fmt.Sprintf("killed by signal %v", k.sig) }
+
+// signalGrace is how long a worker that died of a termination signal waits
+// for this process to get the same signal (an interruption) before it
+// counts as a failure of its point.
+const signalGrace = time.Second
+
 func exitErr(err error) error {
 	if err == nil {
 		return nil
@@ -745,7 +768,7 @@ func exitErr(err error) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-			return fmt.Errorf("killed by signal %v", st.Signal())
+			return killedBy{st.Signal()}
 		}
 		return fmt.Errorf("exit status %d", ee.ExitCode())
 	}

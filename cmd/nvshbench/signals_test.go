@@ -243,3 +243,46 @@ func TestSignalEndsEveryLaunchedRank(t *testing.T) {
 		}
 	}
 }
+
+// scancel and a terminal's hang-up signal every process of the job, the
+// workers too: a worker that dies of the signal a moment before the
+// controller gets it is part of the interruption, not a failure of the
+// point in progress (no error record, exit 143).
+func TestWorkerSignalledWithItsController(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "both.jsonl")
+	tag := fmt.Sprintf("NVSHBENCH_TEST_TAG=both-%d-%d", os.Getpid(), time.Now().UnixNano())
+	cmd := exec.Command(os.Args[0], "run", "--shim", "fake", "--sizes", "1K,4K", "--samples", "2", "--timeout", "60s", "--out", out, "rma/put/block")
+	cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHBENCH_FAKE_HANG_SIZE=4096", tag)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for { // the 1 KiB point written, the worker in the hung 4 KiB one
+		if f, err := record.ReadFile(out); err == nil && len(f.Points) > 1 && len(workersOf(t, tag)) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no point: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	for _, pid := range workersOf(t, tag) {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Errorf("exit %v, want 143:\n%s", err, lastLines(stderr.String(), 4))
+	}
+	for _, p := range mustRead(t, out).Points {
+		if p.Status == record.StatusError {
+			t.Errorf("%s %s recorded as an error: %s", p.ID, p.Params.Key(), p.Reason)
+		}
+	}
+}
