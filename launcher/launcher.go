@@ -354,11 +354,10 @@ func (g *group) record(p *record.Point) error {
 // workers are killed and gone when it returns.
 func (g *group) run(ctx context.Context, todo []harness.Item) (n int, failed bool, err error) {
 	g.groups++
-	s, err := g.newSession(todo)
+	s, err := g.newSession(ctx, todo)
 	if err != nil {
 		return 0, false, err
 	}
-	s.ctx = ctx
 	defer s.stop()
 	// Rank 0 makes the unique ID; the others start once it is known.
 	if err := s.start(0, nil); err != nil {
@@ -407,7 +406,7 @@ type session struct {
 	stopped  bool
 }
 
-func (g *group) newSession(todo []harness.Item) (*session, error) {
+func (g *group) newSession(ctx context.Context, todo []harness.Item) (*session, error) {
 	plan := g.o.Plan
 	plan.Items = todo
 	var buf bytes.Buffer // worker processes read it on stdin; an in-process worker has it
@@ -415,7 +414,7 @@ func (g *group) newSession(todo []harness.Item) (*session, error) {
 		return nil, err
 	}
 	g.planJSON = buf.Bytes()
-	s := &session{g: g, todo: todo, want: make(map[int]harness.Item, len(todo)), in: newInbox(),
+	s := &session{ctx: ctx, g: g, todo: todo, want: make(map[int]harness.Item, len(todo)), in: newInbox(),
 		started: g.nranks == 1, pending: map[int]*pendingPoint{}, finished: map[int]bool{}}
 	for _, it := range todo {
 		s.want[it.Index] = it

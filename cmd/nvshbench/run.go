@@ -563,12 +563,14 @@ func checkPointEnvs(plan harness.Plan, extra map[string]string, l *launcher.Laun
 	}
 	rule := plan.EnvRule(l != nil)
 	type group struct {
-		why, prefix string
-		ids         []string
-		n           int
+		why  string
+		set  []string // K=V the environment that measures them must add (under a launcher)
+		drop []string // the variables it must not have
+		ids  []string
+		n    int
 	}
 	var groups []*group
-	byPrefix := map[string]*group{}
+	byEnv := map[string]*group{}
 	for _, it := range plan.Items {
 		lookup := base
 		if l == nil { // the controller starts the point's workers with its own variables
@@ -583,24 +585,24 @@ func checkPointEnvs(plan harness.Plan, extra map[string]string, l *launcher.Laun
 		if why == "" {
 			continue
 		}
-		// The environment that runs it: its own variables, and none of
-		// the others the environment sets for its benchmark.
-		var words []string
+		// The environment that runs it: its own variables, and none of the
+		// others its benchmark's points set.
+		var set, drop []string
 		for _, kv := range harness.EnvList(it.Params.Env) {
-			if k, v, _ := strings.Cut(kv, "="); l != nil && !isSet(base, k, v) {
-				words = append(words, kv)
+			if k, v, _ := strings.Cut(kv, "="); !isSet(lookup, k, v) {
+				set = append(set, kv)
 			}
 		}
 		for _, k := range rule.Forced(it.ID, it.Params.Env) {
 			if _, ok := base(k); ok {
-				words = append([]string{"env", "-u", k}, words...)
+				drop = append(drop, k)
 			}
 		}
-		prefix := strings.Join(words, " ")
-		g := byPrefix[prefix]
+		key := strings.Join(set, " ") + " -" + strings.Join(drop, " -")
+		g := byEnv[key]
 		if g == nil {
-			g = &group{why: why, prefix: prefix}
-			byPrefix[prefix] = g
+			g = &group{why: why, set: set, drop: drop}
+			byEnv[key] = g
 			groups = append(groups, g)
 		}
 		if !slices.Contains(g.ids, it.ID) {
@@ -609,12 +611,30 @@ func checkPointEnvs(plan harness.Plan, extra map[string]string, l *launcher.Laun
 		g.n++
 	}
 	for i, g := range groups {
-		next := fmt.Sprintf("%s %s", g.prefix, o.commandLine(fmt.Sprintf("%s-env%d.jsonl", strings.TrimSuffix(out, ".jsonl"), i+1)))
-		if l != nil {
-			launch := map[string]string{"slurm": "srun …", "openmpi": "mpirun -x NVSHMEM_… …", "pmi": "mpiexec …"}[l.By]
-			next = fmt.Sprintf("%s %s %s", g.prefix, launch, o.commandLine(fmt.Sprintf("%s-env%d.jsonl", strings.TrimSuffix(out, ".jsonl"), i+1)))
+		var words []string
+		if len(g.drop) > 0 {
+			words = append(words, "env")
+			for _, k := range g.drop {
+				words = append(words, "-u", k)
+			}
 		}
-		say = append(say, fmt.Sprintf("%d point(s) of %s are waived (%s); to measure them: %s", g.n, listSome(g.ids), g.why, strings.TrimSpace(next)))
+		words = append(words, g.set...)
+		switch {
+		case l == nil:
+		case l.By == "openmpi": // mpirun passes a variable to the ranks it is asked to
+			words = append(words, "mpirun")
+			for _, kv := range g.set {
+				k, _, _ := strings.Cut(kv, "=")
+				words = append(words, "-x", k)
+			}
+			words = append(words, "…")
+		case l.By == "slurm":
+			words = append(words, "srun", "…")
+		default:
+			words = append(words, "mpiexec", "…")
+		}
+		words = append(words, o.commandLine(fmt.Sprintf("%s-env%d.jsonl", strings.TrimSuffix(out, ".jsonl"), i+1)))
+		say = append(say, fmt.Sprintf("%d point(s) of %s are waived (%s); to measure them: %s", g.n, listSome(g.ids), g.why, strings.Join(words, " ")))
 	}
 	note = fmt.Sprintf("points with params.env ran in workers started with those NVSHMEM variables added to the environment above (read at nvshmem_init): %d environment(s), a worker group each", plan.EnvGroups())
 	return note, say, nil
