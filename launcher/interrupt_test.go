@@ -166,9 +166,9 @@ func (slowProgress) Finish()                       {}
 // seconds, interrupted or finished, and the file holds every point the
 // summary counts, valid.
 func TestInterruptAtRandomMoments(t *testing.T) {
-	trials := 300
+	trials := 200
 	if testing.Short() {
-		trials = 100
+		trials = 50
 	}
 	plan := testPlan(t, 50)
 	var wg sync.WaitGroup
