@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -120,39 +117,16 @@ func TestStartupTimeoutIsAFlag(t *testing.T) {
 // exits 143.
 func TestInterruptedReproduceWritesItsReport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "repro")
-	cmd := exec.Command(os.Args[0], "reproduce", "--quick", "--shim", "fake", "--timeout", "60s", "--out", dir)
-	cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHBENCH_FAKE_HANG_SIZE=1048576")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	c, err := startChild(t, []string{"NVSHBENCH_FAKE_HANG_SIZE=1048576"}, "reproduce", "--quick", "--shim", "fake", "--timeout", "60s", "--out", dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	res := filepath.Join(dir, "results.jsonl")
-	deadline := time.Now().Add(30 * time.Second)
-	for { // until it waits in the hung 1 MiB point with points written
-		if f, err := record.ReadFile(res); err == nil && len(f.Points) > 10 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no points: %s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	c.waitFor(t, 30*time.Second, "points written before the hung 1 MiB point", morePoints(filepath.Join(dir, "results.jsonl"), 10))
 	time.Sleep(300 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 143 {
-			t.Errorf("after SIGTERM: %v, want exit 143:\n%s", err, lastLines(stderr.String(), 5))
-		}
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("SIGTERM did not end reproduce within 20 s:\n%s", lastLines(stderr.String(), 5))
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	err, ok := c.end(20 * time.Second)
+	if code, _ := exitOf(err); !ok || code != 143 {
+		t.Fatalf("after SIGTERM: %v (ended within 20 s: %v), want exit 143:\n%s", err, ok, lastLines(c.stderr.String(), 5))
 	}
 	for _, name := range []string{"report.md", "index.md"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {

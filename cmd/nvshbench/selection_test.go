@@ -34,21 +34,16 @@ func TestSizesABenchmarkDoesNotTakeAreNamed(t *testing.T) {
 // time, 1e300 bytes) fails every reader's check, naming the file, line and
 // point; it is never printed as a fact ("busy 200 %").
 func TestImplausibleValuesRefused(t *testing.T) {
-	dir := t.TempDir()
-	a := filepath.Join(dir, "a.jsonl")
+	a := filepath.Join(t.TempDir(), "a.jsonl")
 	fakeRun(t, a, "--sizes", "64K", "rma/put/block")
-	b, _ := os.ReadFile(a)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	last := len(lines) - 1
 	for _, bad := range []string{`"ce_busy":2`, `"ce_copy_s":-1e-06`, `"remote_bytes":1e300`, `"ce_sm_free":-0.5`, `"load_rank":0.25`} {
-		lines2 := append([]string{}, lines...)
-		lines2[last] = strings.Replace(lines2[last], `"status":`, `"values":{`+bad+`},"status":`, 1)
-		f := filepath.Join(dir, "bad.jsonl")
-		os.WriteFile(f, []byte(strings.Join(lines2, "\n")+"\n"), 0o644)
+		f, line := withLastPoint(t, a, func(l string) string {
+			return strings.Replace(l, `"status":`, `"values":{`+bad+`},"status":`, 1)
+		})
 		name := strings.Trim(strings.SplitN(bad, ":", 2)[0], `"`)
 		for _, args := range [][]string{{"report", f}, {"model", f}, {"compare", a, f}} {
 			_, stderr, code := nvshbench(t, args...)
-			if code != exitError || !strings.Contains(stderr, fmt.Sprintf("bad.jsonl:%d", last+1)) || !strings.Contains(stderr, name) || !strings.Contains(stderr, "rma/put/block size=65536") {
+			if code != exitError || !strings.Contains(stderr, fmt.Sprintf("bad.jsonl:%d", line)) || !strings.Contains(stderr, name) || !strings.Contains(stderr, "rma/put/block size=65536") {
 				t.Errorf("%s, %s: exit %d: %s", bad, args[0], code, stderr)
 			}
 		}

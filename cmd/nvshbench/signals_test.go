@@ -33,6 +33,70 @@ func stubborn() int {
 	return exitCode(err)
 }
 
+// child is this test binary started as nvshbench (NVSHBENCH_TEST_CLI=1,
+// env added), its stderr kept: the runs the signals are sent to.
+type child struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+	done   chan error
+}
+
+func startChild(t *testing.T, env []string, args ...string) (*child, error) {
+	c := &child{cmd: exec.Command(os.Args[0], args...), done: make(chan error, 1)}
+	c.cmd.Env = append(append(os.Environ(), "NVSHBENCH_TEST_CLI=1"), env...)
+	c.cmd.Stderr = &c.stderr
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { c.done <- c.cmd.Wait() }()
+	return c, nil
+}
+
+// waitFor polls ready until it holds; after limit the child is killed and
+// the test fails naming what it waited for.
+func (c *child) waitFor(t *testing.T, limit time.Duration, what string, ready func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !ready(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			c.cmd.Process.Kill()
+			t.Fatalf("%s: not within %s:\n%s", what, limit, lastLines(c.stderr.String(), 5))
+		}
+	}
+}
+
+// end waits for the child to end, limit at most (then it is killed and ok
+// is false), and returns how it ended.
+func (c *child) end(limit time.Duration) (err error, ok bool) {
+	select {
+	case err = <-c.done:
+		return err, true
+	case <-time.After(limit):
+		c.cmd.Process.Kill()
+		return <-c.done, false
+	}
+}
+
+// exitOf is a child's exit status (0 for none: it succeeded; -1 ended by
+// a signal) and whether a signal ended it, which.
+func exitOf(err error) (code int, sig syscall.Signal) {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return 0, 0
+	}
+	if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		return ee.ExitCode(), st.Signal()
+	}
+	return ee.ExitCode(), 0
+}
+
+// morePoints: the results file at path reads and holds more than n points.
+func morePoints(path string, n int) func() bool {
+	return func() bool {
+		f, err := record.ReadFile(path)
+		return err == nil && len(f.Points) > n
+	}
+}
+
 // Runs interrupted at random moments by SIGINT or SIGTERM, real processes
 // on the fake GPU: each ends within a few seconds with 130 (SIGINT) or 143
 // (SIGTERM), says so, keeps every point it had written (the file reads),
@@ -56,11 +120,8 @@ func TestSignalsEndARunAtOnce(t *testing.T) {
 			}
 			out := filepath.Join(t.TempDir(), "sig.jsonl")
 			tag := fmt.Sprintf("NVSHBENCH_TEST_TAG=sig-%d-%d-%d", os.Getpid(), i, time.Now().UnixNano())
-			cmd := exec.Command(os.Args[0], "run", "--shim", "fake", "--samples", "50", "--timeout", "60s", "--out", out)
-			cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", tag)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
+			c, err := startChild(t, []string{tag}, "run", "--shim", "fake", "--samples", "50", "--timeout", "60s", "--out", out)
+			if err != nil {
 				t.Error(err)
 				return
 			}
@@ -69,38 +130,27 @@ func TestSignalsEndARunAtOnce(t *testing.T) {
 			if f, err := record.ReadFile(out); err == nil {
 				before = len(f.Points)
 			}
-			cmd.Process.Signal(sig)
+			c.cmd.Process.Signal(sig)
 			sent := time.Now()
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-done
-				t.Errorf("trial %d: %v did not end the run within 10 s:\n%s", i, sig, lastLines(stderr.String(), 5))
+			err, ok := c.end(10 * time.Second)
+			if !ok {
+				t.Errorf("trial %d: %v did not end the run within 10 s:\n%s", i, sig, lastLines(c.stderr.String(), 5))
 				return
 			}
 			if d := time.Since(sent); d > 5*time.Second {
 				t.Errorf("trial %d: the run took %s to end after %v", i, d.Round(time.Millisecond), sig)
 			}
-			code, early := 0, false
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-				// Ended by the signal's default action: only before the
-				// command installed its handler, when nothing is written.
-				st, ok := ee.Sys().(syscall.WaitStatus)
-				_, serr := os.Lstat(out)
-				early = ok && st.Signaled() && st.Signal() == sig && os.IsNotExist(serr)
-			}
+			code, by := exitOf(err)
+			// Ended by the signal's default action: only before the command
+			// installed its handler, when nothing is written.
+			_, serr := os.Lstat(out)
+			early := by == sig && os.IsNotExist(serr)
 			switch {
-			case code == want && strings.Contains(stderr.String(), "interrupted"):
-			case code == 0 && strings.Contains(stderr.String(), "point(s) written"): // it had finished
+			case code == want && strings.Contains(c.stderr.String(), "interrupted"):
+			case code == 0 && strings.Contains(c.stderr.String(), "point(s) written"): // it had finished
 			case early:
 			default:
-				t.Errorf("trial %d: after %v: exit %d (%v), want %d:\n%s", i, sig, code, err, want, lastLines(stderr.String(), 5))
+				t.Errorf("trial %d: after %v: exit %d (%v), want %d:\n%s", i, sig, code, err, want, lastLines(c.stderr.String(), 5))
 			}
 			if f, err := record.ReadFile(out); err != nil && before > 0 {
 				t.Errorf("trial %d: %d point(s) written before %v, the file no longer reads: %v", i, before, sig, err)
@@ -177,11 +227,7 @@ func TestSecondSignalEndsAtOnce(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatalf("after the second SIGTERM: %v", err)
-		}
-		if st, ok := ee.Sys().(syscall.WaitStatus); !ok || !st.Signaled() || st.Signal() != syscall.SIGTERM {
+		if _, sig := exitOf(err); sig != syscall.SIGTERM {
 			t.Errorf("after the second SIGTERM: %v, want the process ended by the signal", err)
 		}
 	case <-time.After(5 * time.Second):
@@ -196,45 +242,26 @@ func TestSecondSignalEndsAtOnce(t *testing.T) {
 func TestSignalEndsEveryLaunchedRank(t *testing.T) {
 	for _, rank := range []string{"0", "1"} {
 		out := filepath.Join(t.TempDir(), "launched.jsonl")
-		cmd := exec.Command(os.Args[0], "run", "--shim", "fake", "--sizes", "1K,4K", "--samples", "2", "--timeout", "60s", "--out", out, "rma/put/block")
-		cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHBENCH_FAKE_HANG_SIZE=4096", "NVSHMEM_BOOTSTRAP=", "NVSHMEM_BOOTSTRAP_PMI=",
-			"SLURM_MPI_TYPE=", "SLURM_PROCID="+rank, "SLURM_NTASKS=2", "SLURM_LOCALID="+rank, "SLURM_NNODES=1")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
+		c, err := startChild(t, []string{"NVSHBENCH_FAKE_HANG_SIZE=4096", "NVSHMEM_BOOTSTRAP=", "NVSHMEM_BOOTSTRAP_PMI=",
+			"SLURM_MPI_TYPE=", "SLURM_PROCID=" + rank, "SLURM_NTASKS=2", "SLURM_LOCALID=" + rank, "SLURM_NNODES=1"},
+			"run", "--shim", "fake", "--sizes", "1K,4K", "--samples", "2", "--timeout", "60s", "--out", out, "rma/put/block")
+		if err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(20 * time.Second)
-		for rank == "0" { // until the 1 KiB point is written: 4 KiB never ends
-			if f, err := record.ReadFile(out); err == nil && len(f.Points) > 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatalf("rank 0 wrote no point: %s", stderr.String())
-			}
-			time.Sleep(20 * time.Millisecond)
+		if rank == "0" {
+			c.waitFor(t, 20*time.Second, "rank 0 writes the 1 KiB point (4 KiB never ends)", morePoints(out, 1))
 		}
 		time.Sleep(500 * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 143 {
-				t.Errorf("rank %s after SIGTERM: %v, want exit 143:\n%s", rank, err, stderr.String())
-			}
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("rank %s: SIGTERM did not end it within 5 s:\n%s", rank, stderr.String())
+		c.cmd.Process.Signal(syscall.SIGTERM)
+		err, ok := c.end(5 * time.Second)
+		if code, _ := exitOf(err); !ok || code != 143 {
+			t.Errorf("rank %s after SIGTERM: %v (ended within 5 s: %v), want exit 143:\n%s", rank, err, ok, c.stderr.String())
 			continue
 		}
 		if rank != "0" {
 			continue
 		}
-		msg := stderr.String()
+		msg := c.stderr.String()
 		if strings.Contains(msg, "run the same command again") || !strings.Contains(msg, "resuming is not supported under slurm") {
 			t.Errorf("rank 0's advice after the interrupt:\n%s", msg)
 		}
@@ -251,34 +278,24 @@ func TestSignalEndsEveryLaunchedRank(t *testing.T) {
 func TestWorkerSignalledWithItsController(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "both.jsonl")
 	tag := fmt.Sprintf("NVSHBENCH_TEST_TAG=both-%d-%d", os.Getpid(), time.Now().UnixNano())
-	cmd := exec.Command(os.Args[0], "run", "--shim", "fake", "--sizes", "1K,4K", "--samples", "2", "--timeout", "60s", "--out", out, "rma/put/block")
-	cmd.Env = append(os.Environ(), "NVSHBENCH_TEST_CLI=1", "NVSHBENCH_FAKE_HANG_SIZE=4096", tag)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	c, err := startChild(t, []string{"NVSHBENCH_FAKE_HANG_SIZE=4096", tag},
+		"run", "--shim", "fake", "--sizes", "1K,4K", "--samples", "2", "--timeout", "60s", "--out", out, "rma/put/block")
+	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for { // the 1 KiB point written, the worker in the hung 4 KiB one
-		if f, err := record.ReadFile(out); err == nil && len(f.Points) > 1 && len(workersOf(t, tag)) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no point: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	written := morePoints(out, 1)
+	c.waitFor(t, 20*time.Second, "the 1 KiB point written, the worker in the hung 4 KiB one", func() bool {
+		return written() && len(workersOf(t, tag)) == 1
+	})
 	time.Sleep(200 * time.Millisecond)
 	for _, pid := range workersOf(t, tag) {
 		syscall.Kill(pid, syscall.SIGTERM)
 	}
 	time.Sleep(100 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
-		t.Errorf("exit %v, want 143:\n%s", err, lastLines(stderr.String(), 4))
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	err, _ = c.end(20 * time.Second)
+	if code, _ := exitOf(err); code != 143 {
+		t.Errorf("exit %v, want 143:\n%s", err, lastLines(c.stderr.String(), 4))
 	}
 	for _, p := range mustRead(t, out).Points {
 		if p.Status == record.StatusError {
