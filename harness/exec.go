@@ -49,7 +49,7 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, err
 	if pairWhy != "" { // without its pair nothing of the point means anything
 		waiver = pairWhy
 	}
-	if why := envMissing(p.Env); why != "" && waiver == "" {
+	if why := e.envWaiver(b.ID, p.Env); why != "" && waiver == "" {
 		waiver = why
 	}
 	if e.Config.CorruptChecks {

@@ -151,7 +151,8 @@ func PathName(path int, cfg *Config) string {
 type Env struct {
 	Job    *Job
 	Config *Config
-	Index  int // the point's index in the plan (seeds the pattern)
+	Index  int      // the point's index in the plan (seeds the pattern)
+	Rule   *EnvRule // whether this PE's environment runs the point as recorded (nil: its own variables only)
 	// pair is the pair RunPoint chose for the point (Job.PairFor); nil:
 	// the one the run's placement gives (an Env made without RunPoint).
 	pair *Pair
@@ -170,6 +171,16 @@ func (e *Env) Pair() Pair {
 func (e *Env) PairPath() int {
 	p := e.Pair()
 	return e.Job.Path(p.From, p.To)
+}
+
+// envWaiver is why this PE's environment cannot run a point of benchmark
+// id with environment env ("" where it can).
+func (e *Env) envWaiver(id string, env map[string]string) string {
+	r := e.Rule
+	if r == nil {
+		r = &EnvRule{}
+	}
+	return r.Waiver(id, env, lookupEnv)
 }
 
 // Outcome is one PE's result for one point.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +29,10 @@ func ItemKey(it Item) string { return it.ID + " " + it.Params.Key() }
 type Plan struct {
 	Config Config `json:"config"`
 	Items  []Item `json:"items"`
+	// Vars are the NVSHMEM variables each benchmark's points set
+	// (params.env), sorted: a worker group given part of the plan still
+	// knows which of its points are NVSHMEM's choice beside forced ones.
+	Vars map[string][]string `json:"vars,omitempty"`
 }
 
 // BuildPlan lists the points of the selected benchmarks. The limit
@@ -76,6 +81,15 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 	sort.SliceStable(p.Items, func(i, j int) bool { return keys[p.Items[i].Index] < keys[p.Items[j].Index] })
 	for i := range p.Items {
 		p.Items[i].Index = i
+		for k := range p.Items[i].Params.Env {
+			if p.Vars == nil {
+				p.Vars = map[string][]string{}
+			}
+			if id := p.Items[i].ID; !slices.Contains(p.Vars[id], k) {
+				p.Vars[id] = append(p.Vars[id], k)
+				slices.Sort(p.Vars[id])
+			}
+		}
 	}
 	return p
 }

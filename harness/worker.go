@@ -195,6 +195,7 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 	if err := em.Emit(info); err != nil {
 		return err
 	}
+	rule := plan.EnvRule(spec.Mode == cuda.InitEnv)
 	for _, it := range plan.Items {
 		em.Emit(Message{Type: "start", Rank: spec.Rank, Index: it.Index})
 		msg := Message{Type: "result", Rank: spec.Rank, Index: it.Index, Key: ItemKey(it)}
@@ -203,7 +204,7 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 			// Every PE runs the same binary and plan: all of them land here.
 			msg.Error = "unknown benchmark " + it.ID
 		} else {
-			env := &Env{Job: job, Config: &cfg, Index: it.Index}
+			env := &Env{Job: job, Config: &cfg, Index: it.Index, Rule: rule}
 			out, err := RunPoint(lib, env, b, it.Params)
 			msg.Outcome = &out
 			if err != nil {

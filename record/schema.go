@@ -2,7 +2,9 @@ package record
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,6 +208,12 @@ type RunSetup struct {
 	// CorruptChecks: every check was handed damaged output (the GPU test's
 	// proof that each can fail): no point of such a file is a measurement.
 	CorruptChecks bool `json:"corrupt_checks,omitempty"`
+	// Timeout is the watchdog's limit on a point (seconds, --timeout), and
+	// StartupTimeout what the first point of each worker group gets on top
+	// for NVSHMEM's start-up (--startup-timeout). They change no figure: a
+	// resumed run may set others.
+	Timeout        float64 `json:"timeout_s,omitempty"`
+	StartupTimeout float64 `json:"startup_timeout_s,omitempty"`
 }
 
 // SetupMismatch says that a results file was written by a setup other than
@@ -550,6 +558,26 @@ const (
 	MaxSample = 86400.0
 )
 
+// valueRanges are the physical ranges of the values a suite stores beside
+// its samples (Point.Values), by name: a value outside its range is no
+// measurement (a damaged or invented record), and every reader refuses it
+// with the point named, as it refuses an implausible sample. A name not
+// listed is only checked to be finite.
+var valueRanges = map[string]struct {
+	lo, hi float64
+	what   string
+}{
+	"ce_busy":        {0, 1, "a share"},             // of a window the copy engine was busy
+	"ce_sm_free":     {0, 1, "a share"},             // 1: the copy needed no SM, 0: it waited for one
+	"ce_bytes_per_s": {0, 1e15, "a rate in B/s"},    // beyond any memory's (a PB/s)
+	"ce_copy_s":      {0, MaxSample, "a time in s"}, // a copy's
+	"ce_feed_s":      {0, MaxSample, "a time in s"}, // the feeder's calls, a copy
+	"floor_s":        {0, MaxSample, "a time in s"}, // MoE's floor
+	"remote_bytes":   {0, 1 << 50, "a byte count"},  // MoE's bytes to other GPUs (a PiB)
+	"load_rank":      {1, 1 << 30, "a load factor"}, // MoE: the busiest rank over the mean, at least 1
+	"load_expert":    {1, 1 << 30, "a load factor"}, // the busiest expert over the mean
+}
+
 // Validate checks the point's invariants.
 func (p *Point) Validate() error {
 	if p.Type != TypePoint {
@@ -584,9 +612,13 @@ func (p *Point) Validate() error {
 			return fmt.Errorf("point %s: sample %v s is not a plausible time per operation (%g..%g s)", p.ID, s, MinSample, MaxSample)
 		}
 	}
-	for k, v := range p.Values {
+	for _, k := range slices.Sorted(maps.Keys(p.Values)) {
+		v := p.Values[k]
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("point %s: value %s is not finite", p.ID, k)
+			return fmt.Errorf("point %s: value %s is not finite", p.MatchKey(), k)
+		}
+		if r, ok := valueRanges[k]; ok && (v < r.lo || v > r.hi) {
+			return fmt.Errorf("point %s: value %s = %g is not %s (%g..%g): a damaged record", p.MatchKey(), k, v, r.what, r.lo, r.hi)
 		}
 	}
 	for name, m := range p.Metrics {

@@ -216,6 +216,11 @@ copied instead of compiled again (--rebuild compiles anyway).`,
 		Example: `  nvshbench build-shim -o build/libnvshbench.so`,
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if out != "" {
+				if err := cuda.ShimTarget(out); err != nil {
+					return usagef("-o %v", err)
+				}
+			}
 			tc, err := cuda.Discover()
 			if err != nil {
 				return fmt.Errorf("no CUDA toolchain to build the shim with: %w", err)

@@ -23,8 +23,11 @@ const noGPUHelp = "to see the tool work without a GPU: 'nvshbench reproduce --qu
 // "fake" (a fake GPU: tests, and trying the tool without a GPU); empty means $NVSHBENCH_SHIM, else build into the cache.
 func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
 	if shim != "" && shim != "fake" {
-		if err := looksLikeSharedObject(shim); err != nil {
-			return nil, usagef("--shim %s: %v", shim, err)
+		if _, err := os.Stat(shim); err != nil {
+			return nil, usagef("--shim %v", err)
+		}
+		if err := cuda.CheckLibrary(shim); err != nil {
+			return nil, usagef("--shim %v (want a libnvshbench.so built by 'nvshbench build-shim')", err)
 		}
 	}
 	if shim == "" {
@@ -70,21 +73,6 @@ func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
 		return nil, noGPUError{fmt.Errorf("no usable GPU: %v (%s)", err, noGPUHelp)}
 	}
 	return &gpuSetup{lib: lib, shimPath: shim, tc: tc}, nil
-}
-
-// looksLikeSharedObject checks that path is an ELF file before anything
-// tries to load it.
-func looksLikeSharedObject(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var magic [4]byte
-	if _, err := io.ReadFull(f, magic[:]); err != nil || string(magic[:]) != "\x7fELF" {
-		return fmt.Errorf("not a shared library (want a libnvshbench.so built by 'nvshbench build-shim')")
-	}
-	return nil
 }
 
 // workerEnv is the full environment of the workers: ours, with the NVSHMEM

@@ -22,10 +22,14 @@ import (
 )
 
 // TestMain lets the test binary serve as the worker the launcher starts
-// (os.Executable is the test binary during tests).
+// (os.Executable is the test binary during tests), as the CLI
+// (NVSHBENCH_TEST_CLI=1) and as a command slow to stop (stubborn).
 func TestMain(m *testing.M) {
 	if (len(os.Args) > 1 && os.Args[1] == "__worker") || os.Getenv("NVSHBENCH_TEST_CLI") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if os.Getenv("NVSHBENCH_TEST_STUBBORN") == "1" {
+		os.Exit(stubborn())
 	}
 	code := m.Run()
 	cluster.stop() // the private Slurm cluster, if a test started it
@@ -345,10 +349,11 @@ func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
 			t.Errorf("size %d: status %q, want %q", s, got[s], st)
 		}
 	}
-	// A resumed run retries the errored point only.
+	// A resumed run retries the errored point only, and still exits 1: the
+	// file keeps the point that failed verification.
 	t.Setenv("NVSHBENCH_FAKE_HANG_SIZE", "")
 	_, stderr, code = nvshbench(t, "run", "--shim", "fake", "--sizes", "1K,4K,64K", "--samples", "2", "--timeout", "2s", "--pes-per-gpu", "2", "--out", out, "rma/put/block")
-	if code != 0 || !strings.Contains(stderr, ": 1 point(s) written") {
+	if code != exitError || !strings.Contains(stderr, ": 1 point(s) written (1 ok") || !strings.Contains(stderr, "1 failed verification in an earlier run") {
 		t.Errorf("resume after error: exit %d: %s", code, stderr)
 	}
 }
@@ -481,8 +486,9 @@ func TestRunUnderALauncher(t *testing.T) {
 			t.Errorf("%s: %s verify %+v pes %d effective %s", p.ID, p.Status, p.Verify, p.Params.PEs, p.Effective)
 		}
 	}
-	// Resuming is refused: the other ranks cannot see this file.
-	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out, "rma/put/block"); code == 0 || !strings.Contains(stderr, "resuming is not supported") {
+	// Resuming is refused (exit 2, as every refusal): the other ranks
+	// cannot see this file.
+	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out, "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "resuming is not supported") {
 		t.Errorf("resume under a launcher: exit %d %s", code, stderr)
 	}
 	// A bootstrap NVSHMEM does not know, or one whose plugin cannot load,
@@ -692,7 +698,7 @@ func TestNoGPUStopsBeforeCompiling(t *testing.T) {
 	if code != exitNoGPU || !strings.Contains(out, "none usable") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
-	if _, stderr, code := nvshbench(t, "run", "--shim", "/etc/passwd", "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "not a shared library") {
+	if _, stderr, code := nvshbench(t, "run", "--shim", "/etc/passwd", "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "not an ELF shared library") {
 		t.Errorf("--shim /etc/passwd: exit %d %q", code, stderr)
 	}
 	if _, _, code := nvshbench(t, "completion", "tcsh"); code != exitUsage {
