@@ -80,8 +80,12 @@ type Row struct {
 }
 
 // unchangedCode marks a moved row whose code runs no library whose version
-// changed between the two files.
-const unchangedCode = "no changed library"
+// changed between the two files; undeclaredCode one whose benchmark this
+// binary declares nothing of (an ID it does not know).
+const (
+	unchangedCode  = "no changed library"
+	undeclaredCode = "not attributed: its code undeclared"
+)
 
 // libraryChange is one library whose version differs between the base and
 // another file.
@@ -103,36 +107,20 @@ func libraryChanges(base, h *record.Header) []libraryChange {
 	return out
 }
 
-// libraries names the libraries a benchmark's code runs in, by its ID (a
-// results file's rows, whatever version wrote them): NCCL's host API and
-// device API rows (an ID part "nccl…"), NVSHMEM's (every other RMA,
-// latency, collective and MoE row: NVSHMEM holds their buffers, and its
-// on-stream collectives may hand over to NCCL: both), neither for the
-// copy references and floors (CUDA alone).
-func libraries(id string) []string {
-	if strings.HasPrefix(id, "limit/") {
-		return nil
-	}
-	for _, part := range strings.Split(id, "/") {
-		if strings.HasPrefix(part, "nccl") {
-			return []string{"NVSHMEM", "NCCL"} // NCCL's code, on NVSHMEM's job (its bootstrap, its heap)
-		}
-	}
-	if strings.HasSuffix(id, "/nvshmem-stream") {
-		return []string{"NVSHMEM", "NCCL"}
-	}
-	return []string{"NVSHMEM"}
-}
-
-// attribute fills row.Library for each other file.
-func attribute(row *Row, changes [][]libraryChange) {
-	libs := libraries(row.ID)
+// attribute fills row.Library for each other file from what the row's
+// benchmark declares its timed operation runs (code: record.Code, nil
+// where the reader knew no declaration): a version change only of a
+// library it calls.
+func attribute(row *Row, code *record.Code, changes [][]libraryChange) {
 	for _, cs := range changes {
 		var parts []string
 		for _, c := range cs {
-			if slices.Contains(libs, c.name) {
+			if code != nil && slices.Contains(code.Calls.Names(), c.name) {
 				parts = append(parts, c.String())
 			}
+		}
+		if code == nil && len(cs) > 0 {
+			parts = append(parts, undeclaredCode)
 		}
 		row.Library = append(row.Library, strings.Join(parts, ", "))
 	}
@@ -353,7 +341,7 @@ func (c *comparison) row(k string) error {
 	if !complete {
 		c.res.Unmatched = append(c.res.Unmatched, k)
 	}
-	attribute(&row, c.changes)
+	attribute(&row, base.Code, c.changes)
 	c.res.Rows = append(c.res.Rows, row)
 	return nil
 }
@@ -447,7 +435,7 @@ func (c *comparison) candidateOnly(i int) {
 			}
 			row.Failed = append(row.Failed, f)
 		}
-		attribute(&row, c.changes)
+		attribute(&row, p.Code, c.changes)
 		c.res.Rows = append(c.res.Rows, row)
 		if !c.opt.AllowFailed {
 			c.res.Failures++
@@ -488,7 +476,8 @@ func label(f *record.File) string {
 }
 
 // SetupDiffs lists how the runs' setups differ: GPU, driver, CUDA, NVSHMEM,
-// NCCL, PE count, and NVSHMEM_/NCCL_ environment knobs.
+// NCCL, PE count, nodes, the pair the point-to-point rows measured, and
+// NVSHMEM_/NCCL_ environment knobs.
 func SetupDiffs(files []*record.File) []string {
 	var out []string
 	base := &files[0].Header
@@ -513,6 +502,11 @@ func SetupDiffs(files []*record.File) []string {
 		check("NCCL", base.NCCL, h.NCCL)
 		check("PEs", fmt.Sprint(base.PEs), fmt.Sprint(h.PEs))
 		check("nodes", fmt.Sprint(base.Nodes), fmt.Sprint(h.Nodes))
+		pa, pb := headerPair(base), headerPair(h)
+		if base.Pair != nil && h.Pair != nil {
+			pa, pb = pa+" ("+base.Pair.Kind+")", pb+" ("+h.Pair.Kind+")"
+		}
+		check("the point-to-point rows' pair", pa, pb)
 		for _, k := range record.KnobNames(base, h) {
 			check(k, base.Env[k], h.Env[k])
 		}
@@ -521,6 +515,21 @@ func SetupDiffs(files []*record.File) []string {
 		}
 	}
 	return out
+}
+
+// headerPair is the pair a run's point-to-point rows measured: as its
+// header records it, or PE 0 towards PE 1 (PE 0 alone on one PE) in a file
+// from before pairs were recorded (schema 2 and older).
+func headerPair(h *record.Header) string {
+	switch {
+	case h.Pair != nil:
+		return fmt.Sprintf("PE %d → PE %d", h.Pair.From.PE, h.Pair.To.PE)
+	case h.Schema >= 3:
+		return "none"
+	case h.PEs > 1:
+		return "PE 0 → PE 1"
+	}
+	return "PE 0 → PE 0"
 }
 
 // Table renders the comparison through the report table model, so every
@@ -632,8 +641,11 @@ func (r *Result) Table() *table.Report {
 	for i, m := range moved {
 		for _, lib := range slices.Sorted(maps.Keys(m)) {
 			what := "with the library version change " + lib
-			if lib == unchangedCode {
-				what = "in code that runs no library whose version changed (the copy references and floors run neither): the machine or the run, not a library"
+			switch lib {
+			case undeclaredCode:
+				what = "in code no benchmark this binary knows declares (an ID it does not register): not attributed to a version change"
+			case unchangedCode:
+				what = "in code that runs no library whose version changed (as its benchmark declares: the copy references, floors, the empty kernel, cudaMemcpyAsync and compute kernels run neither): the machine or the run, not a library"
 			}
 			t.Notes = append(t.Notes, fmt.Sprintf("%s: %d row(s) moved %s", r.Files[i+1], m[lib], what))
 		}

@@ -158,11 +158,15 @@ func TestFailedAndMissingCandidatePointsFailTheGate(t *testing.T) {
 func TestMovedRowsNameTheLibraryChange(t *testing.T) {
 	base := fixture.Synthetic(fixture.Options{Seed: 1, Label: "base"})
 	other := fixture.Synthetic(fixture.Options{Seed: 2, Scale: 0.8, Label: "new", NVSHMEM: "3.8.0"})
-	// A copy reference (CUDA alone) that moved as much: a put's samples under its ID.
+	// A copy reference (CUDA alone) that moved as much: a put's samples
+	// under its ID; what each benchmark declares its code runs.
 	for _, f := range []*record.File{base, other} {
+		for i := range f.Points {
+			f.Points[i].Code = &record.Code{Calls: record.NVSHMEM}
+		}
 		for _, p := range f.Points {
 			if p.ID == "rma/put/block" {
-				p.ID = "limit/sm-copy"
+				p.ID, p.Code = "limit/sm-copy", &record.Code{Calls: record.CUDAOnly}
 				f.Points = append(f.Points, p)
 				break
 			}
@@ -203,5 +207,54 @@ func TestMovedRowsNameTheLibraryChange(t *testing.T) {
 	}
 	if !strings.Contains(out, "moved in code that runs no library whose version changed") {
 		t.Errorf("a copy reference that moved is not told apart:\n%s", out)
+	}
+}
+
+// A version change is attributed only to rows whose code calls the library
+// that changed, by what the benchmark declares it runs (Point.Code), never
+// by its ID: an empty kernel, a compute kernel alone and cudaMemcpyAsync
+// run neither library, a put NVSHMEM; a point whose code the reader was
+// given no declaration of is not attributed, and says so.
+func TestVersionChangeAttributedByDeclaredCode(t *testing.T) {
+	base := fixture.Synthetic(fixture.Options{Seed: 1, Label: "base"})
+	other := fixture.Synthetic(fixture.Options{Seed: 2, Scale: 0.8, Label: "new", NVSHMEM: "3.8.0"})
+	code := map[string]*record.Code{
+		"latency/launch":         {Calls: record.CUDAOnly},
+		"persm/compute/fma":      {Calls: record.CUDAOnly},
+		"rma/host/memcpy":        {Calls: record.CUDAOnly},
+		"rma/put/block":          {Calls: record.NVSHMEM},
+		"rma/nccl-lsa/put/block": nil, // undeclared
+	}
+	for _, f := range []*record.File{base, other} {
+		var puts []record.Point
+		for _, p := range f.Points {
+			if p.ID == "rma/put/block" && p.Params.Path == "auto" {
+				puts = append(puts, p)
+			}
+		}
+		// The same moved samples under each ID.
+		f.Points = nil
+		for id, c := range code {
+			for _, p := range puts {
+				p.ID, p.Code = id, c
+				f.Points = append(f.Points, p)
+			}
+		}
+	}
+	res, err := compare.Compare([]*record.File{base, other}, compare.Options{Threshold: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"latency/launch": "", "persm/compute/fma": "", "rma/host/memcpy": "", "rma/put/block": "NVSHMEM 3.4.5 → 3.8.0",
+		"rma/nccl-lsa/put/block": "not attributed: its code undeclared"}
+	seen := map[string]bool{}
+	for _, row := range res.Rows {
+		seen[row.ID] = true
+		if row.Library[0] != want[row.ID] {
+			t.Errorf("%s: attributed %q, want %q", row.ID, row.Library[0], want[row.ID])
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("rows of %v", seen)
 	}
 }

@@ -19,12 +19,16 @@ import (
 // waited once per launch: at sizes a cache holds, such a row measures
 // something else now. And within schema 1 (7ccfacc) the blocking put and the
 // fence moved to latency/issue/ (issue times, not round trips): the same
-// operations under new names.
+// operations under new names. Schema 3 takes a point several PEs time
+// (a collective, MoE, a bidirectional transfer) as its slowest PE's time,
+// where schema 2 took PE 0's.
 const (
 	// WhyTimerRow: a schema-1 in-kernel timer row has no schema-2 row.
 	WhyTimerRow = "schema 1's in-kernel timer row (extra.timer=globaltimer): schema 2 keeps those times as the kernel_timer of the events row, a spread beside the figure, not a row of its own"
 	// WhyPerOp: schema 1 measured no device collective one launch per operation.
 	WhyPerOp = "schema 1 ran the device collectives fused only (the operations looped in one kernel): it has no one-launch-per-operation row"
+	// WhySlowestPE: since schema 3 a figure several PEs timed is the slowest PE's.
+	WhySlowestPE = "since schema 3 a point several PEs time (a collective, a MoE step, a bidirectional transfer) is the slowest PE's time at each launch, as the operation costs; schema 2 recorded PE 0's"
 	// WhyStores: the store operations end delivered at every iteration since schema 2.
 	WhyStores = "since schema 2 every iteration of a store (put, put+signal, p, st, the LSA put, the SM copy) ends with quiet or a system-scope fence; schema 1 waited once per launch, so at cache-held sizes the two rows time different things"
 )
@@ -85,6 +89,9 @@ func gone(p *record.Point, from, to int, fused map[string]bool) string {
 // changed says why a point matched across schemas a and b measures
 // something else in one than in the other ("" when it does not).
 func changed(p *record.Point, a, b int) string {
+	if (a < 3) != (b < 3) && severalTimers(p) {
+		return WhySlowestPE
+	}
 	if (a < 2) == (b < 2) {
 		return ""
 	}
@@ -98,6 +105,16 @@ func changed(p *record.Point, a, b int) string {
 		}
 	}
 	return ""
+}
+
+// severalTimers: the point's figure comes from several PEs' timing (every
+// PE times a collective and a MoE step; both PEs a bidirectional
+// transfer).
+func severalTimers(p *record.Point) bool {
+	if p.Params.Dir == "bidir" {
+		return true
+	}
+	return (strings.HasPrefix(p.ID, "collectives/") || strings.HasPrefix(p.ID, "moe/")) && p.Params.PEs > 1
 }
 
 // StoreIDs and RenamedIDs name the benchmarks the schema rules above know,

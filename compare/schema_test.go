@@ -295,3 +295,54 @@ func TestRetriedErrorIsNoFailure(t *testing.T) {
 		t.Errorf("failures = %d, want 1", res.Failures)
 	}
 }
+
+// A point several PEs timed (a 2-PE collective, a bidirectional put) is the
+// slowest PE's since schema 3, PE 0's before: matched across the two,
+// shown "schema changed" and never gated, even where PE 1 was far slower;
+// a one-way put compares as ever.
+func TestSchema2AgainstSchema3(t *testing.T) {
+	file := func(schema int, slow float64) *record.File {
+		f := &record.File{Name: "s.jsonl", Header: record.Header{Type: record.TypeHeader, Schema: schema, Tool: "nvshbench", ToolVersion: "test",
+			Created: "2026-12-01T00:00:00Z", Synthetic: true, PEs: 2, Nodes: 1, GPUs: []record.GPU{{Name: "NVIDIA H200"}, {Name: "NVIDIA H200"}}}}
+		same := []float64{1e-5, 1.01e-5, 1.02e-5, 0.99e-5, 1e-5}
+		for _, p := range []record.Point{
+			{ID: "collectives/allreduce/nccl", Params: record.Params{Size: 1 << 20, Op: "sum", PEs: 2, Launch: record.LaunchPerOp}, Bytes: 1 << 20},
+			{ID: "rma/put/block", Params: record.Params{Size: 1 << 20, Op: "put", PEs: 2, Dir: "bidir"}, Bytes: 2 << 20},
+			{ID: "rma/put/block", Params: record.Params{Size: 1 << 20, Op: "put", PEs: 2, Dir: "uni"}, Bytes: 1 << 20},
+		} {
+			p.Type, p.Status, p.Timer, p.Iters, p.Verify = record.TypePoint, record.StatusOK, "events", 10, record.Verification{Checked: true, OK: true}
+			p.Samples = same
+			if p.Params.Dir != "uni" { // the figure several PEs timed: PE 1 is slower by slow
+				p.Samples = make([]float64, len(same))
+				for i, s := range same {
+					p.Samples[i] = s * slow
+				}
+			}
+			metric := record.MetricBandwidth
+			if strings.HasPrefix(p.ID, "collectives/") {
+				metric = record.MetricAlgBW
+			}
+			if err := record.Derive(&p, metric); err != nil {
+				t.Fatal(err)
+			}
+			f.Points = append(f.Points, p)
+		}
+		return f
+	}
+	res, err := compare.Compare([]*record.File{file(2, 1), file(3, 1.5)}, compare.Options{Threshold: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := 0
+	for _, r := range res.Rows {
+		switch {
+		case r.Params.Dir == "uni" && r.SchemaChanged[0] != "":
+			t.Errorf("%s %s: %q", r.ID, r.Key, r.SchemaChanged[0])
+		case r.Params.Dir != "uni" && r.SchemaChanged[0] == compare.WhySlowestPE:
+			changed++
+		}
+	}
+	if changed != 2 || res.Regressions != 0 || res.Failures != 0 {
+		t.Errorf("%d rows said schema changed (want 2), %d regressions, %d failures", changed, res.Regressions, res.Failures)
+	}
+}

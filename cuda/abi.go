@@ -52,11 +52,12 @@ const (
 	StatusUnreachable   = -2
 	StatusNotCapturable = -4
 	MaxPEs              = 64
-	MaxLinks            = 36 // NB_MAX_LINKS: NVLinks a GPU may have
-	MaxValues           = 8  // NB_MAX_VALUES: named values a point's result holds
-	ValueNameLen        = 24 // NB_VALUE_NAME: bytes of a value's name, the NUL included
-	ValueUnitLen        = 8  // NB_VALUE_UNIT: bytes of a value's unit, the NUL included
-	ABIVersion          = 6
+	MaxLinks            = 36        // NB_MAX_LINKS: NVLinks a GPU may have
+	MaxGather           = 512 << 10 // bytes one PE passes to Gather: a point's result with 10000 samples
+	MaxValues           = 8         // NB_MAX_VALUES: named values a point's result holds
+	ValueNameLen        = 24        // NB_VALUE_NAME: bytes of a value's name, the NUL included
+	ValueUnitLen        = 8         // NB_VALUE_UNIT: bytes of a value's unit, the NUL included
+	ABIVersion          = 7
 	OpNameLen           = shim.OpNameLen // NB_OP_NAME: bytes of nb_args.op, the NUL included
 	maxKernelSamples    = 100000         // in-kernel times kept per point
 	InitUID             = 0              // unique-ID bootstrap: the controller passes the ID
@@ -90,7 +91,7 @@ type Args struct {
 	Iters     int32
 	Warmup    int32
 	Samples   int32
-	Peer      int32
+	Peer      int32 // the PE the initiator talks to (itself: a loopback)
 	Bidir     int32
 	Verify    int32
 	PerOp     int32 // device collectives: one launch per operation (else fused in one kernel)
@@ -107,6 +108,9 @@ type Args struct {
 	Op        [OpNameLen]byte // the operation: a name of the shim's dispatch table (SetOp)
 	NCCLAlgo  [32]byte
 	NCCLProto [32]byte
+	// Initiator is the PE that issues towards Peer and times (rma, lat:
+	// every point-to-point operation); 0 where every PE runs.
+	Initiator int32
 }
 
 // NewArgs returns arguments for the operation of that name in the shim's
@@ -324,6 +328,9 @@ type Lib interface {
 	Job() (Job, error)
 	// Agree exchanges one value: every PE gets every PE's.
 	Agree(v int64) ([]int64, error)
+	// Gather exchanges bytes (at most MaxGather): every PE gets every
+	// PE's, in PE order.
+	Gather(mine []byte) ([][]byte, error)
 	// Setenv sets a variable in the C environment NVSHMEM and NCCL read.
 	Setenv(name, value string) error
 	// ProbeBootstrap loads NVSHMEM's bootstrap plugin file (a full path, or a

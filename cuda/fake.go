@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -15,49 +14,64 @@ import (
 	"github.com/nvshbench/nvshbench/cuda/shim"
 )
 
-// Fake implements Lib without a GPU: an H200-like device whose transfers
-// follow a simple model. Tests of everything above the shim (harness,
-// launcher, commands) run against it. Its collective calls meet on a Fabric
-// when one is set (NVSHBENCH_FAKE_RDV names a folder; the controller sets it
-// for fake runs), so a divergence between PEs fails instead of passing.
-// Environment knobs let tests reach the failure paths:
+// Fake implements Lib without a GPU: the H200-like GPUs of a fake node or
+// cluster (FakeCluster: NVSHBENCH_FAKE_GPUS, NVSHBENCH_FAKE_NODES,
+// NVSHBENCH_FAKE_TOPO) whose transfers follow a simple model of their paths,
+// rates and faults, so tests find a fault as a user would. Tests of
+// everything above the shim (harness, launcher, commands) run against it.
+// Its collective calls meet on a Fabric when one is set
+// (NVSHBENCH_FAKE_RDV names a folder; the controller sets it for fake
+// runs), so a divergence between PEs fails instead of passing. Environment
+// knobs let tests reach the failure paths:
 //
 //	NVSHBENCH_FAKE_HANG_SIZE=N     a point of size N never returns (watchdog tests)
 //	NVSHBENCH_FAKE_CORRUPT_SIZE=N  a point of size N reports mismatching bytes
-//	NVSHBENCH_FAKE_PATH=p2p|local|remote  the path to every other PE (default local);
-//	                               a PE reaches itself locally, as on a GPU
+//	NVSHBENCH_FAKE_PATH=p2p|local|remote  the path to every other PE (default:
+//	                               the cluster's); a PE reaches itself locally, as on a GPU
 //	NVSHBENCH_FAKE_NVSHMEM=3.8.0   the NVSHMEM the fake was "built against" (default the
 //	                               pinned 3.4.5): the rows of a newer one are waived as the
 //	                               shim waives them (fakeNewer)
 //	NVSHBENCH_FAKE_CE_ON_SM=1      the copy engine's copies need an SM: its rows' SM check
 //	                               says so (fakeCEValues; default: they need none)
-//	NVSHBENCH_FAKE_BAD_VALUE=unknown|unit|many  a point with named values (the copy engine's
-//	                               rows) gives one more of a name no reader declares, one
-//	                               in another unit, or more than the result holds (the
-//	                               shim's put_value then fails the point)
+//	NVSHBENCH_FAKE_BAD_VALUE=unknown|unit|many|range  a point with named values (the copy
+//	                               engine's rows) gives one more of a name no reader
+//	                               declares, one in another unit, or more than the result
+//	                               holds (the shim's put_value then fails the point), or
+//	                               its ce_sm_free as 2 (outside its declared 0..1)
 type Fake struct {
 	rank, nranks int
 	inited       bool
 	fabric       Fabric
 	seq          int64
+	cl           *FakeCluster
+	clErr        error // the cluster's spec did not parse: Init fails with it
+	dev          int   // this PE's device
+	devs         []int // every PE's device, once Job has exchanged them
 }
 
 // NewFake returns a fake device library; NVSHBENCH_FAKE_RDV (plus
 // NVSHBENCH_WORKER_GROUP) names the folder of its fabric.
 func NewFake() *Fake {
-	f := &Fake{}
+	var fabric Fabric
 	if d := os.Getenv("NVSHBENCH_FAKE_RDV"); d != "" {
 		timeout := 20 * time.Second
 		if v, err := time.ParseDuration(os.Getenv("NVSHBENCH_FAKE_RDV_TIMEOUT")); err == nil {
 			timeout = v
 		}
-		f.fabric = DirFabric{Dir: filepath.Join(d, "g"+os.Getenv("NVSHBENCH_WORKER_GROUP")), Timeout: timeout}
+		fabric = DirFabric{Dir: filepath.Join(d, "g"+os.Getenv("NVSHBENCH_WORKER_GROUP")), Timeout: timeout}
 	}
-	return f
+	return NewFakeOn(fabric)
 }
 
 // NewFakeOn returns a fake whose collective calls meet on fabric.
-func NewFakeOn(fabric Fabric) *Fake { return &Fake{fabric: fabric} }
+func NewFakeOn(fabric Fabric) *Fake {
+	f := &Fake{fabric: fabric}
+	f.cl, f.clErr = FakeClusterFromEnv()
+	if f.clErr != nil {
+		f.cl = &FakeCluster{GPUs: 1, Nodes: 1}
+	}
+	return f
+}
 
 // FakeUID is the unique ID the fake hands out.
 var FakeUID = []byte("fake-nvshmem-unique-id")
@@ -76,24 +90,41 @@ func (f *Fake) meet(call string, payload []byte) ([][]byte, error) {
 	return f.fabric.Meet(f.rank, f.nranks, f.seq, call, payload)
 }
 
-func (f *Fake) DeviceCount() (int, error) { return 1, nil }
+func (f *Fake) DeviceCount() (int, error) { return f.cl.Devices(), nil }
+
+func (f *Fake) device(op string, dev int) error {
+	if dev < 0 || dev >= f.cl.Devices() {
+		return &Error{Op: op, Status: StatusErr, Msg: fmt.Sprintf("invalid device ordinal %d", dev)}
+	}
+	return nil
+}
 
 func (f *Fake) DeviceInfo(dev int) (Info, error) {
-	if dev != 0 {
-		return Info{}, &Error{Op: "device info", Status: StatusErr, Msg: fmt.Sprintf("invalid device ordinal %d", dev)}
+	if err := f.device("device info", dev); err != nil {
+		return Info{}, err
 	}
-	i := Info{MemBytes: 141 << 30, L2Bytes: 60 << 20, MyPE: -1, Device: 0, SMs: 132, ClockKHz: 1980000,
+	local := dev % f.cl.GPUs
+	i := Info{MemBytes: 141 << 30, L2Bytes: 60 << 20, MyPE: -1, Device: int32(local), SMs: 132, ClockKHz: 1980000,
 		CCMajor: 9, CCMinor: 0, CUDARuntime: 13000, CUDADriver: 13000, NCCLVersion: 22809}
 	v := fakeNVSHMEM()
 	i.NVSHMEMMajor, i.NVSHMEMMinor, i.NVSHMEMPatch = int32(v[0]), int32(v[1]), int32(v[2])
 	copy(i.Name[:], "Fake H200 (no GPU)")
-	copy(i.UUID[:], "GPU-fake")
-	host, _ := os.Hostname()
-	copy(i.Host[:len(i.Host)-1], host)
+	copy(i.UUID[:], fmt.Sprintf("GPU-fake-%d-%d", f.cl.NodeOf(dev), local))
+	copy(i.PCIBusID[:], fmt.Sprintf("0000:%02x:00.0", 0x10+local))
+	copy(i.Host[:len(i.Host)-1], f.cl.Host(dev))
 	return i, nil
 }
 
-func (f *Fake) CanAccessPeer(dev, peer int) (bool, error) { return true, nil }
+// CanAccessPeer: the GPUs of one node reach each other.
+func (f *Fake) CanAccessPeer(dev, peer int) (bool, error) {
+	if err := f.device("peer access", dev); err != nil {
+		return false, err
+	}
+	if err := f.device("peer access", peer); err != nil {
+		return false, err
+	}
+	return f.cl.NodeOf(dev) == f.cl.NodeOf(peer), nil
+}
 
 func (f *Fake) UniqueID() ([]byte, error) { return append([]byte(nil), FakeUID...), nil }
 
@@ -101,13 +132,19 @@ func (f *Fake) Init(mode, rank, nranks int, uid []byte, device int, heap int64) 
 	if f.inited {
 		return &Error{Op: "NVSHMEM init", Status: StatusErr, Msg: "already initialised"}
 	}
+	if f.clErr != nil {
+		return &Error{Op: "NVSHMEM init", Status: StatusErr, Msg: f.clErr.Error()}
+	}
+	if err := f.device("NVSHMEM init", device); err != nil {
+		return err
+	}
 	if mode == InitUID && string(uid) != string(FakeUID) {
 		return &Error{Op: "NVSHMEM init", Status: StatusErr, Msg: "unique id mismatch"}
 	}
 	if nranks < 1 || rank < 0 || rank >= nranks {
 		return &Error{Op: "NVSHMEM init", Status: StatusErr, Msg: fmt.Sprintf("rank %d of %d", rank, nranks)}
 	}
-	f.rank, f.nranks, f.inited = rank, nranks, true
+	f.rank, f.nranks, f.dev, f.inited = rank, nranks, device, true
 	_, err := f.meet(fmt.Sprintf("init heap=%d", heap), nil)
 	return err
 }
@@ -121,9 +158,22 @@ func (f *Fake) Finalize() error {
 	return err
 }
 
-// pathTo is this PE's own view of the path to q.
-func (f *Fake) pathTo(q int) int {
-	if q == f.rank {
+// devOf is PE q's device: as Job exchanged it, else (no fabric to ask)
+// where a launcher on this machine puts it, q % the devices.
+func (f *Fake) devOf(q int) int {
+	switch {
+	case q < len(f.devs):
+		return f.devs[q]
+	case q == f.rank:
+		return f.dev
+	}
+	return q % f.cl.Devices()
+}
+
+// pathBetween is how PE p reaches PE q: the cluster's path between their
+// devices, or NVSHBENCH_FAKE_PATH's between two PEs.
+func (f *Fake) pathBetween(p, q int) int {
+	if p == q {
 		return PathLocal
 	}
 	switch os.Getenv("NVSHBENCH_FAKE_PATH") {
@@ -131,51 +181,53 @@ func (f *Fake) pathTo(q int) int {
 		return PathP2P
 	case "remote":
 		return PathRemote
+	case "local":
+		return PathLocal
 	}
-	return PathLocal
+	return f.cl.Path(f.devOf(p), f.devOf(q))
 }
 
+// pathTo is this PE's path to q.
+func (f *Fake) pathTo(q int) int { return f.pathBetween(f.rank, q) }
+
+// Job exchanges the PEs' devices (one collective call, as nb_job's
+// exchange) and describes each from its device.
 func (f *Fake) Job() (Job, error) {
 	if !f.inited {
 		return Job{}, &Error{Op: "job facts", Status: StatusErr, Msg: "not initialised"}
 	}
-	info, _ := f.DeviceInfo(0)
-	info.MyPE, info.NPEs = int32(f.rank), int32(f.nranks)
-	row := make([]int, f.nranks)
-	for q := range row {
-		row[q] = f.pathTo(q)
-	}
-	type fact struct {
-		Info []byte
-		Row  []int
-	}
-	b, _ := json.Marshal(fact{Info: unsafe.Slice((*byte)(unsafe.Pointer(&info)), unsafe.Sizeof(info)), Row: row})
-	all, err := f.meet("job", b)
+	all, err := f.meet("job", binary.LittleEndian.AppendUint64(nil, uint64(f.dev)))
 	if err != nil {
 		return Job{}, err
 	}
+	devs := make([]int, f.nranks)
+	for q := range devs {
+		devs[q] = f.devOf(q)
+		if f.fabric != nil && f.nranks > 1 {
+			devs[q] = int(binary.LittleEndian.Uint64(all[q]))
+		}
+	}
+	f.devs = devs
 	j := Job{PEs: make([]Info, f.nranks), Paths: make([][]int, f.nranks)}
-	for r, p := range all {
-		var ft fact
-		if err := json.Unmarshal(p, &ft); err != nil {
+	for p := range j.PEs {
+		if j.PEs[p], err = f.DeviceInfo(devs[p]); err != nil {
 			return Job{}, err
 		}
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&j.PEs[r])), unsafe.Sizeof(info)), ft.Info)
-		j.PEs[r].MyPE = int32(r)
-		j.Paths[r] = ft.Row
-		if f.fabric == nil { // no other PE to ask: its view, as this one's model says
-			j.Paths[r] = make([]int, f.nranks)
-			for q := range j.Paths[r] {
-				j.Paths[r][q] = f.pathTo(q)
-				if q == r {
-					j.Paths[r][q] = PathLocal
-				} else if q == f.rank {
-					j.Paths[r][q] = f.pathTo(r)
-				}
-			}
+		j.PEs[p].MyPE, j.PEs[p].NPEs = int32(p), int32(f.nranks)
+		j.Paths[p] = make([]int, f.nranks)
+		for q := range j.Paths[p] {
+			j.Paths[p][q] = f.pathBetween(p, q)
 		}
 	}
 	return j, nil
+}
+
+// Gather exchanges every PE's bytes (one collective call).
+func (f *Fake) Gather(mine []byte) ([][]byte, error) {
+	if !f.inited {
+		return nil, &Error{Op: "gather", Status: StatusErr, Msg: "not initialised"}
+	}
+	return f.meet("gather", mine)
 }
 
 func (f *Fake) Agree(v int64) ([]int64, error) {
@@ -232,13 +284,21 @@ func envInt(k string) int64 {
 var fakePeak = map[string]float64{"rma.get": 140e9, "rma.p": 170e9, "rma.g": 8e9, "rma.st": 400e9, "rma.ld": 300e9,
 	"rma.ce_copy": 420e9, "rma.sm_copy": 450e9, "rma.sm_copy_read": 430e9, "rma.lsa_put": 390e9, "rma.lsa_get": 290e9}
 
-// LinkInfo: an H200-like device alone on its node (no NVLink), PCIe gen 5
-// x16 and 4.8 TB/s of memory.
+// LinkInfo: an H200-like device, PCIe gen 5 x16 and 4.8 TB/s of memory;
+// on a node of several GPUs its 18 NVLinks end at the node's NVSwitches
+// (none for a GPU the topology makes PCIe-only).
 func (f *Fake) LinkInfo(dev int) (Links, error) {
-	if dev != 0 {
-		return Links{}, &Error{Op: "link info", Status: StatusErr, Msg: fmt.Sprintf("invalid device ordinal %d", dev)}
+	if err := f.device("link info", dev); err != nil {
+		return Links{}, err
 	}
-	return Links{PCIeBps: 16 * 32e9 * 128 / 130 / 8, HBMBps: 4.8e12, PCIeGen: 5, PCIeWidth: 16, NVML: 1}, nil
+	l := Links{PCIeBps: f.cl.PCIeBps, HBMBps: 4.8e12, PCIeGen: 5, PCIeWidth: 16, NVML: 1}
+	if f.cl.GPUs > 1 && !f.cl.PCIeOnly[dev] {
+		l.Links, l.LinkBps = fakeNVLinks, f.cl.NVLinkBps/fakeNVLinks
+		for i := 0; i < fakeNVLinks; i++ {
+			copy(l.Remote[i][:], fmt.Sprintf("0000:%02x:00.0", 0xc0+i%4)) // four switches
+		}
+	}
+	return l, nil
 }
 
 // Run models the point, then meets the other PEs to sum the verification
@@ -253,11 +313,16 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 	if !known {
 		return Timing{}, r, &Error{Op: name, Status: StatusErr, Msg: fmt.Sprintf("unknown operation %q: not in this shim's dispatch table", name)}
 	}
-	if a.Samples <= 0 || a.Iters < 0 || a.Size <= 0 || a.Threads <= 0 || a.CTAs < 0 || a.CTAs == 0 && !fakePerSMCompute(name) || a.Peer < 0 || int(a.Peer) >= f.nranks {
+	if a.Samples <= 0 || a.Iters < 0 || a.Size <= 0 || a.Threads <= 0 || a.CTAs < 0 || a.CTAs == 0 && !fakePerSMCompute(name) ||
+		a.Peer < 0 || int(a.Peer) >= f.nranks || a.Initiator < 0 || int(a.Initiator) >= f.nranks {
 		return Timing{}, r, &Error{Op: name, Status: StatusErr, Msg: "bad arguments"}
 	}
 	if envInt("NVSHBENCH_FAKE_HANG_SIZE") == a.Size {
 		time.Sleep(time.Hour)
+	}
+	if size, ok := f.cl.Die[f.rank]; ok && size == a.Size {
+		fmt.Fprintf(os.Stderr, "fake GPU: PE %d dies at a point of %d bytes (NVSHBENCH_FAKE_TOPO die:%d@%d)\n", f.rank, a.Size, f.rank, a.Size)
+		os.Exit(3)
 	}
 	var t Timing
 	r.OpsPerIter = 1
@@ -433,10 +498,11 @@ func (f *Fake) reachable(op Op, target int) error {
 }
 
 func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
-	initiator := f.rank == 0 || (a.Bidir != 0 && f.rank == int(a.Peer))
-	target := int(a.Peer)
-	if f.rank != 0 {
-		target = 0
+	from, to := initiatorOf(a), int(a.Peer)
+	initiator := f.rank == from || (a.Bidir != 0 && f.rank == to)
+	target := to
+	if f.rank != from {
+		target = from
 	}
 	if err := f.reachable(op, target); err != nil && (initiator || op.Has(TraitNetwork)) {
 		return Timing{}, err
@@ -470,22 +536,29 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 		r.Bytes = 0
 	}
 	// One operation's time (the same for every sample, which varies it by
-	// its index below).
+	// its index below): the operation's own rate on this GPU's clock (the
+	// copy engine's is not the SMs'), within the path's.
+	me, there := f.devOf(f.rank), f.devOf(target)
+	clock := f.cl.ClockOf(me)
+	if op.Has(TraitHost) {
+		clock = 1
+	}
 	var t float64
 	if counters {
-		t = 1e-6 / float64(r.OpsPerIter)
+		t = 1e-6 / float64(r.OpsPerIter) * f.cl.LatencyBase(me, there) / 1.2e-6 / clock
 	} else if pt, ok := fakePerSM(a, op); ok {
-		t = pt
+		t = pt / clock
 	} else {
 		peak, ok := fakePeak[op.Name]
 		if !ok {
 			peak = 300e9
 		}
-		t = float64(a.Size) / (peak * float64(a.Size) / (float64(a.Size) + 64<<10))
+		bw := min(peak*clock, f.cl.PathBps(me, there))
+		t = float64(a.Size) / (bw * float64(a.Size) / (float64(a.Size) + 64<<10))
 	}
 	samples := make([]float64, a.Samples)
 	for i := range samples {
-		samples[i] = t * (1 + 0.001*float64(i%5))
+		samples[i] = t * (1 + 0.001*float64((i+f.rank)%5))
 	}
 	tm := Timing{Samples: samples}
 	if !op.Has(TraitHost) { // the copy engine has no kernel of ours to stamp; the others stamp their loop
@@ -494,11 +567,17 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 	return tm, nil
 }
 
-// latency models round trips of 1.2 µs plus 0.1 ns per byte (ping-pongs
-// twice that), floors of 0.6 µs (memory-served) and 0.25 µs (cache-served);
-// the in-kernel timer agrees with the events within 2 %.
+// initiatorOf is the PE that issues a point-to-point operation.
+func initiatorOf(a Args) int { return int(a.Initiator) }
+
+// latency models round trips of the path's fixed time (LatencyBase: 1.2 µs
+// over NVLink, on the initiator's clock) plus the bytes at 10 GB/s or the
+// path's rate where lower (ping-pongs twice that), floors of 0.6 µs
+// (memory-served) and 0.25 µs (cache-served); the in-kernel timer agrees
+// with the events within 2 %.
 func (f *Fake) latency(a Args, op Op, r *Result) (Timing, error) {
-	if err := f.reachable(op, int(a.Peer)); err != nil && f.rank == 0 {
+	from, to := initiatorOf(a), int(a.Peer)
+	if err := f.reachable(op, to); err != nil && f.rank == from {
 		return Timing{}, err
 	}
 	r.Iters = a.Iters
@@ -512,11 +591,12 @@ func (f *Fake) latency(a Args, op Op, r *Result) (Timing, error) {
 			r.WorkSet = a.Extent
 		}
 	}
-	if f.rank != 0 {
+	if f.rank != from {
 		return Timing{}, nil
 	}
 	r.Initiator = 1
-	t := 1.2e-6 + float64(a.Size)*1e-10
+	me, there := f.devOf(from), f.devOf(to)
+	t := f.cl.LatencyBase(me, there)/f.cl.ClockOf(me) + float64(a.Size)/min(10e9, f.cl.PathBps(me, there))
 	switch {
 	case op.Has(TraitFloor) && a.Extent > 0:
 		t = 0.25e-6
@@ -558,6 +638,28 @@ func stampsOf(samples []float64, periods int32, a Args) []float64 {
 	return k
 }
 
+// everyPE models an operation every PE runs and times (a collective, a
+// MoE step): an iteration moves its bytes at bw, within the slowest path
+// between two GPUs of the job, after base; this PE does its part on its
+// GPU's clock once every PE has arrived, so its time is its own part plus
+// how much later than it the last PE arrived (a late PE's own time is the
+// shortest: the others waited for it).
+func (f *Fake) everyPE(a Args, base, bw float64) []float64 {
+	late := 0.0
+	for q := 0; q < f.nranks; q++ {
+		late = max(late, f.cl.Late[q])
+		for p := q + 1; p < f.nranks; p++ {
+			bw = min(bw, f.cl.PathBps(f.devOf(p), f.devOf(q)))
+		}
+	}
+	t := (base+float64(a.Size)/bw)/f.cl.ClockOf(f.devOf(f.rank)) + late - f.cl.Late[f.rank]
+	samples := make([]float64, a.Samples)
+	for i := range samples {
+		samples[i] = t * (1 + 0.002*float64((i+f.rank)%3))
+	}
+	return samples
+}
+
 // moe models a dispatch or combine as 6 µs plus rank 0's selected bytes
 // (args.size) at 300 GB/s; NCCL from the host pays 20 µs of launches more.
 func (f *Fake) moe(a Args, op Op, r *Result) (Timing, error) {
@@ -568,10 +670,7 @@ func (f *Fake) moe(a Args, op Op, r *Result) (Timing, error) {
 	if a.Impl == ImplNCCL {
 		base += 20e-6
 	}
-	samples := make([]float64, a.Samples)
-	for i := range samples {
-		samples[i] = (base + float64(a.Size)/300e9) * (1 + 0.003*float64(i%4))
-	}
+	samples := f.everyPE(a, base, 300e9)
 	r.Iters, r.Initiator, r.WorkSet = 10, 1, a.Size
 	if f.rank == 0 {
 		r.Bytes = a.Size
@@ -594,10 +693,7 @@ func (f *Fake) collective(a Args, op Op, r *Result) Timing {
 	if a.PerOp == 0 {
 		base = 1e-6
 	}
-	samples := make([]float64, a.Samples)
-	for i := range samples {
-		samples[i] = (base + float64(a.Size)/bw) * (1 + 0.002*float64(i%3))
-	}
+	samples := f.everyPE(a, base, bw)
 	r.Iters, r.Initiator, r.WorkSet = 10, 1, a.Size
 	if op.Has(TraitPayload) {
 		r.Bytes = a.Size
@@ -670,6 +766,9 @@ func fakeCEValues(a Args, op Op, r *Result) error {
 	free := 1.0
 	if envInt("NVSHBENCH_FAKE_CE_ON_SM") == 1 {
 		free = 0
+	}
+	if os.Getenv("NVSHBENCH_FAKE_BAD_VALUE") == "range" {
+		free = 2
 	}
 	if err := r.PutValue("ce_sm_free", "1", free); err != nil {
 		return &Error{Op: op.Name, Status: StatusErr, Msg: err.Error()}

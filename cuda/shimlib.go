@@ -21,6 +21,9 @@ type shimLib struct {
 	finalize      func() int32
 	job           func(*Info, int32, *int32) int32
 	agree         func(int64, *int64, int32) int32
+	gather        func(*byte, int64, *byte, int64, *int64) int32
+	npes          int    // the job's PEs (Job), what Gather's buffer holds
+	gatherBuf     []byte // every PE's MaxGather bytes, kept between calls
 	run           func(*Args, *float64, int32, *float64, int32, *Result) int32
 	linkInfo      func(int32, *Links) int32
 	setenv        func(string, string) int32
@@ -109,7 +112,7 @@ func Load(path string) (Lib, error) {
 		{&l.deviceCount, "nb_device_count"}, {&l.deviceInfo, "nb_device_info"},
 		{&l.canAccessPeer, "nb_can_access_peer"}, {&l.getUniqueID, "nb_get_uniqueid"}, {&l.linkInfo, "nb_link_info"},
 		{&l.initFn, "nb_init"}, {&l.finalize, "nb_finalize"}, {&l.job, "nb_job"},
-		{&l.agree, "nb_agree"}, {&l.run, "nb_run"},
+		{&l.agree, "nb_agree"}, {&l.gather, "nb_gather"}, {&l.run, "nb_run"},
 		{&l.setenv, "nb_setenv"}, {&l.probe, "nb_bootstrap_probe"},
 	} {
 		if err := reg(s.f, s.name); err != nil {
@@ -177,6 +180,7 @@ func (l *shimLib) Job() (Job, error) {
 		return Job{}, err
 	}
 	n := int(rc)
+	l.npes = n
 	j := Job{PEs: infos[:n], Paths: make([][]int, n)}
 	for i := 0; i < n; i++ {
 		j.Paths[i] = make([]int, n)
@@ -194,6 +198,33 @@ func (l *shimLib) Agree(v int64) ([]int64, error) {
 		return nil, err
 	}
 	return all[:rc], nil
+}
+
+func (l *shimLib) Gather(mine []byte) ([][]byte, error) {
+	if len(mine) > MaxGather {
+		return nil, &Error{Op: "gather", Status: StatusErr, Msg: fmt.Sprintf("%d bytes: at most %d", len(mine), MaxGather)}
+	}
+	n := l.npes
+	if n == 0 {
+		n = MaxPEs
+	}
+	if len(l.gatherBuf) < n*MaxGather {
+		l.gatherBuf = make([]byte, n*MaxGather)
+	}
+	lens := make([]int64, MaxPEs)
+	var p *byte
+	if len(mine) > 0 {
+		p = &mine[0]
+	}
+	rc := l.gather(p, int64(len(mine)), &l.gatherBuf[0], MaxGather, &lens[0])
+	if err := l.check("gather", rc); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, rc)
+	for pe := range out {
+		out[pe] = append([]byte(nil), l.gatherBuf[pe*MaxGather:pe*MaxGather+int(lens[pe])]...)
+	}
+	return out, nil
 }
 
 func (l *shimLib) Setenv(name, value string) error {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/nvshbench/nvshbench/cuda/shim"
+	"github.com/nvshbench/nvshbench/internal/wholefile"
 )
 
 // shimSources are the shim's sources (package shim embeds them).
@@ -118,7 +119,14 @@ func sitePackages() []string {
 	if err != nil {
 		return nil
 	}
-	return strings.Fields(string(out))
+	// One folder a line: a folder's name may hold spaces.
+	var dirs []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimRight(l, "\r"); l != "" {
+			dirs = append(dirs, l)
+		}
+	}
+	return dirs
 }
 
 func fileExists(p string) bool {
@@ -274,6 +282,9 @@ func (t *Toolchain) CopyShim(out string, log io.Writer) (built bool, err error) 
 	if abs, _ := filepath.Abs(out); abs == src {
 		return built, nil
 	}
+	if err := ShimTarget(out); err != nil {
+		return built, err
+	}
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return built, err
@@ -281,11 +292,29 @@ func (t *Toolchain) CopyShim(out string, log io.Writer) (built bool, err error) 
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return built, err
 	}
-	tmp := out + ".tmp" + fmt.Sprint(os.Getpid())
-	if err := os.WriteFile(tmp, b, 0o755); err != nil {
-		return built, err
+	return built, wholefile.Write(out, b, 0o755)
+}
+
+// ShimTarget refuses a place for a built library that is neither absent
+// nor a regular file: a device, a FIFO, a folder or a symbolic link is no
+// library of ours, and a copy renamed over it would replace it.
+func ShimTarget(path string) error {
+	if strings.HasSuffix(path, "/") {
+		return fmt.Errorf("%s names a folder: name the library's file, e.g. %s", path, filepath.Join(path, "libnvshbench.so"))
 	}
-	return built, os.Rename(tmp, out)
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil // absent: written (a folder that cannot be made says why then)
+	}
+	switch m := st.Mode(); {
+	case m&os.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symbolic link: name the library's file itself", path)
+	case m.IsDir():
+		return fmt.Errorf("%s is a folder: name the library's file, e.g. %s", path, filepath.Join(path, "libnvshbench.so"))
+	case !m.IsRegular():
+		return fmt.Errorf("%s is not a regular file (%s): the library is written only as a new file or over a plain one", path, m.Type())
+	}
+	return nil
 }
 
 // CacheDir is where built shims are kept: $NVSHBENCH_CACHE, else
@@ -416,7 +445,11 @@ func (t *Toolchain) Build(out string, log io.Writer) error {
 		os.Remove(tmp)
 		return fmt.Errorf("nvcc failed (%v):\n%s", err, tailLines(buf.String(), 30))
 	}
-	return os.Rename(tmp, out)
+	if err := os.Rename(tmp, out); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 func tailLines(s string, n int) string {

@@ -197,3 +197,25 @@ func TestCacheWithoutHomeIsPrivate(t *testing.T) {
 		t.Error("a link in the cache's place accepted")
 	}
 }
+
+// A Python environment under a path with a space (a venv in "My Envs") is
+// searched for the wheels like any other: its site-packages is one line of
+// the interpreter's answer, not words.
+func TestWheelsUnderAPathWithASpace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "My Envs", "cu 13")
+	site := filepath.Join(dir, "lib", "python3.12", "site-packages")
+	nvshmem := filepath.Join(site, "nvidia", "nvshmem")
+	writeFile(t, filepath.Join(nvshmem, "include/nvshmem.h"), "", 0o644)
+	writeFile(t, filepath.Join(nvshmem, "include/non_abi/nvshmem_version.h"),
+		"#define NVSHMEM_VENDOR_MAJOR_VERSION 3\n#define NVSHMEM_VENDOR_MINOR_VERSION 4\n#define NVSHMEM_VENDOR_PATCH_VERSION 5\n", 0o644)
+	py := filepath.Join(dir, "bin", "python3")
+	writeFile(t, py, "#!/bin/sh\nprintf '%s\\n' '"+site+"' '"+filepath.Join(dir, "user site")+"'\n", 0o755)
+	t.Setenv("NVSHBENCH_PYTHON", py)
+	t.Setenv("NVSHMEM_HOME", "")
+	t.Setenv("CUDA_HOME", "")
+	t.Setenv("NCCL_HOME", "")
+	tc, _ := Discover()
+	if tc.NVSHMEMHome != nvshmem || tc.NVSHMEMVersion != "3.4.5" {
+		t.Errorf("NVSHMEM under a path with a space: found %q (%q), want %q", tc.NVSHMEMHome, tc.NVSHMEMVersion, nvshmem)
+	}
+}

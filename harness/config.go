@@ -21,15 +21,18 @@ type Config struct {
 	// CorruptChecks hands every check damaged output (one element of what
 	// it reads), which it must then report: the GPU test's proof that each
 	// check can fail. Never for measurements (run's hidden --corrupt-checks).
-	CorruptChecks bool     `json:"corrupt_checks,omitempty"`
-	Bidir         bool     `json:"bidir"`
-	Blocking      bool     `json:"blocking"` // also the blocking forms of put/get
-	PEs           int      `json:"pes"`
-	LimitSize     int64    `json:"limit_size"` // size of the in-run limit measurements
-	Quick         bool     `json:"quick"`
-	DTypes        []string `json:"dtypes,omitempty"`      // collectives: float, bf16, half
-	Graph         bool     `json:"graph,omitempty"`       // collectives: capture the timed iterations in a CUDA graph
-	NCCLProtos    []string `json:"nccl_protos,omitempty"` // NCCL protocols to force (LL, LL128, Simple); none: NCCL's choice
+	CorruptChecks bool `json:"corrupt_checks,omitempty"`
+	Bidir         bool `json:"bidir"`
+	Blocking      bool `json:"blocking"` // also the blocking forms of put/get
+	PEs           int  `json:"pes"`
+	// Pair is the pair of PEs every point-to-point point measures
+	// ("FROM:TO", --pair; "": the one its path chooses).
+	Pair       string   `json:"pair,omitempty"`
+	LimitSize  int64    `json:"limit_size"` // size of the in-run limit measurements
+	Quick      bool     `json:"quick"`
+	DTypes     []string `json:"dtypes,omitempty"`      // collectives: float, bf16, half
+	Graph      bool     `json:"graph,omitempty"`       // collectives: capture the timed iterations in a CUDA graph
+	NCCLProtos []string `json:"nccl_protos,omitempty"` // NCCL protocols to force (LL, LL128, Simple); none: NCCL's choice
 	// NVSHMEMAlgos are NVSHMEM's collective algorithms to force beside its
 	// own choice (--nvshmem-algos: collective:name, a collective, or all;
 	// NVSHMEMAlgos lists them): extra points of the nvshmem-block rows,

@@ -24,6 +24,14 @@ import (
 // messages by point index.
 func runJob(t *testing.T, n int, plan harness.Plan) []map[int]harness.Message {
 	t.Helper()
+	return runJobSpec(t, n, plan, func(r int) harness.WorkerSpec {
+		return harness.WorkerSpec{Rank: r, NRanks: n, Mode: cuda.InitUID, UID: cuda.FakeUID}
+	})
+}
+
+// runJobSpec is runJob with each PE's spec.
+func runJobSpec(t *testing.T, n int, plan harness.Plan, spec func(r int) harness.WorkerSpec) []map[int]harness.Message {
+	t.Helper()
 	fabric := cuda.NewMemFabric(2 * time.Second)
 	out := make([]map[int]harness.Message, n)
 	errs := make([]error, n)
@@ -33,8 +41,7 @@ func runJob(t *testing.T, n int, plan harness.Plan) []map[int]harness.Message {
 		go func(r int) {
 			defer wg.Done()
 			var buf bytes.Buffer
-			spec := harness.WorkerSpec{Rank: r, NRanks: n, Mode: cuda.InitUID, UID: cuda.FakeUID}
-			errs[r] = harness.RunWorker(cuda.NewFakeOn(fabric), spec, plan, harness.NewEmitter(&buf))
+			errs[r] = harness.RunWorker(cuda.NewFakeOn(fabric), spec(r), plan, harness.NewEmitter(&buf))
 			out[r] = map[int]harness.Message{}
 			for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 				var m harness.Message
@@ -105,11 +112,11 @@ func TestEveryBenchmarkMakesTheSameCallsOnEveryPE(t *testing.T) {
 // A benchmark whose decision depends on the PE is refused on every PE
 // before any of them starts it, and the run goes on in step.
 func TestAPointThePEsDisagreeOnIsStartedByNone(t *testing.T) {
-	harness.Register(harness.Benchmark{ID: "test/diverge", Suite: "test",
+	harness.Register(harness.Benchmark{ID: "test/diverge", Suite: "test", Code: record.Code{Calls: record.NVSHMEM},
 		Points: func(c *harness.Config) []record.Params { return []record.Params{{Size: 8}} },
 		Args: func(e *harness.Env, p record.Params) (cuda.Args, string) {
 			a := cuda.NewArgs("rma.put")
-			a.Size, a.CTAs, a.Threads, a.Samples, a.Peer = 8, 1, 32, 1, int32(e.Job.Peer())
+			a.Size, a.CTAs, a.Threads, a.Samples, a.Initiator, a.Peer = 8, 1, 32, 1, int32(e.Pair().From), int32(e.Pair().To)
 			if e.Job.Rank == 1 { // wrong: a PE's own view
 				return a, "PE 1 thinks it cannot"
 			}

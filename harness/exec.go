@@ -32,10 +32,24 @@ func decision(index int, id, waiver string, a cuda.Args) uint64 {
 // one PE would skip is never started by another; a disagreement is
 // reported by every PE as an error and nobody starts the point.
 func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, error) {
-	o := Outcome{L2Bytes: e.Job.L2Bytes()}
-	o.Effective = PathName(e.Job.PeerPath(), e.Config)
+	me := GPUOf(&e.Job.PEs[e.Job.Rank], e.Job.Rank)
+	o := Outcome{PE: e.Job.Rank, GPU: me.Index, Node: me.Host, L2Bytes: e.Job.L2Bytes()}
+	o.Effective = PathName(e.Job.Widest(), e.Config)
+	pairWhy := ""
+	if !b.AllPEs {
+		var pr Pair
+		pr, pairWhy = e.Job.PairFor(e.Config.Path, p.Pair)
+		e.pair = &pr
+		if pairWhy == "" {
+			o.Pair = RecordPair(e.Job.Placement(), pr)
+			o.Effective = PathName(e.PairPath(), e.Config)
+		}
+	}
 	a, waiver := b.Args(e, p)
-	if why := envMissing(p.Env); why != "" && waiver == "" {
+	if pairWhy != "" { // without its pair nothing of the point means anything
+		waiver = pairWhy
+	}
+	if why := e.envWaiver(b.ID, p.Env); why != "" && waiver == "" {
 		waiver = why
 	}
 	if e.Config.CorruptChecks {

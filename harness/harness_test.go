@@ -10,6 +10,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
+	_ "github.com/nvshbench/nvshbench/suites/moe"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
@@ -142,6 +143,29 @@ func TestMerge(t *testing.T) {
 	harness.RecordLimit(lim, &lp)
 	if lim["limit/sm-copy"] <= 0 {
 		t.Error("limit not recorded")
+	}
+}
+
+// One cache rule for every family: a MoE dispatch whose tokens fit twice
+// the L2 is cache-served as a put of the same working set is; a larger
+// one, and a round trip, are not.
+func TestMergeMarksEveryFamilyByTheCacheRule(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	merge := func(id string, ws int64) record.Point {
+		outs := []*harness.Outcome{{Samples: []float64{1e-4, 1e-4}, Iters: 10, Bytes: ws, Effective: "local", WorkSet: ws, L2Bytes: 60 << 20, Checked: 1}}
+		return harness.Merge(harness.Item{ID: id, Params: record.Params{Size: ws, Op: "dispatch", PEs: 1}}, outs, nil, &cfg, nil)
+	}
+	for _, c := range []struct {
+		id   string
+		ws   int64
+		want bool
+	}{
+		{"moe/dispatch/nvshmem", 14 << 20, true}, {"moe/combine/nccl", 112 << 20, true}, {"moe/dispatch/nccl-lsa", 224 << 20, false},
+		{"rma/put/block", 14 << 20, true}, {"latency/put/block", 64, false},
+	} {
+		if p := merge(c.id, c.ws); p.Status != record.StatusOK || p.L2Resident != c.want {
+			t.Errorf("%s at %d B: %s, l2_resident %v; want %v", c.id, c.ws, p.Status, p.L2Resident, c.want)
+		}
 	}
 }
 

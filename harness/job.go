@@ -22,15 +22,6 @@ type Job struct {
 // NPEs is the number of PEs.
 func (j *Job) NPEs() int { return len(j.PEs) }
 
-// Peer is the PE that PE 0 talks to in point-to-point benchmarks: PE 1, or
-// PE 0 itself in a one-PE job.
-func (j *Job) Peer() int {
-	if j.NPEs() > 1 {
-		return 1
-	}
-	return 0
-}
-
 // Path is how PE from reaches PE to (cuda.PathLocal, PathP2P, PathRemote).
 func (j *Job) Path(from, to int) int {
 	if from < 0 || from >= len(j.Paths) || to < 0 || to >= len(j.Paths[from]) {
@@ -38,9 +29,6 @@ func (j *Job) Path(from, to int) int {
 	}
 	return j.Paths[from][to]
 }
-
-// PeerPath is the path of PE 0 to its peer.
-func (j *Job) PeerPath() int { return j.Path(0, j.Peer()) }
 
 // AnyRemote reports whether some PE of the job reaches another over a
 // remote transport (several nodes): NVSHMEM decides some paths for the
@@ -158,38 +146,73 @@ func PathName(path int, cfg *Config) string {
 }
 
 // Env is what a benchmark's Args and Describe see: job-wide facts, the
-// run's configuration and the point's place in the plan.
+// run's configuration, the point's place in the plan and, for a
+// point-to-point benchmark, the pair it measures.
 type Env struct {
 	Job    *Job
 	Config *Config
-	Index  int // the point's index in the plan (seeds the pattern)
+	Index  int      // the point's index in the plan (seeds the pattern)
+	Rule   *EnvRule // whether this PE's environment runs the point as recorded (nil: its own variables only)
+	// pair is the pair RunPoint chose for the point (Job.PairFor); nil:
+	// the one the run's placement gives (an Env made without RunPoint).
+	pair *Pair
+}
+
+// Pair is the pair a point-to-point point measures.
+func (e *Env) Pair() Pair {
+	if e.pair != nil {
+		return *e.pair
+	}
+	p, _ := pairOf(e.Job.Placement(), e.Config.Path, e.Config.Pair)
+	return p
+}
+
+// PairPath is how the pair's initiator reaches its peer.
+func (e *Env) PairPath() int {
+	p := e.Pair()
+	return e.Job.Path(p.From, p.To)
+}
+
+// envWaiver is why this PE's environment cannot run a point of benchmark
+// id with environment env ("" where it can).
+func (e *Env) envWaiver(id string, env map[string]string) string {
+	r := e.Rule
+	if r == nil {
+		r = &EnvRule{}
+	}
+	return r.Waiver(id, env, lookupEnv)
 }
 
 // Outcome is one PE's result for one point.
 type Outcome struct {
-	Samples []float64 `json:"samples,omitempty"` // seconds per operation (the timing PE): the events timer
-	Kernel  []float64 `json:"kernel,omitempty"`  // seconds per iteration, in-kernel (the timing PE): the spread
-	Iters   int       `json:"iters,omitempty"`   // operations per sample
-	Bytes   int64     `json:"bytes,omitempty"`   // payload this PE moved per operation
-	Checked int64     `json:"checked,omitempty"`
-	Errors  int64     `json:"errors,omitempty"`
-	// JobChecked and JobErrors are the totals over every PE, known to every
-	// PE (used when the PEs cannot report to one controller: srun / mpirun).
-	JobChecked int64   `json:"job_checked,omitempty"`
-	JobErrors  int64   `json:"job_errors,omitempty"`
-	JobBytes   int64   `json:"job_bytes,omitempty"` // payload per operation summed over every PE
-	Detail     string  `json:"detail,omitempty"`
-	Effective  string  `json:"effective,omitempty"`
-	Waived     string  `json:"waived,omitempty"`
-	WorkSet    int64   `json:"work_set,omitempty"`   // bytes resident on the busiest GPU
-	BusFactor  float64 `json:"bus_factor,omitempty"` // collectives: algbw → busbw (nccl-tests factors)
-	L2Bytes    int64   `json:"l2_bytes,omitempty"`
+	// PE, GPU and Node say who reported it: the PE, its GPU's ordinal on
+	// its node, the node.
+	PE      int       `json:"pe"`
+	GPU     int       `json:"gpu"`
+	Node    string    `json:"node,omitempty"`
+	Samples []float64 `json:"samples,omitempty"` // seconds per operation (a PE that timed): the events timer
+	Kernel  []float64 `json:"kernel,omitempty"`  // seconds per iteration, in-kernel (a PE that timed): the spread
+	// KernelTimer is Kernel's summary where the times themselves stayed on
+	// their PE (a result gathered at rank 0 under a launcher).
+	KernelTimer *record.Summary `json:"kernel_timer,omitempty"`
+	Iters       int             `json:"iters,omitempty"` // operations per sample
+	Bytes       int64           `json:"bytes,omitempty"` // payload this PE moved per operation
+	Checked     int64           `json:"checked,omitempty"`
+	Errors      int64           `json:"errors,omitempty"`
+	Detail      string          `json:"detail,omitempty"`
+	Effective   string          `json:"effective,omitempty"`
+	Waived      string          `json:"waived,omitempty"`
+	WorkSet     int64           `json:"work_set,omitempty"`   // bytes resident on the busiest GPU
+	BusFactor   float64         `json:"bus_factor,omitempty"` // collectives: algbw → busbw (nccl-tests factors)
+	L2Bytes     int64           `json:"l2_bytes,omitempty"`
 	// Floor names the in-run floor a round trip is compared with: the chase
 	// of its path served by memory (a chase) or by the cache (any other
 	// round trip); "" for what is not a round trip.
 	Floor string `json:"floor,omitempty"`
 	// Values are the suite's counts beside the samples (Point.Values).
 	Values map[string]float64 `json:"values,omitempty"`
+	// Pair is the pair a point-to-point point measured.
+	Pair *record.Pair `json:"pair,omitempty"`
 }
 
 // The floors (limit/chase-* points, params.extra.served): a chain longer
@@ -200,11 +223,12 @@ const (
 )
 
 // Absorb copies a shim call's result into o: its timing, counts and
-// named values (each one of decl, in its unit), or, when the call says
-// this job cannot run the point (no load/store path, no NCCL, not
-// capturable), the reason as a waiver. Other errors are returned, and a
-// value decl does not have (or has in another unit), or more values than
-// the result holds: the point fails with that sentence.
+// named values (each one of decl, in its unit and range), or, when the
+// call says this job cannot run the point (no load/store path, no NCCL,
+// not capturable), the reason as a waiver. Other errors are returned, and
+// a value decl does not have (or has in another unit or out of its
+// range), or more values than the result holds: the point fails with that
+// sentence.
 func (o *Outcome) Absorb(t cuda.Timing, r cuda.Result, err error, decl record.Values) error {
 	if err != nil {
 		if ce, ok := err.(*cuda.Error); ok && (ce.Unreachable() || ce.NotCapturable()) {
@@ -219,7 +243,7 @@ func (o *Outcome) Absorb(t cuda.Timing, r cuda.Result, err error, decl record.Va
 	}
 	for i := range vals {
 		name, unit := vals[i].NameString(), vals[i].UnitString()
-		if err := decl.Read(name, unit); err != nil {
+		if err := decl.Read(name, unit, vals[i].Value); err != nil {
 			return err
 		}
 		if _, twice := o.Values[name]; twice {
@@ -232,7 +256,6 @@ func (o *Outcome) Absorb(t cuda.Timing, r cuda.Result, err error, decl record.Va
 	}
 	o.Samples, o.Kernel, o.Iters, o.Bytes = t.Samples, t.Kernel, r.OpsPerSample(), r.Bytes
 	o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()
-	o.JobChecked, o.JobErrors, o.JobBytes = r.JobChecked, r.JobErrors, r.JobBytes
 	o.WorkSet = r.WorkSet
 	return nil
 }

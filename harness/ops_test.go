@@ -79,6 +79,7 @@ func TestBenchmarksAgreeWithTheirEntriesTraits(t *testing.T) {
 	job := twoPEJob(t)
 	remote := twoPEJob(t)
 	remote.Paths = [][]int{{cuda.PathLocal, cuda.PathRemote}, {cuda.PathRemote, cuda.PathLocal}}
+	copy(remote.PEs[1].Host[:], "another-node\x00") // a remote transport's pair: two nodes
 	remoteCfg := cfg
 	remoteCfg.Path = "proxy"
 	has := func(metrics []string, m string) bool { return slices.Contains(metrics, m) }
@@ -194,5 +195,52 @@ func TestEveryShimValueIsDeclared(t *testing.T) {
 	}
 	if len(given) < 5 {
 		t.Fatalf("the shim gives only %v", given)
+	}
+}
+
+// What a benchmark declares its timed code runs (Code) is what compare
+// attributes a library's version change to and what tells NCCL's one-rank
+// copy from a collective: an operation of the shim's NCCL files calls NCCL
+// and not NVSHMEM, and the rows the declarations exist for say what they
+// run (the empty kernel, a compute kernel alone, the copy engine, stores
+// through a pointer and the copy references run neither library).
+func TestBenchmarksDeclareWhatTheirCodeRuns(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	job := twoPEJob(t)
+	for _, b := range harness.All() {
+		pts := b.Points(&cfg)
+		if b.Suite == "test" || len(pts) == 0 {
+			continue
+		}
+		a, _ := b.Args(&harness.Env{Job: job, Config: &cfg}, pts[0])
+		op, ok := cuda.LookupOp(a.OpString())
+		if ok && (op.File == "nccldev.cuh" || op.File == "ncclp2p.cuh") && b.Code.Calls != record.NCCL {
+			t.Errorf("%s runs %s of %s: declares %v, want NCCL alone", b.ID, op.Name, op.File, b.Code.Calls.Names())
+		}
+	}
+	nv, nccl, cudaOnly := record.Code{Calls: record.NVSHMEM}, record.Code{Calls: record.NCCL}, record.Code{Calls: record.CUDAOnly}
+	for id, want := range map[string]record.Code{
+		"latency/launch": cudaOnly, "persm/compute/fma": cudaOnly, "persm/compute/mma/beside-put": nv, "rma/host/memcpy": cudaOnly,
+		"persm/ce": cudaOnly, "persm/st": cudaOnly, "rma/st": cudaOnly, "limit/sm-copy": cudaOnly, "limit/chase-peer": cudaOnly,
+		"rma/put/block": nv, "latency/get/block": nv, "host/malloc": nv, "moe/dispatch/nvshmem": nv, "collectives/allreduce/multicta": nv,
+		"rma/nccl-lsa/put/block": nccl, "collectives/allreduce/nccl-lsa": nccl, "moe/combine/nccl": nccl, "rma/nccl/send": nccl,
+		"collectives/allreduce/nccl-ring":      {Calls: record.NCCL, Collective: record.NCCL},
+		"collectives/allgather/nccl":           {Calls: record.NCCL, Collective: record.NCCL},
+		"collectives/allreduce/nvshmem-stream": {Calls: record.NVSHMEM | record.NCCL, Collective: record.NVSHMEM},
+	} {
+		if got, ok := harness.CodeOf(id); !ok || got != want {
+			t.Errorf("%s: declares %+v (registered %v), want %+v", id, got, ok, want)
+		}
+	}
+	// The registry's reader gives each point its benchmark's declaration.
+	in := `{"type":"header","schema":2,"tool_version":"t","pes":1}` + "\n" +
+		`{"type":"point","id":"latency/launch","params":{"size":8},"status":"ok","timer":"events","iters":1,"samples_s":[1e-6,1e-6],"verify":{}}` + "\n" +
+		`{"type":"point","id":"no/such/benchmark","params":{"size":8},"status":"ok","timer":"events","iters":1,"samples_s":[1e-6,1e-6],"verify":{}}` + "\n"
+	f, err := harness.Reader().Read(strings.NewReader(in), "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.Points[0].Code; c == nil || *c != cudaOnly || f.Points[1].Code != nil {
+		t.Errorf("codes read: %+v, %+v", f.Points[0].Code, f.Points[1].Code)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +29,10 @@ func ItemKey(it Item) string { return it.ID + " " + it.Params.Key() }
 type Plan struct {
 	Config Config `json:"config"`
 	Items  []Item `json:"items"`
+	// Vars are the NVSHMEM variables each benchmark's points set
+	// (params.env), sorted: a worker group given part of the plan still
+	// knows which of its points are NVSHMEM's choice beside forced ones.
+	Vars map[string][]string `json:"vars,omitempty"`
 }
 
 // BuildPlan lists the points of the selected benchmarks. The limit
@@ -60,8 +65,7 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 	}
 	p := Plan{Config: *cfg}
 	for _, b := range append(limits, rest...) {
-		for _, params := range b.Points(cfg) {
-			params.PEs = cfg.PEs
+		for _, params := range PointsOf(b, cfg) {
 			p.Items = append(p.Items, Item{Index: len(p.Items), ID: b.ID, Params: params})
 			if b.Buffer != nil {
 				p.Config.NeedBytes = max(p.Config.NeedBytes, b.Buffer(cfg, cfg.PEs, params))
@@ -77,8 +81,31 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 	sort.SliceStable(p.Items, func(i, j int) bool { return keys[p.Items[i].Index] < keys[p.Items[j].Index] })
 	for i := range p.Items {
 		p.Items[i].Index = i
+		for k := range p.Items[i].Params.Env {
+			if p.Vars == nil {
+				p.Vars = map[string][]string{}
+			}
+			if id := p.Items[i].ID; !slices.Contains(p.Vars[id], k) {
+				p.Vars[id] = append(p.Vars[id], k)
+				slices.Sort(p.Vars[id])
+			}
+		}
 	}
 	return p
+}
+
+// PointsOf are the points b measures in a run of cfg, as its plan holds
+// them: its own, on the job's PEs, a point-to-point one for the pair the
+// run names (--pair).
+func PointsOf(b *Benchmark, cfg *Config) []record.Params {
+	ps := b.Points(cfg)
+	for i := range ps {
+		ps[i].PEs = cfg.PEs
+		if !b.AllPEs {
+			ps[i].Pair = cfg.Pair
+		}
+	}
+	return ps
 }
 
 // WritePlan saves a plan for the workers.
@@ -109,10 +136,18 @@ func ReadPlan(path string) (Plan, error) {
 // Merge combines the PEs' outcomes of one point into a results record.
 // outs[r] is rank r's outcome (nil when the rank reported none); errs holds
 // failures. limits maps limit IDs to the bandwidth measured in this run.
+// Where several PEs timed the point, its figure is the slowest PE's time
+// at each launch, the median and fastest PE's beside it, and every PE's
+// own samples are kept (record.AcrossPEs, Point.PETimes).
 func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[string]float64) record.Point {
 	p := record.Point{Type: record.TypePoint, ID: it.ID, Params: it.Params, Timer: "events", // the one timer
 		Time: time.Now().UTC().Format(time.RFC3339)}
 	b, _ := Lookup(it.ID)
+	for _, o := range outs {
+		if o != nil && o.Pair != nil && p.Pair == nil { // every PE chose the same
+			p.Pair = o.Pair
+		}
+	}
 	for _, o := range outs {
 		if o != nil && o.Waived != "" {
 			p.Status, p.Reason = record.StatusWaived, o.Waived
@@ -125,23 +160,23 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 	}
 	var checked, bad int64
 	detail := ""
+	var timers []*Outcome // the PEs that timed the point, in PE order
 	for r, o := range outs {
 		if o == nil {
 			p.Status, p.Reason = record.StatusError, fmt.Sprintf("rank %d reported no outcome", r)
 			return p
 		}
-		if len(o.Samples) > 0 && len(p.Samples) == 0 {
-			p.Samples, p.Iters, p.Effective = o.Samples, o.Iters, o.Effective
+		if len(o.Samples) > 0 {
+			timers = append(timers, o)
+		}
+		if len(o.Samples) > 0 && len(timers) == 1 {
+			p.Iters, p.Effective = o.Iters, o.Effective
 			p.BusFactor = o.BusFactor
 			p.WorkingSetBytes = o.WorkSet
 			// A bandwidth served by a cache measures the cache; a round trip is
 			// a round trip wherever its result lands.
-			p.L2Resident = record.CacheServed(o.WorkSet, o.L2Bytes) && b != nil && movesBytes(b) && b.CacheExempt == ""
+			p.L2Resident = record.CacheServed(o.WorkSet, o.L2Bytes) && b != nil && movesBytes(b)
 			p.Values = o.Values
-			if len(o.Kernel) > 0 {
-				k := record.Summarize(o.Kernel, record.UnitSeconds)
-				p.KernelTimer = &k
-			}
 			if v, ok := limits[FloorKey(o.Floor)]; ok && o.Floor != "" && v > 0 {
 				p.Floor = &record.Limit{ID: FloorKey(o.Floor), Value: v}
 			}
@@ -153,10 +188,11 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 			detail = fmt.Sprintf("PE %d: %s", r, o.Detail)
 		}
 	}
-	if len(p.Samples) == 0 {
+	if len(timers) == 0 {
 		p.Status, p.Reason = record.StatusError, "no PE returned timing samples"
 		return p
 	}
+	acrossPEs(&p, timers)
 	p.Verify = record.Verification{Checked: cfg.Verify && checked > 0, OK: bad == 0, Errors: bad, Detail: detail}
 	switch {
 	case !cfg.Verify:
@@ -185,6 +221,47 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 		}
 	}
 	return p
+}
+
+// acrossPEs gives p the timing of the PEs that timed it: one PE's samples,
+// or the slowest PE's time at each launch with the median and fastest PE's
+// beside it and every PE's own samples (each one's summary where they
+// would be many); the in-kernel spread of the slowest PE.
+func acrossPEs(p *record.Point, timers []*Outcome) {
+	slowest := timers[0]
+	defer func() { p.KernelTimer = slowest.kernelTimer() }()
+	if len(timers) == 1 {
+		p.Samples = slowest.Samples
+		return
+	}
+	times := make([][]float64, len(timers))
+	n := 0
+	for i, o := range timers {
+		times[i] = o.Samples
+		n += len(o.Samples)
+	}
+	p.Samples, p.RankMedian, p.RankFastest = record.AcrossPEs(times)
+	most := 0.0
+	for _, o := range timers {
+		s := record.Summarize(o.Samples, record.UnitSeconds)
+		t := record.PETime{PE: o.PE, GPU: o.GPU, Node: o.Node, Samples: o.Samples}
+		if n > record.MaxPESamples {
+			t.Samples, t.Summary = nil, &s
+		}
+		p.PETimes = append(p.PETimes, t)
+		if s.Median > most {
+			slowest, most = o, s.Median
+		}
+	}
+}
+
+// kernelTimer summarises the PE's in-kernel times (nil: none).
+func (o *Outcome) kernelTimer() *record.Summary {
+	if len(o.Kernel) == 0 {
+		return o.KernelTimer
+	}
+	k := record.Summarize(o.Kernel, record.UnitSeconds)
+	return &k
 }
 
 // movesBytes: the benchmark reports a bandwidth (its figures can be answered

@@ -94,29 +94,44 @@ func (p Plan) PointEnvs() map[string][]string {
 	return out
 }
 
-// EnvConflicts says which variables a point of the plan sets that the
-// run's own environment (lookup: the controller's, plus what it adds)
-// already sets: the points without them would then not run under NVSHMEM's
-// defaults. nil where none.
-func (p Plan) EnvConflicts(lookup func(string) (string, bool)) []string {
+// EnvRule decides whether a PE can run a plan's points as their records
+// say, from the environment its NVSHMEM starts with: a point's own
+// variables must be there at their values; and a point of a benchmark
+// whose other points set a variable (NVSHMEM's choice beside its forced
+// algorithms) must not find that variable set, or it would measure what
+// the variable forces under the name of NVSHMEM's choice. A variable the
+// user set for their own reasons changes only those points: every other
+// point runs under it (the header records it).
+type EnvRule struct {
+	vars     map[string][]string // Plan.Vars
+	launched bool                // srun / mpirun: every PE runs every point in the job's environment
+}
+
+// EnvRule is the plan's rule; launched: one process per PE runs the whole
+// plan in the job's environment (srun, mpirun), so the advice is the
+// job's; else the controller starts each point's workers with its own
+// variables.
+func (p Plan) EnvRule(launched bool) *EnvRule { return &EnvRule{vars: p.Vars, launched: launched} }
+
+// Forced lists the variables that other points of benchmark id set and a
+// point of environment env does not: NVSHMEM's choice, which must run
+// without them.
+func (r *EnvRule) Forced(id string, env map[string]string) []string {
 	var out []string
-	pe := p.PointEnvs()
-	for _, k := range slices.Sorted(maps.Keys(pe)) {
-		if v, ok := lookup(k); ok {
-			out = append(out, fmt.Sprintf("%s=%s (points set it to %s)", k, v, strings.Join(pe[k], ", ")))
+	for _, k := range r.vars[id] {
+		if _, own := env[k]; !own {
+			out = append(out, k)
 		}
 	}
 	return out
 }
 
-// lookupEnv reads this process's environment (tests replace it).
-var lookupEnv = os.LookupEnv
-
-// envMissing says why this worker cannot run a point of environment env
-// ("" if its environment holds every variable at the point's value).
-func envMissing(env map[string]string) string {
+// Waiver says why a point of benchmark id with environment env cannot run
+// as its record says on a PE whose environment lookup reads ("" where it
+// can).
+func (r *EnvRule) Waiver(id string, env map[string]string, lookup func(string) (string, bool)) string {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
-		v, ok := lookupEnv(k)
+		v, ok := lookup(k)
 		if ok && v == env[k] {
 			continue
 		}
@@ -124,8 +139,23 @@ func envMissing(env map[string]string) string {
 		if ok {
 			have = "=" + v
 		}
-		return fmt.Sprintf("needs %s=%s in every PE's environment when NVSHMEM starts; this PE's is %s "+
-			"(the controller starts workers with it; under srun / mpirun set it in the job's environment)", k, env[k], have)
+		if r.launched {
+			return fmt.Sprintf("needs %s=%s when NVSHMEM starts, and the job's environment has it %s (under srun / mpirun every PE runs every point in the job's environment): "+
+				"measure it in a job started with %s=%s", k, env[k], have, k, env[k])
+		}
+		return fmt.Sprintf("needs %s=%s in every PE's environment when NVSHMEM starts; this PE's has it %s (the controller starts its workers with it)", k, env[k], have)
+	}
+	for _, k := range r.Forced(id, env) {
+		if v, ok := lookup(k); ok {
+			how := "unset it to measure this point"
+			if r.launched {
+				how = "measure this point in a job started without it"
+			}
+			return fmt.Sprintf("NVSHMEM's own choice, and the environment sets %s=%s, which would force it: %s", k, v, how)
+		}
 	}
 	return ""
 }
+
+// lookupEnv reads this process's environment (tests replace it).
+var lookupEnv = os.LookupEnv

@@ -39,13 +39,61 @@ func TestPlanGroupsPointsByEnvironment(t *testing.T) {
 	if g := harness.FirstEnvGroup(plan.Items); len(g) == 0 || harness.EnvKey(g[len(g)-1].Params.Env) != "" || (len(g) < len(plan.Items) && harness.EnvKey(plan.Items[len(g)].Params.Env) == "") {
 		t.Errorf("the first group is not exactly the points without an environment")
 	}
-	if c := plan.EnvConflicts(func(k string) (string, bool) { return "9", k == "NVSHMEM_BCAST_ALGO" }); len(c) != 1 || !strings.Contains(c[0], "NVSHMEM_BCAST_ALGO=9") {
-		t.Errorf("conflicts %q, want NVSHMEM_BCAST_ALGO's", c)
+}
+
+// The rule of a plan's environments: a point runs where its own variables
+// are set at its values; NVSHMEM's choice of a benchmark whose other
+// points force a variable is waived where the environment sets it; every
+// other point runs under whatever the environment holds.
+func TestEnvRule(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	cfg.Sizes, cfg.PEs, cfg.NVSHMEMAlgos = []int64{1024}, 1, []string{"broadcast:put2all"}
+	benches, _ := harness.Select([]string{"collectives/broadcast/nvshmem-block", "rma/put/block"})
+	plan := harness.BuildPlan(benches, &cfg)
+	env := func(kv ...string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1], true
+				}
+			}
+			return "", false
+		}
+	}
+	for _, c := range []struct {
+		launched bool
+		lookup   func(string) (string, bool)
+		algo     string // the broadcast point: put2all, or NVSHMEM's choice
+		want     string // in the waiver; "" runs
+	}{
+		{false, env(), "", ""},
+		{false, env("NVSHMEM_BCAST_ALGO", "1"), "put2all", ""},
+		{false, env("NVSHMEM_BCAST_ALGO", "3"), "", "environment sets NVSHMEM_BCAST_ALGO=3, which would force it: unset it"},
+		{true, env(), "put2all", "measure it in a job started with NVSHMEM_BCAST_ALGO=1"},
+		{true, env("NVSHMEM_BCAST_ALGO", "1"), "put2all", ""},
+		{true, env("NVSHMEM_BCAST_ALGO", "1"), "", "a job started without it"},
+		{true, env("NVSHMEM_BCAST_ALGO", "4"), "put2all", "job's environment has it =4"},
+	} {
+		rule := plan.EnvRule(c.launched)
+		for _, it := range plan.Items {
+			why := rule.Waiver(it.ID, it.Params.Env, c.lookup)
+			switch {
+			case it.ID == "rma/put/block" || strings.HasPrefix(it.ID, "limit/"):
+				if why != "" {
+					t.Errorf("%+v: %s waived: %s", c, it.ID, why)
+				}
+			case it.Params.Extra["nvshmem_algo"] == c.algo && c.want == "" && why != "":
+				t.Errorf("%+v: %s waived: %s", c, it.Params.Key(), why)
+			case it.Params.Extra["nvshmem_algo"] == c.algo && !strings.Contains(why, c.want):
+				t.Errorf("%+v: %s: waiver %q", c, it.Params.Key(), why)
+			}
+		}
 	}
 }
 
 // A worker runs a point only where its environment holds the point's
-// variables; elsewhere it is waived (on every PE: the PEs agree first).
+// variables, and NVSHMEM's choice only where it does not force it;
+// elsewhere it is waived (on every PE: the PEs agree first).
 func TestPointWaivedWithoutItsEnvironment(t *testing.T) {
 	cfg := harness.DefaultConfig()
 	cfg.Sizes, cfg.PEs, cfg.Samples, cfg.NVSHMEMAlgos = []int64{1024}, 1, 2, []string{"broadcast:put2all", "broadcast:tree-ll"}
@@ -60,10 +108,11 @@ func TestPointWaivedWithoutItsEnvironment(t *testing.T) {
 			t.Fatalf("point %d: no outcome (%s)", it.Index, m.Error)
 		}
 		switch algo := it.Params.Extra["nvshmem_algo"]; algo {
-		case "put2all", "":
-			if algo == "" && it.ID != b.ID {
-				continue // a limit
+		case "":
+			if it.ID == b.ID && !strings.Contains(m.Outcome.Waived, "NVSHMEM_BCAST_ALGO=1, which would force it") {
+				t.Errorf("NVSHMEM's choice under NVSHMEM_BCAST_ALGO=1: waiver %q", m.Outcome.Waived)
 			}
+		case "put2all":
 			if m.Outcome.Waived != "" {
 				t.Errorf("%s %s waived: %s", it.ID, it.Params.Key(), m.Outcome.Waived)
 			}
@@ -74,8 +123,8 @@ func TestPointWaivedWithoutItsEnvironment(t *testing.T) {
 			}
 		}
 	}
-	if ran != 4 {
-		t.Errorf("%d points ran, want 4 (default and put2all, per-op and fused)", ran)
+	if ran != 2 {
+		t.Errorf("%d points ran, want 2 (put2all, per-op and fused)", ran)
 	}
 }
 

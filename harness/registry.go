@@ -34,6 +34,13 @@ type Benchmark struct {
 	Floors []string
 	// Default: part of a plain 'nvshbench run' / reproduce selection.
 	Default bool
+	// AllPEs: every PE of the job takes part (a collective, a MoE step,
+	// host calls, a barrier) or it stays on one GPU. Otherwise the
+	// benchmark is point-to-point: the harness chooses the pair its path
+	// asks for (Job.PairFor; params.pair where the run names one), waives
+	// a point whose job has none, hands the pair to Args (Env.Pair) and
+	// records it.
+	AllPEs bool
 	// IgnoresCTAs / IgnoresThreads: the benchmark fixes that part of its
 	// launch itself (OwnLaunch says how), so --ctas / --threads do not
 	// apply to it; run refuses them when every selected benchmark ignores
@@ -51,6 +58,12 @@ type Benchmark struct {
 	// Describe completes a measured point's outcome (effective path, bus
 	// factor); optional.
 	Describe func(e *Env, p record.Params, a cuda.Args, r cuda.Result, o *Outcome)
+	// Code is what its timed operation runs (the libraries it calls, a
+	// library's own collective): readers get it with each point
+	// (record.Reader.Code) to attribute a version change to the rows whose
+	// code calls that library, and to tell a library's one-rank copy from
+	// its collective. Required.
+	Code record.Code
 	// Values declares the named values the shim may give its points (the
 	// family's record layer declares them): a value it does not declare,
 	// or declares in another unit, fails the point.
@@ -58,9 +71,6 @@ type Benchmark struct {
 	// Unverifiable says why the benchmark's points have nothing to check
 	// (an empty kernel moves no data); every other ok point is verified.
 	Unverifiable string
-	// CacheExempt says why the cache rule does not apply to its figures
-	// ("": a bandwidth served by a cache measures the cache).
-	CacheExempt string
 	// Buffer is what a point needs of each PE buffer (0: its size), for a
 	// job of pes PEs; optional.
 	Buffer func(c *Config, pes int, p record.Params) int64
@@ -72,6 +82,9 @@ var registry = map[string]*Benchmark{}
 func Register(b Benchmark) {
 	if b.ID == "" || b.Args == nil || b.Points == nil {
 		panic("harness.Register: ID, Points and Args are required")
+	}
+	if why := b.Code.Invalid(); why != "" {
+		panic("harness.Register: " + b.ID + ": Code: " + why)
 	}
 	if _, dup := registry[b.ID]; dup {
 		panic("harness.Register: duplicate " + b.ID)
@@ -89,8 +102,17 @@ func Metrics(id string) []string {
 	return nil
 }
 
-// Reader reads results files with the registry's metrics.
-func Reader() record.Reader { return record.Reader{Metrics: Metrics} }
+// CodeOf is what the benchmark id declares its code runs (false for an ID
+// nothing registers).
+func CodeOf(id string) (record.Code, bool) {
+	if b, ok := registry[id]; ok {
+		return b.Code, true
+	}
+	return record.Code{}, false
+}
+
+// Reader reads results files with the registry's metrics and code.
+func Reader() record.Reader { return record.Reader{Metrics: Metrics, Code: CodeOf} }
 
 // All returns every registered benchmark sorted by ID.
 func All() []*Benchmark {

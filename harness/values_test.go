@@ -12,10 +12,11 @@ import (
 
 // A shim result's named values become the outcome's values as numbers,
 // each checked against the benchmark's declarations: a name it does not
-// declare, a unit that differs, a value given twice or a count beyond the
+// declare, a unit that differs, a value outside its declared range (which
+// every reader would refuse), a value given twice or a count beyond the
 // result's array fails the point with that sentence; nothing is dropped.
 func TestAbsorbReadsDeclaredValues(t *testing.T) {
-	decl := record.Values{{Name: "busy", Unit: units.One, Min: 0, Max: 1}, {Name: "copy_s", Unit: units.Seconds, Min: 0, Max: record.Unbounded}}
+	decl := record.Values{{Name: "busy", Unit: units.One, Min: 0, Max: 1}, {Name: "copy_s", Unit: units.Seconds, Min: 0, Max: record.MaxSample}}
 	result := func(vals ...[2]string) cuda.Result {
 		var r cuda.Result
 		for i, v := range vals {
@@ -36,6 +37,10 @@ func TestAbsorbReadsDeclaredValues(t *testing.T) {
 	}
 	over := result()
 	over.NValues = cuda.MaxValues + 1
+	var wide cuda.Result
+	if err := wide.PutValue("busy", "1", 1.5); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		r    cuda.Result
 		decl record.Values
@@ -46,6 +51,7 @@ func TestAbsorbReadsDeclaredValues(t *testing.T) {
 		{result([2]string{"copy_s", "us"}), decl, `the shim gave the value copy_s in "us"; it is declared in "s"`},
 		{result([2]string{"busy", "1"}, [2]string{"busy", "1"}), decl, "the shim gave the value busy twice"},
 		{over, decl, "the shim's result says 9 values; it holds 8"},
+		{wide, decl, "the shim gave the value busy = 1.5 1, outside its declared range 0..1 ()"},
 	} {
 		o := harness.Outcome{}
 		if err := o.Absorb(cuda.Timing{}, c.r, nil, c.decl); err == nil || err.Error() != c.want {

@@ -57,25 +57,39 @@ func DetectLauncher() (l Launched, ok bool) {
 }
 
 // RunLaunched runs the plan as one PE of a launcher-started job: every rank
-// measures in-process (NVSHMEM's launcher bootstrap), rank 0 writes the
-// results file from its own timing and the job-wide verification totals,
-// through the same controller loop as a local run (group.run). There is no
+// measures in-process (NVSHMEM's launcher bootstrap), every PE's result of
+// a point is gathered at rank 0 (WorkerSpec.Gather), and rank 0 writes the
+// results file from them through the same controller loop as a local run
+// (group.run). There is no
 // controller to restart anything: a point past its timeout is recorded as
 // an error and the process exits, so the launcher ends the job.
 func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, device int) (*Summary, error) {
-	spec := harness.WorkerSpec{Rank: l.Rank, NRanks: l.Size, Device: device, Mode: cuda.InitEnv}
-	if l.Rank != 0 {
-		em := harness.NewEmitter(io.Discard)
-		return nil, harness.RunWorker(lib, spec, o.Plan, em)
+	spec := harness.WorkerSpec{Rank: l.Rank, NRanks: l.Size, Device: device, Mode: cuda.InitEnv, Gather: true, Nodes: l.Nodes, Launcher: l.By}
+	sum := &Summary{Path: o.Out}
+	stopped := func() error {
+		return &Interrupted{Summary: sum, Next: fmt.Sprintf("resuming is not supported under %s (every rank must run the same points): start the job again with a new --out", l.By)}
 	}
-	if _, err := os.Stat(o.Out); err == nil {
-		return nil, fmt.Errorf("%s exists: under a launcher every rank must run the same points, so resuming is not supported; choose a new --out", o.Out)
+	// Every rank that sees the file refuses (all of them on a shared
+	// filesystem): none would start NVSHMEM and wait for the others.
+	if _, err := os.Lstat(o.Out); err == nil {
+		return nil, &record.Unusable{Why: fmt.Sprintf("%s exists: under %s every rank must run the same points, so resuming is not supported; start the job again with a new --out", o.Out, l.By)}
+	}
+	if l.Rank != 0 {
+		// This rank's worker may be blocked in a point that will never
+		// end (its peer gone): a signal ends the rank without it.
+		done := make(chan error, 1)
+		go func() { done <- harness.RunWorker(lib, spec, o.Plan, harness.NewEmitter(io.Discard)) }()
+		select {
+		case err := <-done:
+			return nil, err
+		case <-ctx.Done():
+			return nil, &Interrupted{Next: fmt.Sprintf("rank %d writes no results: rank 0 keeps the points it wrote to %s", l.Rank, o.Out)}
+		}
 	}
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	sum := &Summary{Path: o.Out}
-	g := &group{o: o, nranks: 1, limits: map[string]float64{}, sum: sum, total: len(o.Plan.Items), jobTotals: true,
+	g := &group{o: o, nranks: 1, limits: map[string]float64{}, sum: sum, total: len(o.Plan.Items),
 		killed: "the job must be restarted (" + l.By + ")"}
 	defer func() {
 		if g.w != nil {
@@ -97,6 +111,10 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 			// its own, and a build may load another library than it found.
 			h.NVSHMEM, h.Notes = LoadedVersion("NVSHMEM", h.NVSHMEM, info.NVSHMEM, h.Notes)
 			h.NCCL, h.Notes = LoadedVersion("NCCL", h.NCCL, info.NCCL, h.Notes)
+			h.Pair = info.Pair
+			if info.PairWhy != "" {
+				h.Notes = append(h.Notes, "point-to-point rows: "+info.PairWhy)
+			}
 			if len(info.Job) > 0 {
 				h.GPUs = info.Job
 				hosts := map[string]bool{}
@@ -110,12 +128,12 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 		g.w = w
 		return err
 	}
-	g.spawn = func(g *group, rank int, _ []byte, events chan<- event) (*worker, error) {
+	g.spawn = func(g *group, rank int, _ []byte, in *inbox) (*worker, error) {
 		pr, pw := io.Pipe()
 		wk := &worker{rank: rank, done: make(chan struct{})}
 		read := make(chan struct{})
 		go func() {
-			readMessages(pr, rank, events)
+			readMessages(pr, rank, in)
 			close(read)
 		}()
 		go func() {
@@ -123,7 +141,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 			pw.Close()
 			<-read
 			close(wk.done)
-			events <- event{rank: rank, exited: true, exit: err}
+			in.send(event{rank: rank, exited: true, exit: err})
 		}()
 		return wk, nil
 	}
@@ -134,7 +152,7 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 	n, failed, err := g.run(ctx, o.Plan.Items)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return sum, interrupted(sum)
+		return sum, stopped()
 	case err != nil:
 		return sum, err
 	case failed || n < len(o.Plan.Items):

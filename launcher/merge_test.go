@@ -23,16 +23,16 @@ func TestResultForAnotherPointIsNotRecorded(t *testing.T) {
 	}
 	asked := harness.Item{Index: 0, ID: "rma/put/block", Params: record.Params{Size: 4096, Op: "put"}}
 	other := harness.Item{Index: 0, ID: "latency/g", Params: record.Params{Size: 4096}}
-	g := &group{o: Options{Stderr: io.Discard, Timeout: 5 * time.Second, InitTimeout: 5 * time.Second}, nranks: 1, w: w,
+	g := &group{o: Options{Stderr: io.Discard, Timeout: 5 * time.Second, Startup: 5 * time.Second}, nranks: 1, w: w,
 		limits: map[string]float64{}, sum: &Summary{}, total: 1}
-	g.spawn = func(g *group, rank int, _ []byte, events chan<- event) (*worker, error) {
+	g.spawn = func(g *group, rank int, _ []byte, in *inbox) (*worker, error) {
 		wk := &worker{rank: rank, done: make(chan struct{})}
 		go func() {
 			out := harness.Outcome{Samples: []float64{1e-6, 1e-6, 1e-6}, Iters: 1, Bytes: 4096}
-			events <- event{rank: rank, msg: &harness.Message{Type: "result", Rank: rank, Index: 0, Key: harness.ItemKey(other), Outcome: &out}}
-			events <- event{rank: rank, msg: &harness.Message{Type: "done", Rank: rank}}
+			in.send(event{rank: rank, msg: &harness.Message{Type: "result", Rank: rank, Index: 0, Key: harness.ItemKey(other), Outcome: &out}})
+			in.send(event{rank: rank, msg: &harness.Message{Type: "done", Rank: rank}})
 			close(wk.done)
-			events <- event{rank: rank, exited: true}
+			in.send(event{rank: rank, exited: true})
 		}()
 		return wk, nil
 	}
@@ -46,5 +46,41 @@ func TestResultForAnotherPointIsNotRecorded(t *testing.T) {
 	}
 	if len(f.Points) != 1 || f.Points[0].Status != record.StatusError || !strings.Contains(f.Points[0].Reason, "not point 0 of this run's plan") {
 		t.Fatalf("points %+v", f.Points)
+	}
+}
+
+// Workers that fail before finishing any point (a GPU that is gone, a
+// library that cannot start): after 3 worker groups in a row the rest of
+// the run is recorded as not started, each point once, instead of a worker
+// group per point.
+func TestWorkerGroupsFailingInARowStopTheRun(t *testing.T) {
+	plan := testPlan(t, 2, "rma/put/block")
+	o := Options{Stderr: io.Discard, Timeout: 5 * time.Second, GPUs: 1, PEsPerGPU: 1, Plan: plan,
+		Out: filepath.Join(t.TempDir(), "r.jsonl"), Header: record.Header{Tool: "nvshbench"}}
+	started := 0
+	spawn := func(g *group, rank int, _ []byte, in *inbox) (*worker, error) {
+		started++
+		wk := &worker{rank: rank, done: make(chan struct{})}
+		go func() {
+			in.send(event{rank: rank, msg: &harness.Message{Type: "fatal", Rank: rank, Error: "NVSHMEM init: no device"}})
+			close(wk.done)
+		}()
+		return wk, nil
+	}
+	sum, err := runWith(context.Background(), o, spawn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started != 3 || sum.Errors != len(plan.Items) {
+		t.Fatalf("%d worker groups started, %d of %d points errors", started, sum.Errors, len(plan.Items))
+	}
+	f, err := record.ReadFile(o.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.Points[3:] {
+		if !strings.HasPrefix(p.Reason, "not started: 3 worker groups in a row failed") || !strings.Contains(p.Reason, "no device") {
+			t.Fatalf("%s: %q", p.ID, p.Reason)
+		}
 	}
 }

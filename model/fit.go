@@ -23,6 +23,10 @@ type Obs struct {
 	Time    float64
 	Samples []float64
 	Tokens  int // MoE: tokens per rank (its size is the buffer they need)
+	// Unjudged says why no verdict may rest on this size's point ("": one
+	// may; record.Point.Unjudged): a fit takes it, the guide judges no
+	// size by it.
+	Unjudged string
 }
 
 // Axis is what a series is fitted over: the message size in bytes, or

@@ -128,11 +128,14 @@ type Row struct {
 	// (decide.Operation): what tells one range or crossover from the next.
 	WinnerOp string
 	TiedOps  []string
-	Time     float64 // the fastest's median, seconds
+	Time     float64 // the fastest's median, seconds (NaN: not judged)
+	// Cached: some implementation's working set may be cache-served here
+	// (the size is then not judged).
+	Cached bool
 }
 
-// Crossover is where the winner changes between two memory-served sizes
-// (a tie between them is skipped over; cache-served sizes never give one),
+// Crossover is where the winner changes between two judged sizes (a tie
+// between them is skipped over; a size not judged never gives one),
 // solved from the two fits where both cover the sizes between, else the
 // interval.
 type Crossover struct {
@@ -150,10 +153,11 @@ type Comparison struct {
 	Group     string
 	Impls     []string // the operations compared, by the names that ran each
 	Same      []string // which names ran the same operation here, and why
+	Left      []string // which names were left out, and why (NCCL's one-rank copy: no collective)
 	Rows      []Row
 	Crossings []Crossover
-	// Family is the number of sizes compared: each interval is made at
-	// 1 − Alpha/Family (Bonferroni).
+	// Family is the number of sizes judged (decide.Family): each interval
+	// is made at 1 − Alpha/Family (Bonferroni).
 	Family int
 }
 
@@ -237,20 +241,25 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 			sort.Slice(order, func(i, j int) bool { return order[i].less(order[j]) })
 		}
 		for _, k := range order {
-			fs := groups[k]
 			key := keys[k]
 			impls := map[string]bool{}
-			for _, f := range fs {
+			for _, f := range groups[k] {
 				impls[pat.impl(f.ID)] = true
 			}
 			if len(impls) < 2 {
 				continue // nothing to choose between
+			}
+			fs, left := collectivesOnly(pat, groups[k])
+			if len(left) > 0 && !twoImpls(pat, fs) {
+				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): %s; nothing else to choose between", pat.name, key, strings.Join(left, "; ")))
+				continue
 			}
 			if fs[0].Launch == "unknown" {
 				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): an older file that did not record launch modes; its host-launched and fused implementations are not compared", pat.name, key))
 				continue
 			}
 			c := compare(pat, key, fs, g.Rule)
+			c.Left = left
 			if len(c.Rows) == 0 {
 				why := "no size that two implementations both measured"
 				if len(c.Same) > 0 {
@@ -265,24 +274,63 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 	return g
 }
 
+// collectivesOnly leaves out of a group the series that are NCCL's
+// one-rank copy, not the collective the others run (Series.OneRank), and
+// says which and why.
+func collectivesOnly(pat pattern, fs []*Fit) ([]*Fit, []string) {
+	var kept []*Fit
+	names, whys := map[string]bool{}, map[string]bool{}
+	var why []string
+	for _, f := range fs {
+		if f.OneRank == "" {
+			kept = append(kept, f)
+			continue
+		}
+		names[pat.impl(f.ID)] = true
+		if !whys[f.OneRank] {
+			whys[f.OneRank] = true
+			why = append(why, f.OneRank)
+		}
+	}
+	if len(names) == 0 {
+		return fs, nil
+	}
+	return kept, []string{joinNames(names) + ": left out: " + strings.Join(why, "; ")}
+}
+
+// twoImpls reports whether the series are of two implementations or more.
+func twoImpls(pat pattern, fs []*Fit) bool {
+	for _, f := range fs {
+		if pat.impl(f.ID) != pat.impl(fs[0].ID) {
+			return true
+		}
+	}
+	return false
+}
+
 // impl is one implementation of a comparison: its series (MoE has one per
 // token count) and their sizes.
 type impl struct {
-	name string
-	fits []*Fit
-	obs  map[int64]Obs
-	fit  map[int64]*Fit
+	name    string
+	fits    []*Fit
+	obs     map[int64]Obs
+	fit     map[int64]*Fit
+	doubted map[int64]string // sizes measured but no figure (Series.Doubted)
 }
 
 // at is one operation at one size: the implementations that ran it.
 type at struct {
-	op    string
-	names []string
-	why   string
-	samp  []float64
-	cache bool
-	tok   int
+	op       string
+	names    []string
+	why      string
+	samp     []float64
+	cache    bool
+	unjudged string // why no verdict may rest on a point of it
+	tok      int
 }
+
+// name is the operation as the guide shows it: its implementations.
+func (a *at) name() string { return strings.Join(a.names, " = ") }
 
 // compare decides the implementations of one group at every size.
 func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
@@ -293,7 +341,7 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 		n := pat.impl(f.ID)
 		im := byName[n]
 		if im == nil {
-			im = &impl{name: n, obs: map[int64]Obs{}, fit: map[int64]*Fit{}}
+			im = &impl{name: n, obs: map[int64]Obs{}, fit: map[int64]*Fit{}, doubted: map[int64]string{}}
 			byName[n] = im
 			names = append(names, n)
 		}
@@ -303,11 +351,17 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 				im.obs[o.Size], im.fit[o.Size] = o, f
 			}
 		}
+		for size, why := range f.Doubted {
+			im.doubted[size] = why
+		}
 	}
 	sort.Strings(names)
 	sizes := map[int64]bool{}
 	for _, im := range byName {
 		for s := range im.obs {
+			sizes[s] = true
+		}
+		for s := range im.doubted {
 			sizes[s] = true
 		}
 	}
@@ -329,11 +383,16 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 		for _, n := range names {
 			im := byName[n]
 			o, ok := im.obs[size]
+			if why := im.doubted[size]; !ok && why != "" {
+				// Measured, but no figure: the size is not judged.
+				ops = append(ops, &at{op: n, names: []string{n}, unjudged: why})
+				continue
+			}
 			if !ok {
 				continue
 			}
 			f := im.fit[size]
-			op, why := decide.Operation(f.ID, f.Path, f.PEs, size)
+			op, why := decide.Operation(f.ID, f.Path, f.OneRank, f.PEs, size)
 			a := idx[op]
 			if a == nil {
 				a = &at{op: op, why: why, tok: o.Tokens}
@@ -343,6 +402,9 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 			a.names = append(a.names, n)
 			a.samp = append(a.samp, o.Samples...)
 			a.cache = a.cache || f.Cached[size]
+			if a.unjudged == "" {
+				a.unjudged = o.Unjudged
+			}
 			if opNames[op] == nil {
 				opNames[op] = map[string]bool{}
 				opOrder = append(opOrder, op)
@@ -354,7 +416,6 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 		}
 		if len(ops) >= 2 {
 			perSize[size] = ops
-			c.Family++
 		}
 	}
 	for _, op := range opOrder {
@@ -363,31 +424,40 @@ func compare(pat pattern, key string, fs []*Fit, rule decide.Rule) Comparison {
 			c.Same = append(c.Same, joinNames(opNames[op])+": the same operation here: "+whys[op])
 		}
 	}
+	// Each size's entries: one per operation, by the name it is shown by.
+	var sized []int64
+	var entries [][]decide.Entry
 	for _, size := range ss {
 		ops := perSize[size]
 		if ops == nil {
 			continue
 		}
 		var es []decide.Entry
-		display := map[string]*at{}
 		for _, a := range ops {
-			es = append(es, decide.Entry{Name: a.op, Samples: a.samp, Cached: a.cache})
-			display[a.op] = a
+			es = append(es, decide.Entry{Name: a.name(), Samples: a.samp, Unjudged: a.unjudged})
 		}
-		v := rule.Decide(es, c.Family)
-		r := Row{Size: size, Tokens: ops[0].tok, Verdict: v, WinnerOp: v.Winner, TiedOps: v.Tied,
-			Time: medianOf(display[v.Fastest].samp)}
-		name := func(op string) string { return strings.Join(display[op].names, " = ") }
-		r.Fastest, r.Next = name(v.Fastest), name(v.Next)
-		if v.Winner != "" {
-			r.Winner = name(v.Winner)
+		sized, entries = append(sized, size), append(entries, es)
+	}
+	c.Family = decide.Family(entries)
+	for i, size := range sized {
+		ops := perSize[size]
+		v := rule.Decide(entries[i], c.Family)
+		byShown := map[string]*at{}
+		r := Row{Size: size, Verdict: v, Time: math.NaN()}
+		for _, a := range ops {
+			byShown[a.name()] = a
+			r.Cached = r.Cached || a.cache
+			r.Tokens = max(r.Tokens, a.tok) // a size measured but doubted has none
 		}
-		r.Tied = nil
-		for _, op := range v.Tied {
-			r.Tied = append(r.Tied, name(op))
+		if a := byShown[v.Fastest]; a != nil {
+			r.Time = medianOf(a.samp)
 		}
-		if v.Winner != "" {
-			r.TiedOps = nil
+		if a := byShown[v.Winner]; a != nil {
+			r.WinnerOp = a.op
+		} else {
+			for _, n := range v.Tied {
+				r.TiedOps = append(r.TiedOps, byShown[n].op)
+			}
 		}
 		c.Rows = append(c.Rows, r)
 	}
@@ -416,14 +486,15 @@ func medianOf(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// crossings are where the winner changes between memory-served sizes: a
-// winner in the cache only never starts or ends one.
+// crossings are where the winner changes between judged sizes: a size
+// not judged (cache-served, a point marked for a second look) names no
+// winner, and never starts or ends one.
 func crossings(rows []Row, byName map[string]*impl) []Crossover {
 	var out []Crossover
 	var prev *Row
 	for i := range rows {
 		r := &rows[i]
-		if r.Cached || r.Tie() {
+		if r.Tie() {
 			continue
 		}
 		if prev != nil && prev.WinnerOp != r.WinnerOp {
@@ -495,8 +566,9 @@ func solve(a, b *Fit, lo, hi float64) (float64, bool) {
 }
 
 // Range is a run of sizes with one verdict on one side of the cache
-// ("4 B – 64 KiB: NCCL by 12–40 %"); a range never holds both cache-served
-// and memory-served sizes.
+// ("4 B – 64 KiB: NCCL by 12–40 %", "8 B – 64 MiB: not judged:
+// cache-served"); a range never holds both cache-served and memory-served
+// sizes.
 type Range struct {
 	From, To         int64
 	Label            string // the verdict in words (decide.Verdict.Label)
@@ -513,17 +585,21 @@ type Range struct {
 func (c *Comparison) Ranges() []Range {
 	type acc struct {
 		Range
-		id     string
-		names  map[string]map[string]bool // op → names
-		tied   []string
-		within float64
-		few    string
-		some   bool // a row where not every operation tied
+		id        string
+		names     map[string]map[string]bool // op → names
+		tied      []string
+		within    float64
+		few       string
+		some      bool   // a row where not every operation tied
+		notJudged string // the rows' reason where they were not judged
 	}
 	var out []*acc
 	for _, r := range c.Rows {
 		id := r.WinnerOp
-		if r.Tie() {
+		switch {
+		case r.NotJudged != "":
+			id = "not judged\x00" + r.NotJudged
+		case r.Tie():
 			ops := append([]string(nil), r.TiedOps...)
 			sort.Strings(ops) // who is a hair ahead inside a tie does not split it
 			id = "tie\x00" + strings.Join(ops, "\x00") + fmt.Sprint("\x00", r.Few != "")
@@ -544,6 +620,7 @@ func (c *Comparison) Ranges() []Range {
 		if r.Few != "" {
 			g.few = r.Few
 		}
+		g.notJudged = r.NotJudged
 		g.some = g.some || len(r.Tied) < r.All
 		ops := r.TiedOps
 		names := r.Tied
@@ -562,14 +639,16 @@ func (c *Comparison) Ranges() []Range {
 	}
 	var rs []Range
 	for _, g := range out {
-		v := decide.Verdict{Cached: g.Cached, Within: g.within, Few: g.few, All: len(g.tied)}
+		v := decide.Verdict{Within: g.within, Few: g.few, NotJudged: g.notJudged, All: len(g.tied)}
 		for _, op := range g.tied {
 			v.Tied = append(v.Tied, joinNames(g.names[op]))
 		}
-		if !strings.HasPrefix(g.id, "tie\x00") {
+		switch {
+		case g.notJudged != "":
+		case !strings.HasPrefix(g.id, "tie\x00"):
 			v.Winner = v.Tied[0]
 			g.Winner = v.Winner
-		} else if g.some {
+		case g.some:
 			v.All++ // some operation was clearly slower: name the tied
 		}
 		g.Label = v.Label()

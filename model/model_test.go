@@ -112,6 +112,7 @@ type spec struct {
 	params record.Params
 	fn     timeFn
 	flags  []string
+	code   *record.Code // what its benchmark declares its code runs (nil: nothing declared)
 }
 
 func file(name string, pes int, specs []spec, sizes []int64) *record.File {
@@ -127,7 +128,7 @@ func fileOf(name, gpu string, pes int, specs []spec, sizes []int64) *record.File
 	r := rand.New(rand.NewSource(int64(len(name))))
 	for _, sp := range specs {
 		for _, s := range sizes {
-			p := record.Point{Type: record.TypePoint, ID: sp.id, Params: sp.params, Status: record.StatusOK, Flags: sp.flags}
+			p := record.Point{Type: record.TypePoint, ID: sp.id, Params: sp.params, Status: record.StatusOK, Flags: sp.flags, Code: sp.code}
 			p.Params.Size, p.Params.PEs = s, pes
 			for i := 0; i < 8; i++ {
 				p.Samples = append(p.Samples, sp.fn(float64(s))*(1+0.01*r.Float64()))
@@ -428,6 +429,35 @@ func TestCacheServedBIsNoPredictionInput(t *testing.T) {
 	}
 }
 
+// A fit cannot exceed its data: where cache-served sizes (here 1 TB/s up
+// to 64 MiB) pull a line through the origin above every memory-served
+// size (740 GB/s), its B is beyond each of them and their samples: no fit,
+// "above the data" (the committed one-H200 reproduce fitted 819 GB/s to a
+// fused two-shot AllReduce whose memory-served sizes reach 725–745). The
+// same memory-served sizes alone fit their own B.
+func TestFitAboveItsDataIsRefused(t *testing.T) {
+	// That run's medians (GB/s) from 8 MiB to 1 GiB.
+	gbps := map[float64]float64{8 << 20: 917, 16 << 20: 1021, 32 << 20: 805, 64 << 20: 814, 128 << 20: 745, 256 << 20: 739, 512 << 20: 735, 1 << 30: 725, 2 << 30: 722, 4 << 30: 720}
+	fn := func(s float64) float64 { return s / (gbps[s] * 1e9) }
+	pulled := file("pulled", 1, []spec{{id: "collectives/allreduce/multicta-twoshot", params: perOp, fn: fn}}, pow2(8<<20, 1<<30))
+	for i := range pulled.Points {
+		pulled.Points[i].L2Resident = pulled.Points[i].Params.Size <= 64<<20
+	}
+	fits := model.FitAll(model.Collect([]*record.File{pulled}))
+	if !strings.HasPrefix(fits[0].NoFit, "above the data") {
+		t.Errorf("pulled above its data: no-fit %q, segments %+v", fits[0].NoFit, fits[0].Segments)
+	}
+	var buf bytes.Buffer
+	if err := table.Render(&buf, &table.Report{Tables: model.FitTables(fits), Wide: true}, "text"); err != nil || !strings.Contains(buf.String(), "no fit: above the data") {
+		t.Errorf("fit table: %v\n%s", err, buf.String())
+	}
+	alone := file("alone", 1, []spec{{id: "collectives/allreduce/multicta-twoshot", params: perOp, fn: fn}}, pow2(128<<20, 4<<30))
+	fits = model.FitAll(model.Collect([]*record.File{alone}))
+	if b, _, why := fits[0].LinkB(); why != "" || b < 725e9 || b > 755e9 {
+		t.Errorf("memory-served sizes alone: B %.0f GB/s (%s)", b/1e9, why)
+	}
+}
+
 // moeFile is a MoE run: each implementation at token counts 128..4096,
 // T = a + tokens · c.
 func moeFile(impls map[string][2]float64) *record.File {
@@ -537,8 +567,8 @@ func TestNCCLChoicesFollowTheRule(t *testing.T) {
 		{"one-pe", 1, 0.90, false, "same operation here"},
 	} {
 		f := file(c.name, c.pes, []spec{
-			{id: "collectives/allreduce/nccl", params: perOp, fn: def},
-			{id: "collectives/allreduce/nccl-tree", params: perOp, fn: scaled(def, c.k)},
+			{id: "collectives/allreduce/nccl", params: perOp, fn: def, code: ncclColl},
+			{id: "collectives/allreduce/nccl-tree", params: perOp, fn: scaled(def, c.k), code: ncclColl},
 		}, sizes)
 		fits := model.FitAll(model.Collect([]*record.File{f}))
 		ch := model.NCCLChoices(fits, decide.Default())

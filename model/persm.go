@@ -270,9 +270,10 @@ var ceGuideNote = map[persm.CESM]string{
 }
 
 // PerSMGuide answers, for each file with bytes-per-SM rows, at its largest
-// size beyond L2 (else its largest): the fewest SMs for a quarter, half and
-// 90 % of the best SM mechanism's peak there, and for each rate asked
-// (B/s); the slowdowns judged by rule (zero: the default).
+// size beyond L2: the fewest SMs for a quarter, half and 90 % of the best SM
+// mechanism's peak there, and for each rate asked (B/s); the slowdowns
+// judged by rule (zero: the default). A file whose every size is
+// cache-served gets no answer, and a row that says why.
 func PerSMGuide(files []*record.File, rates []float64, rule decide.Rule) []table.Table {
 	rule = rule.OrDefault()
 	var out []table.Table
@@ -287,6 +288,13 @@ func PerSMGuide(files []*record.File, rates []float64, rule decide.Rule) []table
 		t := table.Table{Title: "Bytes per SM: the fewest SMs that move a rate to the peer [" + f.Name + "]",
 			Columns: []string{"rate", "size", "mechanism", "SMs", "GB/s", "answer"}, Right: []bool{true, false, false, true, true, false}}
 		t.Long = []bool{false, false, false, false, false, true}
+		if !slices.ContainsFunc(cs, func(c persm.Curve) bool { return c.Size == size && !c.Cached }) {
+			// No rate, no peak from the cache: its figures are no link's.
+			t.Rows = append(t.Rows, []table.Cell{table.Str("–"), table.Str(humanBytes(float64(size))), table.Str("–"), table.Str("–"), table.Str("–"),
+				table.Str("no answer: every size measured is cache-served (within twice the L2: the cache's rates, not the link's); measure a size beyond it")})
+			out = append(out, t)
+			continue
+		}
 		wants := append([]float64{0.25 * best, 0.5 * best, persm.Near * best}, rates...)
 		for _, w := range wants {
 			if w <= 0 {
@@ -301,7 +309,7 @@ func PerSMGuide(files []*record.File, rates []float64, rule decide.Rule) []table
 			}
 			t.Rows = append(t.Rows, append(row, table.Str(a.Sentence())))
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2 (else the largest); the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
+		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2; the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
 			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM",
 			persm.SlowdownRule(rule)+"; else \"within noise\" (under the margin, or the interval includes 1), or \"too few samples to claim\" where a side's samples are too few for the interval")
 		if slices.ContainsFunc(cs, func(c persm.Curve) bool { return !c.SMs && c.Size == size }) {

@@ -382,3 +382,29 @@ func TestPerSMCopyEngineCostJudged(t *testing.T) {
 		t.Errorf("tma's cost: %q", s)
 	}
 }
+
+// No answer from a cache-served size: where every size a file measured fits
+// twice the L2 (here 1 MiB only), the cache's rates are no link's, and the
+// guide says so instead of answering the fewest SMs at 1 MiB.
+func TestPerSMGuideAnswersNoCacheServedRate(t *testing.T) {
+	f := fixture.PerSMExample()
+	var small []record.Point
+	for _, p := range f.Points {
+		if p.Params.Size != 256<<20 {
+			small = append(small, p)
+		}
+	}
+	f.Points = small
+	ts := model.PerSMGuide([]*record.File{f}, []float64{100e9}, decide.Rule{})
+	if len(ts) != 1 {
+		t.Fatalf("%d tables", len(ts))
+	}
+	for _, r := range ts[0].Rows {
+		if r[2].Text != "–" || !strings.Contains(r[5].Text, "cache-served") {
+			t.Errorf("an answer at a cache-served size: %v", r)
+		}
+	}
+	if len(ts[0].Rows) == 0 {
+		t.Error("no row says why there is no answer")
+	}
+}

@@ -645,8 +645,9 @@ type Choice struct {
 	Best     string  // the fastest forced algorithm
 	BestTime float64
 	// Verdict is the decision rule's over NCCL's choice and the forced
-	// algorithms at this size (decide.Rule, the sizes of the group as its
-	// family); Same says why they are one operation here ("": they are not).
+	// algorithms at this size (decide.Rule, the group's judged sizes as its
+	// family: decide.Family); Same says why they are one operation here
+	// ("": they are not).
 	Verdict decide.Verdict
 	Same    string
 }
@@ -686,10 +687,12 @@ func NCCLChoices(fits []*Fit, rule decide.Rule) []Choice {
 	sort.Strings(groups)
 	for _, g := range groups {
 		d := def[g]
+		var choices []Choice
+		var entries [][]decide.Entry
 		for _, o := range d.Obs {
 			c := Choice{Group: g, File: d.File, Size: o.Size, Default: o.Time, BestTime: math.Inf(1)}
-			es := []decide.Entry{{Name: "nccl", Samples: o.Samples, Cached: d.Cached[o.Size]}}
-			op, why := decide.Operation(d.ID, d.Path, d.PEs, o.Size)
+			es := []decide.Entry{{Name: "nccl", Samples: o.Samples, Unjudged: o.Unjudged}}
+			op, why := decide.Operation(d.ID, d.Path, d.OneRank, d.PEs, o.Size)
 			same := true
 			for _, f := range forced[g] {
 				for _, fo := range f.Obs {
@@ -700,8 +703,8 @@ func NCCLChoices(fits []*Fit, rule decide.Rule) []Choice {
 					if fo.Time < c.BestTime {
 						c.Best, c.BestTime = name, fo.Time
 					}
-					es = append(es, decide.Entry{Name: name, Samples: fo.Samples, Cached: f.Cached[fo.Size]})
-					if fop, _ := decide.Operation(f.ID, f.Path, f.PEs, fo.Size); fop != op {
+					es = append(es, decide.Entry{Name: name, Samples: fo.Samples, Unjudged: fo.Unjudged})
+					if fop, _ := decide.Operation(f.ID, f.Path, f.OneRank, f.PEs, fo.Size); fop != op {
 						same = false
 					}
 				}
@@ -712,10 +715,19 @@ func NCCLChoices(fits []*Fit, rule decide.Rule) []Choice {
 			if same && why != "" {
 				c.Same = why
 			} else {
-				c.Verdict = rule.Decide(es, len(d.Obs))
+				entries = append(entries, es)
 			}
-			out = append(out, c)
+			choices = append(choices, c)
 		}
+		// Decided with the family of the sizes judged, as every reader.
+		m, k := decide.Family(entries), 0
+		for i := range choices {
+			if choices[i].Same == "" {
+				choices[i].Verdict = rule.Decide(entries[k], m)
+				k++
+			}
+		}
+		out = append(out, choices...)
 	}
 	return out
 }

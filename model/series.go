@@ -36,12 +36,18 @@ type Series struct {
 	// Dropped says which sizes were left out and why (above the link,
 	// failed, an older file's second timer).
 	Dropped []string
+	// Doubted are the sizes left out whose point was measured but is no
+	// figure (above the link), and why: no verdict rests on such a size.
+	Doubted map[int64]string
 	// Ceiling and CopyRef are the path's physical link and the best copy
 	// reference of the same run (bytes/s, 0 unknown); Floor the in-run chase
 	// of the path (s) and Launch0 the run's empty-kernel launch (s).
 	Ceiling, CopyRef, Floor, Launch0 float64
-	point                            *record.Point  // one of its points: parameters for grouping
-	header                           *record.Header // its file's: the GPUs, the setup
+	// OneRank says why the series is no collective but NCCL's one-rank
+	// copy (record.Point.OneRankCopy; "": it is what it names).
+	OneRank string
+	point   *record.Point  // one of its points: parameters for grouping
+	header  *record.Header // its file's: the GPUs, the setup
 }
 
 // Key names the series (its file by position: two files never share one).
@@ -149,7 +155,7 @@ func Collect(files []*record.File) []*Series {
 				axis, at = Tokens, fmt.Sprintf("%d tokens", tk)
 			}
 			s := &Series{File: labels[fi], file: fi, Axis: axis, ID: p.ID, Params: params.KeyWithoutSize(), PEs: pes, Launch: launchOf(p), Path: p.Effective,
-				Cached: map[int64]bool{}, Launch0: launch0, point: p, header: &f.Header}
+				Cached: map[int64]bool{}, Doubted: map[int64]string{}, Launch0: launch0, OneRank: p.OneRankCopy(pes), point: p, header: &f.Header}
 			if old, ok := byKey[s.Key()]; ok {
 				s = old
 			} else {
@@ -162,13 +168,14 @@ func Collect(files []*record.File) []*Series {
 				continue
 			case !p.Drawn():
 				s.Dropped = append(s.Dropped, fmt.Sprintf("%s: %s", at, strings.Join(p.Flags, ", ")))
+				s.Doubted[p.Params.Size] = p.Unjudged()
 				continue
 			case len(p.Samples) == 0:
 				s.Dropped = append(s.Dropped, fmt.Sprintf("%s: no samples", at))
 				continue
 			}
 			t := record.Summarize(p.Samples, record.UnitSeconds).Median
-			s.Obs = append(s.Obs, Obs{Size: p.Params.Size, Time: t, Samples: p.Samples, Tokens: tk})
+			s.Obs = append(s.Obs, Obs{Size: p.Params.Size, Time: t, Samples: p.Samples, Tokens: tk, Unjudged: p.Unjudged()})
 			if p.Has(record.FlagCacheServed) || p.L2Resident {
 				s.Cached[p.Params.Size] = true
 			}
@@ -208,9 +215,51 @@ func FitAll(series []*Series) []*Fit {
 		} else {
 			f.Segments, f.NoFit = FitSeriesOver(s.Obs, s.Axis)
 		}
+		if f.NoFit == "" {
+			f.NoFit = f.aboveData()
+		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// aboveData says why the fit exceeds its data ("" where it does not): a
+// segment whose line is faster than every memory-served size it covers,
+// each beyond its fastest sample. A least-squares line cannot pass below
+// every point it is fitted to; it does where the cache-served sizes of the
+// segment pull it, and its B is then above anything the link was seen to
+// do (a B of 819 GB/s over sizes that reach 725–745).
+func (f *Fit) aboveData() string {
+segments:
+	for i := range f.Segments {
+		seg := &f.Segments[i]
+		var mem []Obs
+		for _, o := range f.in(seg) {
+			if f.Cached[o.Size] {
+				continue
+			}
+			if len(o.Samples) == 0 || !(slices.Min(o.Samples) > seg.At(f.X(o))) {
+				continue segments // a memory-served size on or below the line
+			}
+			mem = append(mem, o)
+		}
+		if len(mem) == 0 {
+			continue
+		}
+		lo, hi := mem[0], mem[len(mem)-1]
+		if f.Axis == Tokens {
+			return fmt.Sprintf("above the data: the line of %s – %s is faster than every memory-served token count there (%s – %s), each beyond its fastest sample: the cache-served ones pull it",
+				f.Axis.Format(float64(seg.From)), f.Axis.Format(float64(seg.To)), f.Axis.Format(f.X(lo)), f.Axis.Format(f.X(hi)))
+		}
+		rate := func(o Obs) float64 { return float64(o.Size) / o.Time / 1e9 }
+		r0, r1 := rate(mem[0]), rate(mem[0])
+		for _, o := range mem {
+			r0, r1 = min(r0, rate(o)), max(r1, rate(o))
+		}
+		return fmt.Sprintf("above the data: B %.0f GB/s over %s – %s, beyond every memory-served size there and its fastest sample (%s – %s: %.0f – %.0f GB/s): the cache-served sizes pull the line",
+			seg.Bandwidth()/1e9, humanBytes(float64(seg.From)), humanBytes(float64(seg.To)), humanBytes(float64(lo.Size)), humanBytes(float64(hi.Size)), r0, r1)
+	}
+	return ""
 }
 
 // in lists the observations a segment covers.

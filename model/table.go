@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -250,8 +251,9 @@ func gpuName(h *record.Header) string {
 }
 
 // GuideTables are the guide: per comparison, the sizes each implementation
-// wins under the rule (decide), by how much, the ties, and the crossovers;
-// cache-served sizes in ranges of their own.
+// wins under the rule (decide), by how much, the ties, the sizes not
+// judged and why, and the crossovers; cache-served sizes in ranges of
+// their own.
 func GuideTables(g Guide) []table.Table {
 	var out []table.Table
 	for i, c := range g.Comparisons {
@@ -280,16 +282,17 @@ func GuideTables(g Guide) []table.Table {
 				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, units.Bytes(x.Lo), units.Bytes(x.Hi), x.Why))
 			}
 		}
-		for _, s := range c.Same {
+		for _, s := range append(append([]string(nil), c.Same...), c.Left...) {
 			t.Notes = append(t.Notes, s)
 		}
 		if i == 0 {
 			t.Notes = append(t.Notes,
 				"fastest: "+g.Rule.Describe(),
 				"lead: the next implementation's median time over the fastest's, minus one; 95 % interval: that ratio's (Hodges–Lehmann), minus one, the widest over the range",
-				"served from: cache where some implementation's working set may be cache-served: a winner there holds in the cache only, never for larger working sets, and no crossover is drawn from it")
+				"not judged: no verdict rests on a point that is no figure of the link (cache-served, above the physical link) or that its record marks for a second look (noisy, timers disagree, above the copy reference, below the floor, at the memory ceiling, check): such a size names no one, draws no crossover and is not one of the m sizes",
+				"served from: cache where some implementation's working set may be cache-served (not judged: the cache's figure, not the link's)")
 		} else {
-			t.Notes = append(t.Notes, "fastest, lead, 95 % interval, served from: as under the first table")
+			t.Notes = append(t.Notes, "fastest, lead, 95 % interval, not judged, served from: as under the first table")
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("m = %d sizes: each interval at %.4g %%", c.Family, 100*g.Rule.Level(c.Family)))
 		out = append(out, t)
@@ -455,16 +458,19 @@ func ChoiceTable(cs []Choice, rule decide.Rule) table.Table {
 		Right:   []bool{false, false, true, true, false, true, true, true}}
 	t.Wide = []bool{false, false, false, false, false, false, false, true}
 	few := ""
+	var unjudged []string // why sizes were not judged, each once
 	for _, c := range cs {
 		miss := "chose well"
 		switch {
 		case c.Same != "":
 			miss = "same operation here"
+		case c.Verdict.NotJudged != "":
+			miss = "not judged"
+			if !slices.Contains(unjudged, c.Verdict.NotJudged) {
+				unjudged = append(unjudged, c.Verdict.NotJudged)
+			}
 		case c.Missed():
 			miss = pct(c.Miss()) + " slower"
-			if c.Verdict.Cached {
-				miss += " (in cache only)"
-			}
 		case c.Verdict.Few != "":
 			miss = "too few samples"
 			few = c.Verdict.Few
@@ -486,6 +492,9 @@ func ChoiceTable(cs []Choice, rule decide.Rule) table.Table {
 	if few != "" {
 		t.Notes = append(t.Notes, "too few samples for the rule's interval: "+few)
 	}
+	if len(unjudged) > 0 {
+		t.Notes = append(t.Notes, "not judged: a point no verdict may rest on ("+strings.Join(unjudged, "; ")+")")
+	}
 	return t
 }
 
@@ -502,16 +511,12 @@ func GuideCharts(g Guide) []plots.Spec {
 		for _, r := range c.Rows {
 			name := r.Winner
 			switch {
+			case r.NotJudged != "":
+				name = "not judged: " + r.NotJudged
 			case r.Few != "":
 				name = "too few samples"
 			case r.Tie():
 				name = "tie"
-			}
-			switch {
-			case r.Cached && !r.Tie():
-				name += " (in cache only)"
-			case r.Cached:
-				name += " (cache-served)"
 			}
 			ser, ok := series[name]
 			if !ok {
@@ -519,7 +524,10 @@ func GuideCharts(g Guide) []plots.Spec {
 				series[name] = ser
 				order = append(order, name)
 			}
-			y := math.Max(100*r.Lead, 0.1) // a tie still shows at the axis
+			y := 0.1 // a tie, or a size not judged, still shows at the axis
+			if r.Lead > 0.001 {
+				y = 100 * r.Lead
+			}
 			ser.Points = append(ser.Points, plots.Point{X: float64(r.Size), Y: y, Lo: y, Hi: y})
 		}
 		for j, name := range order {

@@ -13,7 +13,7 @@ import (
 // rank, one chart per mode and operation, a curve per implementation (and
 // routing, token type, plain or graph where the file has several), and the
 // floor (the bytes sent to other GPUs at the link's rate plus one round
-// trip) drawn dashed.
+// trip) drawn dashed where the file has it.
 func moeCharts(files []*record.File) []Spec {
 	type key struct{ mode, op string }
 	charts := map[key]*Spec{}
@@ -86,16 +86,19 @@ func moeCharts(files []*record.File) []Spec {
 		if len(s.Series) == 0 {
 			continue
 		}
-		n := 0
+		n, floor := 0, false
 		for i := range s.Series {
 			if s.Series[i].ID == "floor" {
 				s.Series[i].Color, s.Series[i].Dash, s.Series[i].Shape = "#000000", []float64{4, 3}, 6
+				floor = true
 				continue
 			}
 			s.Series[i].Color, s.Series[i].Dash, s.Series[i].Shape = Style(n)
 			n++
 		}
-		s.Notes = append(s.Notes, "floor: the bytes rank 0 sends to other GPUs at the link's ceiling plus one round trip (the in-run chase)")
+		if floor { // a one-GPU run sends nothing to another GPU: no floor drawn, none described
+			s.Notes = append(s.Notes, "floor: the bytes rank 0 sends to other GPUs at the link's ceiling plus one round trip (the in-run chase)")
+		}
 		out = append(out, *s)
 	}
 	return out

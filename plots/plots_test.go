@@ -434,3 +434,65 @@ func TestTwoResultsFilesAreTwoCurves(t *testing.T) {
 		t.Errorf("%s: curves %q, want one per file labelled h200/reproduce and h100/reproduce", s.Name, labels)
 	}
 }
+
+// The paper's published link figures (measured between two GPUs over
+// NVLink) are never drawn beside a one-GPU run's same-GPU copies (path
+// local), only beside the path they were measured on.
+func TestNoPaperLinkBesideSameGPUCopies(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	for i := range f.Points {
+		if f.Points[i].Effective == "p2p" {
+			f.Points[i].Effective = "local"
+		}
+	}
+	for _, s := range plots.Build([]*record.File{f}, record.Paper()) {
+		if !strings.HasPrefix(s.Name, "bandwidth-") {
+			continue
+		}
+		for _, m := range s.Marks {
+			if strings.Contains(m.Label, "paper:") && strings.Contains(m.Label, "p2p") {
+				t.Errorf("%s: the paper's NVLink figure beside same-GPU copies: %q", s.Name, m.Label)
+			}
+		}
+	}
+}
+
+// A MoE chart describes the floor only where it draws one: a one-GPU run
+// sends nothing to another GPU and has none.
+func TestMoEFloorNoteOnlyWithAFloor(t *testing.T) {
+	file := func(floor bool) *record.File {
+		f := &record.File{Name: "moe", Header: record.Header{PEs: 2, Synthetic: true}}
+		for _, tk := range []int{128, 256} {
+			p := record.Point{ID: "moe/dispatch/nvshmem", Status: record.StatusOK, Effective: "p2p",
+				Params:  record.Params{DType: "bf16", Extra: map[string]string{"tokens": fmt.Sprint(tk), "moe_mode": "ll", "routing": "uniform"}},
+				Metrics: map[string]record.Summary{record.MetricLatency: {Unit: record.UnitSeconds, Median: float64(tk) * 1e-8, Min: float64(tk) * 1e-8, Max: float64(tk) * 1e-8}}}
+			if floor {
+				p.Values = map[string]float64{"floor_s": float64(tk) * 5e-9}
+			}
+			f.Points = append(f.Points, p)
+		}
+		return f
+	}
+	for _, floor := range []bool{true, false} {
+		var moe *plots.Spec
+		specs := plots.Build([]*record.File{file(floor)}, record.Paper())
+		for i := range specs {
+			if strings.HasPrefix(specs[i].Name, "moe-") {
+				moe = &specs[i]
+			}
+		}
+		if moe == nil {
+			t.Fatalf("floor %v: no MoE chart", floor)
+		}
+		drawn, said := false, false
+		for _, s := range moe.Series {
+			drawn = drawn || s.ID == "floor"
+		}
+		for _, n := range moe.Notes {
+			said = said || strings.HasPrefix(n, "floor:")
+		}
+		if drawn != floor || said != floor {
+			t.Errorf("floor in the file %v: drawn %v, described %v", floor, drawn, said)
+		}
+	}
+}

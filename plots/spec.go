@@ -511,7 +511,9 @@ func marks(ref *record.Reference, k chartKind, ss []Series, multinode bool, pes 
 		}
 		idx := -1
 		for i, s := range ss {
-			if r.MatchesID(s.ID) && (r.Path == "" || r.Path == s.Path || (r.Path == "p2p" && s.Path == "local")) {
+			// A published link figure is drawn beside the same path only:
+			// never beside a one-GPU run's same-GPU copies (path local).
+			if r.MatchesID(s.ID) && (r.Path == "" || r.Path == s.Path) {
 				idx = i
 				break
 			}

@@ -15,6 +15,9 @@ const ExampleName = "example (embedded)"
 // 'reproduce --quick' on two H200s joined by NVLink (the copy committed in
 // results/h200x2-2026-11-29/session3/reproduce-quick), so report and plot work with
 // nothing else.
-func Example() (*File, error) {
-	return Read(bytes.NewReader(exampleJSONL), ExampleName)
+func Example() (*File, error) { return Reader{}.Example() }
+
+// Example is the embedded example read with rd.
+func (rd Reader) Example() (*File, error) {
+	return rd.Read(bytes.NewReader(exampleJSONL), ExampleName)
 }

@@ -281,9 +281,12 @@ func (w *Writer) Close() error { return w.f.Close() }
 // its samples, so report, plot and compare see the one derivation. Nil, or
 // nil for an ID, gives the ones the record itself can give: latency, and
 // bandwidth, algbw, busbw and link bandwidth where it counts bytes, a bus
-// factor or remote bytes.
+// factor or remote bytes. Code gives each point what its benchmark
+// declares its code runs (Point.Code; harness.CodeOf): nil, or false for an
+// ID, leaves it unknown.
 type Reader struct {
 	Metrics func(id string) []string
+	Code    func(id string) (Code, bool)
 }
 
 // ReadFile reads and validates a results file (Reader{}.ReadFile).
@@ -450,8 +453,13 @@ func (rd Reader) parseLine(out *File, line []byte, sawHeader *bool) error {
 		if w := p.Rederive(); w != "" {
 			out.Warnings = append(out.Warnings, w)
 		}
-		olderCacheRule(&out.Header, &p)
+		cacheRule(&out.Header, &p)
 		Annotate(&out.Header, &p)
+		if rd.Code != nil {
+			if c, ok := rd.Code(p.ID); ok {
+				p.Code = &c
+			}
+		}
 		out.Points = append(out.Points, p)
 		return nil
 	case TypeHeader:
@@ -466,14 +474,16 @@ func shortJSONErr(err error) string {
 	return strings.TrimPrefix(s, "json: ")
 }
 
-// olderCacheRule applies today's cache rule (CacheServed: a buffer up to
-// CacheMargin × the smallest L2 of the job's GPUs) to a point of a schema-1
-// file, whose writer marked only buffers within one L2: a bandwidth of such
-// a file at 64 MiB on an H200 (60 MiB of L2) is then cache-served, as a new
-// file's is, and no peak or memory-served fit takes it. It only adds the
-// mark (no schema-1 benchmark was exempt from the rule).
-func olderCacheRule(h *Header, p *Point) {
-	if h.Schema >= 2 || p.L2Resident || p.BandwidthMetric() == "" {
+// cacheRule applies the cache rule (CacheServed: a buffer up to
+// CacheMargin × the smallest L2 of the job's GPUs) to a point whose figures
+// move bytes, whatever its writer marked: a schema-1 writer marked only
+// buffers within one L2 (a bandwidth at 64 MiB on an H200's 60 MiB), and
+// earlier schema-2 writers exempted MoE dispatch and combine (their tokens
+// within twice the L2 are read back from it). It only adds the mark: a
+// grid that runs in waves records the share its resident CTAs loop over as
+// its working set, so the rule gives its writer's answer.
+func cacheRule(h *Header, p *Point) {
+	if p.L2Resident || !p.MovesBytes() {
 		return
 	}
 	var l2 int64

@@ -1,9 +1,11 @@
 package record
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
@@ -53,6 +55,10 @@ const (
 	// FlagSecondTimer: an older file's in-kernel timer row: a spread, never
 	// a figure.
 	FlagSecondTimer = "in-kernel timer row"
+	// FlagStraggler: one PE's time differs from the other PEs' by more than
+	// StragglerShare (Point.Straggler names it): the figure is the slowest
+	// PE's, as the operation costs, and says so.
+	FlagStraggler = "straggler"
 )
 
 // TimerTolerance is how far the in-kernel timer's mean may be from the
@@ -112,11 +118,45 @@ func (p *Point) Figure() bool {
 	return true
 }
 
+// Unjudged says why no verdict (a winner, a crossover) may rest on the
+// point, "" where one may: it is not measured (its status), or a flag says
+// it is no figure (above the link, cache-served, an older file's second
+// timer, an unknown launch mode) or asks for a second look before anyone
+// draws a conclusion from it (noisy, timers disagree, above the copy
+// reference, below the floor, at the memory ceiling, check: Read marks
+// check from the point's series). Every reader that names a winner asks
+// it (decide.Entry.Unjudged).
+func (p *Point) Unjudged() string {
+	if p.Status != StatusOK {
+		return string(p.Status)
+	}
+	for _, f := range []string{FlagAboveLink, FlagCacheServed, FlagSecondTimer, FlagModeUnknown,
+		FlagNoisy, FlagTimersDisagree, FlagAboveReference, FlagBelowFloor, FlagAtMemoryCeiling, FlagCheck} {
+		if p.Has(f) {
+			return f
+		}
+	}
+	return ""
+}
+
 // Drawn reports whether the point belongs on a curve: measured, within its
 // link, timed by the one timer. Noisy points, checked points and points at
 // the memory ceiling are drawn (a chart marks the checked ones).
 func (p *Point) Drawn() bool {
 	return p.Status == StatusOK && !p.Has(FlagAboveLink) && !p.Has(FlagSecondTimer)
+}
+
+// MovesBytes reports whether the point's figures are bytes over its time
+// (bandwidth, algbw, busbw): a cache that holds its working set answers
+// them (CacheServed). A round trip, a rate of messages or a compute
+// kernel's time is what it is wherever its data sits.
+func (p *Point) MovesBytes() bool {
+	for _, m := range []string{MetricBandwidth, MetricAlgBW, MetricBusBW} {
+		if _, ok := p.Metrics[m]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // BandwidthMetric is the point's bandwidth-like metric checked against the
@@ -144,7 +184,7 @@ func (p *Point) BandwidthMetric() string {
 // flags; writers and readers both call it, so a file's flags always follow
 // from its numbers.
 func Annotate(h *Header, p *Point) {
-	p.Flags = nil
+	p.Flags, p.Straggler = nil, nil
 	if p.Timer == "globaltimer" {
 		p.Flags = append(p.Flags, FlagSecondTimer)
 	}
@@ -169,7 +209,7 @@ func Annotate(h *Header, p *Point) {
 			p.Flags = append(p.Flags, FlagAboveReference)
 		}
 	}
-	if p.L2Resident && p.BandwidthMetric() != "" { // a round trip is one wherever its result lands
+	if p.L2Resident && p.MovesBytes() { // a round trip is one wherever its result lands
 		p.Flags = append(p.Flags, FlagCacheServed)
 	}
 	if atMemoryCeiling(p) {
@@ -200,6 +240,9 @@ func Annotate(h *Header, p *Point) {
 	}
 	if cv, ok := p.SampleCV(); ok && cv > NoiseCV && p.Timer != "globaltimer" { // an older file's in-kernel row holds iterations, not launches
 		p.Flags = append(p.Flags, FlagNoisy)
+	}
+	if p.Straggler = FindStraggler(p.PETimes); p.Straggler != nil {
+		p.Flags = append(p.Flags, FlagStraggler)
 	}
 }
 
@@ -247,6 +290,74 @@ func atMemoryCeiling(p *Point) bool {
 	}
 	v := p.Metrics[m].Median
 	return v >= MemoryCeilingShare*p.Ceiling.Value && v <= p.Ceiling.Value
+}
+
+// How a point's in-kernel timer stands beside the events timer
+// (Point.TimerWindow). The agreement of the two means is a confirmation
+// only where the stamps time the iterations: a fused kernel of many CTAs
+// is stamped at its start and its last CTA's end, one period a timed
+// launch, which is the window the events time.
+const (
+	TimerPerIteration = "per iteration"
+	TimerSameWindow   = "the launch"
+)
+
+// TimerWindow says how the point's in-kernel timer was stamped: per
+// iteration (more periods than timed launches: a second timer of the
+// iterations), over the launch (one period a timed launch: the events'
+// own window), or "" where it has none (or no samples to tell).
+func (p *Point) TimerWindow() string {
+	k := p.KernelTimer
+	switch {
+	case k == nil || k.N <= 0 || len(p.Samples) == 0:
+		return ""
+	case k.N <= len(p.Samples):
+		return TimerSameWindow
+	}
+	return TimerPerIteration
+}
+
+// TimerCount counts a file's measured points by their in-kernel timer:
+// those stamped per iteration (a second timer), how many of them disagree
+// with the events, and those stamped over the timed launch (not counted as
+// a confirmation).
+type TimerCount struct{ PerIteration, Disagree, SameWindow int }
+
+// CountTimers counts the points' in-kernel timers.
+func CountTimers(points []Point) TimerCount {
+	var c TimerCount
+	for i := range points {
+		p := &points[i]
+		if p.Status != StatusOK {
+			continue
+		}
+		switch p.TimerWindow() {
+		case TimerPerIteration:
+			c.PerIteration++
+			if p.Has(FlagTimersDisagree) {
+				c.Disagree++
+			}
+		case TimerSameWindow:
+			c.SameWindow++
+		}
+	}
+	return c
+}
+
+// String says the count in a sentence, "" where no point has an
+// in-kernel timer.
+func (c TimerCount) String() string {
+	if c.PerIteration+c.SameWindow == 0 {
+		return ""
+	}
+	n := func(k int, one, many string) string {
+		if k == 1 {
+			return "1 " + one
+		}
+		return strconv.Itoa(k) + " " + many
+	}
+	return fmt.Sprintf("in-kernel timer: %s stamped per iteration, a second timer (%s with the events); %s stamped over the timed launch, the events' own window (not counted: agreement there confirms nothing)",
+		n(c.PerIteration, "point", "points"), n(c.Disagree, "disagrees", "disagree"), n(c.SameWindow, "point", "points"))
 }
 
 // OpTime is the events timer's time per operation (seconds): the median of
@@ -299,10 +410,11 @@ func (p *Point) SampleCV() (float64, bool) {
 	return sd / mean, true
 }
 
-// ceilingOf is the physical link of the point's path: PE 0's GPU to its
-// peer's (point-to-point), the narrowest pair of the PEs (collectives), a
-// GPU's own memory where the data stays on it; nil for a remote transport
-// or where the header records no link.
+// ceilingOf is the physical link of the point's path: its pair's GPUs
+// (point-to-point; PE 0 towards PE 1 in a file before pairs), the
+// narrowest pair of the PEs (collectives), a GPU's own memory where the
+// data stays on it; nil for a remote transport or where the header records
+// no link.
 func (h *Header) ceilingOf(p *Point) *Link {
 	if p.Effective == "proxy" || p.Effective == "ibgda" {
 		return nil
@@ -315,6 +427,9 @@ func (h *Header) ceilingOf(p *Point) *Link {
 		n = 1
 	}
 	g0 := h.GPUOfPE(0)
+	if p.Pair != nil {
+		return h.LinkBetween(h.GPUOfPE(p.Pair.From.PE), h.GPUOfPE(p.Pair.To.PE))
+	}
 	if !strings.HasPrefix(p.ID, "collectives/") && !strings.HasPrefix(p.ID, "moe/") {
 		peer := 0
 		if n > 1 {

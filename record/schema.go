@@ -2,7 +2,9 @@ package record
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,10 +17,13 @@ import (
 // files whose header carries a newer version. Version 2: the one timer rule
 // (events; the in-kernel timer as kernel_timer), collectives' launch mode
 // (params.launch), the links' ceilings (header.links), floors, flags and
-// unverifiable points. Version 1 files still read (their in-kernel timer
-// rows and their collectives without a launch mode are flagged, never
-// figures).
-const SchemaVersion = 2
+// unverifiable points. Version 3: a point several PEs timed is the slowest
+// PE's time at each launch (schema 2 kept PE 0's), with every PE's own
+// timing beside it (pe_times, rank_median_s, rank_fastest_s, straggler),
+// and a point-to-point point records its pair. Version 1 and 2 files still
+// read (schema 1's in-kernel timer rows and its collectives without a
+// launch mode are flagged, never figures).
+const SchemaVersion = 3
 
 // Record types, the "type" field of every line.
 const (
@@ -53,6 +58,11 @@ type Header struct {
 	Run *RunSetup `json:"run,omitempty"`
 	// Capabilities is what the job could do, as the waivers saw it.
 	Capabilities *Capabilities `json:"capabilities,omitempty"`
+	// Pair is the pair of PEs the run's point-to-point rows measure, as
+	// its path chose it (a point that names its own records that one);
+	// nil where the job has none (the notes say why) or the file predates
+	// pairs (PE 0 towards PE 1, or PE 0 alone).
+	Pair *Pair `json:"pair,omitempty"`
 	// Links are the physical ceilings of the paths between (and within) the
 	// job's GPUs: every bandwidth is checked against its path's.
 	Links []Link `json:"links,omitempty"`
@@ -133,6 +143,49 @@ func NormalPCI(id string) string {
 
 func samePCI(a, b string) bool { return a != "" && NormalPCI(a) == NormalPCI(b) }
 
+// Pair is the two PEs a point-to-point point measured: From issued towards
+// To and timed.
+type Pair struct {
+	From PairEnd `json:"from"`
+	To   PairEnd `json:"to"`
+	Kind string  `json:"kind"` // Pair*: what lies between the two
+}
+
+// PairEnd is one PE of a pair: its number, its GPU (the CUDA ordinal on
+// its node) and its node.
+type PairEnd struct {
+	PE   int    `json:"pe"`
+	GPU  int    `json:"gpu"`
+	Node string `json:"node,omitempty"`
+}
+
+// What lies between the two PEs of a pair.
+const (
+	PairLoopback    = "loopback"     // one PE with itself: copies within its GPU
+	PairSameGPU     = "same-gpu"     // two PEs of one GPU: a functional pair, no link crossed
+	PairSameNode    = "same-node"    // two GPUs of one node: NVLink or PCIe
+	PairAcrossNodes = "across-nodes" // two nodes: the network
+)
+
+// String names the pair: PE 0 (GPU 0, node a) → PE 8 (GPU 0, node b), and
+// what lies between where it is not a link.
+func (p *Pair) String() string {
+	end := func(e PairEnd) string {
+		if e.Node == "" {
+			return fmt.Sprintf("PE %d (GPU %d)", e.PE, e.GPU)
+		}
+		return fmt.Sprintf("PE %d (GPU %d, %s)", e.PE, e.GPU, e.Node)
+	}
+	s := end(p.From) + " → " + end(p.To)
+	switch p.Kind {
+	case PairLoopback:
+		s = end(p.From) + " with itself"
+	case PairSameGPU:
+		s += ", one GPU: functional, no link"
+	}
+	return s
+}
+
 // Capabilities is the job's capability probe: what decided which points ran
 // and which were waived (every PE's GPU is in GPUs, the paths in Topology).
 type Capabilities struct {
@@ -155,6 +208,12 @@ type RunSetup struct {
 	// CorruptChecks: every check was handed damaged output (the GPU test's
 	// proof that each can fail): no point of such a file is a measurement.
 	CorruptChecks bool `json:"corrupt_checks,omitempty"`
+	// Timeout is the watchdog's limit on a point (seconds, --timeout), and
+	// StartupTimeout what the first point of each worker group gets on top
+	// for NVSHMEM's start-up (--startup-timeout). They change no figure: a
+	// resumed run may set others.
+	Timeout        float64 `json:"timeout_s,omitempty"`
+	StartupTimeout float64 `json:"startup_timeout_s,omitempty"`
 }
 
 // SetupMismatch says that a results file was written by a setup other than
@@ -283,18 +342,22 @@ func (s Status) Valid() bool {
 // Params are the parameters of a point. Together with the benchmark ID they
 // identify it: compare matches points on ID + Params.
 type Params struct {
-	Size    int64             `json:"size,omitempty"`    // message size in bytes (per PE for collectives)
-	Op      string            `json:"op,omitempty"`      // put, get, p, g, sum, fetch_add, ...
-	Scope   string            `json:"scope,omitempty"`   // thread, warp, block, grid
-	CTAs    int               `json:"ctas,omitempty"`    // CTAs per launch
-	Threads int               `json:"threads,omitempty"` // threads per CTA
-	PEs     int               `json:"pes,omitempty"`     // PEs / ranks taking part
-	Path    string            `json:"path,omitempty"`    // requested path: p2p, proxy, ibgda, auto
-	Dir     string            `json:"dir,omitempty"`     // uni, bidir
-	DType   string            `json:"dtype,omitempty"`   // float, bf16, u8, u64, ...
-	Mode    string            `json:"mode,omitempty"`    // blocking, nbi, graph, stream, ...
-	Launch  string            `json:"launch,omitempty"`  // collectives: per-op (one launch per operation) or fused (in one kernel)
-	Extra   map[string]string `json:"extra,omitempty"`   // anything else a suite varies
+	Size    int64  `json:"size,omitempty"`    // message size in bytes (per PE for collectives)
+	Op      string `json:"op,omitempty"`      // put, get, p, g, sum, fetch_add, ...
+	Scope   string `json:"scope,omitempty"`   // thread, warp, block, grid
+	CTAs    int    `json:"ctas,omitempty"`    // CTAs per launch
+	Threads int    `json:"threads,omitempty"` // threads per CTA
+	PEs     int    `json:"pes,omitempty"`     // PEs / ranks taking part
+	Path    string `json:"path,omitempty"`    // requested path: p2p, proxy, ibgda, auto
+	Dir     string `json:"dir,omitempty"`     // uni, bidir
+	DType   string `json:"dtype,omitempty"`   // float, bf16, u8, u64, ...
+	Mode    string `json:"mode,omitempty"`    // blocking, nbi, graph, stream, ...
+	Launch  string `json:"launch,omitempty"`  // collectives: per-op (one launch per operation) or fused (in one kernel)
+	// Pair names the two PEs of a point-to-point point ("FROM:TO") where
+	// the run asked for them (--pair); absent, the path chose them (the
+	// point's pair records which).
+	Pair  string            `json:"pair,omitempty"`
+	Extra map[string]string `json:"extra,omitempty"` // anything else a suite varies
 	// Env holds the NVSHMEM variables the point's workers ran with beyond
 	// the run's environment (the header's env): set at nvshmem_init, so
 	// the controller starts a worker group for each distinct Env (every PE
@@ -346,6 +409,7 @@ func (p Params) key(withSize bool) string {
 	add("dtype", p.DType)
 	add("mode", p.Mode)
 	add("launch", p.Launch)
+	add("pair", p.Pair)
 	keys := make([]string, 0, len(p.Extra))
 	for k := range p.Extra {
 		keys = append(keys, k)
@@ -437,8 +501,21 @@ type Point struct {
 	Bytes int64 `json:"bytes,omitempty"`
 	// BusFactor converts algbw to busbw for collectives (nccl-tests factors).
 	BusFactor float64 `json:"bus_factor,omitempty"`
-	// Samples holds seconds per operation, one value per sample.
+	// Samples holds seconds per operation, one value per sample (a timed
+	// launch). Where several PEs timed the point (a collective, MoE, a
+	// bidirectional transfer) a sample is the slowest PE's time at that
+	// launch: the operation has finished only when its last PE has.
 	Samples []float64 `json:"samples_s,omitempty"`
+	// RankMedian and RankFastest are, beside a figure several PEs timed,
+	// the median PE's and the fastest PE's time at each launch.
+	RankMedian  []float64 `json:"rank_median_s,omitempty"`
+	RankFastest []float64 `json:"rank_fastest_s,omitempty"`
+	// PETimes is every PE's own timing where several PEs timed the point
+	// (one PE's samples are Samples, its pair says whose).
+	PETimes []PETime `json:"pe_times,omitempty"`
+	// Straggler is the PE the others differ from by more than
+	// StragglerShare (FlagStraggler), derived from PETimes.
+	Straggler *Straggler `json:"straggler,omitempty"`
 	// Metrics derived from Samples, in base units.
 	Metrics map[string]Summary `json:"metrics,omitempty"`
 	// KernelTimer is the in-kernel per-iteration time (%globaltimer, seconds)
@@ -448,10 +525,14 @@ type Point struct {
 	// Limit is the best copy reference of the same path measured in the same
 	// run; Ceiling the path's physical limit (Header.Links); Floor, for a
 	// round trip, the in-run dependent-load chase of its path.
-	Limit   *Limit       `json:"limit,omitempty"`
-	Ceiling *Limit       `json:"ceiling,omitempty"`
-	Floor   *Limit       `json:"floor,omitempty"`
-	Verify  Verification `json:"verify"`
+	Limit   *Limit `json:"limit,omitempty"`
+	Ceiling *Limit `json:"ceiling,omitempty"`
+	Floor   *Limit `json:"floor,omitempty"`
+	// Pair is the two PEs a point-to-point point measured (nil for what
+	// every PE takes part in, and in files before pairs: PE 0 towards
+	// PE 1, or PE 0 alone).
+	Pair   *Pair        `json:"pair,omitempty"`
+	Verify Verification `json:"verify"`
 	// Flags are what the checks of the numbers found (Flag*): derived from
 	// the point and its header when written and again when read.
 	Flags []string `json:"flags,omitempty"`
@@ -463,6 +544,10 @@ type Point struct {
 	WorkingSetBytes int64  `json:"working_set_bytes,omitempty"`
 	L2Resident      bool   `json:"l2_resident,omitempty"`
 	Time            string `json:"time,omitempty"` // RFC 3339, when the point finished
+	// Code is what the benchmark's timed operation runs, as the binary
+	// reading the file declares it (Reader.Code): not stored; nil where
+	// the reader was given no declaration of the ID.
+	Code *Code `json:"-"`
 }
 
 // Metric returns the named metric summary and whether it exists.
@@ -488,7 +573,7 @@ func (p *Point) Validate() error {
 	if p.ID == "" {
 		return fmt.Errorf("point has no id")
 	}
-	if c := controlIn(append([]string{p.ID, p.Params.Op, p.Params.Scope, p.Params.Path, p.Params.Dir, p.Params.DType, p.Params.Mode, p.Params.Launch}, append(extraTexts(p.Params.Extra), extraTexts(p.Params.Env)...)...)...); c != "" {
+	if c := controlIn(append([]string{p.ID, p.Params.Op, p.Params.Scope, p.Params.Path, p.Params.Dir, p.Params.DType, p.Params.Mode, p.Params.Launch, p.Params.Pair}, append(extraTexts(p.Params.Extra), extraTexts(p.Params.Env)...)...)...); c != "" {
 		return fmt.Errorf("point %q: its id or params hold a control character (%s): not a record nvshbench wrote", p.ID, c)
 	}
 	if !p.Status.Valid() {
@@ -500,7 +585,11 @@ func (p *Point) Validate() error {
 	if p.Status != StatusOK && p.Reason == "" {
 		return fmt.Errorf("point %s: status %s without a reason", p.ID, p.Status)
 	}
-	for _, s := range p.Samples {
+	all := append(append(append([]float64(nil), p.Samples...), p.RankMedian...), p.RankFastest...)
+	for _, t := range p.PETimes {
+		all = append(all, t.Samples...)
+	}
+	for _, s := range all {
 		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
 			return fmt.Errorf("point %s: sample %v is not a positive time", p.ID, s)
 		}
@@ -510,9 +599,13 @@ func (p *Point) Validate() error {
 			return fmt.Errorf("point %s: sample %v s is not a plausible time per operation (%g..%g s)", p.ID, s, MinSample, MaxSample)
 		}
 	}
-	for k, v := range p.Values {
+	for _, k := range slices.Sorted(maps.Keys(p.Values)) {
+		v := p.Values[k]
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("point %s: value %s is not finite", p.ID, k)
+			return fmt.Errorf("point %s: value %s is not finite", p.MatchKey(), k)
+		}
+		if d, ok := Declared(k); ok && (v < d.Min || v > d.Max) {
+			return fmt.Errorf("point %s: value %s = %g (%s) is outside its declared range %g..%g (%s): a damaged record", p.MatchKey(), k, v, d.Unit, d.Min, d.Max, d.Doc)
 		}
 	}
 	for name, m := range p.Metrics {

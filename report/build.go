@@ -421,7 +421,7 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) tabl
 		if why != "" {
 			status = why
 		} else if name == "allreduce" && f.Header.PEs == 1 {
-			status = "ok; 1 PE: a local reduction, no link crossed"
+			status = "ok; " + onePE(p, 1)
 		}
 		if said := FlagsSaid(p, checks); said != "" {
 			status += "; " + said
@@ -443,6 +443,15 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) tabl
 		t.Notes = append(t.Notes, "measured: the lowest and highest median from 4 B to 256 KiB, one launch per operation (the timed launches captured in a CUDA graph where the run asked for --graph, as reproduce does)")
 	}
 	return t
+}
+
+// onePE says what a collective's point of a one-PE job ran: a local
+// reduction, or NCCL's one-rank copy.
+func onePE(p *record.Point, pes int) string {
+	if p.OneRankCopy(pes) != "" {
+		return "1 PE: NCCL's one-rank copy, no reduction: never compared with one"
+	}
+	return "1 PE: a local reduction, no link crossed"
 }
 
 // describe gives the launch shape and size of a point.
@@ -484,12 +493,15 @@ func tailCells(p *record.Point) []table.Cell {
 // a shape check with its reason (checks: record.ShapeChecks of its file).
 func FlagsSaid(p *record.Point, checks map[*record.Point]string) string {
 	var out []string
-	for _, fl := range []string{record.FlagTimersDisagree, record.FlagBelowFloor, record.FlagNoisy, record.FlagAtMemoryCeiling, record.FlagCheck} {
+	for _, fl := range []string{record.FlagTimersDisagree, record.FlagBelowFloor, record.FlagNoisy, record.FlagAtMemoryCeiling, record.FlagCheck, record.FlagStraggler} {
 		if !p.Has(fl) {
 			continue
 		}
 		if why := checks[p]; fl == record.FlagCheck && why != "" {
 			fl += ": " + why
+		}
+		if fl == record.FlagStraggler && p.Straggler != nil {
+			fl += " " + p.Straggler.String()
 		}
 		if fl == record.FlagNoisy {
 			if cv, ok := p.SampleCV(); ok {
@@ -505,11 +517,11 @@ func FlagsSaid(p *record.Point, checks map[*record.Point]string) string {
 // metric's median and spread, the effective path and verification.
 func PointsTable(f *record.File, tag string) table.Table {
 	t := table.Table{Title: "All points" + tag,
-		Columns: append([]string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max"}, append(tailColumns, "ran as", "verified; flags")...)}
+		Columns: append([]string{"id", "size", "params", "status", "metric", "median", "min", "p99", "max"}, append(tailColumns, "in-kernel timer", "ran as", "verified; flags")...)}
 	t.Right = columnFlags(t.Columns, append([]string{"size", "median", "min", "p99", "max"}, tailColumns...)...)
 	t.Trunc = columnFlags(t.Columns, "params")
 	t.Long = columnFlags(t.Columns, "status", "verified; flags")
-	t.Wide = columnFlags(t.Columns, append([]string{"min", "p99", "max", "ran as"}, tailColumns...)...)
+	t.Wide = columnFlags(t.Columns, append([]string{"min", "p99", "max", "in-kernel timer", "ran as"}, tailColumns...)...)
 	checks := map[string]string{} // a copy's points: the checks by match key
 	for p, why := range record.ShapeChecks(f.Points) {
 		checks[p.MatchKey()] = why
@@ -547,17 +559,47 @@ func PointsTable(f *record.File, tag string) table.Table {
 			row = append(row, table.Str(""), table.Str(""), table.Str(""), table.Str(""), table.Str(""))
 		}
 		row = append(row, tailCells(p)...)
+		row = append(row, table.Str(timerWindowText[p.TimerWindow()]))
 		flags := []string{VerifiedText(p)}
 		for _, fl := range p.Flags {
 			if why := checks[p.MatchKey()]; fl == record.FlagCheck && why != "" {
 				fl += ": " + why
 			}
+			if fl == record.FlagStraggler && p.Straggler != nil {
+				fl += " " + p.Straggler.String()
+			}
 			flags = append(flags, fl)
 		}
-		row = append(row, table.Str(p.Effective), table.Str(strings.Join(flags, "; ")))
+		if s := RankSpread(p, m); s != "" {
+			flags = append(flags, s)
+		}
+		ranAs := p.Effective
+		if p.Pair != nil {
+			ranAs += ", " + p.Pair.String()
+		}
+		row = append(row, table.Str(ranAs), table.Str(strings.Join(flags, "; ")))
 		t.Rows = append(t.Rows, row)
 	}
+	if c := record.CountTimers(f.Points).String(); c != "" {
+		t.Notes = append(t.Notes, c)
+	}
 	return t
+}
+
+// timerWindowText is a point's in-kernel timer in the points table.
+var timerWindowText = map[string]string{record.TimerPerIteration: "per iteration", record.TimerSameWindow: "the launch (the events' window)"}
+
+// RankSpread says, beside a figure several PEs timed (the slowest PE's at
+// each launch), the median and fastest PE's value of metric: "PEs: median
+// 11.2, fastest 10.1 µs" ("" for a point one PE timed).
+func RankSpread(p *record.Point, metric string) string {
+	med, ok1 := p.RankMetric(metric, p.RankMedian)
+	fast, ok2 := p.RankMetric(metric, p.RankFastest)
+	if !ok1 || !ok2 {
+		return ""
+	}
+	div, unit, _ := metricScale(metric)
+	return fmt.Sprintf("%d PEs, the figure the slowest's: median PE %.4g, fastest PE %.4g %s", len(p.PETimes), med/div, fast/div, MetricUnit(metric, unit))
 }
 
 // VerifiedText says how a point was verified: yes, FAILED, why it has

@@ -97,6 +97,49 @@ func costs(p Pick, metric string) []float64 {
 	return record.Costs(p.Best, metric)
 }
 
+// familyNote says how the readers' verdicts on values are asked.
+const familyNote = "m: the sizes of the values' series the rule judges, as model --guide asks it; not judged where a value's point is cache-served or marked for a second look (noisy, above the copy reference, check, ...)"
+
+// sidesVerdict is the rule's verdict on a row's sides (names[i]'s pick,
+// those with a value), asked as the guide asks it: the picks' samples as
+// costs of the metric, each decided with the family of the sizes judged in
+// the series the picks belong to (each side's benchmark and parameters but
+// the size, in f: decide.Family), and no verdict where a pick may carry
+// none (record.Point.Unjudged). A side that is NCCL's one-rank copy, not
+// the collective the others run, is left out (left says which and why).
+// False where fewer than two sides are compared.
+func sidesVerdict(f *record.File, names []string, picks []Pick, metric string, rule decide.Rule) (v decide.Verdict, ok bool, left []string) {
+	var entries []decide.Entry
+	series := map[string]string{} // a side's series key → its name
+	for i, p := range picks {
+		c := costs(p, metric)
+		if len(c) == 0 {
+			continue
+		}
+		if why := p.Best.OneRankCopy(f.Header.PEs); why != "" {
+			left = append(left, names[i]+": "+why+": not compared")
+			continue
+		}
+		entries = append(entries, decide.Entry{Name: names[i], Samples: c, Unjudged: p.Best.Unjudged()})
+		series[p.Best.ID+" "+p.Best.Params.KeyWithoutSize()] = names[i]
+	}
+	if len(entries) < 2 {
+		return decide.Verdict{}, false, left
+	}
+	bySize := map[int64][]decide.Entry{}
+	for i := range f.Points {
+		q := &f.Points[i]
+		if name, ok := series[q.ID+" "+q.Params.KeyWithoutSize()]; ok && q.Status == record.StatusOK {
+			bySize[q.Params.Size] = append(bySize[q.Params.Size], decide.Entry{Name: name, Unjudged: q.Unjudged()})
+		}
+	}
+	var sizes [][]decide.Entry
+	for _, es := range bySize {
+		sizes = append(sizes, es)
+	}
+	return rule.Decide(entries, decide.Family(sizes)), true, left
+}
+
 func deviceAPITable(f *record.File, tag string, rule decide.Rule) table.Table {
 	t := table.Table{Title: "Device-initiated: NVSHMEM vs NCCL device API" + tag,
 		Columns: []string{"operation", "metric", "NVSHMEM", "NCCL dev API", "ratio", "host NCCL", "faster", "limit", "status"}}
@@ -131,19 +174,9 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) table.Table {
 		} else {
 			cells = append(cells, table.Str(""))
 		}
-		// The verdict of the rule on the row's picks (each row one
-		// question: a family of one).
-		var entries []decide.Entry
-		for _, e := range []struct {
-			who string
-			p   Pick
-		}{{"NVSHMEM", nv}, {"NCCL dev API", nc}, {"host NCCL", host}} {
-			if c := costs(e.p, r.metric); len(c) > 0 {
-				entries = append(entries, decide.Entry{Name: e.who, Samples: c, Cached: e.p.Best.Has(record.FlagCacheServed)}) // a round trip is one wherever its data sits
-			}
-		}
-		if len(entries) >= 2 {
-			cells = append(cells, table.Str(rule.Decide(entries, 1).Label()))
+		v, ok, left := sidesVerdict(uni, []string{"NVSHMEM", "NCCL dev API", "host NCCL"}, []Pick{nv, nc, host}, r.metric, rule)
+		if ok {
+			cells = append(cells, table.Str(v.Label()))
 		} else {
 			cells = append(cells, table.Str(""))
 		}
@@ -164,6 +197,7 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) table.Table {
 				status = append(status, s.who+": "+s.p.Status) // a long one becomes a footnote of the text output
 			}
 		}
+		status = append(status, left...)
 		if len(status) == 0 {
 			status = []string{"ok"}
 		}
@@ -172,7 +206,7 @@ func deviceAPITable(f *record.File, tag string, rule decide.Rule) table.Table {
 	}
 	t.Notes = append(t.Notes,
 		"NCCL dev API: NCCL's device API (LSA pointers and barriers; GIN for put + signal); host NCCL: ncclAllReduce launched from the host; with --wide, ratio: NCCL dev API / NVSHMEM, limit: the in-run copy reference (GB/s)",
-		"faster: of the values shown, by the samples of the points they come from: "+rule.Describe(),
+		"faster: of the values shown, by the samples of the points they come from: "+rule.Describe()+"; "+familyNote,
 		"round trips: the lowest median (events timer) over scopes at 256 B (NVSHMEM put: putmem_nbi + quiet; NCCL: the CTA's stores + a system-scope fence; get: pointer chases through the peer's memory)",
 		"put/get: one initiator, at the paper's launch (32 CTAs × 256 threads), the highest median over sizes beyond L2; NVSHMEM = nvshmem[x]_{put,get}mem_nbi[_warp|_block] (+ quiet), NCCL device API = each scope group's 16-byte stores into / loads from the pointer ncclGetLsaPointer gives",
 		"AllReduce (float sum, busbw), one launch per operation on every side: NVSHMEM = our multi-CTA kernel over nvshmem_ptr and NVSHMEM signals; NCCL device API = the same kernel structure over LSA pointers and LSA barriers (ncclLsaBarrierSession); ncclAllReduce = host-launched, NCCL's choice or forced Ring, the better",

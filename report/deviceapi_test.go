@@ -104,3 +104,54 @@ func TestDeviceAPITable(t *testing.T) {
 		t.Error("device-API table on a file that never ran the device API")
 	}
 }
+
+// On one PE, host ncclAllReduce is NCCL's one-rank copy (its benchmark
+// declares NCCL's own collective: for one rank NCCL runs none), never
+// compared with kernels that run an AllReduce: the table shows its time and
+// why it is left out, and decides between the two kernels alone; so does
+// the summary.
+func TestOneRankCopyIsNotCompared(t *testing.T) {
+	f := deviceAPIFile(t)
+	f.Header.PEs = 1
+	for i := range f.Points {
+		p := &f.Points[i]
+		p.Params.PEs = 1
+		switch p.ID {
+		case "collectives/allreduce/nccl-ring":
+			p.Code = &record.Code{Calls: record.NCCL, Collective: record.NCCL}
+			for k := range p.Samples {
+				p.Samples[k] /= 5 // a copy: far faster than a kernel's AllReduce
+			}
+			if err := record.Derive(p, record.MetricAlgBW, record.MetricBusBW, record.MetricLatency); err != nil {
+				t.Fatal(err)
+			}
+		case "collectives/allreduce/multicta":
+			p.Code = &record.Code{Calls: record.NVSHMEM}
+		case "collectives/allreduce/nccl-lsa":
+			p.Code = &record.Code{Calls: record.NCCL}
+		}
+	}
+	tab := findTable(report.Build([]*record.File{f}, record.Paper(), report.Options{}), "Device-initiated")
+	var ar []table.Cell
+	for _, r := range tab.Rows {
+		if r[0].Text == "AllReduce at 8 B" {
+			ar = r
+		}
+	}
+	if ar == nil || ar[5].Text != "1.12" || ar[6].Text != "NCCL dev API" || !strings.Contains(ar[8].Text, "host NCCL: NCCL's one-rank copy") {
+		t.Errorf("AllReduce at 8 B on one PE: %+v", ar)
+	}
+	sum := report.Summary([]*record.File{f}, record.Paper(), decide.Default()).Tables[0]
+	found := false
+	for _, r := range sum.Rows {
+		if strings.Contains(r[0].Text, "AllReduce at 8 B") {
+			found = true
+			if notes := r[len(r)-1].Text; !strings.Contains(notes, "faster: NCCL device API") || !strings.Contains(notes, "host ncclAllReduce: 1 PE: NCCL's one-rank copy, no reduction: never compared") {
+				t.Errorf("summary: %q", notes)
+			}
+		}
+	}
+	if !found {
+		t.Error("no AllReduce at 8 B in the summary")
+	}
+}

@@ -85,25 +85,22 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 		}
 		return a.tokens < b.tokens
 	})
-	// The family of each series: its token counts where two or more
-	// implementations have a time.
-	family := map[moeKey]int{}
+	// Each row's entries, and the family of each series: its token counts
+	// the rule judges (decide.Family), as the guide counts them.
+	entries := map[moeKey][]decide.Entry{}
+	sized := map[moeKey][][]decide.Entry{}
 	for _, k := range keys {
-		ok := 0
 		for _, im := range moe.Impls {
-			if timed(rows[k][im.Name]) {
-				ok++
+			if p := rows[k][im.Name]; timed(p) {
+				entries[k] = append(entries[k], entryOf(im.Label, p))
 			}
 		}
-		if ok >= 2 {
-			family[k.series()]++
-		}
+		sized[k.series()] = append(sized[k.series()], entries[k])
 	}
 	for _, k := range keys {
 		cells := []table.Cell{table.Str(k.op), table.Str(k.mode), table.Str(k.routing), table.Str(k.dtype), table.Str(k.launch), table.Str(strconv.Itoa(k.tokens))}
 		var best *record.Point
 		var why []string
-		var entries []decide.Entry
 		for _, im := range moe.Impls {
 			p := rows[k][im.Name]
 			switch {
@@ -118,7 +115,6 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 				if best == nil || m.Median < best.Metrics[record.MetricLatency].Median {
 					best = p
 				}
-				entries = append(entries, entryOf(im.Label, p))
 			}
 		}
 		if best == nil {
@@ -126,7 +122,7 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 			t.Rows = append(t.Rows, cells)
 			continue
 		}
-		cells = append(cells, table.Str(rule.Decide(entries, family[k.series()]).Label()))
+		cells = append(cells, table.Str(rule.Decide(entries[k], decide.Family(sized[k.series()])).Label()))
 		if l, ok := best.Metrics[record.MetricLink]; ok {
 			cells = append(cells, table.Sig(l.Median/gb, 3))
 		} else {
@@ -169,7 +165,7 @@ func timed(p *record.Point) bool {
 }
 
 // entryOf is a point as the decision rule's entry name: its samples, and
-// whether a cache served them.
+// why no verdict may rest on it.
 func entryOf(name string, p *record.Point) decide.Entry {
-	return decide.Entry{Name: name, Samples: p.Samples, Cached: p.Has(record.FlagCacheServed) || p.L2Resident}
+	return decide.Entry{Name: name, Samples: p.Samples, Unjudged: p.Unjudged()}
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/golden"
 	"github.com/nvshbench/nvshbench/internal/table"
@@ -369,5 +371,74 @@ func TestFlagsAndTailsAreShown(t *testing.T) {
 	rep.Wide = true
 	if wide := string(render(t, rep, "text")); !strings.Contains(wide, "in-kernel p50 µs") || !strings.Contains(wide, "in-kernel p99 µs") {
 		t.Error("--wide: no tail columns")
+	}
+}
+
+// The in-kernel timer stands beside the events as a second timer only where
+// its stamps time each iteration; a fused kernel's stamps span the launch
+// the events time, so their agreement confirms nothing. Each point says
+// which (the points table's "in-kernel timer"), and the points table and
+// the summary count only the independent pairs, with those that disagree.
+func TestSecondTimerSaysItsWindow(t *testing.T) {
+	f := fixture.Synthetic(fixture.Options{Seed: 1})
+	var fused, perIter, off *record.Point
+	for i := range f.Points {
+		p := &f.Points[i]
+		if p.Status != record.StatusOK {
+			continue
+		}
+		switch {
+		case p.ID == "rma/put/block" && p.Params.Size == 128<<20:
+			fused = p
+		case p.ID == "latency/p" && p.Params.Size == 4:
+			perIter = p
+		case p.ID == "latency/p" && p.Params.Size == 16:
+			off = p
+		}
+	}
+	per := fused.OpTime()
+	k := record.Summarize(slices.Repeat([]float64{per}, len(fused.Samples)), record.UnitSeconds) // one period a launch
+	fused.KernelTimer = &k
+	for _, p := range []*record.Point{perIter, off} {
+		scale := 0.97
+		if p == off {
+			scale = 0.8 // 20 % off the events: disagrees
+		}
+		k := record.Summarize(slices.Repeat([]float64{p.OpTime() * scale}, 100*len(p.Samples)), record.UnitSeconds) // a period an iteration
+		p.KernelTimer = &k
+		record.Annotate(&f.Header, p)
+	}
+	for i := range f.Points { // the fixture's other stamps: none
+		if p := &f.Points[i]; p != fused && p != perIter && p != off {
+			p.KernelTimer = nil
+			record.Annotate(&f.Header, p)
+		}
+	}
+	record.Annotate(&f.Header, fused)
+	if fused.TimerWindow() != record.TimerSameWindow || perIter.TimerWindow() != record.TimerPerIteration || !off.Has(record.FlagTimersDisagree) {
+		t.Fatalf("windows %q %q, flags %v", fused.TimerWindow(), perIter.TimerWindow(), off.Flags)
+	}
+	const count = "in-kernel timer: 2 points stamped per iteration, a second timer (1 disagrees with the events); 1 point stamped over the timed launch, the events' own window (not counted: agreement there confirms nothing)"
+	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{Points: true})
+	pts := rep.Tables[len(rep.Tables)-1]
+	col := slices.Index(pts.Columns, "in-kernel timer")
+	if col < 0 || !slices.Contains(pts.Notes, count) {
+		t.Fatalf("points table: columns %q, notes %q", pts.Columns, pts.Notes)
+	}
+	for _, r := range pts.Rows {
+		want := ""
+		switch {
+		case r[0].Text == "rma/put/block" && r[1].Text == "128 MiB" && strings.Contains(r[2].Text, "path=auto"):
+			want = "the launch (the events' window)"
+		case r[0].Text == "latency/p" && (r[1].Text == "4 B" || r[1].Text == "16 B"):
+			want = "per iteration"
+		}
+		if r[col].Text != want {
+			t.Errorf("%s %s %s: %q, want %q", r[0].Text, r[1].Text, r[2].Text, r[col].Text, want)
+		}
+	}
+	sum := report.Summary([]*record.File{f}, record.Paper(), decide.Default()).Tables[0]
+	if !slices.Contains(sum.Notes, count) {
+		t.Errorf("summary notes %q", sum.Notes)
 	}
 }

@@ -292,14 +292,13 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *tab
 			notes = append(notes, "at "+strings.Join(s, " / ")+" (CTAs × threads)")
 		}
 		if row.verdict && most >= 2 {
-			var entries []decide.Entry
+			names := make([]string, len(picks))
+			sides := make([]Pick, len(picks))
 			for j, p := range picks {
-				if c := costs(p.Pick, p.metric); len(c) > 0 {
-					entries = append(entries, decide.Entry{Name: row.items[j].name, Samples: c, Cached: p.Best.Has(record.FlagCacheServed)})
-				}
+				names[j], sides[j] = row.items[j].name, p.Pick
 			}
-			if len(entries) >= 2 {
-				v := rule.Decide(entries, 1)
+			// A side left out (NCCL's one-rank copy) is said by its item's notes.
+			if v, ok, _ := sidesVerdict(uni[from], names, sides, picks[0].metric, rule); ok {
 				s := v.Label()
 				if !v.Tie() {
 					s = fmt.Sprintf("faster: %s, by %s", s, decide.Percent(v.Lead))
@@ -329,7 +328,12 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *tab
 		t.Notes = append(t.Notes, "from: the input a row's values come from (one per row): the first of the inputs that gives the most of them")
 	}
 	if verdicts {
-		t.Notes = append(t.Notes, "faster, or tie: of the values shown, by the samples of the points they come from: "+rule.Describe())
+		t.Notes = append(t.Notes, "faster, or tie: of the values shown, by the samples of the points they come from: "+rule.Describe()+"; "+familyNote)
+	}
+	if len(files) == 1 {
+		if c := record.CountTimers(files[0].Points).String(); c != "" {
+			t.Notes = append(t.Notes, c)
+		}
 	}
 	return &table.Report{Tables: []table.Table{t}}
 }
@@ -375,7 +379,7 @@ func itemNotes(f *record.File, row sumRow, picks []sumPick, checks map[*record.P
 		name := row.items[j].name
 		switch {
 		case strings.HasPrefix(p.Best.ID, "collectives/") && f.Header.PEs == 1:
-			add(name, "1 PE: a local reduction, no link crossed")
+			add(name, onePE(p.Best, f.Header.PEs))
 		case local(p.Best):
 			add(name, sameGPU)
 		}

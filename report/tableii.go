@@ -82,17 +82,21 @@ func tableII(f *record.File, tag string, rule decide.Rule) table.Table {
 		}
 		return a.size < b.size
 	})
-	family := map[algoKey]int{}
+	// The families of each series (all algorithms, the forced ones): the
+	// sizes the rule judges (decide.Family).
+	all, forcedOnly := map[algoKey][][]decide.Entry{}, map[algoKey][][]decide.Entry{}
 	for _, k := range keys {
-		n := 0
-		for _, p := range rows[k] {
+		var es, fs []decide.Entry
+		for n, p := range rows[k] {
 			if timed(p) {
-				n++
+				es = append(es, entryOf(n, p))
+				if n != "default" {
+					fs = append(fs, entryOf(n, p))
+				}
 			}
 		}
-		if n >= 2 {
-			family[k.series()]++
-		}
+		all[k.series()] = append(all[k.series()], es)
+		forcedOnly[k.series()] = append(forcedOnly[k.series()], fs)
 	}
 	lat := func(p *record.Point) float64 { return p.Metrics[record.MetricLatency].Median }
 	for _, k := range keys {
@@ -132,10 +136,10 @@ func tableII(f *record.File, tag string, rule decide.Rule) table.Table {
 		case 1:
 			fastestForced = forcedEntries[0].Name + " (alone)"
 		default:
-			fastestForced = rule.Decide(forcedEntries, family[k.series()]).Label()
+			fastestForced = rule.Decide(forcedEntries, decide.Family(forcedOnly[k.series()])).Label()
 		}
 		if len(entries) >= 2 {
-			fastest = rule.Decide(entries, family[k.series()]).Label()
+			fastest = rule.Decide(entries, decide.Family(all[k.series()])).Label()
 		}
 		t.Rows = append(t.Rows, []table.Cell{table.Str(k.coll), table.Str(launchMode(k)), table.Str(k.dtype), table.Str(units.Bytes(k.size)),
 			def, table.Str(strings.Join(forced, ", ")), table.Str(fastestForced), table.Str(fastest), table.Str(strings.Join(why, "; "))})
@@ -149,7 +153,7 @@ func tableII(f *record.File, tag string, rule decide.Rule) table.Table {
 	}
 	t.Notes = append(t.Notes,
 		"rows: NVSHMEM's device-side block-scope collectives (collectives/*/nvshmem-block), NVSHMEM's own choice (default) beside each algorithm forced through NVSHMEM's variable at nvshmem_init (run --nvshmem-algos; params.env names it); µs: the median per operation",
-		"fastest forced: among the forced algorithms; fastest: among all, NVSHMEM's choice included; "+rule.Describe()+"; m: the sizes of the row's collective, launch and dtype",
+		"fastest forced: among the forced algorithms; fastest: among all, NVSHMEM's choice included; "+rule.Describe()+"; m: the sizes of the row's collective, launch and dtype that are judged (not judged: a point cache-served or marked for a second look)",
 		"an algorithm NVSHMEM cannot run there (NVLS without multicast, LL above its scratch) is waived or left out; where NVSHMEM's choice ties a forced algorithm, that is likely what it picked",
 		"algorithms in words: NVSHMEM's device code (src/include/non_abi/device/coll/), which the paper's Table II lists with their costs; a paraphrase, not the paper's text")
 	return t

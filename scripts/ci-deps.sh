@@ -3,7 +3,8 @@
 # Open MPI, so the launched mode is tested under a real mpirun, and Slurm
 # with munge, so srun, sbatch of the shipped scripts and scancel are tested
 # against a private single-node cluster the tests start and stop. Without
-# them those tests skip and say so; nothing else depends on them.
+# them those tests skip and say so (.ci/run proves it first, with
+# scripts/without-optional.sh); nothing else depends on them.
 need=()
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 for t in slurmctld slurmd srun sbatch; do command -v $t >/dev/null 2>&1 || { need+=(slurm-wlm); break; }; done

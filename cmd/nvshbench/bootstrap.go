@@ -55,6 +55,18 @@ func (p plugins) state(bp cuda.BootstrapPlugin) pluginState {
 	return pluginState{BootstrapPlugin: bp, File: file, Theirs: theirs, Err: p.probe(file)}
 }
 
+// failure says why the plugin does not load, naming its file: the loader
+// names the plugin for its own faults (a truncated file, a missing symbol)
+// but only the dependency for a dependency it cannot open (libmpi.so.40,
+// libpmix.so.2), which alone does not say which plugin needs it.
+func (s pluginState) failure() string {
+	why := s.Err.Error()
+	if strings.Contains(why, s.File) {
+		return why
+	}
+	return s.File + ": " + why
+}
+
 // vars is what nvshbench sets so that NVSHMEM opens the file probed: the
 // plugin's variable with its full path. None where the user set it (theirs
 // is kept), or where no NVSHMEM folder is known (NVSHMEM then searches by
@@ -119,7 +131,7 @@ func chooseBootstrap(p plugins, l launcher.Launched) (bootstrapChoice, error) {
 			bp, _ := cuda.PluginFor(mode)
 			s := p.state(bp)
 			if s.Err != nil {
-				return bootstrapChoice{}, usagef("NVSHMEM's %s bootstrap cannot load here: %v ('nvshbench doctor' lists the ones that do)", mode, s.Err)
+				return bootstrapChoice{}, usagef("NVSHMEM's %s bootstrap cannot load here: %s ('nvshbench doctor' lists the ones that do)", mode, s.failure())
 			}
 			return bootstrapChoice{Vars: s.vars(), Why: fmt.Sprintf("NVSHMEM bootstrap %s, set by the user; plugin %s", mode, s.where())}, nil
 		}
@@ -143,7 +155,7 @@ func chooseBootstrap(p plugins, l launcher.Launched) (bootstrapChoice, error) {
 		bp, _ := cuda.PluginFor(mode)
 		s := p.state(bp)
 		if s.Err != nil {
-			refused = append(refused, fmt.Sprintf("%s does not load (%v)", mode, s.Err))
+			refused = append(refused, fmt.Sprintf("%s does not load (%s)", mode, s.failure()))
 			continue
 		}
 		vars := map[string]string{"NVSHMEM_BOOTSTRAP": mode}
@@ -181,7 +193,7 @@ func bootstrapReport(p plugins) []string {
 		s := p.state(bp)
 		st := "loads: " + s.where()
 		if s.Err != nil {
-			st = "does not load: " + s.Err.Error()
+			st = "does not load: " + s.failure()
 			if s.Theirs {
 				st += fmt.Sprintf(" (your %s)", s.Var)
 			}

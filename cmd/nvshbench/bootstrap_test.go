@@ -139,6 +139,24 @@ func TestBootstrapPluginByFullPath(t *testing.T) {
 			t.Errorf("doctor's lines lack %q:\n%s", w, got)
 		}
 	}
+
+	// A dependency the loader cannot open is named with the plugin that
+	// needs it (dlerror names only the dependency), in doctor's line and in
+	// the refusal under a launcher.
+	clearBootstrapEnv(t)
+	noDep := plugins{tc: p.tc, probe: func(file string) error {
+		if b := filepath.Base(file); b == "nvshmem_bootstrap_pmix.so.3" || b == "nvshmem_bootstrap_mpi.so.3" {
+			return errors.New("libmpi.so.40: cannot open shared object file: No such file or directory")
+		}
+		return nil
+	}}
+	mpi := filepath.Join(lib, "nvshmem_bootstrap_mpi.so.3")
+	if got := strings.Join(bootstrapReport(noDep), "\n"); !strings.Contains(got, "MPI    does not load: "+mpi+": libmpi.so.40: cannot open") {
+		t.Errorf("doctor's line for a missing dependency does not name the plugin:\n%s", got)
+	}
+	if _, err := chooseBootstrap(noDep, ompi); err == nil || !strings.Contains(err.Error(), "MPI does not load ("+mpi+": libmpi.so.40: cannot open") {
+		t.Errorf("refusal for a missing dependency: %v", err)
+	}
 }
 
 // run's own workers get the unique-ID plugin by its full path (recorded in

@@ -35,7 +35,7 @@ exits non-zero when nothing can be measured.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error { return runDoctor(c.OutOrStdout(), c.ErrOrStderr(), o) },
 	}
-	c.Flags().StringVar(&o.Shim, "shim", "", "use this libnvshbench.so instead of the cached build")
+	c.Flags().StringVar(&o.Shim, "shim", "", "use this libnvshbench.so instead of the cached build (fake: the fake GPU that --shim fake gives run and reproduce)")
 	c.Flags().BoolVar(&o.Build, "build", false, "build the shim into the cache now if it is missing or stale")
 	return c
 }
@@ -216,6 +216,11 @@ copied instead of compiled again (--rebuild compiles anyway).`,
 		Example: `  nvshbench build-shim -o build/libnvshbench.so`,
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if out != "" {
+				if err := cuda.ShimTarget(out); err != nil {
+					return usagef("-o %v", err)
+				}
+			}
 			tc, err := cuda.Discover()
 			if err != nil {
 				return fmt.Errorf("no CUDA toolchain to build the shim with: %w", err)

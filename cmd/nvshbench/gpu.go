@@ -17,20 +17,28 @@ type gpuSetup struct {
 	tc       *cuda.Toolchain
 }
 
-const noGPUHelp = "on a machine without a GPU, 'nvshbench report --paper' prints the published numbers and 'nvshbench report --example' / 'plot --example' render a measured H200 run"
+const noGPUHelp = "to see the tool work without a GPU: 'nvshbench reproduce --quick --shim fake --out DIR' runs the whole pipeline on a fake GPU (SYNTHETIC numbers, flagged as such); 'nvshbench report --paper' prints the published numbers and 'nvshbench report --example' / 'plot --example' render a measured H200 run"
 
 // openGPU finds or builds the shim and loads it. shim is --shim: a path, or
-// "fake" (tests only); empty means $NVSHBENCH_SHIM, else build into the cache.
+// "fake" (a fake GPU: tests, and trying the tool without a GPU); empty means $NVSHBENCH_SHIM, else build into the cache.
 func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
 	if shim != "" && shim != "fake" {
-		if err := looksLikeSharedObject(shim); err != nil {
-			return nil, usagef("--shim %s: %v", shim, err)
+		if _, err := os.Stat(shim); err != nil {
+			return nil, usagef("--shim %v", err)
+		}
+		if err := cuda.CheckLibrary(shim); err != nil {
+			return nil, usagef("--shim %v (want a libnvshbench.so built by 'nvshbench build-shim')", err)
 		}
 	}
 	if shim == "" {
 		shim = os.Getenv("NVSHBENCH_SHIM")
 	}
 	if shim == "fake" {
+		// Its node or cluster is read once here, so a topology that does
+		// not parse is refused before anything starts.
+		if _, err := cuda.FakeClusterFromEnv(); err != nil {
+			return nil, usageError{err}
+		}
 		return &gpuSetup{lib: cuda.NewFake(), shimPath: "fake", tc: &cuda.Toolchain{}}, nil
 	}
 	// Before compiling anything: is there a driver and a GPU at all?
@@ -65,21 +73,6 @@ func openGPU(shim string, log io.Writer) (*gpuSetup, error) {
 		return nil, noGPUError{fmt.Errorf("no usable GPU: %v (%s)", err, noGPUHelp)}
 	}
 	return &gpuSetup{lib: lib, shimPath: shim, tc: tc}, nil
-}
-
-// looksLikeSharedObject checks that path is an ELF file before anything
-// tries to load it.
-func looksLikeSharedObject(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var magic [4]byte
-	if _, err := io.ReadFull(f, magic[:]); err != nil || string(magic[:]) != "\x7fELF" {
-		return fmt.Errorf("not a shared library (want a libnvshbench.so built by 'nvshbench build-shim')")
-	}
-	return nil
 }
 
 // workerEnv is the full environment of the workers: ours, with the NVSHMEM

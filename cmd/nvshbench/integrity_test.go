@@ -237,24 +237,38 @@ func TestDuplicatePoints(t *testing.T) {
 	}
 }
 
+// withLastPoint writes, beside the results file a, bad.jsonl: a with its
+// last line (a point) changed by edit; it returns its path and that line's
+// number.
+func withLastPoint(t *testing.T, a string, edit func(line string) string) (string, int) {
+	t.Helper()
+	b, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines[len(lines)-1] = edit(lines[len(lines)-1])
+	f := filepath.Join(filepath.Dir(a), "bad.jsonl")
+	if err := os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f, len(lines)
+}
+
 // Samples that make no figure (1e308 s, 5e-324 s) are refused on reading,
 // naming file and line; plot leaves no empty image behind.
 func TestImplausibleSamplesRefused(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.jsonl")
 	fakeRun(t, a, "--sizes", "64K", "rma/put/block")
-	b, _ := os.ReadFile(a)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	last := len(lines) - 1
 	for _, bad := range []string{"1e308", "5e-324"} {
-		lines2 := append([]string{}, lines...)
-		lines2[last] = regexp.MustCompile(`"samples_s":\[[^,\]]+`).ReplaceAllString(lines2[last], `"samples_s":[`+bad)
-		f := filepath.Join(dir, "bad.jsonl")
-		os.WriteFile(f, []byte(strings.Join(lines2, "\n")+"\n"), 0o644)
+		f, line := withLastPoint(t, a, func(l string) string {
+			return regexp.MustCompile(`"samples_s":\[[^,\]]+`).ReplaceAllString(l, `"samples_s":[`+bad)
+		})
 		charts := filepath.Join(dir, "charts")
 		for _, args := range [][]string{{"report", "--format", "json", f}, {"compare", "--format", "json", a, f}, {"plot", "--out", charts, f}} {
 			_, stderr, code := nvshbench(t, args...)
-			if code != exitError || !strings.Contains(stderr, fmt.Sprintf("bad.jsonl:%d", last+1)) {
+			if code != exitError || !strings.Contains(stderr, fmt.Sprintf("bad.jsonl:%d", line)) {
 				t.Errorf("sample %s, %v: exit %d: %s", bad, args[0], code, stderr)
 			}
 		}
@@ -324,7 +338,7 @@ func TestControlCharactersNeverReachTheTerminal(t *testing.T) {
 }
 
 // SIGHUP (an ssh session dropped) ends a run like Ctrl-C: points kept,
-// "interrupted", exit 130, no worker left.
+// "interrupted", exit 129 (128 + its number), no worker left.
 func TestHangUpEndsTheRunCleanly(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "hup.jsonl")
 	cmd := exec.Command(os.Args[0], "run", "--shim", "fake", "--sizes", "1K,4K", "--samples", "2", "--timeout", "60s", "--out", out, "rma/put/block")
@@ -349,7 +363,7 @@ func TestHangUpEndsTheRunCleanly(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGHUP)
 	err := cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != exitSignal || !strings.Contains(stderr.String(), "interrupted") {
+	if !ok || ee.ExitCode() != exitSignal+int(syscall.SIGHUP) || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("after SIGHUP: %v: %s", err, stderr.String())
 	}
 	if f := mustRead(t, out); len(f.Points) == 0 {

@@ -22,7 +22,7 @@ const module = "github.com/nvshbench/nvshbench"
 // runners write them, the readers read them, and neither imports the
 // other (the readers never see the GPU layer).
 //
-//	leaf     table, units, ids, decide, lists, golden, relocated, nicready, cuda/shim (the shim's sources and table)
+//	leaf     table, units, ids, decide, lists, golden, relocated, nicready, wholefile, cuda/shim (the shim's sources and table)
 //	record   record (the results format), record/* (a family's rows), fixture (synthetic files for tests)
 //	gpu      cuda (the shim's loader, toolchain and fake)
 //	runners  harness, launcher, suites/*      (record, gpu, leaf)
@@ -33,7 +33,7 @@ var layers = []struct {
 	pkgs []string // folders of the module; "x/*" is every folder in x
 	may  []string // the lower layers it may import
 }{
-	{"leaf", []string{"internal/table", "internal/units", "internal/ids", "internal/decide", "internal/lists", "internal/golden", "internal/relocated", "internal/nicready", "cuda/shim"}, nil},
+	{"leaf", []string{"internal/table", "internal/units", "internal/ids", "internal/decide", "internal/lists", "internal/golden", "internal/relocated", "internal/nicready", "internal/wholefile", "cuda/shim"}, nil},
 	{"record", []string{"record", "record/*", "internal/fixture"}, []string{"leaf"}},
 	{"gpu", []string{"cuda"}, []string{"leaf"}},
 	{"runners", []string{"harness", "launcher", "suites/*"}, []string{"leaf", "record", "gpu"}},

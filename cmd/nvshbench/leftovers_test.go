@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -185,5 +187,65 @@ func TestRootHelpNamesEveryCommand(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^  .*\b` + regexp.QuoteMeta(name) + `\b`).MatchString(opening) {
 			t.Errorf("the root help's opening does not name %q:\n%s", name, opening)
 		}
+	}
+}
+
+// list's default text fits 120 columns and shows every description whole,
+// folded onto more lines (the bytes-per-SM rows' wide launch column once cut
+// every description to "bytes…").
+func TestListShowsWholeDescriptions(t *testing.T) {
+	out, _, code := nvshbench(t, "list")
+	if code != 0 {
+		t.Fatalf("list: exit %d", code)
+	}
+	if strings.Contains(out, "…") {
+		t.Errorf("list cuts a text:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > table.Width {
+			t.Errorf("a line of %d columns, over %d: %q", n, table.Width, l)
+		}
+	}
+	// The cells' words (a word longer than its column is broken across
+	// lines: its first piece must be there).
+	seen := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "+") {
+			continue
+		}
+		for _, cell := range strings.Split(l, "|") {
+			for _, w := range strings.Fields(cell) {
+				seen[w] = true
+			}
+		}
+	}
+	has := func(w string) bool {
+		if seen[w] {
+			return true
+		}
+		for s := range seen {
+			if len(s) >= 10 && strings.HasPrefix(w, s) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, b := range harness.All() {
+		for _, w := range strings.Fields(b.Desc) {
+			if !has(w) {
+				t.Errorf("%s: its description's %q is not in list's output", b.ID, w)
+				break
+			}
+		}
+	}
+}
+
+// An error naming a file the user gave escapes its control characters:
+// nothing raw reaches the terminal.
+func TestErrorsEscapeControlCharacters(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "a\x1b[31mred.jsonl")
+	_, stderr, code := nvshbench(t, "report", name)
+	if code == 0 || strings.ContainsRune(stderr, '\x1b') || !strings.Contains(stderr, `a\x1b[31mred.jsonl`) {
+		t.Errorf("exit %d, stderr %q: want the name with its escape character written as \\x1b", code, stderr)
 	}
 }

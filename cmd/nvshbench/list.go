@@ -32,7 +32,7 @@ what it measures.`,
 				benches = harness.All()
 			}
 			t := table.Table{Title: "Benchmarks", Columns: []string{"id", "metrics", "limit", "default", "launch", "description"},
-				Wide: []bool{false, true, true, false, false, false}, Trunc: []bool{false, false, false, false, false, true}}
+				Wide: []bool{false, true, true, false, false, false}}
 			for _, b := range benches {
 				def := ""
 				if b.Default {

@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
+	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/launcher"
 	"github.com/nvshbench/nvshbench/record"
 )
@@ -23,7 +25,7 @@ const (
 	exitUsage      = 2   // bad flags or arguments
 	exitRegression = 3   // compare found a regression beyond the threshold, or failed / missing points
 	exitNoGPU      = 4   // a GPU command on a machine without a usable GPU / shim
-	exitSignal     = 130 // interrupted (Ctrl-C, SIGTERM, SIGHUP): the points written are kept
+	exitSignal     = 128 // + the signal's number: interrupted (SIGINT 130, SIGTERM 143, SIGHUP 129); the points written are kept
 )
 
 // usageError marks errors caused by how the command was called.
@@ -62,10 +64,13 @@ func exitCode(err error) int {
 	var m *record.SetupMismatch
 	var busy *record.InUse
 	var bad *record.Unusable
-	var sig *launcher.Interrupted
+	var sig signalled
+	var in *launcher.Interrupted
 	switch {
 	case errors.As(err, &sig):
-		return exitSignal
+		return exitSignal + int(sig.sig)
+	case errors.As(err, &in): // a run whose context ended without a signal
+		return exitSignal + int(syscall.SIGINT)
 	case errors.As(err, &u), errors.As(err, &m), errors.As(err, &busy), errors.As(err, &bad):
 		return exitUsage
 	case errors.As(err, &r):
@@ -93,7 +98,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.Execute()
 	if err != nil {
-		fmt.Fprintf(stderr, "nvshbench: %v\n", err)
+		// A file name or a value the user gave may hold control characters:
+		// escaped, never sent raw to the terminal.
+		fmt.Fprintf(stderr, "nvshbench: %s\n", table.Printable(err.Error()))
 	}
 	return exitCode(err)
 }

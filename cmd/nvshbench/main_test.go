@@ -22,10 +22,14 @@ import (
 )
 
 // TestMain lets the test binary serve as the worker the launcher starts
-// (os.Executable is the test binary during tests).
+// (os.Executable is the test binary during tests), as the CLI
+// (NVSHBENCH_TEST_CLI=1) and as a command slow to stop (stubborn).
 func TestMain(m *testing.M) {
 	if (len(os.Args) > 1 && os.Args[1] == "__worker") || os.Getenv("NVSHBENCH_TEST_CLI") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if os.Getenv("NVSHBENCH_TEST_STUBBORN") == "1" {
+		os.Exit(stubborn())
 	}
 	code := m.Run()
 	cluster.stop() // the private Slurm cluster, if a test started it
@@ -48,6 +52,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"report", "--paper", "x.jsonl"},
 		{"plot", "--example"},
 		{"plot", "--example", "--out", "d", "--format", "gif"},
+		{"plot", "--example", "--out", "d", "--format", ""},
 		{"compare", "one.jsonl"},
 		{"compare", "--threshold", "abc", "a", "b"},
 		{"compare", "--alpha", "2", "a", "b"},
@@ -93,6 +98,25 @@ func TestUsageErrorsExit2(t *testing.T) {
 		}
 		if strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.HasPrefix(stderr, "nvshbench: ") {
 			t.Errorf("%v: stderr is not one line: %q", args, stderr)
+		}
+	}
+}
+
+// A flag or argument a command does not take points at that command's help,
+// named as the user types it (the root's is 'nvshbench --help', not
+// 'nvshbench nvshbench --help').
+func TestUsageHintNamesTheCommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"--bogus"}, "(see 'nvshbench --help')"},
+		{[]string{"run", "--bogus"}, "(see 'nvshbench run --help')"},
+		{[]string{"version", "extra"}, "(see 'nvshbench version --help')"},
+	} {
+		_, stderr, code := nvshbench(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.hint) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %s", c.args, code, stderr, exitUsage, c.hint)
 		}
 	}
 }
@@ -200,12 +224,15 @@ func repoRoot(t *testing.T) string {
 // needsGPU are example commands that need a GPU or the CUDA toolchain; the
 // GPU tests and the shim check cover them.
 func needsGPU(line string) bool {
-	for _, p := range []string{"nvshbench doctor", "nvshbench build-shim", "nvshbench reproduce", "srun "} {
+	if strings.Contains(line, "--shim fake") {
+		return false
+	}
+	for _, p := range []string{"nvshbench doctor", "nvshbench build-shim", "nvshbench reproduce", "nvshbench run", "srun "} {
 		if strings.HasPrefix(line, p) {
 			return true
 		}
 	}
-	return strings.HasPrefix(line, "nvshbench run") && !strings.Contains(line, "--shim fake")
+	return false
 }
 
 // TestHelpExamples runs every example of every command's help text.
@@ -232,6 +259,7 @@ func TestHelpExamples(t *testing.T) {
 	ran := 0
 	for _, c := range cmds {
 		for _, line := range strings.Split(c.Example, "\n") {
+			line, _, _ = strings.Cut(line, " # ") // a comment after the command
 			line = strings.TrimSpace(line)
 			if !strings.HasPrefix(line, "nvshbench ") || needsGPU(line) {
 				continue
@@ -321,10 +349,11 @@ func TestWatchdogKillsHungWorkersAndGoesOn(t *testing.T) {
 			t.Errorf("size %d: status %q, want %q", s, got[s], st)
 		}
 	}
-	// A resumed run retries the errored point only.
+	// A resumed run retries the errored point only, and still exits 1: the
+	// file keeps the point that failed verification.
 	t.Setenv("NVSHBENCH_FAKE_HANG_SIZE", "")
 	_, stderr, code = nvshbench(t, "run", "--shim", "fake", "--sizes", "1K,4K,64K", "--samples", "2", "--timeout", "2s", "--pes-per-gpu", "2", "--out", out, "rma/put/block")
-	if code != 0 || !strings.Contains(stderr, ": 1 point(s) written") {
+	if code != exitError || !strings.Contains(stderr, ": 1 point(s) written (1 ok") || !strings.Contains(stderr, "1 failed verification in an earlier run") {
 		t.Errorf("resume after error: exit %d: %s", code, stderr)
 	}
 }
@@ -389,13 +418,13 @@ func TestNoWorkerOutlivesItsController(t *testing.T) {
 	}
 }
 
-// TestRemotePathWithFakeGPU: with --path ibgda and a peer without a
-// load/store mapping, RMA runs on the remote path and the copy limits (which
-// need a mapping) are waived with the reason.
+// TestRemotePathWithFakeGPU: with --path ibgda on two fake nodes, RMA runs
+// on the remote path and the copy limits (which need a load/store mapping)
+// are waived with the reason.
 func TestRemotePathWithFakeGPU(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "ib.jsonl")
-	t.Setenv("NVSHBENCH_FAKE_PATH", "remote")
-	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--pes-per-gpu", "2", "--path", "ibgda", "--sizes", "1M", "--samples", "2", "--out", out, "rma/put/block")
+	t.Setenv("NVSHBENCH_FAKE_NODES", "2")
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--path", "ibgda", "--sizes", "1M", "--samples", "2", "--out", out, "rma/put/block")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -413,7 +442,7 @@ func TestRemotePathWithFakeGPU(t *testing.T) {
 func TestNoGPUExitsClearly(t *testing.T) {
 	t.Setenv("NVSHBENCH_SHIM", filepath.Join(t.TempDir(), "missing.so"))
 	_, stderr, code := nvshbench(t, "reproduce", "--out", filepath.Join(t.TempDir(), "r"))
-	if code != exitNoGPU || !strings.Contains(stderr, "report --paper") {
+	if code != exitNoGPU || !strings.Contains(stderr, "report --paper") || !strings.Contains(stderr, "'nvshbench reproduce --quick --shim fake --out DIR'") {
 		t.Errorf("reproduce without GPU: exit %d, %q", code, stderr)
 	}
 }
@@ -434,7 +463,8 @@ func asSlurmRank0(t *testing.T, nodes string) {
 func TestRunUnderALauncher(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "slurm.jsonl")
 	asSlurmRank0(t, "2")
-	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", out, "rma/put/block")
+	t.Setenv("NVSHBENCH_FAKE_NODES", "2") // a fake node for each task: their pair crosses the network
+	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--path", "proxy", "--sizes", "4K", "--samples", "2", "--out", out, "rma/put/block")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -442,19 +472,23 @@ func TestRunUnderALauncher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The header lists every rank's GPU and counts the nodes they ran on
-	// (the fake's ranks share this host), and says how NVSHMEM bootstrapped.
-	if f.Header.PEs != 2 || f.Header.Nodes != 1 || len(f.Header.GPUs) != 2 || f.Header.GPUs[1].PE != 1 || f.Header.GPUs[1].Host == "" ||
+	// The header lists every rank's GPU and counts the nodes they ran on,
+	// and says how NVSHMEM bootstrapped.
+	if f.Header.PEs != 2 || f.Header.Nodes != 2 || len(f.Header.GPUs) != 2 || f.Header.GPUs[1].PE != 1 || f.Header.GPUs[1].Host != "fake-node1" ||
 		f.Header.Env["NVSHMEM_BOOTSTRAP_PMI"] != "PMI-2" || !strings.Contains(strings.Join(f.Header.Notes, " "), "bootstrap PMI-2, chosen by nvshbench for slurm") {
 		t.Errorf("header pes %d nodes %d gpus %+v env %v notes %q", f.Header.PEs, f.Header.Nodes, f.Header.GPUs, f.Header.Env, f.Header.Notes)
 	}
 	for _, p := range f.Points {
-		if p.Status != record.StatusOK || !p.Verify.Checked || p.Params.PEs != 2 {
-			t.Errorf("%s: %s verify %+v pes %d", p.ID, p.Status, p.Verify, p.Params.PEs)
+		if strings.HasPrefix(p.ID, "limit/") { // copies over load/store: none across nodes
+			continue
+		}
+		if p.Status != record.StatusOK || !p.Verify.Checked || p.Params.PEs != 2 || p.Effective != "proxy" {
+			t.Errorf("%s: %s verify %+v pes %d effective %s", p.ID, p.Status, p.Verify, p.Params.PEs, p.Effective)
 		}
 	}
-	// Resuming is refused: the other ranks cannot see this file.
-	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out, "rma/put/block"); code == 0 || !strings.Contains(stderr, "resuming is not supported") {
+	// Resuming is refused (exit 2, as every refusal): the other ranks
+	// cannot see this file.
+	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--out", out, "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "resuming is not supported") {
 		t.Errorf("resume under a launcher: exit %d %s", code, stderr)
 	}
 	// A bootstrap NVSHMEM does not know, or one whose plugin cannot load,
@@ -488,6 +522,7 @@ func TestRunUnderALauncher(t *testing.T) {
 	}
 	// A non-zero rank measures and writes nothing.
 	t.Setenv("SLURM_PROCID", "1")
+	t.Setenv("SLURM_LOCALID", "1") // its fake node's device
 	other := filepath.Join(t.TempDir(), "rank1.jsonl")
 	if _, stderr, code := nvshbench(t, "run", "--shim", "fake", "--sizes", "4K", "--samples", "2", "--out", other, "rma/put/block"); code != 0 {
 		t.Errorf("rank 1: exit %d %s", code, stderr)
@@ -663,7 +698,7 @@ func TestNoGPUStopsBeforeCompiling(t *testing.T) {
 	if code != exitNoGPU || !strings.Contains(out, "none usable") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
-	if _, stderr, code := nvshbench(t, "run", "--shim", "/etc/passwd", "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "not a shared library") {
+	if _, stderr, code := nvshbench(t, "run", "--shim", "/etc/passwd", "rma/put/block"); code != exitUsage || !strings.Contains(stderr, "not an ELF shared library") {
 		t.Errorf("--shim /etc/passwd: exit %d %q", code, stderr)
 	}
 	if _, _, code := nvshbench(t, "completion", "tcsh"); code != exitUsage {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/wholefile"
 	"github.com/nvshbench/nvshbench/plots"
 )
 
@@ -83,7 +84,7 @@ func (o *owned) write(name string, data []byte) error {
 			return err
 		}
 	}
-	return replace(path, data)
+	return wholefile.Write(path, data, 0o644)
 }
 
 func (o *owned) saveManifest() error {
@@ -91,30 +92,7 @@ func (o *owned) saveManifest() error {
 	for _, n := range slices.Sorted(maps.Keys(o.list)) {
 		b.WriteString(n + "\n")
 	}
-	return replace(filepath.Join(o.dir, manifestName), []byte(b.String()))
-}
-
-// replace writes path through a fresh file in the same folder renamed over
-// it: the name is replaced, never what a symbolic link there points at.
-func replace(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".nvshbench-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return wholefile.Write(filepath.Join(o.dir, manifestName), []byte(b.String()), 0o644)
 }
 
 // writeCharts renders every chart in every format into the owned folder and

@@ -37,6 +37,9 @@ there before (listed in its .nvshbench-reproduce file), never one of yours.`,
   nvshbench plot --example --out charts --format svg --no-paper`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
+			if len(o.Formats) == 0 && !o.Spec {
+				return usagef("--format is empty: want one or more of %s", strings.Join(plots.Formats, ", "))
+			}
 			for _, f := range o.Formats {
 				if err := checkChoice("format", f, plots.Formats); err != nil {
 					return err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
@@ -117,7 +118,7 @@ func inputFiles(args []string, example bool, c *cobra.Command) ([]*record.File, 
 		return nil, err
 	}
 	if example {
-		ex, err := record.Example()
+		ex, err := harness.Reader().Example()
 		if err != nil {
 			return nil, err
 		}

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,20 +57,22 @@ CPU proxy without a NIC) are recorded as waived. Interrupted, it keeps every fin
 run it again with the same --out to resume.`,
 		Example: `  nvshbench reproduce --out repro-h200
   nvshbench reproduce --quick --out repro-quick
+  nvshbench reproduce --quick --shim fake --out repro-fake   # no GPU: SYNTHETIC numbers, the whole pipeline
   srun -N1 --gpus-per-node=8 nvshbench reproduce --out repro-$SLURM_JOB_ID`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer stop()
-			return runReproduce(ctx, o, c.OutOrStdout(), c.ErrOrStderr())
+			return interruptible(c.Context(), c.ErrOrStderr(), func(ctx context.Context) error {
+				return runReproduce(ctx, o, c.OutOrStdout(), c.ErrOrStderr())
+			})
 		},
 	}
 	c.Flags().StringVarP(&o.Out, "out", "o", "", "output folder (default nvshbench-reproduce-HOST)")
 	c.Flags().BoolVar(&o.Quick, "quick", false, "a short pass: sizes 1 KiB…1 GiB by ×4, 5 samples, no launch sweep")
 	c.Flags().IntVar(&o.run.GPUs, "gpus", 0, "GPUs to use (default: all visible)")
 	c.Flags().IntVar(&o.run.PEsPerGPU, "pes-per-gpu", 1, "PEs per GPU (2 on a one-GPU machine exercises the multi-PE paths)")
-	c.Flags().StringVar(&o.run.Shim, "shim", "", "path of a built libnvshbench.so (default: build into the cache)")
-	c.Flags().DurationVar(&o.run.Timeout, "timeout", 120*time.Second, "per-point timeout")
+	c.Flags().StringVar(&o.run.Shim, "shim", "", "path of a built libnvshbench.so (default: build into the cache), or fake: a fake GPU that writes SYNTHETIC numbers, to see the tool work on a machine without one")
+	c.Flags().DurationVar(&o.run.Timeout, "timeout", 120*time.Second, "a point that takes longer is recorded as an error and its workers killed")
+	c.Flags().DurationVar(&o.run.Startup, "startup-timeout", startupTimeout, "what the first point of each worker group gets on top of --timeout, for NVSHMEM's start-up")
 	c.Flags().StringVar(&o.run.Label, "label", "", "a name for this run")
 	return c
 }
@@ -105,19 +105,48 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	r.Warmup, r.Samples, r.Quick = 2, 10, o.Quick
 	r.LaunchSweep = !o.Quick
 	start := time.Now()
-	// A sweep whose points failed wrote them all: the others still run and
-	// the report is still written; the failure is the command's at the end.
+	err = runSweeps(ctx, o, r, resFile, stderr)
+	if err != nil && ctx.Err() == nil && exitCode(err) != exitError {
+		return err // refused (exit 2) or no GPU: nothing measured to report
+	}
+	// Finished, failed or interrupted: the report, the charts and the index
+	// of what the results hold.
+	fmt.Fprintf(stderr, "nvshbench: measured in %s\n", time.Since(start).Round(time.Second))
+	if _, serr := os.Stat(resFile); serr == nil {
+		if werr := writeReproduction(o.Out, resFile, stdout); werr != nil {
+			err = joinErrors(err, werr)
+		}
+	}
+	if synthetic {
+		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
+	}
+	return err
+}
+
+// runSweeps measures reproduce's sweeps (r is the first's options) into
+// resFile. A sweep whose points failed, or that stopped on an error of its
+// own (a worker that cannot start, a write that failed), is said and the
+// next one runs: the error is the command's at the end (exit 1). A refusal
+// (exit 2), no GPU, or an interruption stops them all.
+func runSweeps(ctx context.Context, o *reproduceOptions, r runOptions, resFile string, stderr io.Writer) error {
 	var failed failedPoints
-	sweep := func(ro *runOptions) error {
+	var stopped []error
+	sweep := func(name string, ro *runOptions) error {
 		_, err := measure(ctx, ro, stderr)
 		var fp failedPoints
-		if errors.As(err, &fp) {
-			failed.errors, failed.failed, failed.path = failed.errors+fp.errors, failed.failed+fp.failed, fp.path
-			return nil
+		switch {
+		case err == nil:
+		case errors.As(err, &fp):
+			failed.add(fp)
+		case ctx.Err() != nil || exitCode(err) != exitError:
+			return err
+		default:
+			fmt.Fprintf(stderr, "nvshbench: the %s sweep stopped: %v; going on with the next\n", name, err)
+			stopped = append(stopped, fmt.Errorf("the %s sweep stopped: %w", name, err))
 		}
-		return err
+		return nil
 	}
-	if err := sweep(&r); err != nil {
+	if err := sweep("RMA", &r); err != nil {
 		return err
 	}
 	// Latency: 8 B … 1 MiB (the 256 B row of the paper's table included).
@@ -126,7 +155,7 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	if o.Quick {
 		lat.Sizes = "8,256,4K,64K,1M"
 	}
-	if err := sweep(&lat); err != nil {
+	if err := sweep("latency", &lat); err != nil {
 		return err
 	}
 	// Fig. 5: AllReduce, float sum, 4 B … 1 GiB, iterations captured in a CUDA
@@ -136,7 +165,7 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	if o.Quick {
 		ar.Sizes = "4:1G:16"
 	}
-	if err := sweep(&ar); err != nil {
+	if err := sweep("AllReduce", &ar); err != nil {
 		return err
 	}
 	// MoE dispatch and combine (DeepEP's workload): every implementation,
@@ -148,7 +177,7 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 	if o.Quick {
 		moe.MoE.Tokens, moe.MoE.Routings = []int{128, 4096}, []string{"uniform"}
 	}
-	if err := sweep(&moe); err != nil {
+	if err := sweep("MoE", &moe); err != nil {
 		return err
 	}
 	// The remote paths of Fig. 4 (IBGDA): measured where a NIC exists, else
@@ -174,20 +203,43 @@ func runReproduce(ctx context.Context, o *reproduceOptions, stdout, stderr io.Wr
 		if _, err := launcher.Waive(launcher.Options{Out: resFile, Plan: plan}, why); err != nil {
 			return err
 		}
-	} else if err := sweep(&ib); err != nil {
+	} else if err := sweep("IBGDA", &ib); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "nvshbench: measured in %s\n", time.Since(start).Round(time.Second))
-	if err := writeReproduction(o.Out, resFile, stdout); err != nil {
-		return err
+	var errs []error
+	if failed.errors+failed.failed+failed.kept > 0 {
+		errs = append(errs, failed)
 	}
-	if synthetic {
-		fmt.Fprintf(stderr, "nvshbench: %s\n", syntheticNote)
+	return joinErrors(append(errs, stopped...)...)
+}
+
+// joined is several errors as one, on one line; errors.As finds each.
+type joined []error
+
+func (j joined) Error() string {
+	msgs := make([]string, len(j))
+	for i, e := range j {
+		msgs[i] = e.Error()
 	}
-	if failed.errors+failed.failed > 0 {
-		return failed
+	return strings.Join(msgs, "; ")
+}
+func (j joined) Unwrap() []error { return j }
+
+// joinErrors is errs but the nil ones: nil, one error, or joined.
+func joinErrors(errs ...error) error {
+	var j joined
+	for _, e := range errs {
+		if e != nil {
+			j = append(j, e)
+		}
 	}
-	return nil
+	switch len(j) {
+	case 0:
+		return nil
+	case 1:
+		return j[0]
+	}
+	return j
 }
 
 // syntheticNote is said on the terminal when the fake GPU layer measured.

@@ -36,7 +36,7 @@ in the same run, and turns runs into decisions.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see 'nvshbench %s --help')", err, c.Name())}
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.AddCommand(
 		newReportCmd(),
@@ -114,7 +114,7 @@ func checkChoice(flag, v string, allowed []string) error {
 // noArgs is cobra.NoArgs reported as a usage error.
 func noArgs(c *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usagef("unexpected argument %q (see 'nvshbench %s --help')", args[0], c.Name())
+		return usagef("unexpected argument %q (see '%s --help')", args[0], c.CommandPath())
 	}
 	return nil
 }

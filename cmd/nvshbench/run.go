@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,6 +47,7 @@ type runOptions struct {
 	SMBudgets        []string
 	NoVerify         bool
 	Timeout          time.Duration
+	Startup          time.Duration // --startup-timeout
 	StopOnError      bool
 	Shim             string
 	Label            string
@@ -75,6 +76,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVar(&o.LaunchSweep, "launch-sweep", false, "also sweep CTAs × threads at --sweep-size to find each op's peak")
 	f.StringVar(&o.SweepSize, "sweep-size", "256M", "message size of the launch sweep")
 	f.StringVar(&o.Path, "path", "p2p", "path to measure: p2p (NVLink/PCIe load-store), proxy (CPU proxy over IB), ibgda")
+	f.StringVar(&o.Pair, "pair", "", "point-to-point rows: measure PE FROM towards PE TO (FROM:TO) instead of the pair --path chooses (p2p: two GPUs of a node; proxy, ibgda: two nodes)")
 	f.IntVar(&o.Iters, "iters", 0, "operations per timed launch (0: calibrated so one launch takes about 20 ms, 1..1000)")
 	f.IntVar(&o.Warmup, "warmup", 2, "untimed launches before the samples (0..1000)")
 	f.IntVar(&o.Samples, "samples", 10, "timed launches per point (1..10000)")
@@ -84,8 +86,9 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVar(&o.Bidir, "bidir", false, "also measure bidirectional put/get")
 	f.BoolVar(&o.Blocking, "blocking", false, "also measure the blocking forms of put/get")
 	f.DurationVar(&o.Timeout, "timeout", 120*time.Second, "a point that takes longer is recorded as an error and its workers killed")
+	f.DurationVar(&o.Startup, "startup-timeout", startupTimeout, "what the first point of each worker group gets on top of --timeout, for NVSHMEM's start-up")
 	f.BoolVar(&o.StopOnError, "stop-on-error", false, "stop at the first point that errors instead of going on")
-	f.StringVar(&o.Shim, "shim", "", "path of a built libnvshbench.so (default: build it into the cache when missing or stale)")
+	f.StringVar(&o.Shim, "shim", "", "path of a built libnvshbench.so (default: build it into the cache when missing or stale), or fake: a fake GPU that writes SYNTHETIC numbers")
 	f.StringVar(&o.Label, "label", "", "a name for this run, shown in reports and charts (no control characters)")
 	f.BoolVar(&o.Quick, "quick", false, "fewer sizes (1 KiB…1 GiB by ×4) and 5 samples")
 	f.StringSliceVar(&o.DTypes, "dtypes", []string{"float"}, "collectives: data types of AllReduce (float, bf16, half)")
@@ -143,10 +146,10 @@ Interrupt it at any time: every finished point is kept, and the same command res
 			o.Benches = args
 			o.ctasSet, o.threadsSet = c.Flags().Changed("ctas"), c.Flags().Changed("threads")
 			o.cmd = c
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer stop()
-			_, err := measure(ctx, o, c.ErrOrStderr())
-			return err
+			return interruptible(c.Context(), c.ErrOrStderr(), func(ctx context.Context) error {
+				_, err := measure(ctx, o, c.ErrOrStderr())
+				return err
+			})
 		},
 	}
 	addRunFlags(c, o)
@@ -155,8 +158,8 @@ Interrupt it at any time: every finished point is kept, and the same command res
 }
 
 // config is the options' harness configuration: the fields the flags set,
-// and those parsed from their text (sizes, the sweep's size, SM budgets),
-// checked.
+// and those parsed from their text (sizes, the sweep's size, SM budgets,
+// the pair), checked.
 func (o *runOptions) config() (*harness.Config, error) {
 	cfg := o.Config
 	sizes := o.Sizes
@@ -169,6 +172,13 @@ func (o *runOptions) config() (*harness.Config, error) {
 	}
 	if cfg.SweepSize, err = units.ParseSize(o.SweepSize); err != nil {
 		return nil, usagef("--sweep-size: %v", err)
+	}
+	if cfg.Pair != "" { // --pair FROM:TO, written as the harness writes it
+		p, err := harness.ParsePair(cfg.Pair)
+		if err != nil {
+			return nil, usagef("--%v", err)
+		}
+		cfg.Pair = p.String()
 	}
 	if o.Quick && o.Samples == 10 {
 		cfg.Samples = 5
@@ -197,6 +207,9 @@ func (o *runOptions) config() (*harness.Config, error) {
 	}
 	if o.Timeout <= 0 {
 		return nil, usagef("--timeout %s: must be positive", o.Timeout)
+	}
+	if o.Startup < 0 {
+		return nil, usagef("--startup-timeout %s: must not be negative", o.Startup)
 	}
 	if c := record.ControlIn(o.Label); c != "" {
 		return nil, usagef("--label: holds a control character (%s); a label is shown in tables and charts", c)
@@ -248,7 +261,7 @@ func checkLaunchFlags(o *runOptions, benches []*harness.Benchmark, stderr io.Wri
 
 // pointFlags are the run flags that choose which points a benchmark
 // measures (the others say how every point is measured).
-var pointFlags = []string{"sizes", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "nvshmem-algos", "launch-sweep", "sweep-size",
+var pointFlags = []string{"sizes", "pair", "graph", "dtypes", "bidir", "blocking", "nccl-protos", "nvshmem-algos", "launch-sweep", "sweep-size",
 	"sm-budgets", "moe-tokens", "moe-hidden", "moe-topk", "moe-experts", "moe-dtype", "moe-modes", "moe-routing", "moe-zipf"}
 
 // checkPointFlags finds, for each point flag the user set, the selected
@@ -294,6 +307,50 @@ func checkPointFlags(o *runOptions, cfg *harness.Config, benches []*harness.Benc
 	return notes, nil
 }
 
+// checkSizes names, for each selected benchmark, the sizes --sizes asks
+// for that it takes no point at, with the range it takes (of the default
+// sizes): sizes no selected benchmark takes are refused (exit 2), sizes
+// some do not take are said.
+func checkSizes(o *runOptions, cfg *harness.Config, benches []*harness.Benchmark) (notes []string, err error) {
+	if o.cmd == nil || !o.cmd.Flags().Changed("sizes") {
+		return nil, nil
+	}
+	takes := func(b *harness.Benchmark, s int64) bool {
+		c := *cfg
+		c.Sizes, c.PEs = []int64{s}, 2 // two PEs: a stand-in for the job's count
+		return len(b.Points(&c)) > 0
+	}
+	measured := false
+	for _, b := range benches {
+		var dropped []string
+		for _, s := range cfg.Sizes {
+			if !takes(b, s) {
+				dropped = append(dropped, units.Bytes(s))
+			}
+		}
+		measured = measured || len(dropped) < len(cfg.Sizes)
+		if len(dropped) == 0 {
+			continue
+		}
+		var took []int64
+		all := harness.DefaultConfig().Sizes
+		for _, s := range all {
+			if takes(b, s) {
+				took = append(took, s)
+			}
+		}
+		what := "takes no size of " + units.Bytes(all[0]) + " … " + units.Bytes(all[len(all)-1])
+		if len(took) > 0 {
+			what = "takes " + units.Bytes(took[0]) + " … " + units.Bytes(took[len(took)-1])
+		}
+		notes = append(notes, fmt.Sprintf("--sizes: %s %s: %s not measured", b.ID, what, listSome(dropped)))
+	}
+	if !measured {
+		return nil, usagef("--sizes %s: no selected benchmark takes these sizes (%s)", o.Sizes, strings.TrimPrefix(strings.Join(notes, "; "), "--sizes: "))
+	}
+	return notes, nil
+}
+
 // optionsWithout parses the command's flags again, all but name (left at
 // its default).
 func optionsWithout(c *cobra.Command, name string) (*runOptions, error) {
@@ -322,7 +379,7 @@ func samePoints(b *harness.Benchmark, c1, c2 *harness.Config) bool {
 		cc := *c
 		cc.PEs = 2
 		var ks []string
-		for _, p := range b.Points(&cc) {
+		for _, p := range harness.PointsOf(b, &cc) {
 			ks = append(ks, p.Key())
 		}
 		return strings.Join(ks, "\n")
@@ -355,6 +412,11 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if err != nil {
 		return nil, err
 	}
+	sizeNotes, err := checkSizes(o, cfg, benches)
+	if err != nil {
+		return nil, err
+	}
+	flagNotes = append(flagNotes, sizeNotes...)
 	if err := record.Usable(o.Out); err != nil {
 		return nil, err
 	}
@@ -373,6 +435,9 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 			return nil, usageError{err}
 		}
 	}
+	if o.GPUs > ndev {
+		return nil, usagef("--gpus %d: only %d GPU(s) visible here; ask for at most %d, or leave --gpus out to use every visible GPU", o.GPUs, ndev, ndev)
+	}
 	if l, ok := launcher.DetectLauncher(); ok {
 		return measureLaunched(ctx, o, cfg, benches, gpu, l, ndev, mem, stderr)
 	}
@@ -380,10 +445,10 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if gpus == 0 {
 		gpus = ndev
 	}
-	if gpus > ndev {
-		return nil, usagef("--gpus %d: only %d GPU(s) visible", gpus, ndev)
-	}
 	cfg.PEs = gpus * o.PEsPerGPU
+	if err := checkPair(cfg); err != nil {
+		return nil, err
+	}
 	plan, err := buildPlan(benches, cfg, mem, o.PEsPerGPU)
 	if err != nil {
 		return nil, err
@@ -398,17 +463,33 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	if o.NVSHMEMNCCL == "off" {
 		extra["NVSHMEM_DISABLE_NCCL"] = "1"
 	}
-	envNote, err := checkPointEnvs(plan, extra)
+	envNote, envSay, err := checkPointEnvs(plan, extra, nil, o, out)
 	if err != nil {
 		return nil, err
 	}
 	header := buildHeader(gpu, gpus, o.PEsPerGPU, extra)
 	header.Label = o.Label
+	// The pair the point-to-point rows measure: the PEs' places as the
+	// workers will see them (PE r on device r / --pes-per-gpu).
+	placement := make([]record.GPU, 0, cfg.PEs)
+	for r := 0; r < cfg.PEs; r++ {
+		info, err := gpu.lib.DeviceInfo(r / o.PEsPerGPU)
+		if err != nil {
+			return nil, err
+		}
+		placement = append(placement, harness.GPUOf(&info, r))
+	}
+	var why string
+	if header.Pair, why = harness.RunPair(placement, cfg); why != "" {
+		if cfg.Pair != "" {
+			return nil, usagef("--%s", why)
+		}
+		header.Notes = append(header.Notes, "point-to-point rows: "+why)
+	}
 	if envNote != "" {
 		header.Notes = append(header.Notes, envNote)
 	}
-	header.Run = &record.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads,
-		CorruptChecks: cfg.CorruptChecks}
+	header.Run = o.runSetup(cfg)
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -416,7 +497,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	lo := launcher.Options{
 		Exe: exe, WorkerArgs: []string{"--shim", gpu.shimPath}, Env: gpu.workerEnv(extra),
 		GPUs: gpus, PEsPerGPU: o.PEsPerGPU, Plan: plan, Out: out, Header: header,
-		Timeout: o.Timeout, InitTimeout: o.Timeout + 60*time.Second, StopOnError: o.StopOnError,
+		Timeout: o.Timeout, Startup: o.Startup, StopOnError: o.StopOnError,
 		Progress: newProgress(stderr), Stderr: stderr,
 	}
 	if gpu.shimPath == "fake" {
@@ -437,7 +518,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 			return sum, err
 		}
 	}
-	for _, n := range flagNotes {
+	for _, n := range append(flagNotes, envSay...) {
 		fmt.Fprintf(stderr, "nvshbench: %s\n", n)
 	}
 	// run says it; reproduce (no command of its own here) says it once.
@@ -454,32 +535,169 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 	return sum, err
 }
 
+// startupTimeout is --startup-timeout's default: NVSHMEM's start-up (its
+// bootstrap, the symmetric heap, NCCL's communicators for its teams) on a
+// node of 8 GPUs.
+const startupTimeout = 60 * time.Second
+
+// runSetup is the header's record of how every point was measured.
+func (o *runOptions) runSetup(cfg *harness.Config) *record.RunSetup {
+	return &record.RunSetup{Samples: cfg.Samples, Warmup: cfg.Warmup, Iters: cfg.Iters, Verify: cfg.Verify, CTAs: cfg.CTAs, Threads: cfg.Threads,
+		CorruptChecks: cfg.CorruptChecks, Timeout: o.Timeout.Seconds(), StartupTimeout: o.Startup.Seconds()}
+}
+
 // checkPointEnvs checks the points' own NVSHMEM variables (params.env) and
-// refuses one that the run's environment already sets (this process's, or
-// what the run adds, extra): the points without it would then not run
-// under NVSHMEM's default, and their rows would be labelled wrongly. It
-// returns the header's note on the worker groups ("" where no point has
-// its own).
-func checkPointEnvs(plan harness.Plan, extra map[string]string) (string, error) {
+// says what the run's environment (this process's, plus extra: what the
+// run adds) changes of them (harness.EnvRule): a point whose environment a
+// worker cannot start with, or NVSHMEM's choice that a variable set there
+// would force, is waived, never the run refused. It returns the header's
+// note on the worker groups ("" where no point has its own environment)
+// and the lines to say before the run: which points are waived and why,
+// and what measures them (under a launcher, l, the command with the
+// environment each needs; locally, unsetting the user's variable).
+func checkPointEnvs(plan harness.Plan, extra map[string]string, l *launcher.Launched, o *runOptions, out string) (note string, say []string, err error) {
 	for _, it := range plan.Items {
 		if err := harness.ValidateEnv(it.Params.Env); err != nil {
-			return "", fmt.Errorf("%s: %v", it.ID, err)
+			return "", nil, fmt.Errorf("%s: %v", it.ID, err)
 		}
 	}
-	lookup := func(k string) (string, bool) {
+	if len(plan.PointEnvs()) == 0 {
+		return "", nil, nil
+	}
+	base := func(k string) (string, bool) {
 		if v, ok := extra[k]; ok {
 			return v, true
 		}
 		return os.LookupEnv(k)
 	}
-	if c := plan.EnvConflicts(lookup); len(c) > 0 {
-		return "", usagef("the environment sets %s, which some selected points set themselves (--nvshmem-algos): unset it, or leave those points out", strings.Join(c, "; "))
+	rule := plan.EnvRule(l != nil)
+	type group struct {
+		why  string
+		set  []string // K=V the environment that measures them must add (under a launcher)
+		drop []string // the variables it must not have
+		ids  []string
+		n    int
 	}
-	n := plan.EnvGroups()
-	if len(plan.PointEnvs()) == 0 {
-		return "", nil
+	var groups []*group
+	byEnv := map[string]*group{}
+	for _, it := range plan.Items {
+		lookup := base
+		if l == nil { // the controller starts the point's workers with its own variables
+			lookup = func(k string) (string, bool) {
+				if v, ok := it.Params.Env[k]; ok {
+					return v, true
+				}
+				return base(k)
+			}
+		}
+		why := rule.Waiver(it.ID, it.Params.Env, lookup)
+		if why == "" {
+			continue
+		}
+		// The environment that runs it: its own variables, and none of the
+		// others its benchmark's points set.
+		var set, drop []string
+		for _, kv := range harness.EnvList(it.Params.Env) {
+			if k, v, _ := strings.Cut(kv, "="); !isSet(lookup, k, v) {
+				set = append(set, kv)
+			}
+		}
+		for _, k := range rule.Forced(it.ID, it.Params.Env) {
+			if _, ok := base(k); ok {
+				drop = append(drop, k)
+			}
+		}
+		key := strings.Join(set, " ") + " -" + strings.Join(drop, " -")
+		g := byEnv[key]
+		if g == nil {
+			g = &group{why: why, set: set, drop: drop}
+			byEnv[key] = g
+			groups = append(groups, g)
+		}
+		if !slices.Contains(g.ids, it.ID) {
+			g.ids = append(g.ids, it.ID)
+		}
+		g.n++
 	}
-	return fmt.Sprintf("points with params.env ran in workers started with those NVSHMEM variables added to the environment above (read at nvshmem_init): %d environment(s), a worker group each", n), nil
+	for i, g := range groups {
+		var words []string
+		if len(g.drop) > 0 {
+			words = append(words, "env")
+			for _, k := range g.drop {
+				words = append(words, "-u", k)
+			}
+		}
+		words = append(words, g.set...)
+		switch {
+		case l == nil:
+		case l.By == "openmpi": // mpirun passes a variable to the ranks it is asked to
+			words = append(words, "mpirun")
+			for _, kv := range g.set {
+				k, _, _ := strings.Cut(kv, "=")
+				words = append(words, "-x", k)
+			}
+			words = append(words, "…")
+		case l.By == "slurm":
+			words = append(words, "srun", "…")
+		default:
+			words = append(words, "mpiexec", "…")
+		}
+		words = append(words, o.commandLine(fmt.Sprintf("%s-env%d.jsonl", strings.TrimSuffix(out, ".jsonl"), i+1)))
+		say = append(say, fmt.Sprintf("%d point(s) of %s are waived (%s); to measure them: %s", g.n, listSome(g.ids), g.why, strings.Join(words, " ")))
+	}
+	note = fmt.Sprintf("points with params.env ran in workers started with those NVSHMEM variables added to the environment above (read at nvshmem_init): %d environment(s), a worker group each", plan.EnvGroups())
+	return note, say, nil
+}
+
+// isSet: lookup has k at v.
+func isSet(lookup func(string) (string, bool), k, v string) bool {
+	have, ok := lookup(k)
+	return ok && have == v
+}
+
+// commandLine is this run's command as typed again with --out set to out:
+// the flags given and the benchmarks named (nvshbench's own argv where the
+// options did not come from its flags).
+func (o *runOptions) commandLine(out string) string {
+	words := []string{"nvshbench", "run"}
+	if o.cmd == nil {
+		words = append([]string{"nvshbench"}, os.Args[1:]...)
+		for i, w := range words {
+			if (w == "--out" || w == "-o") && i+1 < len(words) {
+				words = append(words[:i], words[i+2:]...)
+				break
+			}
+		}
+		return strings.Join(append(words, "--out", shellWord(out)), " ")
+	}
+	o.cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch {
+		case f.Name == "out":
+		case f.Value.Type() == "bool":
+			if f.Value.String() == "true" {
+				words = append(words, "--"+f.Name)
+			}
+		default:
+			v := f.Value.String()
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				v = strings.Join(sv.GetSlice(), ",")
+			}
+			words = append(words, "--"+f.Name, shellWord(v))
+		}
+	})
+	words = append(words, "--out", shellWord(out))
+	for _, b := range o.Benches {
+		words = append(words, shellWord(b))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellWord quotes s for a POSIX shell where it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:,=+-@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkTempDir refuses a TMPDIR that names no folder (Go falls back to
@@ -556,6 +774,9 @@ func fitsMemory(cfg *harness.Config, mem int64, pesPerGPU int) error {
 func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, benches []*harness.Benchmark, gpu *gpuSetup,
 	l launcher.Launched, ndev int, mem int64, stderr io.Writer) (*launcher.Summary, error) {
 	cfg.PEs = l.Size
+	if err := checkPair(cfg); err != nil {
+		return nil, err
+	}
 	plan, err := buildPlan(benches, cfg, mem, 1)
 	if err != nil {
 		return nil, err
@@ -581,7 +802,7 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 			return nil, err
 		}
 	}
-	envNote, err := checkPointEnvs(plan, extra)
+	envNote, envSay, err := checkPointEnvs(plan, extra, &l, o, out)
 	if err != nil {
 		return nil, err
 	}
@@ -593,10 +814,13 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 	header.GPUs = nil                                               // every rank's GPU, from the job's facts once NVSHMEM is up
 	header.Links, header.Notes = hostLinks(gpu, ndev, header.Notes) // rank 0's node: the links its GPUs can see
 	header.Notes = append(header.Notes, fmt.Sprintf("started by %s: %d PEs on %d node(s); %s; verification totals summed over every PE", l.By, l.Size, l.Nodes, boot.Why))
-	lo := launcher.Options{GPUs: 1, PEsPerGPU: 1, Plan: plan, Out: out, Header: header, Timeout: o.Timeout,
-		InitTimeout: o.Timeout + 60*time.Second, Stderr: stderr}
+	header.Run = o.runSetup(cfg)
+	lo := launcher.Options{GPUs: 1, PEsPerGPU: 1, Plan: plan, Out: out, Header: header, Timeout: o.Timeout, Startup: o.Startup, Stderr: stderr}
 	if l.Rank == 0 {
 		lo.Progress = newProgress(stderr)
+		for _, n := range envSay {
+			fmt.Fprintf(stderr, "nvshbench: %s\n", n)
+		}
 		fmt.Fprintf(stderr, "nvshbench: rank 0 of %d (%s), %d point(s) → %s\n", l.Size, l.By, len(plan.Items), out)
 	}
 	device := 0
@@ -604,30 +828,55 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 		device = l.LocalRank % ndev
 	}
 	sum, err := launcher.RunLaunched(ctx, lo, gpu.lib, l, device)
+	if ref := (*harness.Refused)(nil); errors.As(err, &ref) {
+		return nil, usageError{ref}
+	}
 	if l.Rank == 0 {
 		err = finish(stderr, sum, err)
 	}
 	return sum, err
 }
 
+// checkPair refuses a --pair that names a PE the job does not have.
+func checkPair(cfg *harness.Config) error {
+	if cfg.Pair == "" {
+		return nil
+	}
+	if p, _ := harness.ParsePair(cfg.Pair); p.From >= cfg.PEs || p.To >= cfg.PEs {
+		return usagef("--pair %s: this job has %d PE(s), 0..%d", cfg.Pair, cfg.PEs, cfg.PEs-1)
+	}
+	return nil
+}
+
 // failedPoints is a run that wrote every point, some of which errored or
-// failed verification (exit 1): what it wrote is usable, so reproduce goes
-// on to its other sweeps and its report.
+// failed verification (exit 1), in this run or, kept, in an earlier one
+// into the same file: what it wrote is usable, so reproduce goes on to its
+// other sweeps and its report.
 type failedPoints struct {
-	errors, failed int
-	path           string
+	errors, failed, kept int
+	path                 string
 }
 
 func (e failedPoints) Error() string {
-	return fmt.Sprintf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", e.errors+e.failed, e.errors, e.failed, e.path)
+	msg := fmt.Sprintf("%d point(s) failed (%d errors, %d failed verification): see their reasons in %s", e.errors+e.failed+e.kept, e.errors, e.failed+e.kept, e.path)
+	if e.kept > 0 {
+		msg += fmt.Sprintf("; %d failed verification in an earlier run into this file (kept: a new --out measures them again)", e.kept)
+	}
+	return msg
 }
 
-// finish prints the run's summary and makes failed points the run's error
-// (exit 1), after everything is written.
+// add counts another run's failed points (reproduce's sweeps).
+func (e *failedPoints) add(o failedPoints) {
+	e.errors, e.failed, e.kept, e.path = e.errors+o.errors, e.failed+o.failed, e.kept+o.kept, o.path
+}
+
+// finish prints the run's summary and makes failed points, the run's own
+// and those of its plan the file kept, the run's error (exit 1), after
+// everything is written.
 func finish(stderr io.Writer, sum *launcher.Summary, err error) error {
 	reportSummary(stderr, sum)
-	if err == nil && sum != nil && sum.Errors+sum.Failed > 0 {
-		err = failedPoints{errors: sum.Errors, failed: sum.Failed, path: sum.Path}
+	if err == nil && sum != nil && sum.Errors+sum.Failed+sum.KeptFailed > 0 {
+		err = failedPoints{errors: sum.Errors, failed: sum.Failed, kept: sum.KeptFailed, path: sum.Path}
 	}
 	return err
 }
@@ -636,8 +885,12 @@ func reportSummary(w io.Writer, s *launcher.Summary) {
 	if s == nil {
 		return
 	}
-	fmt.Fprintf(w, "nvshbench: %s: %d point(s) written (%d ok, %d waived, %d failed verification, %d errors); %d already there\n",
-		s.Path, s.Points, s.OK, s.Waived, s.Failed, s.Errors, s.Skipped)
+	kept := ""
+	if s.KeptFailed > 0 {
+		kept = fmt.Sprintf(", %d of them failed verification", s.KeptFailed)
+	}
+	fmt.Fprintf(w, "nvshbench: %s: %d point(s) written (%d ok, %d waived, %d failed verification, %d errors); %d already there%s\n",
+		s.Path, s.Points, s.OK, s.Waived, s.Failed, s.Errors, s.Skipped, kept)
 }
 
 // buildHeader describes the run: GPUs, driver, library versions, topology
@@ -646,14 +899,19 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) reco
 	host, _ := os.Hostname()
 	h := record.Header{Tool: "nvshbench", ToolVersion: Version, Commit: Commit, Created: time.Now().UTC().Format(time.RFC3339),
 		Argv: os.Args, Host: host, PEs: gpus * pesPerGPU, Nodes: 1, Env: map[string]string{}}
+	nodes := map[string]bool{}
 	for i := 0; i < gpus; i++ {
 		info, err := g.lib.DeviceInfo(i)
 		if err != nil {
 			continue
 		}
-		h.GPUs = append(h.GPUs, record.GPU{Index: i, Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
+		// Index is the controller's device, as its PEs are spread over them;
+		// Host the node the device reports (a fake cluster's differ).
+		h.GPUs = append(h.GPUs, record.GPU{Index: i, Host: info.HostString(), Name: info.NameString(), UUID: info.UUIDString(), PCIBusID: info.PCIString(),
 			SMs: int(info.SMs), MemoryBytes: info.MemBytes, L2Bytes: info.L2Bytes, ClockKHz: int(info.ClockKHz),
 			CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor)})
+		nodes[info.HostString()] = true
+		h.Nodes = len(nodes)
 		if i == 0 {
 			h.CUDA = cuda.CUDAVersion(info.CUDARuntime)
 			h.Driver = "CUDA " + cuda.CUDAVersion(info.CUDADriver)
@@ -706,11 +964,12 @@ func buildHeader(g *gpuSetup, gpus, pesPerGPU int, extra map[string]string) reco
 	return h
 }
 
-// hostLinks are the physical ceilings of this host's first n GPUs (the
-// header's links); a GPU NVML did not describe is noted.
+// hostLinks are the physical ceilings of the first n GPUs this process
+// sees (the header's links), each host's GPUs among themselves; a GPU NVML
+// did not describe is noted.
 func hostLinks(g *gpuSetup, n int, notes []string) ([]record.Link, []string) {
-	host, _ := os.Hostname()
-	var devs []harness.DeviceLinks
+	var hosts []string
+	devs := map[string][]harness.DeviceLinks{}
 	for i := 0; i < n; i++ {
 		info, err := g.lib.DeviceInfo(i)
 		if err != nil {
@@ -724,9 +983,17 @@ func hostLinks(g *gpuSetup, n int, notes []string) ([]record.Link, []string) {
 		if l.NVML == 0 {
 			notes = append(notes, fmt.Sprintf("GPU %d: %s: NVLink and PCIe ceilings unknown", i, l.DetailString()))
 		}
-		devs = append(devs, harness.DeviceLinks{PCI: info.PCIString(), Links: l})
+		host := info.HostString()
+		if devs[host] == nil {
+			hosts = append(hosts, host)
+		}
+		devs[host] = append(devs[host], harness.DeviceLinks{PCI: info.PCIString(), Links: l})
 	}
-	return harness.BuildLinks(host, devs), notes
+	var links []record.Link
+	for _, host := range hosts {
+		links = append(links, harness.BuildLinks(host, devs[host])...)
+	}
+	return links, notes
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")

@@ -472,6 +472,14 @@ func TestScancelKeepsPointsAndResumes(t *testing.T) {
 	if after := len(mustRead(t, res).Points); after < before {
 		t.Fatalf("cancelling lost points: %d before, %d after", before, after)
 	}
+	// The report of what it measured is written, and the job says how to go on.
+	out, _ := os.ReadFile(filepath.Join(dir, "job-"+id+".out"))
+	if _, err := os.Stat(filepath.Join(dir, "repro", "report.md")); err != nil {
+		t.Errorf("no report.md after scancel: %v\njob output:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "submit the same job again to resume") {
+		t.Errorf("the job does not say how to resume:\n%s", out)
+	}
 	// The same submission, without the hang, resumes.
 	var env2 []string
 	for _, kv := range env {
@@ -479,12 +487,12 @@ func TestScancelKeepsPointsAndResumes(t *testing.T) {
 			env2 = append(env2, kv)
 		}
 	}
-	id2, out := s.sbatch(t, dir, env2, filepath.Join(root, "scripts/slurm-reproduce.sbatch"))
+	id2, out2 := s.sbatch(t, dir, env2, filepath.Join(root, "scripts/slurm-reproduce.sbatch"))
 	// The first phase (RMA) had points written before the cancel: fewer to measure than planned.
-	m := regexp.MustCompile(`(\d+) point\(s\) → \S+\n(?:.*\n)*?nvshbench: (\d+) point\(s\) to measure`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`(\d+) point\(s\) → \S+\n(?:.*\n)*?nvshbench: (\d+) point\(s\) to measure`).FindStringSubmatch(out2)
 	if code := s.exitCode(id2); code != 0 || m == nil || atoi(m[2]) >= atoi(m[1]) {
 		ents, _ := os.ReadDir(dir)
-		t.Errorf("resubmission %s: exit %d, output:\n%s\n%v", id2, code, out, ents)
+		t.Errorf("resubmission %s: exit %d, output:\n%s\n%v", id2, code, out2, ents)
 	}
 }
 
@@ -678,4 +686,115 @@ func TestSbatchKeepsFilesReportsFailuresPassesGlobs(t *testing.T) {
 			t.Errorf("files written into the user's folder: %v", ents)
 		}
 	})
+}
+
+// srun -n 8 and -n 16 on fake GPUs (a node of 8, two nodes of 8): rank 0's
+// file lists every PE's GPU and node, every collective keeps every PE's
+// time (gathered at rank 0) and names the late PE, and each path's pair is
+// measured.
+func TestSrunOnAFakeNodeAndCluster(t *testing.T) {
+	s := needSlurm(t)
+	for _, c := range []struct {
+		nodes int
+		path  string
+		to    int
+	}{{1, "p2p", 1}, {2, "ibgda", 8}} {
+		n := 8 * c.nodes
+		dir := t.TempDir()
+		out := filepath.Join(dir, "srun.jsonl")
+		cmd := s.command("srun", "-n", strconv.Itoa(n), "--overcommit", "--chdir", dir, os.Args[0], "run", "--shim", "fake", "--out", out, "--path", c.path)
+		cmd.Args = append(cmd.Args, nodeBenches...)
+		cmd.Env = append(testEnv("NVSHBENCH_FAKE_RDV="+filepath.Join(dir, "rdv"), "NVSHBENCH_FAKE_GPUS=8", fmt.Sprintf("NVSHBENCH_FAKE_NODES=%d", c.nodes),
+			"NVSHBENCH_FAKE_TOPO=late:3=100us"), "SLURM_CONF="+s.conf)
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("srun -n %d: %v\n%s", n, err, b)
+		}
+		checkFakeJob(t, fmt.Sprintf("srun -n %d", n), mustRead(t, out), n, c.nodes, c.to)
+	}
+}
+
+// Values of the submitter's that look like options (an output named
+// -x.jsonl) reach nvshbench, grep and the report as names: the multinode
+// job writes its results and their report, the reproduce job its folder.
+func TestSbatchValuesThatLookLikeOptions(t *testing.T) {
+	s := needSlurm(t)
+	root := repoRoot(t)
+	exe := nvshbenchExe(t)
+	dir := t.TempDir()
+	env := testEnv("NVSHBENCH="+exe, "NVSHBENCH_OUT=-x.jsonl", "NVSHBENCH_FAKE_RDV="+filepath.Join(dir, "rdv"),
+		"NVSHBENCH_ARGS=--sizes 4K --samples 3 rma/put/block")
+	id, out := s.sbatch(t, dir, env, "--nodes=1", "--ntasks-per-node=2", filepath.Join(root, "scripts/slurm-multinode.sbatch"))
+	rep, err := os.ReadFile(filepath.Join(dir, "-x.md"))
+	if code := s.exitCode(id); code != 0 || err != nil || !strings.Contains(string(rep), "Fig. 4") {
+		t.Errorf("NVSHBENCH_OUT=-x.jsonl: job exit %d, report %v %q\njob output:\n%s", code, err, rep, out)
+	}
+	dir = t.TempDir()
+	env = testEnv("NVSHBENCH="+exe, "NVSHBENCH_OUT=-r", "NVSHBENCH_ARGS=--quick")
+	id, out = s.sbatch(t, dir, env, filepath.Join(root, "scripts/slurm-reproduce.sbatch"))
+	if _, err := os.Stat(filepath.Join(dir, "-r", "report.md")); s.exitCode(id) != 0 || err != nil {
+		t.Errorf("NVSHBENCH_OUT=-r: job exit %d, %v\njob output:\n%s", s.exitCode(id), err, out)
+	}
+}
+
+// scancel of the multinode job: the job still writes the report of what
+// rank 0 wrote, and says what works next (a run under srun cannot resume:
+// another NVSHBENCH_OUT); the same submission is refused with exit 2
+// before anything starts, saying so.
+func TestScancelMultinodeReportsAndAdvises(t *testing.T) {
+	s := needSlurm(t)
+	root := repoRoot(t)
+	exe := nvshbenchExe(t)
+	dir := t.TempDir()
+	tag := fmt.Sprintf("NVSHBENCH_TEST_TAG=mn-scancel-%d-%d", os.Getpid(), time.Now().UnixNano())
+	env := testEnv("NVSHBENCH="+exe, "NVSHBENCH_OUT=mn.jsonl", "NVSHBENCH_FAKE_RDV="+filepath.Join(dir, "rdv"), "NVSHBENCH_FAKE_HANG_SIZE=1048576", tag,
+		"NVSHBENCH_ARGS=--sizes 4K,1M --samples 3 --timeout 120s rma/put/block")
+	cmd := s.command("sbatch", "--parsable", "--gpus-per-node=0", "--overcommit", "--nodes=1", "--ntasks-per-node=2", "-o", filepath.Join(dir, "job-%j.out"),
+		filepath.Join(root, "scripts/slurm-multinode.sbatch"))
+	cmd.Dir, cmd.Env = dir, append(env, "SLURM_CONF="+s.conf)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sbatch: %v %s", err, b)
+	}
+	id := strings.TrimSpace(string(b))
+	res := filepath.Join(dir, "mn.jsonl")
+	deadline := time.Now().Add(60 * time.Second)
+	for { // until rank 0 waits in the hung 1 MiB point with points written
+		if f, err := record.ReadFile(res); err == nil && len(f.Points) > 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(filepath.Join(dir, "job-"+id+".out"))
+			s.command("scancel", id).Run()
+			t.Fatalf("the job did not get going: %s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if err := s.command("scancel", id).Run(); err != nil {
+		t.Fatal(err)
+	}
+	s.wait(t, id, 60*time.Second)
+	out, _ := os.ReadFile(filepath.Join(dir, "job-"+id+".out"))
+	rep, err := os.ReadFile(filepath.Join(dir, "mn.md"))
+	if err != nil || !strings.Contains(string(rep), "Fig. 4") {
+		t.Errorf("no report after scancel: %v\njob output:\n%s", err, out)
+	}
+	if strings.Contains(string(out), "run the same command again") || !strings.Contains(string(out), "another NVSHBENCH_OUT") || strings.Contains(string(out), "interrupted: 0 point(s)") {
+		t.Errorf("the advice after scancel:\n%s", out)
+	}
+	for _, pid := range tagged(tag) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// The same submission: refused before it starts, exit 2, saying why.
+	var env2 []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "NVSHBENCH_FAKE_HANG_SIZE=") {
+			env2 = append(env2, kv)
+		}
+	}
+	id2, out2 := s.sbatch(t, dir, env2, "--nodes=1", "--ntasks-per-node=2", filepath.Join(root, "scripts/slurm-multinode.sbatch"))
+	if code := s.exitCode(id2); code != 2 || !strings.Contains(out2, "another NVSHBENCH_OUT") {
+		t.Errorf("the same submission again: job exit %d, want 2 saying what to do:\n%s", code, out2)
+	}
 }

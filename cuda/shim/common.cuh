@@ -304,6 +304,18 @@ static int put_value(nb_result *res, const char *name, const char *unit, double 
   return 0;
 }
 
+// pair_roles gives this PE its role in the point's pair: args.initiator
+// issues towards args.peer (one PE: both, a loopback), and with both_ways
+// the peer issues back towards the initiator at the same time; every other
+// PE idles (target -1).
+static void pair_roles(Run *r, int both_ways) {
+  const Args *a = r->a;
+  r->target = -1;
+  if (S.me == a->initiator) r->target = a->peer;
+  else if (both_ways && S.me == a->peer) r->target = a->initiator;
+  r->initiator = r->target >= 0;
+}
+
 // The floors take NB_FLOOR_HOPS dependent loads an iteration, between two
 // stamps: a stamp a hop (a %globaltimer read and a store on the chain's
 // critical path) lifted the cache-served floor from about 141 to 183 ns on

@@ -31,6 +31,41 @@ static int exchange(const void *mine, int len, void *out) {
   return 0;
 }
 
+// gather is collective: every PE's len bytes (at most max) into out[pe *
+// max ...], their lengths into lens, in rounds of one exchange slot (the
+// lengths first, so every PE makes as many rounds as the longest needs). A
+// PE whose bytes do not fit passes none and says so after.
+static int gather(const uint8_t *mine, int64_t len, uint8_t *out, int64_t max, int64_t *lens) {
+  int rc = 0;
+  if (len < 0 || len > max) {
+    rc = fail(NB_ERR, "gather: %lld bytes, at most %lld", (long long)len, (long long)max);
+    len = 0;
+  }
+  int64_t all[NB_MAX_PES];
+  if (int e = exchange(&len, sizeof len, all)) return e;
+  int64_t most = 0;
+  for (int q = 0; q < S.npes; q++) {
+    lens[q] = all[q] <= max ? all[q] : 0;
+    most = all[q] > most ? all[q] : most;
+  }
+  static uint8_t slot[NB_SLOT], got[NB_MAX_PES * NB_SLOT];
+  int failed = 0;  // every round on every PE, whatever failed in one
+  for (int64_t off = 0; off < most; off += NB_SLOT) {
+    int64_t n = len - off < NB_SLOT ? len - off : NB_SLOT;
+    memset(slot, 0, sizeof slot);
+    if (n > 0) memcpy(slot, mine + off, n);
+    if (int e = exchange(slot, NB_SLOT, got)) {
+      if (!failed) failed = e;
+      continue;
+    }
+    for (int q = 0; q < S.npes; q++) {
+      int64_t m = lens[q] - off < NB_SLOT ? lens[q] - off : NB_SLOT;
+      if (m > 0) memcpy(out + (size_t)q * max + off, got + (size_t)q * NB_SLOT, m);
+    }
+  }
+  return failed ? failed : rc;
+}
+
 // A PE's status at an agreement: its code and message.
 struct Verdict {
   int32_t status;
@@ -38,7 +73,7 @@ struct Verdict {
   int64_t errors;   // verification counts and payload (the last agreement of a point)
   int64_t checked;
   int64_t bytes;
-  int64_t value;    // a value every PE takes from PE 0 (the calibrated iteration count)
+  int64_t value;    // a value every PE takes from one PE (the initiator's calibrated iteration count)
   char msg[NB_SLOT - 40];
 };
 static_assert(sizeof(Verdict) <= NB_SLOT, "a verdict must fit an exchange slot");
@@ -48,8 +83,9 @@ static_assert(sizeof(Verdict) <= NB_SLOT, "a verdict must fit an exchange slot")
 // and makes its message this PE's last error, naming the PE it came from.
 // sums gets the verification counts and the payload summed over the job
 // (3 values) when non-null; value, when non-null, carries this PE's value
-// in and PE 0's out.
-static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_result *res, int64_t *sums, int64_t *value = nullptr) {
+// in and PE from's out.
+static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_result *res, int64_t *sums, int64_t *value = nullptr,
+                 int from = 0) {
   static Verdict all[NB_MAX_PES];
   Verdict v;
   memset(&v, 0, sizeof v);
@@ -62,7 +98,7 @@ static int agree(int st, int64_t errors, int64_t checked, int64_t bytes, nb_resu
   if (st) snprintf(v.msg, sizeof v.msg, "%s", g_err);
   int rc = exchange(&v, sizeof v, all);
   if (rc) return rc;
-  if (value) *value = all[0].value;
+  if (value) *value = all[from].value;
   int worst = 0, who = -1;
   int64_t e = 0, c = 0, b = 0;
   for (int q = 0; q < S.npes; q++) {

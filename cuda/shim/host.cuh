@@ -66,8 +66,8 @@ static int launch_host(Run *r, int iters) {
 
 static int host_validate(Run *r) {
   const Args *a = r->a;
-  r->initiator = S.me == 0;
-  r->target = r->initiator ? a->peer : 0;
+  r->initiator = S.me == a->initiator;
+  r->target = r->initiator ? a->peer : a->initiator;
   if (a->op != NB_OP_TEAM_SPLIT && a->op != NB_OP_TEAM_SPLIT_2D && (a->size <= 0 || a->size > S.buf))
     return fail(NB_ERR, "allocation of %lld bytes outside 1..%lld", (long long)a->size, (long long)S.buf);
   return 0;

@@ -210,8 +210,8 @@ static Chain lat_chain(const Run *r) { return chain_of(has(r, T_FLOOR) ? 8 : r->
 static int lat_validate(Run *r) {
   const Args *a = r->a;
   int pp = has(r, T_PINGPONG);
-  r->initiator = S.me == 0;
-  r->target = r->initiator ? a->peer : 0;
+  r->initiator = S.me == a->initiator;
+  r->target = r->initiator ? a->peer : a->initiator;  // a ping-pong's responder answers the initiator
   if (a->size <= 0 || a->size > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)S.buf);
   if (a->threads <= 0 || a->threads > 1024) return fail(NB_ERR, "threads %d invalid", a->threads);
   if ((a->op == NB_OP_LAT_P || a->op == NB_OP_LAT_G || a->op == NB_OP_PP_P) && a->size % 8)
@@ -240,12 +240,12 @@ static Region at_flags(Run *r) { return !lat_active(r) ? nowhere() : region(S.fl
 static Region at_chased(Run *r) { return !r->initiator ? nowhere() : region(S.dst, r->a->size, 1); }
 static Region at_cursor(Run *r) { return !r->initiator ? nowhere() : region(S.cursor, 1, 8); }
 
-static int pattern_of_pe0(Run *r, Region w, nb_result *res) {
-  return check_bytes((const uint8_t *)w.p, w.n, 0, 0, r->a->seed, res);
+static int pattern_of_initiator(Run *r, Region w, nb_result *res) {
+  return check_bytes((const uint8_t *)w.p, w.n, 0, r->a->initiator, r->a->seed, res);
 }
 // Each side received the other's payload (loopback: the initiator's half).
 static int pattern_of_other(Run *r, Region w, nb_result *res) {
-  return check_bytes((const uint8_t *)w.p, w.n, 0, r->initiator ? r->a->peer : 0, r->a->seed, res);
+  return check_bytes((const uint8_t *)w.p, w.n, 0, r->initiator ? r->a->peer : r->a->initiator, r->a->seed, res);
 }
 // Each side's flag reached the last launch's last value.
 static int at_last_launch(Run *r, Region w, nb_result *res) { return check_u64((const uint64_t *)w.p, w.n, (uint64_t)r->last, res); }
@@ -258,7 +258,7 @@ static int last_hop_block(Run *r, Region w, nb_result *res) {
 static int cursor_after_hops(Run *r, Region, nb_result *res) { return chain_check_cursor(lat_chain(r), r->ops * ops_per_iter(r), res); }
 static int nothing_lands(Run *, nb_result *) { return 0; }
 
-NB_CHECK(kCheckAtPeer, "PE 0's pattern at the peer", at_peer, pattern_of_pe0);
+NB_CHECK(kCheckAtPeer, "the initiator's pattern at the peer", at_peer, pattern_of_initiator);
 NB_CHECK(kCheckBothWays, "each side's pattern at the other", at_both, pattern_of_other);
 NB_CHECK(kCheckFlags, "each side's flag at the last launch's last value", at_flags, at_last_launch);
 NB_CHECK(kCheckLast, "the peer's word at the last operation's value", at_peer_last, at_last_op);

@@ -205,7 +205,7 @@ static int launch_lsa(Run *r, int iters) {
 // (r->launches of this point before this one).
 static int launch_gin(Run *r, int iters) {
   const Args *a = r->a;
-  int peer = r->initiator ? r->target : 0;
+  int peer = r->initiator ? r->target : a->initiator;
   uint64_t want = (uint64_t)(r->ops + iters);
   uint64_t want_ack = (uint64_t)(r->launches + 1) * (uint64_t)rma_active_groups(a);
   k_gin_put_signal<<<a->ctas, a->threads, 0, S.stream>>>(g_nd.gdc, g_nd.wdst, g_nd.wsrc, a->size, iters, peer, r->initiator, want,
@@ -265,7 +265,7 @@ static int nd_lat_setup(Run *r) {
 
 // The round trip's put lands in the peer's window.
 static Region at_window_peer(Run *r) { return S.me != r->a->peer ? nowhere() : region(g_nd.dst, r->a->size, 1); }
-NB_CHECK(kCheckWindowLatPut, "PE 0's pattern in the peer's NCCL window", at_window_peer, pattern_of_pe0);
+NB_CHECK(kCheckWindowLatPut, "the initiator's pattern in the peer's NCCL window", at_window_peer, pattern_of_initiator);
 
 static int launch_lsa_lat_put(Run *r, int iters) {
   k_lsa_lat_put<<<1, r->a->threads, 0, S.stream>>>(g_nd.wdst, S.src, r->a->size, iters, nd_lsa_peer(g_nd.dc, r->target), S.times);
@@ -310,14 +310,14 @@ static int nd_validate(Run *r) {
     if (a->scope != NB_SCOPE_BLOCK) return fail(NB_ERR, "GIN put + signal runs at block scope (one signal per CTA)");
     if (a->ctas > NB_MAX_CTAS) return fail(NB_ERR, "GIN put + signal: at most %d CTAs (one signal each)", NB_MAX_CTAS);
     if (a->bidir) return fail(NB_ERR, "GIN put + signal is measured one way");
-    if (a->peer == 0) return fail(NB_UNREACHABLE, "GIN put + signal needs two ranks");
+    if (a->peer == a->initiator) return fail(NB_UNREACHABLE, "GIN put + signal needs two ranks");
   }
   if (a->op != NB_OP_GIN_PUT_SIGNAL && a->scope == NB_SCOPE_WARP && a->threads % 32) return fail(NB_ERR, "warp scope needs whole warps");
   return nd_state();
 }
 
 static int nd_active(Run *r) {
-  if (r->a->op == NB_OP_GIN_PUT_SIGNAL) return S.me == 0 || S.me == r->a->peer;  // the target waits in every launch
+  if (r->a->op == NB_OP_GIN_PUT_SIGNAL) return S.me == r->a->initiator || S.me == r->a->peer;  // the target waits in every launch
   return rma_active(r);
 }
 

@@ -1,10 +1,11 @@
 // ncclp2p.cuh: NCCL's host-driven point-to-point, the baseline beside the
 // device put (issue: "device-initiated vs host-driven" as a measured row):
-//   rma.nccl_send  one way: PE 0's ncclSend of args.size bytes to the peer,
+//   rma.nccl_send  one way: the initiator's ncclSend of args.size bytes to the peer,
 //                  the peer's ncclRecv (one group a side an operation; on
 //                  one PE both in one group, to itself);
-//   lat.nccl_pingpong  a round trip: PE 0 sends, the peer receives and
-//                  sends back, PE 0 receives (stream order makes each wait).
+//   lat.nccl_pingpong  a round trip: the initiator sends, the peer receives
+//                  and sends back, the initiator receives (stream order makes
+//                  each wait).
 // One launch per operation of NCCL's (its kernels, not ours: no in-kernel
 // timer). NCCL refuses two ranks on one GPU (the Go side waives that).
 
@@ -17,8 +18,8 @@ static const char kP2PComm[] = "/";  // NCCL's own choice of algorithm and proto
 
 static int p2p_validate(Run *r) {
   const Args *a = r->a;
-  r->initiator = S.me == 0;
-  r->target = r->initiator ? a->peer : 0;
+  r->initiator = S.me == a->initiator;
+  r->target = r->initiator ? a->peer : a->initiator;
   int64_t span = a->op == NB_OP_NCCL_PINGPONG ? 2 * a->size : a->size;  // a ping-pong's reply lands in a second half
   if (a->size <= 0 || span > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)(S.buf * a->size / span));
   if (!g_nccl.h) return fail(NB_UNREACHABLE, "%s", g_nccl.why);
@@ -26,8 +27,8 @@ static int p2p_validate(Run *r) {
   if (ce && ce->failed[0]) return fail(NB_ERR, "the NCCL communicator could not be made earlier in this run: %s", ce->failed);
   return 0;
 }
-// PE 0 and its peer take part; every other PE idles.
-static int p2p_active(Run *r) { return S.me == 0 || S.me == r->a->peer; }
+// The initiator and its peer take part; every other PE idles.
+static int p2p_active(Run *r) { return S.me == r->a->initiator || S.me == r->a->peer; }
 static int p2p_synced(Run *) { return 1; }
 static int p2p_setup(Run *) { return comm_make(kP2PComm, "", ""); }
 
@@ -48,24 +49,25 @@ static int launch_p2p(Run *r, int iters) {
   const Args *a = r->a;
   CommEntry *ce = comm_find(kP2PComm);
   if (!ce || ce->failed[0]) return fail(NB_ERR, "no NCCL communicator for send/recv");
-  int me = S.me, peer = a->peer;
+  int me = S.me, from = a->initiator, peer = a->peer;
   size_t n = (size_t)a->size;
   for (int i = 0; i < iters; i++) {
     if constexpr (OP == NB_OP_NCCL_SEND) {
       NCK(g_nccl.groupStart());
-      if (me == 0) NCK(g_nccl.send(S.src, n, ncclUint8, peer, ce->comm, S.stream));
-      if (me == peer) NCK(g_nccl.recv(S.dst, n, ncclUint8, 0, ce->comm, S.stream));
+      if (me == from) NCK(g_nccl.send(S.src, n, ncclUint8, peer, ce->comm, S.stream));
+      if (me == peer) NCK(g_nccl.recv(S.dst, n, ncclUint8, from, ce->comm, S.stream));
       NCK(g_nccl.groupEnd());
     } else if constexpr (OP == NB_OP_NCCL_PINGPONG) {
-      // Ping: PE 0 -> peer (into the peer's dst); pong: peer -> PE 0 (into
-      // PE 0's dst + size). On one PE, each is one group to itself.
+      // Ping: initiator -> peer (into the peer's dst); pong: peer ->
+      // initiator (into the initiator's dst + size). On one PE, each is one
+      // group to itself.
       NCK(g_nccl.groupStart());
-      if (me == 0) NCK(g_nccl.send(S.src, n, ncclUint8, peer, ce->comm, S.stream));
-      if (me == peer) NCK(g_nccl.recv(S.dst, n, ncclUint8, 0, ce->comm, S.stream));
+      if (me == from) NCK(g_nccl.send(S.src, n, ncclUint8, peer, ce->comm, S.stream));
+      if (me == peer) NCK(g_nccl.recv(S.dst, n, ncclUint8, from, ce->comm, S.stream));
       NCK(g_nccl.groupEnd());
       NCK(g_nccl.groupStart());
-      if (me == peer) NCK(g_nccl.send(S.src, n, ncclUint8, 0, ce->comm, S.stream));
-      if (me == 0) NCK(g_nccl.recv(S.dst + n, n, ncclUint8, peer, ce->comm, S.stream));
+      if (me == peer) NCK(g_nccl.send(S.src, n, ncclUint8, from, ce->comm, S.stream));
+      if (me == from) NCK(g_nccl.recv(S.dst + n, n, ncclUint8, peer, ce->comm, S.stream));
       NCK(g_nccl.groupEnd());
     } else {
       static_assert(unhandled<OP>, "an NCCL point-to-point operation without a branch");
@@ -74,18 +76,19 @@ static int launch_p2p(Run *r, int iters) {
   return 0;
 }
 
-// One way: PE 0's pattern at the peer. A ping-pong: that, and the peer's
-// pattern back at PE 0 (the second half of its destination).
+// One way: the initiator's pattern at the peer. A ping-pong: that, and the
+// peer's pattern back at the initiator (the second half of its
+// destination).
 static Region at_p2p_peer(Run *r) { return S.me != r->a->peer ? nowhere() : region(S.dst, r->a->size, 1); }
-static Region at_p2p_reply(Run *r) { return S.me != 0 ? nowhere() : region(S.dst + r->a->size, r->a->size, 1); }
+static Region at_p2p_reply(Run *r) { return S.me != r->a->initiator ? nowhere() : region(S.dst + r->a->size, r->a->size, 1); }
 static int peer_pattern(Run *r, Region w, nb_result *res) { return check_bytes((const uint8_t *)w.p, w.n, 0, r->a->peer, r->a->seed, res); }
-NB_CHECK(kCheckSent, "PE 0's pattern at the peer", at_p2p_peer, pattern_of_pe0);
+NB_CHECK(kCheckSent, "the initiator's pattern at the peer", at_p2p_peer, pattern_of_initiator);
 static int pingpong_verify(Run *r, nb_result *res) {
   int rc = kCheckSent.verify(r, res);
   if (rc) return rc;
   return CheckAt<at_p2p_reply, peer_pattern>::verify(r, res);
 }
-static constexpr Check kCheckPingPong = {"PE 0's pattern at the peer, the peer's back at PE 0", pingpong_verify,
+static constexpr Check kCheckPingPong = {"the initiator's pattern at the peer, the peer's back at the initiator", pingpong_verify,
                                          CheckAt<at_p2p_reply, peer_pattern>::corrupt};
 
 // NCCL's kernels: no stamps of ours; ten launches calibrate.

@@ -262,6 +262,12 @@ extern "C" int nb_agree(int64_t mine, int64_t *values, int max) {
   return rc ? rc : S.npes;
 }
 
+extern "C" int nb_gather(const uint8_t *mine, int64_t len, uint8_t *out, int64_t max, int64_t *lens) {
+  if (int rc = on_device()) return rc;
+  int rc = gather(mine, len, out, max, lens);
+  return rc ? rc : S.npes;
+}
+
 extern "C" int nb_setenv(const char *name, const char *value) {
   if (setenv(name, value, 1) != 0) return fail(NB_ERR, "setenv %s failed", name);
   return 0;
@@ -411,6 +417,7 @@ static int run_open(const nb_args *abi, Args *args, Run *r) {
   if (a->samples <= 0 || a->warmup < 0 || a->iters < 0 || a->iters > NB_MAX_ITERS)
     return fail(NB_ERR, "samples must be > 0, warmup >= 0, iters 0..%d", NB_MAX_ITERS);
   if (a->peer < 0 || a->peer >= S.npes) return fail(NB_ERR, "peer %d out of range (%d PEs)", a->peer, S.npes);
+  if (a->initiator < 0 || a->initiator >= S.npes) return fail(NB_ERR, "initiator %d out of range (%d PEs)", a->initiator, S.npes);
   const Family *f = r->e->family;
   int st = f->validate(r);
   if (!st) st = f->prepare(r);
@@ -422,13 +429,15 @@ static int run_open(const nb_args *abi, Args *args, Run *r) {
 }
 
 // calibrate: the iterations of every timed launch, agreed (*want): the
-// given ones, the family's default, or PE 0's calibration, on every PE.
-// Collective calls: the two calibration launches' barriers, the agreement
-// on a third (PE 0's wish: its calibration launch was under 1 ms) and its
-// barrier, and the agreement on the count. Returns that agreement's status.
+// given ones, the family's default, or the initiator's calibration, on
+// every PE. Collective calls: the two calibration launches' barriers, the
+// agreement on a third (the initiator's wish: its calibration launch was
+// under 1 ms) and its barrier, and the agreement on the count. Returns
+// that agreement's status.
 //
-// PE 0 times one launch; every PE uses PE 0's count. A first launch before
-// it is not timed: the first launch of a kernel loads its module (CUDA's
+// The initiator times one launch; every PE uses its count (args.initiator:
+// 0 for the families where every PE times). A first launch before it is
+// not timed: the first launch of a kernel loads its module (CUDA's
 // lazy loading, about a millisecond), which would otherwise pass for the
 // operation's cost and leave the point with a few iterations per launch,
 // its per-operation time inflated by the launch overhead (seen at the
@@ -471,11 +480,11 @@ static int calibrate(Run *r, int active, int synced, nb_result *res, int64_t *wa
     int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) && S.shared_gpu ? 1000 / NB_FLOOR_HOPS : loop_cap);
     // A calibration launch of under 1 ms was mostly its launch (an atomic
     // rate's iteration is 57 ns on one H200: from one iteration it made
-    // ~0.2 ms launches, their events 3 % above the in-kernel timer): PE 0
+    // ~0.2 ms launches, their events 3 % above the in-kernel timer): the initiator
     // asks every PE for one more, of the count it just estimated, and
     // estimates again from that (agreed, so every PE makes the same launches).
     int64_t probe = ms < 1.0f && n > f->cal_iters && cap > f->cal_iters ? (int64_t)(n < cap ? n : cap) : 0;
-    if ((st = agree(st, 0, 0, 0, res, nullptr, &probe))) return st;
+    if ((st = agree(st, 0, 0, 0, res, nullptr, &probe, a->initiator))) return st;
     if (probe > 0) {
       if (synced) {
         if (f->before_launch) st = f->before_launch(r);
@@ -493,7 +502,7 @@ static int calibrate(Run *r, int active, int synced, nb_result *res, int64_t *wa
     // launches give the periods).
     if (f->kernel_timer && *want < 10) *want = 10;
   }
-  return agree(st, 0, 0, 0, res, nullptr, want);  // and every PE takes PE 0's count
+  return agree(st, 0, 0, 0, res, nullptr, want, a->initiator);  // and every PE takes the initiator's count
 }
 
 // capture: a graph of one timed launch (one kernel, or one per operation)

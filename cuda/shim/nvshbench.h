@@ -13,7 +13,7 @@
 #define NVSHBENCH_H
 #include <stdint.h>
 
-#define NB_ABI_VERSION 6
+#define NB_ABI_VERSION 7
 
 /* Status codes (negative returns). */
 #define NB_ERR -1          /* the operation failed */
@@ -35,8 +35,9 @@ extern "C" {
  * "coll.allreduce", ...; the tables sit beside their kernels in rma.cuh,
  * latency.cuh, collectives.cuh, nccldev.cuh and moe.cuh). A new operation
  * is a kernel branch and a table entry there plus a Go registration that
- * names it. The prefix says how the operation is measured: rma (PE 0 issues
- * towards args.peer, both ways with bidir), lat (one CTA; round trips),
+ * names it. The prefix says how the operation is measured: rma (args.initiator
+ * issues towards args.peer, both ways with bidir), lat (one CTA of
+ * args.initiator towards args.peer; round trips),
  * coll (every PE; args.impl says whose), moe (every PE: dispatch/combine),
  * host (every PE: host calls of NVSHMEM's API). */
 #define NB_OP_NAME 32
@@ -70,10 +71,10 @@ typedef struct {
   int32_t ctas;
   int32_t threads;
   int32_t elem;     /* element bytes for p/g: 1, 2, 4, 8 */
-  int32_t iters;    /* operations per timed launch; 0: calibrated on PE 0 to about 20 ms and shared */
+  int32_t iters;    /* operations per timed launch; 0: calibrated on the initiator to about 20 ms and shared */
   int32_t warmup;   /* untimed launches before the samples */
   int32_t samples;  /* timed launches */
-  int32_t peer;     /* the PE that PE 0 talks to */
+  int32_t peer;     /* the PE the initiator talks to (rma, lat; the initiator itself: a loopback) */
   int32_t bidir;    /* both PEs issue at once */
   int32_t verify;
   int32_t per_op;   /* device collectives: 1 = one kernel launch per operation, 0 = the iterations fused in one kernel */
@@ -90,6 +91,7 @@ typedef struct {
   char op[NB_OP_NAME]; /* the operation: a dispatch-table name, NUL-terminated */
   char nccl_algo[32];  /* "" = NCCL's choice; else forced with NCCL_ALGO at communicator creation */
   char nccl_proto[32];
+  int32_t initiator; /* rma, lat: the PE that issues towards peer and times (every other PE idles, or answers); 0 elsewhere */
 } nb_args;
 
 /* A named value of a point on this PE (nb_result.values): a number the
@@ -194,6 +196,12 @@ int nb_job(nb_info *all, int max, int32_t *paths);
  * (values[pe], max entries); returns the number of PEs. The harness agrees
  * on each point before any PE starts it. */
 int nb_agree(int64_t mine, int64_t *values, int max);
+
+/* nb_gather is collective: every PE passes len bytes (at most max) and
+ * gets every PE's, out[pe * max ...] with lens[pe] of them (room for the
+ * job's PEs); returns the number of PEs. Under srun / mpirun the harness
+ * gathers every PE's result of a point at rank 0 this way. */
+int nb_gather(const uint8_t *mine, int64_t len, uint8_t *out, int64_t max, int64_t *lens);
 
 /* nb_setenv sets a variable in the C environment that NVSHMEM and NCCL read
  * (the Go side runs without cgo, so its own environment is not theirs);

@@ -104,7 +104,9 @@ var (
 	reAtomicForm = regexp.MustCompile(`#define NB_AMO_\w+\(name, F, what\) \{\s*(NB_OP_[A-Z0-9_]+)\s*,\s*"(\w+)\." #name\s*,\s*&(\w+)\s*,\s*([A-Z0-9_| ]+?)\s*,\s*(\w+)<F>::check\s*,\s*(\w+)<F>\s*\}`)
 	// A check template: template <typename F> struct Name { ... static constexpr Check check = {...}; }.
 	reCheckTemplate = regexp.MustCompile(`(?s)template <typename F>\s*struct (\w+) \{(?:[^}]|\}[^;])*?static constexpr Check check = \{(.*?)\};`)
-	reCheck         = regexp.MustCompile(`(?m)(?:^\s*NB_CHECK\(\s*(\w+)\s*,)|(?:static\s+constexpr\s+Check\s+(\w+)\s*=\s*\{([^}]*)\})`)
+	// reBranch: a kernel branch on a code, `== NB_OP_X`, or a specialisation `struct Name<NB_OP_X>`.
+	reBranch = regexp.MustCompile(`==\s*(NB_OP_[A-Z0-9_]+)\b|struct\s+\w+<(NB_OP_[A-Z0-9_]+)>`)
+	reCheck  = regexp.MustCompile(`(?m)(?:^\s*NB_CHECK\(\s*(\w+)\s*,)|(?:static\s+constexpr\s+Check\s+(\w+)\s*=\s*\{([^}]*)\})`)
 )
 
 // CheckDecl is a check the shim declares: its name, the file, and whether
@@ -186,6 +188,7 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 		code(o.Code, o.Value)
 	}
 	checks := parseChecks(files)
+	branches := branched(files)
 	for _, n := range names {
 		read := map[string]bool{}
 		for _, m := range reEntry.FindAllStringSubmatch(files[n], -1) {
@@ -252,7 +255,7 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			} else if !c.Corruptible && !o.Has(TraitNoOutput) {
 				problems = append(problems, o.Name+": its check "+o.Check+" cannot be corrupted, and the entry is not T_NO_OUTPUT")
 			}
-			if strings.HasPrefix(o.Code, "NB_OP_") && strings.Contains(o.Launch, "<"+o.Code+">") && !branched(files, o.Code) { // a code's branch (a struct's launch is its members)
+			if strings.HasPrefix(o.Code, "NB_OP_") && strings.Contains(o.Launch, "<"+o.Code+">") && !branches[o.Code] { // a code's branch (a struct's launch is its members)
 				problems = append(problems, o.Name+": its launch "+o.Launch+" is a template of "+o.Code+", which no kernel branch names (== "+o.Code+")")
 			}
 			ops[o.Name] = o
@@ -374,16 +377,17 @@ func atomicCounters(text string) (map[string]counterTypes, []string) {
 	return out, problems
 }
 
-// branched reports whether some shim file names code as a case: a kernel's
-// `OP == NB_OP_X` branch, or a specialisation `struct Coll<NB_OP_X>`.
-func branched(files map[string]string, code string) bool {
-	re := regexp.MustCompile(`(==\s*` + code + `\b)|(struct\s+\w+<` + code + `>)`)
+// branched lists the codes some shim file names as a case: a kernel's
+// `OP == NB_OP_X` branch, or a specialisation `struct Coll<NB_OP_X>` (one
+// pass over the files: every process reads the table as it starts).
+func branched(files map[string]string) map[string]bool {
+	out := map[string]bool{}
 	for _, text := range files {
-		if re.MatchString(text) {
-			return true
+		for _, m := range reBranch.FindAllStringSubmatch(text, -1) {
+			out[m[1]+m[2]] = true
 		}
 	}
-	return false
+	return out
 }
 
 // Atomics are the operations of NB_ATOMICS of one kind ("rma": rates,

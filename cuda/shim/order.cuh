@@ -3,7 +3,7 @@
 // coll_barrier.cuh): each iteration is one call enqueued on the stream, the
 // events around the launch's calls time them (no kernel of ours: no
 // in-kernel stamps).
-//   lat.quiet_on_stream    PE 0: nvshmemx_putmem_on_stream of 8 bytes to
+//   lat.quiet_on_stream    the initiator: nvshmemx_putmem_on_stream of 8 bytes to
 //                          the peer, then nvshmemx_quiet_on_stream (the
 //                          on-stream twin of latency/quiet's p + quiet);
 //   lat.barrier_on_stream  every PE: nvshmemx_barrier_all_on_stream;
@@ -20,14 +20,14 @@ enum {
 
 static int order_validate(Run *r) {
   const Args *a = r->a;
-  r->initiator = S.me == 0;
-  r->target = r->initiator ? a->peer : 0;
+  r->initiator = S.me == a->initiator;
+  r->target = r->initiator ? a->peer : a->initiator;
   if (a->op == NB_OP_QUIET_ON_STREAM && (a->size <= 0 || a->size > S.buf))
     return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)S.buf);
   return 0;
 }
 
-// The quiet is PE 0's; a barrier is every PE's, all starting together.
+// The quiet is the initiator's; a barrier is every PE's, all starting together.
 static int order_active(Run *r) { return r->a->op == NB_OP_QUIET_ON_STREAM ? r->initiator : 1; }
 static int order_synced(Run *r) { return r->a->op != NB_OP_QUIET_ON_STREAM; }
 

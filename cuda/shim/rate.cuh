@@ -1,6 +1,6 @@
 // rate.cuh: issue rates, how fast a kernel can hand NVSHMEM 8-byte messages
 // apart from how fast bytes land (NVSHMEM's perftest has an nbi message-rate
-// test): PE 0 towards the peer, as the rma family.
+// test): the initiator towards the peer, as the rma family.
 //   rma.rate_put  every scope group (thread, warp, CTA) puts its own 8-byte
 //                 message with putmem_nbi at its scope, iters times; one
 //                 quiet ends the launch (T_MESSAGES: a message a group);
@@ -48,8 +48,7 @@ static int64_t rate_slots(const Args *a) { return a->op == NB_OP_RATE_P ? (int64
 
 static int rate_validate(Run *r) {
   const Args *a = r->a;
-  r->target = S.me == 0 ? a->peer : -1;
-  r->initiator = r->target >= 0;
+  pair_roles(r, 0);
   if (a->size != 8) return fail(NB_ERR, "a message rate moves 8-byte messages, not %lld", (long long)a->size);
   if (a->ctas <= 0 || a->threads <= 0 || a->threads > 1024) return fail(NB_ERR, "launch %d x %d is invalid", a->ctas, a->threads);
   if (a->scope == NB_SCOPE_WARP && a->threads % 32) return fail(NB_ERR, "warp scope needs whole warps");

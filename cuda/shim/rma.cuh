@@ -7,9 +7,10 @@
 // does not compile) and one entry in kRMAOps with its traits, whose name the
 // Go registration asks for (cuda.NewArgs("rma.<name>")).
 //
-// Roles: PE 0 issues towards args.peer; with bidir the peer issues towards
-// PE 0 at the same time (both start each launch together). A PE talking to
-// itself (one PE) is initiator and target.
+// Roles (pair_roles): args.initiator issues towards args.peer; with bidir
+// the peer issues towards the initiator at the same time (both start each
+// launch together). A PE talking to itself (one PE) is initiator and
+// target.
 //
 // Stores end delivered: every iteration of a store operation (put, put +
 // signal, p, st, the SM copy into the peer) ends with quiet or a
@@ -192,13 +193,10 @@ static int64_t rma_active_groups(const Args *a) {
 static int rma_validate(Run *r) {
   const Args *a = r->a;
   int me = S.me;
-  r->target = -1;
-  if (me == 0) r->target = a->peer;
-  else if (a->bidir && me == a->peer) r->target = 0;
-  r->initiator = r->target >= 0;
+  pair_roles(r, a->bidir);
   if (a->size <= 0 || a->size > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)S.buf);
   if (a->ctas <= 0 || a->threads <= 0 || a->threads > 1024) return fail(NB_ERR, "launch %d x %d is invalid", a->ctas, a->threads);
-  if (a->bidir && a->peer == 0) return fail(NB_ERR, "bidirectional transfers need two PEs");
+  if (a->bidir && a->peer == a->initiator) return fail(NB_ERR, "bidirectional transfers need two PEs");
   if (a->op == NB_OP_P || a->op == NB_OP_G) {
     if (a->elem != 1 && a->elem != 2 && a->elem != 4 && a->elem != 8) return fail(NB_ERR, "element size %d: want 1, 2, 4 or 8", a->elem);
     if (a->size % a->elem) return fail(NB_ERR, "size %lld is not a multiple of the element size %d", (long long)a->size, a->elem);
@@ -235,8 +233,8 @@ static int rma_prepare(Run *r) {
 // this PE is not a target), and a get's (-1: this PE did not initiate).
 static int rma_put_from(Run *r) {
   const Args *a = r->a;
-  if (S.me == a->peer) return 0;
-  if (a->bidir && S.me == 0) return a->peer;
+  if (S.me == a->peer) return a->initiator;
+  if (a->bidir && S.me == a->initiator) return a->peer;
   return -1;
 }
 static int rma_get_from(Run *r) { return r->initiator ? r->target : -1; }

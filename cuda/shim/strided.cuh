@@ -1,5 +1,5 @@
 // strided.cuh: NVSHMEM's strided RMA, iput and iget of uint64_t elements
-// at args.scope (thread, warp, block), PE 0 towards the peer as the rma
+// at args.scope (thread, warp, block), the initiator towards the peer as the rma
 // family's puts and gets. The peer's side is strided (every args.stride-th
 // element), the local side contiguous: iput scatters a contiguous array
 // into a column of the peer's, iget gathers one. args.size is the bytes
@@ -65,8 +65,7 @@ static int64_t strided_span(const Args *a) { return (strided_elems(a) - 1) * a->
 
 static int strided_validate(Run *r) {
   const Args *a = r->a;
-  r->target = S.me == 0 ? a->peer : -1;
-  r->initiator = r->target >= 0;
+  pair_roles(r, 0);
   if (a->size <= 0 || a->size % 8) return fail(NB_ERR, "size %lld is not a positive multiple of the 8-byte element", (long long)a->size);
   if (a->stride < 1) return fail(NB_ERR, "stride %d: want at least 1", a->stride);
   if (strided_span(a) > S.buf) return fail(NB_ERR, "%lld bytes at stride %d span %lld bytes, above the %lld-byte buffer", (long long)a->size, a->stride,

@@ -53,8 +53,11 @@ type Entry struct {
 	// Samples of a cost: lower is better (seconds per operation, or seconds
 	// per byte for a bandwidth).
 	Samples []float64
-	// Cached: a cache may have served the working set.
-	Cached bool
+	// Unjudged says why no verdict may rest on this measurement ("" where
+	// one may): not a figure of what is compared (a cache served it, it is
+	// above its link) or a mark that says look again (noisy, ...): the
+	// size is then not judged, and not one of its series' family.
+	Unjudged string
 }
 
 // Verdict is the rule's answer at one size.
@@ -75,24 +78,29 @@ type Verdict struct {
 	// Few says why there is no interval, where the samples are too few for
 	// its level ("5 and 5 samples; 6 a side needed").
 	Few string
-	// Cached: some contender's working set was cache-served: the verdict
-	// holds in the cache only.
-	Cached bool
+	// NotJudged says why the rule was not asked, where some contender's
+	// measurement may carry no verdict (Entry.Unjudged): "cache-served"
+	// where every contender's is so, else each such contender's name and
+	// why ("B: noisy"). The verdict then names no one, not even the
+	// fastest.
+	NotJudged string
 	// All is the number of contenders.
 	All int
 }
 
-// Tie reports whether the rule named no winner.
+// Tie reports whether the rule named no winner (a tie, too few samples,
+// or a size not judged).
 func (v Verdict) Tie() bool { return v.Winner == "" }
 
-// Label is the verdict in words: the winner, "X (in cache only)", "tie
-// (within 3 %)", "tie (within 12 %): A, B" where not every contender tied,
-// "too few samples (5 and 5 samples; 6 a side needed)": no verdict.
+// Label is the verdict in words: the winner, "tie (within 3 %)", "tie
+// (within 12 %): A, B" where not every contender tied, "too few samples
+// (5 and 5 samples; 6 a side needed)", "not judged: cache-served": no
+// verdict.
 func (v Verdict) Label() string {
+	if v.NotJudged != "" {
+		return "not judged: " + v.NotJudged
+	}
 	if !v.Tie() {
-		if v.Cached {
-			return v.Winner + " (in cache only)"
-		}
 		return v.Winner
 	}
 	s := "tie (within " + Percent(v.Within) + ")"
@@ -106,18 +114,22 @@ func (v Verdict) Label() string {
 }
 
 // Decide applies the rule to the contenders at one size of a series of
-// family sizes.
+// family sizes (Family), unless some contender's measurement may carry no
+// verdict (Entry.Unjudged): then no one is named (Verdict.NotJudged).
 func (r Rule) Decide(entries []Entry, family int) Verdict {
 	r = r.OrDefault()
 	level := r.Level(family)
 	v := Verdict{Lo: math.NaN(), Hi: math.NaN(), Level: level, Within: math.NaN(), All: len(entries)}
+	if v.NotJudged = notJudged(entries); v.NotJudged != "" {
+		v.Lead = math.NaN()
+		return v
+	}
 	type med struct {
 		Entry
 		m float64
 	}
 	var es []med
 	for _, e := range entries {
-		v.Cached = v.Cached || e.Cached
 		m := median(e.Samples)
 		if math.IsNaN(m) {
 			m = math.Inf(1) // no samples: never the fastest
@@ -161,6 +173,39 @@ func (r Rule) Decide(entries []Entry, family int) Verdict {
 		v.Within = within
 	}
 	return v
+}
+
+// Family is the number of sizes of a series that the rule judges: those
+// where two contenders or more were measured and every measurement may
+// carry a verdict. Every reader that names a winner of a series decides
+// each of its sizes with this family, so that one comparison gets one
+// answer whichever reader asks.
+func Family(sizes [][]Entry) int {
+	n := 0
+	for _, es := range sizes {
+		if len(es) >= 2 && notJudged(es) == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// notJudged says why the contenders may not be judged ("" where they
+// may): the one reason where every contender has it, else each unjudged
+// contender's name and reason.
+func notJudged(entries []Entry) string {
+	var parts []string
+	same := len(entries) > 0
+	for _, e := range entries {
+		same = same && e.Unjudged != "" && e.Unjudged == entries[0].Unjudged
+		if e.Unjudged != "" {
+			parts = append(parts, e.Name+": "+e.Unjudged)
+		}
+	}
+	if same {
+		return entries[0].Unjudged
+	}
+	return strings.Join(parts, "; ")
 }
 
 // NeedSamples is the fewest samples a side that give an interval at the

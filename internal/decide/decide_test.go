@@ -65,9 +65,30 @@ func TestTenPercentTightWins(t *testing.T) {
 	if v.Label() != "B" {
 		t.Errorf("label %q", v.Label())
 	}
-	v.Cached = true
-	if v.Label() != "B (in cache only)" {
-		t.Errorf("cached label %q", v.Label())
+}
+
+// The same clear lead, where a measurement may carry no verdict (a cache
+// served it, its samples are noisy): no one is named, not even the
+// fastest, and the size is not one of the family; the label says why,
+// naming the contenders only where their reasons differ.
+func TestNoVerdictFromAnUnjudgedMeasurement(t *testing.T) {
+	a, b := samples(1.1e-6, 0.01, 10, 5), samples(1e-6, 0.01, 10, 6)
+	for _, c := range []struct {
+		ua, ub, label string
+	}{
+		{"cache-served", "cache-served", "not judged: cache-served"},
+		{"", "noisy", "not judged: B: noisy"},
+		{"check", "noisy", "not judged: A: check; B: noisy"},
+	} {
+		es := []decide.Entry{{Name: "A", Samples: a, Unjudged: c.ua}, {Name: "B", Samples: b, Unjudged: c.ub}}
+		v := decide.Default().Decide(es, 1)
+		if !v.Tie() || v.Fastest != "" || v.Label() != c.label || !math.IsNaN(v.Lead) {
+			t.Errorf("%q / %q: %+v, label %q; want %q", c.ua, c.ub, v, v.Label(), c.label)
+		}
+		judged := []decide.Entry{{Name: "A", Samples: a}, {Name: "B", Samples: b}}
+		if m := decide.Family([][]decide.Entry{judged, es, judged, judged[:1]}); m != 2 {
+			t.Errorf("%q / %q: family %d; want 2 (a size of one contender, or not judged, is none of it)", c.ua, c.ub, m)
+		}
 	}
 }
 
@@ -198,20 +219,20 @@ func TestPercent(t *testing.T) {
 // Same operation here: what the records say ran.
 func TestOperation(t *testing.T) {
 	op := func(id, eff string, pes int, size int64) string {
-		o, _ := decide.Operation(id, eff, pes, size)
+		o, _ := decide.Operation(id, eff, "", pes, size)
 		return o
 	}
-	one := op("collectives/allreduce/nccl", "nccl-2.28.9", 1, 1<<20)
-	for _, id := range []string{"collectives/allreduce/nccl-ring", "collectives/allreduce/nccl-tree"} {
-		if op(id, "nccl-2.28.9-x", 1, 1<<20) != one {
-			t.Errorf("%s on one PE is not NCCL's one-rank copy", id)
-		}
-		if op(id, "nccl-2.28.9-x", 2, 1<<20) == op("collectives/allreduce/nccl", "nccl-2.28.9", 2, 1<<20) {
-			t.Errorf("%s on two PEs merged with NCCL's choice", id)
+	// A one-rank copy, as the record says one is: every such point is one
+	// operation, whatever its benchmark.
+	const copyWhy = "NCCL's one-rank copy: ..."
+	one, why := decide.Operation("collectives/allreduce/nccl", "nccl-2.28.9", copyWhy, 1, 1<<20)
+	for _, id := range []string{"collectives/allreduce/nccl-ring", "collectives/allreduce/nvshmem-stream"} {
+		if o, w := decide.Operation(id, "x", copyWhy, 1, 1<<20); o != one || w != why || why != copyWhy {
+			t.Errorf("%s, a one-rank copy: %q (%q), want %q", id, o, w, one)
 		}
 	}
-	if op("collectives/allreduce/nvshmem-stream", "nccl-via-nvshmem", 1, 8) != one {
-		t.Error("NVSHMEM on-stream handed to NCCL, one PE")
+	if op("collectives/allreduce/nccl-ring", "nccl-2.28.9-ring", 2, 1<<20) == op("collectives/allreduce/nccl", "nccl-2.28.9", 2, 1<<20) {
+		t.Error("nccl-ring on two PEs merged with NCCL's choice")
 	}
 	if op("collectives/allreduce/nvshmem-stream", "nccl-via-nvshmem", 4, 8) != op("collectives/allreduce/nccl", "nccl-2.28.9", 4, 8) {
 		t.Error("NVSHMEM on-stream handed to NCCL is NCCL's choice")
@@ -230,9 +251,9 @@ func TestOperation(t *testing.T) {
 		t.Error("our kernel and NCCL's LSA kernel are not the same code")
 	}
 	// Without the record's word: the rule that picks the kernel, said.
-	small, why := decide.Operation("collectives/allreduce/multicta", "", 4, 64<<10)
-	large, _ := decide.Operation("collectives/allreduce/multicta", "", 4, 1<<20)
-	two, _ := decide.Operation("collectives/allreduce/multicta", "", 2, 1<<20)
+	small, why := decide.Operation("collectives/allreduce/multicta", "", "", 4, 64<<10)
+	large, _ := decide.Operation("collectives/allreduce/multicta", "", "", 4, 1<<20)
+	two, _ := decide.Operation("collectives/allreduce/multicta", "", "", 2, 1<<20)
 	if small != op("collectives/allreduce/multicta-oneshot", "", 4, 64<<10) || large != op("collectives/allreduce/multicta-twoshot", "", 4, 1<<20) ||
 		two != small || !strings.Contains(why, "do not say") {
 		t.Errorf("by the rule: %q %q %q (%s)", small, large, two, why)

@@ -20,8 +20,11 @@
 // verdict is "tie (within x %)", x being the margin or, where the samples
 // cannot tell closer, the furthest end of the interval.
 //
+// No verdict rests on a measurement that is no figure of what is compared
+// or that its record marks for a second look (a cache served it, it is
+// above its link, noisy, ...: Entry.Unjudged): such a size is "not
+// judged", names no one, and is not one of the family (Family).
+//
 // Contenders that ran the same code here are one contender ("same
 // operation here"): Operation says which, from what the record says ran.
-// A verdict reached at cache-served sizes holds in the cache only: callers
-// show it apart and never carry it to larger working sets.
 package decide

@@ -11,15 +11,14 @@ import "strings"
 const OneShotMax = 256 << 10
 
 // Operation names the code a benchmark ran at one size, from what its
-// record says ran (effective) and its PE count: two implementations with
-// the same operation ran the same code here and compare as one. Why says,
-// for an operation several names share, what makes them one ("" where the
-// operation is the benchmark's own).
+// record says ran (effective), why it is a library's one-rank copy
+// (oneRank: record.Point.OneRankCopy, "" where it is not) and its PE count:
+// two implementations with the same operation ran the same code here and
+// compare as one. Why says, for an operation several names share, what
+// makes them one ("" where the operation is the benchmark's own).
 //
-//   - NCCL's host collectives on one PE, whatever the algorithm forced:
-//     NCCL never runs an algorithm for one rank (src/enqueue.cc, on
-//     comm->nRanks == 1, calls ncclLaunchOneRank: a local copy of the
-//     buffer, src/device/onerank.cu).
+//   - A one-rank copy (NCCL's collectives on one PE, whatever algorithm is
+//     forced, and NVSHMEM's on-stream call handed to NCCL there): oneRank.
 //   - NVSHMEM's on-stream collective where NVSHMEM handed it to NCCL
 //     (effective nccl-via-nvshmem): NCCL's own choice, as collectives/X/nccl.
 //   - The default multi-CTA AllReduces (multicta, nccl-lsa) at a size where
@@ -30,18 +29,16 @@ const OneShotMax = 256 << 10
 //     says so.
 //
 // Everything else is its own operation: the benchmark ID.
-func Operation(id, effective string, pes int, size int64) (op, why string) {
+func Operation(id, effective, oneRank string, pes int, size int64) (op, why string) {
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 || parts[0] != "collectives" {
 		return id, ""
 	}
 	coll, impl := parts[1], parts[2]
-	ncclHost := impl == "nccl" || (strings.HasPrefix(impl, "nccl-") && !strings.HasPrefix(impl, "nccl-lsa"))
 	viaNCCL := impl == "nvshmem-stream" && effective == "nccl-via-nvshmem"
 	switch {
-	case (ncclHost || viaNCCL) && pes == 1:
-		return "collectives/" + coll + ": NCCL's one-rank copy",
-			"on one PE NCCL runs no algorithm, whichever is forced: ncclLaunchOneRank copies the buffer; NVSHMEM's on-stream call, where handed to NCCL, is that call"
+	case oneRank != "":
+		return "collectives/" + coll + ": NCCL's one-rank copy", oneRank
 	case viaNCCL || impl == "nccl":
 		return "collectives/" + coll + ": NCCL's own choice", "NVSHMEM handed its on-stream call to NCCL (effective nccl-via-nvshmem), which ran its own choice"
 	case coll == "allreduce" && (strings.HasPrefix(impl, "multicta") || strings.HasPrefix(impl, "nccl-lsa")):

@@ -175,41 +175,56 @@ func narrow(t Table, md bool) Table {
 
 // fold fits a text table to Width by wrapping its widest text columns
 // onto more lines (a side-by-side report of several runs has more columns
-// than a terminal). Numbers are never wrapped.
+// than a terminal). Numbers are never wrapped. The excess is shared: every
+// text column wider than a common cap is folded to it, the cap as wide as
+// the table allows (no column narrower than 20 or its header).
 func fold(t *Table) {
 	const least = 20
-	for {
-		widths := make([]int, len(t.Columns))
-		for i, h := range t.Columns {
-			widths[i] = len([]rune(h))
-		}
-		for _, r := range t.Rows {
-			for i, cell := range r {
-				for _, l := range strings.Split(cell.Text, "\n") {
-					widths[i] = max(widths[i], len([]rune(l)))
-				}
+	widths := make([]int, len(t.Columns))
+	for i, h := range t.Columns {
+		widths[i] = len([]rune(h))
+	}
+	for _, r := range t.Rows {
+		for i, cell := range r {
+			if i >= len(widths) {
+				continue
+			}
+			for _, l := range strings.Split(cell.Text, "\n") {
+				widths[i] = max(widths[i], len([]rune(l)))
 			}
 		}
-		total := 1
-		for _, w := range widths {
-			total += w + 3
-		}
-		col := -1
+	}
+	total := func(capW int) int {
+		n := 1
 		for i, w := range widths {
-			if !flag(t.Right, i) && w > least && (col < 0 || w > widths[col]) {
-				col = i
+			if !flag(t.Right, i) && w > capW {
+				w = max(capW, least, len([]rune(t.Columns[i])))
 			}
+			n += w + 3
 		}
-		if total <= Width || col < 0 {
-			return
+		return n
+	}
+	widest := 0
+	for i, w := range widths {
+		if !flag(t.Right, i) {
+			widest = max(widest, w)
 		}
-		room := max(widths[col]-(total-Width), least, len([]rune(t.Columns[col])))
-		if room >= widths[col] {
-			return
+	}
+	if total(widest) <= Width {
+		return
+	}
+	capW := widest
+	for capW > least && total(capW) > Width {
+		capW--
+	}
+	for i, w := range widths {
+		room := max(capW, least, len([]rune(t.Columns[i])))
+		if flag(t.Right, i) || w <= room {
+			continue
 		}
 		for _, r := range t.Rows {
-			if col < len(r) {
-				r[col].Text = FoldText(r[col].Text, room)
+			if i < len(r) {
+				r[i].Text = FoldText(r[i].Text, room)
 			}
 		}
 	}
@@ -289,6 +304,20 @@ func printable(s string, lines bool) string {
 	return b.String()
 }
 
+// cellText is a header's or a cell's text as a table shows it: control
+// characters escaped (a text cell keeps fold's line breaks), a Markdown
+// table's pipes escaped (a run's label is a column header).
+func cellText(s string, md bool) string {
+	s = printable(s, !md)
+	if md {
+		s = strings.ReplaceAll(s, "|", `\|`)
+	}
+	if s == "" {
+		s = " "
+	}
+	return s
+}
+
 func renderTable(w io.Writer, r *Report, md bool) error {
 	for i, t := range r.Tables {
 		if !r.Wide {
@@ -325,18 +354,15 @@ func renderTable(w io.Writer, r *Report, md bool) error {
 			tablewriter.WithHeaderAlignment(tw.AlignLeft),
 			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		)
-		tab.Header(anySlice(t.Columns)...)
+		head := make([]any, len(t.Columns))
+		for c, h := range t.Columns {
+			head[c] = cellText(h, md)
+		}
+		tab.Header(head...)
 		for _, row := range t.Rows {
 			cells := make([]any, len(row))
 			for c, cell := range row {
-				s := printable(cell.Text, !md)
-				if md {
-					s = strings.ReplaceAll(s, "|", `\|`)
-				}
-				if s == "" {
-					s = " "
-				}
-				cells[c] = s
+				cells[c] = cellText(cell.Text, md)
 			}
 			if err := tab.Append(cells...); err != nil {
 				return err
@@ -365,14 +391,6 @@ func renderTable(w io.Writer, r *Report, md bool) error {
 		}
 	}
 	return nil
-}
-
-func anySlice(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 // renderCSV writes one block per table: a "# title" comment line, then the

@@ -29,3 +29,42 @@ func TestSignificantDigits(t *testing.T) {
 		}
 	}
 }
+
+// Two long text columns are both folded to fit the width, neither left
+// narrow while the other keeps its full length.
+func TestFoldSharesTheWidth(t *testing.T) {
+	long := strings.Repeat("word ", 60)
+	r := &table.Report{Tables: []table.Table{{Title: "t", Columns: []string{"id", "a", "b"},
+		Rows: [][]table.Cell{{table.Str("x"), table.Str(long[:150]), table.Str(long)}}}}}
+	var b bytes.Buffer
+	if err := table.Render(&b, r, "text"); err != nil {
+		t.Fatal(err)
+	}
+	var a, c int
+	for _, l := range strings.Split(b.String(), "\n") {
+		if n := len([]rune(l)); n > table.Width {
+			t.Errorf("a line of %d runes, over %d:\n%s", n, table.Width, b.String())
+		}
+		if cells := strings.Split(l, "|"); len(cells) == 5 {
+			a, c = max(a, len(strings.TrimSpace(cells[2]))), max(c, len(strings.TrimSpace(cells[3])))
+		}
+	}
+	if a < 40 || c < 40 || a-c > 5 || c-a > 5 {
+		t.Errorf("columns folded to %d and %d runes; want both about half the width:\n%s", a, c, b.String())
+	}
+}
+
+// A column header (a run's label) is escaped as a cell is: its pipes in
+// Markdown, its control characters everywhere.
+func TestHeadersEscaped(t *testing.T) {
+	r := &table.Report{Tables: []table.Table{{Title: "t", Columns: []string{"a|b", "c\x1bd"}, Rows: [][]table.Cell{{table.Str("1"), table.Str("2")}}}}}
+	for _, f := range []string{"markdown", "text"} {
+		var b bytes.Buffer
+		if err := table.Render(&b, r, f); err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsRune(b.String(), '\x1b') || f == "markdown" && !strings.Contains(b.String(), `a\|b`) {
+			t.Errorf("%s: header not escaped:\n%s", f, b.String())
+		}
+	}
+}

@@ -52,13 +52,17 @@ const (
 )
 
 // Values are the values of a MoE point, declared with their units and
-// ranges (the suite computes the loads and bytes; record derives the floor).
+// physical ranges (the suite computes the loads and bytes; record derives
+// the floor). Every reader refuses a point with one outside its range.
 var Values = record.Values{
-	{Name: ValueLoadRank, Unit: units.One, Min: 1, Max: record.Unbounded, Doc: "the most loaded rank's slots over the mean (1: even)"},
-	{Name: ValueLoadExpert, Unit: units.One, Min: 1, Max: record.Unbounded, Doc: "the most loaded expert's slots over the mean (1: even)"},
-	{Name: ValueRemoteBytes, Unit: units.ByteCount, Min: 0, Max: record.Unbounded, Doc: "the bytes rank 0 sends to other GPUs in one operation, headers included"},
-	{Name: ValueFloor, Unit: units.Seconds, Min: 0, Max: record.Unbounded, Doc: "those bytes at the link's ceiling plus one round trip"},
+	{Name: ValueLoadRank, Unit: units.One, Min: 1, Max: 1 << 30, Doc: "the most loaded rank's slots over the mean (1: even)"},
+	{Name: ValueLoadExpert, Unit: units.One, Min: 1, Max: 1 << 30, Doc: "the most loaded expert's slots over the mean (1: even)"},
+	// A PiB.
+	{Name: ValueRemoteBytes, Unit: units.ByteCount, Min: 0, Max: 1 << 50, Doc: "the bytes rank 0 sends to other GPUs in one operation, headers included"},
+	{Name: ValueFloor, Unit: units.Seconds, Min: 0, Max: record.MaxSample, Doc: "those bytes at the link's ceiling plus one round trip"},
 }
+
+func init() { record.DeclareValues(Values) }
 
 // Row is what a moe row is, by its ID: moe/<op>/<impl>.
 type Row struct {

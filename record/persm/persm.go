@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/nvshbench/nvshbench/cuda/shim"
+	"github.com/nvshbench/nvshbench/record"
 )
 
 // Suite is the family's suite: every row's ID starts with it.
@@ -80,6 +81,20 @@ var (
 		return out
 	})
 )
+
+// Runs is what the mechanism's transfer runs (its benchmark's code): NVSHMEM
+// where its bytes land at NVSHMEM's symmetric address (NVSHMEM's put names
+// the PE), NCCL where in the peer's NCCL window (its LSA pointer), else
+// CUDA alone (stores through nvshmem_ptr, TMA, the copy engine).
+func (m Mechanism) Runs() record.Code {
+	switch m.Dst {
+	case "symmetric":
+		return record.Code{Calls: record.NVSHMEM}
+	case "lsa":
+		return record.Code{Calls: record.NCCL}
+	}
+	return record.Code{Calls: record.CUDAOnly}
+}
 
 // LookupMechanism finds a mechanism by its rows' name.
 func LookupMechanism(name string) (Mechanism, bool) {

@@ -137,3 +137,22 @@ func TestOldBudgetsReadAsNew(t *testing.T) {
 		t.Errorf("the compute's budget: %d", Budget(&f.Points[1]))
 	}
 }
+
+// The copy engine's values are declared to every reader as loading this
+// layer: a point (of any row) with one beyond its range is refused.
+func TestCEValuesBoundEveryReader(t *testing.T) {
+	for _, d := range CEValues {
+		got, ok := record.Declared(d.Name)
+		if !ok || got != d {
+			t.Errorf("%s: registered %+v, %v", d.Name, got, ok)
+		}
+		p := &record.Point{Type: record.TypePoint, ID: "persm/ce", Status: record.StatusOK, Samples: []float64{1e-6},
+			Values: map[string]float64{d.Name: d.Max * 2}}
+		if d.Max == 0 {
+			p.Values[d.Name] = 1
+		}
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), d.Name) {
+			t.Errorf("%s beyond its range: %v", d.Name, err)
+		}
+	}
+}

@@ -34,11 +34,15 @@ const (
 )
 
 // CEValues are the values of the copy engine's rows, declared: what the
-// suite reads from the shim, and the range a measured one lies in.
+// suite reads from the shim, and the physical range a measured one lies in
+// (every reader refuses a point with one outside it: a damaged record).
 var CEValues = record.Values{
 	{Name: ValueCESMFree, Unit: units.One, Min: 0, Max: 1, Doc: "1: a copy ran while a kernel held every CTA slot (no SM); 0: it waited for one"},
 	{Name: ValueCEBusy, Unit: units.One, Min: 0, Max: 1, Doc: "the least share of a timed window the copy engine was busy beside the compute"},
-	{Name: ValueCERate, Unit: units.BytesPerSec, Min: 0, Max: record.Unbounded, Doc: "the rate the fed copies moved in the timed windows"},
-	{Name: ValueCECopy, Unit: units.Seconds, Min: 0, Max: record.Unbounded, Doc: "a copy's time on the copy engine"},
-	{Name: ValueCEFeed, Unit: units.Seconds, Min: 0, Max: record.Unbounded, Doc: "the feeder's CPU time in its CUDA calls a copy, the most of a launch"},
+	// Beyond any memory's: a PB/s.
+	{Name: ValueCERate, Unit: units.BytesPerSec, Min: 0, Max: 1e15, Doc: "the rate the fed copies moved in the timed windows"},
+	{Name: ValueCECopy, Unit: units.Seconds, Min: 0, Max: record.MaxSample, Doc: "a copy's time on the copy engine"},
+	{Name: ValueCEFeed, Unit: units.Seconds, Min: 0, Max: record.MaxSample, Doc: "the feeder's CPU time in its CUDA calls a copy, the most of a launch"},
 }
+
+func init() { record.DeclareValues(CEValues) }

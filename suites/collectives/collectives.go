@@ -200,13 +200,31 @@ func register(c collective, im impl) {
 		own, ignoresThreads = "1 CTA × 32", true
 	}
 	harness.Register(harness.Benchmark{
-		ID: "collectives/" + c.Base + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def,
+		ID: "collectives/" + c.Base + "/" + im.name, Suite: "collectives", Desc: desc, Default: im.def, AllPEs: true,
 		IgnoresCTAs: true, IgnoresThreads: ignoresThreads, OwnLaunch: own,
 		Metrics:  metrics,
 		Points:   points(c, im),
 		Args:     argsOf(c, im),
 		Describe: describe(c, im),
+		Code:     im.codeRun(),
 	})
+}
+
+// codeRun is what an implementation's timed operation runs: NCCL's own
+// collective (its algorithm: none for one rank), NVSHMEM's on-stream one
+// (handed to NCCL where NCCL loads), NCCL's device API in our kernel
+// structure, or NVSHMEM's calls (its device collectives, our kernels' loads
+// through nvshmem_ptr and NVSHMEM signals).
+func (im impl) codeRun() record.Code {
+	switch im.code {
+	case cuda.ImplNCCL, cuda.ImplNCCLCE:
+		return record.Code{Calls: record.NCCL, Collective: record.NCCL}
+	case cuda.ImplNVSHMEMStream:
+		return record.Code{Calls: record.NVSHMEM | record.NCCL, Collective: record.NVSHMEM}
+	case cuda.ImplLSAOneShot, cuda.ImplLSATwoShot:
+		return record.Code{Calls: record.NCCL}
+	}
+	return record.Code{Calls: record.NVSHMEM}
 }
 
 // launches are the launch modes of an implementation's points.
@@ -444,7 +462,7 @@ func effective(im impl, a cuda.Args, e *harness.Env, algo string) string {
 		if a.Impl == cuda.ImplOurTwoShot {
 			shot = "twoshot"
 		}
-		return shot + "-" + harness.PathName(j.PeerPath(), e.Config)
+		return shot + "-" + harness.PathName(j.Widest(), e.Config)
 	case cuda.ImplNCCLCE:
 		s := "nccl"
 		if v := j.NCCLVersion(); v != "" {
@@ -466,7 +484,7 @@ func effective(im impl, a cuda.Args, e *harness.Env, algo string) string {
 		}
 	case cuda.ImplNVSHMEMStream:
 		if os.Getenv("NVSHMEM_DISABLE_NCCL") != "1" && j.MulticastOff() != "" && j.NCCLMissing() == "" {
-			return "nccl-via-nvshmem"
+			return record.EffectiveNCCLViaNVSHMEM
 		}
 	}
 	return "nvshmem"

@@ -71,16 +71,16 @@ func init() {
 		{"host/team-split-2d", "host.team_split_2d", "nvshmem_team_split_2d of NVSHMEM_TEAM_WORLD into rows of 2 PEs and their columns + nvshmem_team_destroy of both, every PE, from the host (beside host/team-split's split_strided)",
 			"host calls: no kernel", onePoint("split2d")},
 	} {
-		harness.Register(harness.Benchmark{ID: h.id, Suite: "host", Desc: h.desc, Default: true,
+		harness.Register(harness.Benchmark{ID: h.id, Suite: "host", Desc: h.desc, Default: true, AllPEs: true,
 			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: h.launch,
-			Metrics: []string{record.MetricLatency}, Points: h.points, Args: argsOf(h.op)})
+			Metrics: []string{record.MetricLatency}, Points: h.points, Args: argsOf(h.op), Code: record.Code{Calls: record.NVSHMEM}})
 	}
 }
 
 func argsOf(op string) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		a := cuda.NewArgs(op)
-		a.Size, a.Seed, a.CTAs, a.Threads, a.Peer = max(p.Size, 8), int64(e.Index+1), 1, 32, int32(e.Job.Peer()) // a split moves nothing: 8, the shim's least size
+		a.Size, a.Seed, a.CTAs, a.Threads = max(p.Size, 8), int64(e.Index+1), 1, 32 // a split moves nothing: 8, the shim's least size
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
 		if e.Config.Verify {
 			a.Verify = 1

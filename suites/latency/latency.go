@@ -54,11 +54,26 @@ type kind struct {
 	// hostIssued: the host enqueues the calls on the stream (no kernel of ours)
 	hostIssued bool
 	ncclHost   bool // NCCL's host API: NCCL on every PE, one GPU per rank
+	allPEs     bool // every PE takes part, or the kernel stays on one GPU: no pair (harness.Benchmark.AllPEs)
 	threads    int  // fixed thread count (0: from the scope / the run)
 	nccl       bool // NCCL's device API
 	notDef     bool // not in the default selection
 	// unverifiable: why its points have nothing to check ("" for none)
 	unverifiable string
+	// cudaOnly: its timed code calls neither library (the empty kernel)
+	cudaOnly bool
+}
+
+// code is what a kind's timed operation runs: NCCL's (its device API or
+// its host calls), CUDA alone, else NVSHMEM's.
+func (k kind) code() record.Code {
+	switch {
+	case k.nccl || k.ncclHost:
+		return record.Code{Calls: record.NCCL}
+	case k.cudaOnly:
+		return record.Code{Calls: record.CUDAOnly}
+	}
+	return record.Code{Calls: record.NVSHMEM}
 }
 
 var scopeCode = map[string]int32{"thread": cuda.ScopeThread, "warp": cuda.ScopeWarp, "block": cuda.ScopeBlock}
@@ -98,17 +113,17 @@ func kinds() []kind {
 			desc: "ISSUE TIME, not a round trip: 8-byte putmem_nbi followed by nvshmemx_flush (the source reusable; NVSHMEM >= 3.7, waived on older)"},
 		kind{id: "latency/issue/region", op: "lat.region",
 			desc: "ISSUE TIME, not a round trip: an empty RMA region, nvshmemx_region_start_block + nvshmemx_region_stop_block with the BATCH_RMA hint and nothing inside, one CTA (what a region adds to a burst; NVSHMEM >= 3.8, waived on older)"},
-		kind{id: "latency/launch", op: "lat.launch", threads: 1, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation",
-			unverifiable: "an empty kernel moves no data: nothing to check"},
+		kind{id: "latency/launch", op: "lat.launch", threads: 1, allPEs: true, desc: "empty kernel launched back to back on one stream: the floor under any host-issued operation",
+			unverifiable: "an empty kernel moves no data: nothing to check", cudaOnly: true},
 	)
 	// Ordering and synchronisation issued on a stream from the host (no
 	// kernel of ours: the events time the calls).
 	ks = append(ks,
 		kind{id: "latency/stream/quiet", op: "lat.quiet_on_stream", threads: 1, hostIssued: true,
 			desc: "ROUND TRIP: nvshmemx_putmem_on_stream of 8 bytes + nvshmemx_quiet_on_stream per iteration, issued from the host (the on-stream twin of latency/quiet)"},
-		kind{id: "latency/stream/barrier", op: "lat.barrier_on_stream", threads: 1, hostIssued: true,
+		kind{id: "latency/stream/barrier", op: "lat.barrier_on_stream", threads: 1, hostIssued: true, allPEs: true,
 			desc: "ROUND TRIP: nvshmemx_barrier_all_on_stream by every PE per iteration, issued from the host"},
-		kind{id: "latency/stream/sync", op: "lat.sync_on_stream", threads: 1, hostIssued: true,
+		kind{id: "latency/stream/sync", op: "lat.sync_on_stream", threads: 1, hostIssued: true, allPEs: true,
 			desc: "ROUND TRIP: nvshmemx_sync_all_on_stream by every PE per iteration (arrival only), issued from the host"},
 	)
 	// NCCL's send/recv as a ping-pong: the host-driven round trip.
@@ -127,7 +142,7 @@ func kinds() []kind {
 func init() {
 	for _, k := range kinds() {
 		harness.Register(harness.Benchmark{
-			ID: k.id, Suite: "latency", Desc: k.desc, Default: !k.notDef,
+			ID: k.id, Suite: "latency", Desc: k.desc, Default: !k.notDef, AllPEs: k.allPEs,
 			IgnoresCTAs: true, IgnoresThreads: fixedThreads(k), OwnLaunch: ownLaunch(k),
 			Metrics:      []string{record.MetricLatency},
 			Floors:       floors(k.op),
@@ -135,6 +150,7 @@ func init() {
 			Args:         argsOf(k),
 			Describe:     describe(k),
 			Unverifiable: k.unverifiable,
+			Code:         k.code(),
 		})
 	}
 	for _, f := range []struct{ id, desc string }{
@@ -142,7 +158,7 @@ func init() {
 		{"limit/chase-local", "FLOOR: the same chase through this PE's own memory, served by memory and by the L2: the local reference"},
 	} {
 		harness.Register(harness.Benchmark{
-			ID: f.id, Suite: "latency", Desc: f.desc, Default: true,
+			ID: f.id, Suite: "latency", Desc: f.desc, Default: true, AllPEs: f.id == "limit/chase-local",
 			IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "1 CTA × 1",
 			Metrics: []string{record.MetricLatency},
 			Points: func(c *harness.Config) []record.Params {
@@ -154,6 +170,7 @@ func init() {
 			},
 			Args:     chaseArgs(f.id == "limit/chase-local"),
 			Describe: chaseDescribe(f.id == "limit/chase-local"),
+			Code:     record.Code{Calls: record.CUDAOnly}, // plain loads
 		})
 	}
 }
@@ -194,8 +211,9 @@ func chaseDescribe(local bool) func(e *harness.Env, p record.Params, a cuda.Args
 	}
 }
 
-// chaseArgs: a floor through the peer's memory, or this PE's own (local);
-// served by the cache: a chain of an eighth of the L2, read into it first.
+// chaseArgs: a floor through the pair's peer's memory, or PE 0's own
+// (local); served by the cache: a chain of an eighth of the L2, read into
+// it first.
 func chaseArgs(local bool) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
 		j := e.Job
@@ -203,7 +221,7 @@ func chaseArgs(local bool) func(e *harness.Env, p record.Params) (cuda.Args, str
 		a.Size, a.Seed, a.CTAs, a.Threads = 8, int64(e.Index+1), 1, 1
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
 		if !local {
-			a.Peer = int32(j.Peer())
+			a.Initiator, a.Peer = int32(e.Pair().From), int32(e.Pair().To)
 		}
 		if p.Extra["served"] == harness.ServedCache {
 			a.Extent = j.L2Bytes() / 8
@@ -214,8 +232,8 @@ func chaseArgs(local bool) func(e *harness.Env, p record.Params) (cuda.Args, str
 		if e.Config.Verify {
 			a.Verify = 1
 		}
-		if !local && j.PeerPath() == cuda.PathRemote {
-			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0: a chase through its memory needs one", j.Peer())
+		if !local && e.PairPath() == cuda.PathRemote {
+			return a, fmt.Sprintf("PE %d has no load/store mapping from PE %d: a chase through its memory needs one", e.Pair().To, e.Pair().From)
 		}
 		return a, ""
 	}
@@ -283,11 +301,12 @@ func argsOf(k kind) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 			size = 8
 		}
 		a := cuda.NewArgs(k.op)
-		a.Size, a.Seed, a.CTAs, a.Threads, a.Peer, a.Scope = size, int64(e.Index+1), 1, int32(p.Threads), int32(j.Peer()), scopeCode[p.Scope]
-		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
-		if e.Config.Path == "p2p" && j.PeerPath() == cuda.PathRemote {
-			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): measure it with --path proxy or --path ibgda", j.Peer())
+		a.Size, a.Seed, a.CTAs, a.Threads, a.Scope = size, int64(e.Index+1), 1, int32(p.Threads), scopeCode[p.Scope]
+		if !k.allPEs {
+			pr := e.Pair()
+			a.Initiator, a.Peer = int32(pr.From), int32(pr.To)
 		}
+		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
 		if k.nccl {
 			if why := j.NCCLDeviceAPIMissing(); why != "" {
 				return a, why
@@ -298,7 +317,7 @@ func argsOf(k kind) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 				return a, why
 			}
 		}
-		if k.pingPong() && j.NPEs() > 1 && j.SharedGPU() {
+		if k.pingPong() && e.Pair().From != e.Pair().To && e.PairPath() == cuda.PathLocal {
 			return a, "ping-pong between two processes on one GPU: without MPS their kernels time-slice and both spin, so the round trip is not measurable (the 1-PE run measures it as a loopback between two CTAs)"
 		}
 		if (k.op == "lat.p" || k.op == "lat.g" || k.op == "lat.pp_p") && size%8 != 0 {
@@ -322,7 +341,7 @@ func argsOf(k kind) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 
 func describe(k kind) func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 	return func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
-		if k.pingPong() && e.Job.NPEs() == 1 {
+		if k.pingPong() && e.Pair().From == e.Pair().To {
 			o.Effective = "loopback" // two CTAs of the one PE
 		}
 	}

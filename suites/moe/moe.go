@@ -31,14 +31,15 @@ import (
 )
 
 // The implementations of record/moe, one benchmark ID each: the shim's
-// implementation code and what it does.
+// implementation code, the library its timed step calls and what it does.
 var impls = map[string]struct {
-	code int32
-	desc string
+	code  int32
+	calls record.Libraries
+	desc  string
 }{
-	"nvshmem":  {cuda.ImplNVSHMEMDevice, "NVSHMEM, device-initiated: a warp per message, its slot from a remote atomic on the destination's (expert, source) counter, putmem_nbi_warp of payload and header, quiet, the last warp publishing the count with nvshmemx_signal_op"},
-	"nccl-lsa": {cuda.ImplLSAOneShot, "NCCL's device API: the same kernels through ncclGetLsaPointer (16-byte stores, a system-scope atomic, a released store of the count)"},
-	"nccl":     {cuda.ImplNCCL, "NCCL from the host, as frameworks do it: a pack kernel, the counts exchanged, ncclSend/ncclRecv per peer in one group, an unpack kernel"},
+	"nvshmem":  {cuda.ImplNVSHMEMDevice, record.NVSHMEM, "NVSHMEM, device-initiated: a warp per message, its slot from a remote atomic on the destination's (expert, source) counter, putmem_nbi_warp of payload and header, quiet, the last warp publishing the count with nvshmemx_signal_op"},
+	"nccl-lsa": {cuda.ImplLSAOneShot, record.NCCL, "NCCL's device API: the same kernels through ncclGetLsaPointer (16-byte stores, a system-scope atomic, a released store of the count)"},
+	"nccl":     {cuda.ImplNCCL, record.NCCL, "NCCL from the host, as frameworks do it: a pack kernel, the counts exchanged, ncclSend/ncclRecv per peer in one group, an unpack kernel"},
 }
 
 // TokenBytes is what one dispatched token weighs: bf16, or fp8 with a
@@ -67,16 +68,16 @@ func init() {
 				panic("suites/moe: record/moe's implementation " + ri.Name + " has no code here")
 			}
 			harness.Register(harness.Benchmark{
-				ID: moerec.Row{Op: op, Impl: ri.Name}.ID(), Suite: moerec.Suite, Default: false,
+				ID: moerec.Row{Op: op, Impl: ri.Name}.ID(), Suite: moerec.Suite, Default: false, AllPEs: true,
 				Desc:        fmt.Sprintf("MoE %s: %s", op, im.desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "1 CTA per SM × 512 (NCCL: the library's)",
-				Metrics:     []string{record.MetricLatency, record.MetricBandwidth, record.MetricLink},
-				Floors:      []string{"limit/chase-peer"},
-				CacheExempt: "every message lands in a slot its receiver reads once: the time is the messages' (the floor says what a link allows)",
-				Points:      points(op),
-				Args:        argsOf(op, im.code),
-				Describe:    describe(op),
-				Buffer:      buffer,
+				Metrics:  []string{record.MetricLatency, record.MetricBandwidth, record.MetricLink},
+				Floors:   []string{"limit/chase-peer"},
+				Points:   points(op),
+				Args:     argsOf(op, im.code),
+				Describe: describe(op),
+				Buffer:   buffer,
+				Code:     record.Code{Calls: im.calls},
 			})
 		}
 	}
@@ -224,7 +225,7 @@ func describe(op string) func(e *harness.Env, p record.Params, a cuda.Args, r cu
 		st := routeStats(e.Job.NPEs(), w)
 		o.Values = map[string]float64{moerec.ValueLoadRank: st.LoadRank, moerec.ValueLoadExpert: st.LoadExp,
 			moerec.ValueRemoteBytes: float64(RemoteBytes(st, op, w.Mode, TokenBytes(w.Hidden, w.DType), int64(w.Hidden)*2))}
-		o.Effective = harness.PathName(e.Job.PeerPath(), e.Config)
+		o.Effective = harness.PathName(e.Job.Widest(), e.Config)
 	}
 }
 

@@ -90,6 +90,7 @@ func transfer(m persmrec.Mechanism, c *persmrec.Compute) harness.Benchmark {
 	b.ID = row.ID()
 	b.Points = transferPoints(m, row.Partner(), c != nil)
 	b.Args = args(m.Op, partner, &m)
+	b.Code = m.Runs()
 	return b
 }
 
@@ -100,8 +101,7 @@ func computeAlone(c persmrec.Compute) harness.Benchmark {
 		ID: persmrec.Row{Compute: c.Name, TimesCompute: true}.ID(), Suite: persmrec.Suite,
 		Desc:        fmt.Sprintf("bytes per SM: %s alone on the SMs outside each budget (time an iteration)", c.Desc),
 		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on each SM outside --sm-budgets",
-		Metrics:     []string{record.MetricLatency},
-		CacheExempt: "a compute kernel: its time is not a bandwidth",
+		Metrics: []string{record.MetricLatency},
 		Points: func(cfg *harness.Config) []record.Params {
 			var out []record.Params
 			for _, b := range append([]int{0}, besideBudgets(cfg)...) { // 0: every SM, as beside the copy engine
@@ -110,6 +110,7 @@ func computeAlone(c persmrec.Compute) harness.Benchmark {
 			return out
 		},
 		Args: args(c.Op, 0, nil),
+		Code: record.Code{Calls: record.CUDAOnly},
 	}
 }
 
@@ -125,8 +126,7 @@ func computeBeside(c persmrec.Compute, m persmrec.Mechanism) harness.Benchmark {
 		ID: persmrec.Row{Mechanism: m.Name, Compute: c.Name, TimesCompute: true}.ID(), Suite: persmrec.Suite,
 		Desc:        fmt.Sprintf("bytes per SM: %s on the SMs outside each budget while %s runs on the budget (one fused launch)", c.Desc, m.Desc),
 		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads an SM: the transfer on --sm-budgets, the compute on the others",
-		Metrics:     []string{record.MetricLatency},
-		CacheExempt: "a compute kernel: its time is not a bandwidth",
+		Metrics: []string{record.MetricLatency},
 		Points: func(cfg *harness.Config) []record.Params {
 			var out []record.Params
 			for _, s := range cfg.Sizes {
@@ -138,6 +138,7 @@ func computeBeside(c persmrec.Compute, m persmrec.Mechanism) harness.Benchmark {
 			return out
 		},
 		Args: args(c.Op, m.Code, &m),
+		Code: m.Runs(), // the transfer runs in the timed launch
 	}
 	if !m.SMs {
 		b.Desc = fmt.Sprintf("bytes per SM: %s on every SM while %s runs beside it (a host thread keeps copies in flight from before the compute starts until it has ended)", c.Desc, m.Desc)
@@ -180,11 +181,10 @@ func transferPoints(m persmrec.Mechanism, beside string, compute bool) func(c *h
 
 // args turns a point into the shim's arguments: the timed kernel's entry
 // (op), the partner's code (0: none; the shim names a partner by its code),
-// PE 0 towards the job's peer. m is the row's mechanism (nil: none), whose
+// the point's pair (its initiator towards its peer). m is the row's mechanism (nil: none), whose
 // needs waive a point this job or size cannot give it.
 func args(op string, partner int, m *persmrec.Mechanism) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
-		j := e.Job
 		a := cuda.NewArgs(op)
 		a.Size, a.Seed, a.CTAs, a.Threads = p.Size, int64(e.Index+1), int32(p.SMBudget), persmrec.Threads // one CTA an SM of the budget
 		if a.Size == 0 {
@@ -194,21 +194,21 @@ func args(op string, partner int, m *persmrec.Mechanism) func(e *harness.Env, p 
 			a.CTAs, a.Threads = 1, 32 // no SM of ours: the shim's minimal launch shape, no kernel of its own
 		}
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
-		a.Peer, a.Elem, a.Impl = int32(j.Peer()), 1, int32(partner)
+		a.Initiator, a.Peer, a.Elem, a.Impl = int32(e.Pair().From), int32(e.Pair().To), 1, int32(partner)
 		if e.Config.Verify {
 			a.Verify = 1
 		}
 		if m == nil {
 			return a, ""
 		}
-		if j.PeerPath() == cuda.PathRemote && m.LoadStore {
-			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE 0 (no P2P mapping)", j.Peer())
+		if e.PairPath() == cuda.PathRemote && m.LoadStore {
+			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE %d (no P2P mapping)", e.Pair().To, e.Pair().From)
 		}
 		if p.Size%m.Align != 0 {
 			return a, fmt.Sprintf("size %d is not a multiple of %d bytes: %s moves %d-byte multiples", p.Size, m.Align, m.Name, m.Align)
 		}
 		if m.Dst == "lsa" {
-			if why := j.NCCLDeviceAPIMissing(); why != "" {
+			if why := e.Job.NCCLDeviceAPIMissing(); why != "" {
 				return a, why
 			}
 		}

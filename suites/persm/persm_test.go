@@ -355,6 +355,7 @@ func TestBadValuesFailThePoint(t *testing.T) {
 		"unknown": "the shim gave the value ce_idle (1), which this benchmark does not declare",
 		"unit":    `the shim gave the value ce_busy in "%"; it is declared in "1"`,
 		"many":    "does not fit: a point's result holds 8 values",
+		"range":   "the shim gave the value ce_sm_free = 2 1, outside its declared range 0..1",
 	} {
 		t.Run(knob, func(t *testing.T) {
 			t.Setenv("NVSHBENCH_FAKE_BAD_VALUE", knob)

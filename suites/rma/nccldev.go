@@ -29,6 +29,7 @@ func init() {
 				Default: sc == "block",
 				Points:  lsaPoints(op, sc),
 				Args:    ncclDevArgs("rma.lsa_" + op),
+				Code:    record.Code{Calls: record.NCCL},
 			})
 		}
 	}
@@ -44,6 +45,7 @@ func init() {
 			return out
 		},
 		Args: ncclDevArgs("rma.gin_put_signal"),
+		Code: record.Code{Calls: record.NCCL},
 	})
 }
 
@@ -77,11 +79,11 @@ func ncclDevArgs(op string) func(e *harness.Env, p record.Params) (cuda.Args, st
 		}
 		switch op {
 		case "rma.lsa_put", "rma.lsa_get":
-			if j.PeerPath() == cuda.PathRemote {
-				return a, fmt.Sprintf("PE %d is not load/store accessible from PE 0: no LSA pointer (NCCL's device API would need GIN)", j.Peer())
+			if e.PairPath() == cuda.PathRemote {
+				return a, fmt.Sprintf("PE %d is not load/store accessible from PE %d: no LSA pointer (NCCL's device API would need GIN)", e.Pair().To, e.Pair().From)
 			}
 		case "rma.gin_put_signal":
-			if j.NPEs() < 2 {
+			if e.Pair().From == e.Pair().To {
 				return a, "GIN put + signal needs 2 PEs"
 			}
 		}

@@ -78,6 +78,7 @@ func registerBulk() {
 				Default: sc == "block",
 				Points:  bulkPoints(op, sc),
 				Args:    argsOf("rma." + op),
+				Code:    nvshmem,
 			})
 		}
 	}
@@ -110,6 +111,7 @@ func registerTMA() {
 				return out
 			},
 			Args: argsOf("rma." + op + "_tma"),
+			Code: nvshmem,
 		})
 	}
 }
@@ -138,6 +140,7 @@ func registerPutSignal() {
 			return out
 		},
 		Args: argsOf("rma.put_signal_counted"),
+		Code: nvshmem,
 	})
 	for _, sc := range []string{"block", "warp", "thread"} {
 		harness.Register(harness.Benchmark{
@@ -152,6 +155,7 @@ func registerPutSignal() {
 				return out
 			},
 			Args: argsOf("rma.put_signal"),
+			Code: nvshmem,
 		})
 	}
 }
@@ -174,6 +178,7 @@ func registerStrided() {
 				Points: stridedPoints(op, sc),
 				Buffer: func(c *harness.Config, pes int, p record.Params) int64 { return StridedSpan(p) },
 				Args:   argsOf("rma." + op),
+				Code:   nvshmem,
 			})
 		}
 	}
@@ -193,16 +198,17 @@ func registerScalarAndLoadStore() {
 			Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: limit, Default: true,
 			Points: scalarPoints(op),
 			Args:   argsOf("rma." + op),
+			Code:   nvshmem,
 		})
 	}
 	harness.Register(harness.Benchmark{ID: "rma/st", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte stores through nvshmem_ptr (load/store path, no NVSHMEM call in the loop), a system-scope fence per iteration",
 		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
-		Points: simplePoints("st"), Args: argsOf("rma.st")})
+		Points: simplePoints("st"), Args: argsOf("rma.st"), Code: cudaOnly})
 	harness.Register(harness.Benchmark{ID: "rma/ld", Suite: "rma", Default: true,
 		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
 		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: readLimits,
-		Points: simplePoints("ld"), Args: argsOf("rma.ld")})
+		Points: simplePoints("ld"), Args: argsOf("rma.ld"), Code: cudaOnly})
 }
 
 // registerAtomics: the atomics of NVSHMEM's AMO API, as the shim's table
@@ -234,7 +240,7 @@ func registerAtomics() {
 				}
 				return out
 			},
-			Args: atomicArgs(a.op)})
+			Args: atomicArgs(a.op), Code: nvshmem})
 	}
 }
 
@@ -249,7 +255,7 @@ func registerRates() {
 			Points: func(c *harness.Config) []record.Params {
 				return []record.Params{{Op: "rate_put", Scope: sc, CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", Mode: "nbi", Size: 8}}
 			},
-			Args: argsOf("rma.rate_put")})
+			Args: argsOf("rma.rate_put"), Code: nvshmem})
 	}
 	// An RMA region (NVSHMEM 3.8, newer.cuh): the block-scope burst of
 	// rma/rate/put-nbi/block in a region with NVSHMEM's BATCH_RMA hint,
@@ -274,14 +280,14 @@ func registerRates() {
 				return argsOf("rma.rate_put_region_none")(e, p)
 			}
 			return argsOf("rma.rate_put_region")(e, p)
-		}})
+		}, Code: nvshmem})
 	harness.Register(harness.Benchmark{ID: "rma/rate/p", Suite: "rma", Default: true,
 		Desc:    "issue rate: every thread nvshmem_uint64_p's its own word, one quiet a launch",
 		Metrics: []string{record.MetricRate},
 		Points: func(c *harness.Config) []record.Params {
 			return []record.Params{{Op: "rate_p", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: "u64", Size: 8}}
 		},
-		Args: argsOf("rma.rate_p")})
+		Args: argsOf("rma.rate_p"), Code: nvshmem})
 }
 
 // registerHostDriven: host-driven baselines beside the device put, over
@@ -303,7 +309,7 @@ func registerHostDriven() {
 				}
 				return out
 			},
-			Args: argsOf(h.op)})
+			Args: argsOf(h.op), Code: cudaOnly})
 	}
 	harness.Register(harness.Benchmark{ID: "rma/nccl/send", Suite: "rma", Default: true,
 		Desc:        "host-driven baseline: ncclSend from PE 0, ncclRecv at the peer (one group a side an operation; to itself on one PE)",
@@ -316,7 +322,7 @@ func registerHostDriven() {
 			}
 			return out
 		},
-		Args: ncclP2PArgs(argsOf("rma.nccl_send"))})
+		Args: ncclP2PArgs(argsOf("rma.nccl_send")), Code: record.Code{Calls: record.NCCL}})
 }
 
 // registerReferences: the copy references every bandwidth is checked
@@ -344,9 +350,17 @@ func registerReferences() {
 				}
 				return out
 			},
-			Args: argsOf(l.op)})
+			Args: argsOf(l.op), Code: cudaOnly})
 	}
 }
+
+// What the suite's rows run: NVSHMEM's calls, or CUDA alone (plain loads
+// and stores through a pointer nvshmem_ptr gave before the timed
+// launches, the copy engine, the copy references).
+var (
+	nvshmem  = record.Code{Calls: record.NVSHMEM}
+	cudaOnly = record.Code{Calls: record.CUDAOnly}
+)
 
 // referenceGrids are the launch shapes of a copy reference: CTAs per SM of
 // the run's GPUs × threads per CTA, every one measured; the best is the
@@ -497,22 +511,19 @@ var groupWord = map[string]string{"block": "CTA", "warp": "warp", "thread": "thr
 var elemBytes = map[string]int32{"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
 // argsOf turns a point of op (a name of the shim's dispatch table) into the
-// shim's arguments: PE 0 towards the job's peer, or a waiver decided from
-// job-wide facts.
+// shim's arguments: the pair's initiator towards its peer, or a waiver
+// decided from job-wide facts.
 func argsOf(op string) func(e *harness.Env, p record.Params) (cuda.Args, string) {
 	return func(e *harness.Env, p record.Params) (cuda.Args, string) {
-		j := e.Job
-		peer, path := j.Peer(), j.PeerPath()
+		pr := e.Pair()
 		a := cuda.NewArgs(op)
 		a.Size, a.Seed, a.CTAs, a.Threads = p.Size, int64(e.Index+1), int32(p.CTAs), int32(p.Threads)
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
-		a.Peer, a.Elem = int32(peer), 1
+		a.Initiator, a.Peer, a.Elem = int32(pr.From), int32(pr.To), 1
 		switch {
-		case e.Config.Path == "p2p" && path == cuda.PathRemote:
-			return a, fmt.Sprintf("PE %d has no load/store mapping from PE 0 (no NVLink/PCIe P2P): NVSHMEM would use a remote transport; measure it with --path proxy or --path ibgda", peer)
-		case loadStoreOnly(op) && path == cuda.PathRemote:
-			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE 0 (no P2P mapping)", peer)
-		case p.Dir == "bidir" && j.NPEs() < 2:
+		case loadStoreOnly(op) && e.PairPath() == cuda.PathRemote:
+			return a, fmt.Sprintf("PE %d is not reachable by load/store from PE %d (no P2P mapping)", pr.To, pr.From)
+		case p.Dir == "bidir" && pr.From == pr.To:
 			return a, "bidirectional transfers need 2 PEs"
 		}
 		if v, ok := scopes[p.Scope]; ok {
