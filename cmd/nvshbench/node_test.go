@@ -376,3 +376,52 @@ func TestReproduceOnAFakeNodeAndCluster(t *testing.T) {
 		}
 	}
 }
+
+// reproduce on a machine with a NIC measures its IBGDA sweep into the same
+// folder: that sweep's NVSHMEM variables (NVSHMEM_DISABLE_P2P,
+// NVSHMEM_IB_ENABLE_IBGDA) are its points' own, not the file's, so it is no
+// "other setup" refused after the other sweeps ran. On one node its rows are
+// waived (no PE of another node to reach); on two they measure a pair across
+// the nodes. Either way the run ends well and writes its report.
+func TestReproduceWithANIC(t *testing.T) {
+	sys := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(sys, "sys/class/infiniband/mlx5_0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NVSHBENCH_SYS_ROOT", sys)
+	for _, nodes := range []int{1, 2} {
+		fakeCluster(t, 2, nodes, "")
+		dir := filepath.Join(t.TempDir(), "repro")
+		if _, stderr, code := nvshbench(t, "reproduce", "--quick", "--shim", "fake", "--out", dir); code != 0 {
+			t.Fatalf("%d node(s) with a NIC: exit %d %s", nodes, code, stderr)
+		}
+		f := mustRead(t, filepath.Join(dir, "results.jsonl"))
+		if len(f.Header.Env) != 0 && f.Header.Env["NVSHMEM_DISABLE_P2P"] != "" {
+			t.Errorf("%d node(s): the header carries the IBGDA sweep's variables: %v", nodes, f.Header.Env)
+		}
+		ok, waived := 0, 0
+		for _, p := range f.Points {
+			if p.Params.Path != "ibgda" {
+				continue
+			}
+			if p.Params.Env["NVSHMEM_IB_ENABLE_IBGDA"] != "1" || p.Params.Env["NVSHMEM_DISABLE_P2P"] != "1" {
+				t.Errorf("%d node(s): %s without the IBGDA variables of its own: %v", nodes, p.ID, p.Params.Env)
+			}
+			switch p.Status {
+			case record.StatusOK:
+				ok++
+				if p.Pair == nil || p.Pair.Kind != record.PairAcrossNodes {
+					t.Errorf("%d node(s): %s measured %v, not a pair across nodes", nodes, p.ID, p.Pair)
+				}
+			case record.StatusWaived:
+				waived++
+			}
+		}
+		if nodes == 1 && (ok != 0 || waived == 0) || nodes == 2 && ok == 0 {
+			t.Errorf("%d node(s): %d IBGDA points ok, %d waived", nodes, ok, waived)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
+			t.Errorf("%d node(s): no report: %v", nodes, err)
+		}
+	}
+}

@@ -185,6 +185,7 @@ func runSweeps(ctx context.Context, o *reproduceOptions, r runOptions, resFile s
 	ib := r
 	ib.Benches = []string{"rma/put/block", "rma/get/block", "rma/p", "rma/g", "latency/put/block", "latency/get/block", "latency/p", "latency/g"}
 	ib.Path, ib.Sizes, ib.LaunchSweep = "ibgda", "256,1M", false
+	ib.pathPerPoint = true // the file's header is the first sweep's: IBGDA's variables are these points' own
 	if why := harness.NICReason(); why != "" {
 		cfg, err := ib.config()
 		if err != nil {

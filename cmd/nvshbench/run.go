@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"reflect"
@@ -59,6 +60,10 @@ type runOptions struct {
 	// the options, as reproduce does): flags that select points are
 	// checked against the benchmarks that take them.
 	cmd *cobra.Command
+	// pathPerPoint: the variables --path sets are the points' own
+	// (params.env), not the run's (the header's): reproduce's remote sweep,
+	// appended to a file the other sweeps wrote without them.
+	pathPerPoint bool
 }
 
 // newRunOptions are options with the harness's default configuration,
@@ -227,6 +232,23 @@ func pathEnv(path string) map[string]string {
 		return map[string]string{"NVSHMEM_DISABLE_P2P": "1", "NVSHMEM_IB_ENABLE_IBGDA": "0"}
 	case "ibgda":
 		return map[string]string{"NVSHMEM_DISABLE_P2P": "1", "NVSHMEM_IB_ENABLE_IBGDA": "1"}
+	}
+	return map[string]string{}
+}
+
+// runPathEnv is what the run's environment adds for --path (the header
+// records it), or, with pathPerPoint, nothing: the variables go into every
+// point's own environment instead, which its workers start with.
+func runPathEnv(o *runOptions, cfg *harness.Config, plan *harness.Plan) map[string]string {
+	env := pathEnv(cfg.Path)
+	if !o.pathPerPoint || len(env) == 0 {
+		return env
+	}
+	for i := range plan.Items {
+		p := &plan.Items[i].Params
+		own := maps.Clone(env)
+		maps.Copy(own, p.Env)
+		p.Env = own
 	}
 	return map[string]string{}
 }
@@ -458,7 +480,7 @@ func measure(ctx context.Context, o *runOptions, stderr io.Writer) (*launcher.Su
 		host, _ := os.Hostname()
 		out = fmt.Sprintf("nvshbench-%s.jsonl", host) // the same command resumes it
 	}
-	extra := pathEnv(cfg.Path)
+	extra := runPathEnv(o, cfg, &plan)
 	addUIDPlugin(gpu, extra) // the workers' unique-ID bootstrap plugin, by its full path
 	if o.NVSHMEMNCCL == "off" {
 		extra["NVSHMEM_DISABLE_NCCL"] = "1"
@@ -787,7 +809,7 @@ func measureLaunched(ctx context.Context, o *runOptions, cfg *harness.Config, be
 		// under a launcher: the job's own name, with the start time.
 		out = fmt.Sprintf("nvshbench-%s-%dpes-%s.jsonl", l.By, l.Size, time.Now().Format("20060102-150405"))
 	}
-	extra := pathEnv(cfg.Path)
+	extra := runPathEnv(o, cfg, &plan)
 	boot, err := chooseBootstrap(gpu.plugins(), l)
 	if err != nil {
 		return nil, err

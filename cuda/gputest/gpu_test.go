@@ -129,6 +129,32 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int, suites ...string) {
 	if len(suites) == 0 {
 		suites = allSuites
 	}
+	ids := checkPoints(t, f, wantPEs, gpus)
+	// Every registered benchmark ran or was waived: a new one is covered
+	// here without being listed.
+	sizes := runSizes(f)
+	for _, b := range harness.All() {
+		suite, _, _ := strings.Cut(b.ID, "/")
+		if slices.Contains(suites, suite) && !ids[b.ID] && hasPointsAt(b, sizes) {
+			t.Errorf("%s was not run", b.ID)
+		}
+	}
+}
+
+// checkRows is check of a run of the rows named (each must have run or
+// been waived) instead of whole suites.
+func checkRows(t *testing.T, f *record.File, wantPEs, gpus int, rows ...string) {
+	ids := checkPoints(t, f, wantPEs, gpus)
+	for _, id := range rows {
+		if !ids[id] {
+			t.Errorf("%s was not run", id)
+		}
+	}
+}
+
+// checkPoints holds every point of f to what check asks of each, and
+// returns the benchmarks that have points.
+func checkPoints(t *testing.T, f *record.File, wantPEs, gpus int) map[string]bool {
 	if f.Header.PEs != wantPEs || len(f.Header.GPUs) != gpus || f.Header.NVSHMEM == "" {
 		t.Errorf("header: pes %d gpus %d nvshmem %q", f.Header.PEs, len(f.Header.GPUs), f.Header.NVSHMEM)
 	}
@@ -200,15 +226,7 @@ func check(t *testing.T, f *record.File, wantPEs, gpus int, suites ...string) {
 			t.Errorf("%s: effective path %q, want %s", p.ID, p.Effective, want)
 		}
 	}
-	// Every registered benchmark ran or was waived: a new one is covered
-	// here without being listed.
-	sizes := runSizes(f)
-	for _, b := range harness.All() {
-		suite, _, _ := strings.Cut(b.ID, "/")
-		if slices.Contains(suites, suite) && !ids[b.ID] && hasPointsAt(b, sizes) {
-			t.Errorf("%s was not run", b.ID)
-		}
-	}
+	return ids
 }
 
 func TestOnePE(t *testing.T) {

@@ -18,6 +18,20 @@ import (
 	"github.com/nvshbench/nvshbench/record"
 )
 
+// severalPEsRows are what TestSeveralPEsOnOneGPU runs of each point-to-point
+// family (a shape of each: bulk, scalar, load/store, strided, atomics,
+// signals, issue rates, round trips, ping-pongs, the floors and copy
+// references), and severalPEsMoE its MoE rows: every 3+-PE path of the shim
+// in a few minutes of one GPU (the whole of rma, latency and limit is over
+// 400 points a PE count, time-sliced).
+var (
+	severalPEsRows = []string{"rma/put/block", "rma/get/warp", "rma/p", "rma/g", "rma/ld", "rma/st", "rma/iput/block", "rma/atomic/fetch_add",
+		"rma/atomic/compare_swap", "rma/put-signal/block", "rma/rate/put-nbi/block", "limit/chase-peer", "limit/sm-copy", "latency/put/block",
+		"latency/get/thread", "latency/p", "latency/g", "latency/atomic/fetch_add", "latency/pingpong/signal", "latency/pingpong/put-signal",
+		"latency/quiet", "latency/put-signal"}
+	severalPEsMoE = []string{"moe/dispatch/nvshmem", "moe/combine/nvshmem"}
+)
+
 // TestSeveralPEsOnOneGPU: the RMA, latency and MoE rows with 4 and 8 PEs on
 // one GPU (functional: time-sliced PEs say nothing of links, NVSHMEM's team
 // collectives abort without MPS and NCCL refuses two ranks on one GPU, so
@@ -31,9 +45,9 @@ func TestSeveralPEsOnOneGPU(t *testing.T) {
 	for _, pes := range []int{4, 8} {
 		t.Run(fmt.Sprintf("%dpe", pes), func(t *testing.T) {
 			p, _ := shim(t)
-			f := nvshbench(t, 15*time.Minute, "run", "--shim", p, "--pes-per-gpu", strconv.Itoa(pes), "--sizes", "8,4096,1M", "--samples", "3",
-				"--warmup", "1", "--timeout", "120s", "--bidir", "--moe-tokens", "64,512", "rma", "limit", "latency", "moe")
-			check(t, f, pes, 1, "rma", "limit", "latency", "moe")
+			f := nvshbench(t, 8*time.Minute, append([]string{"run", "--shim", p, "--pes-per-gpu", strconv.Itoa(pes), "--sizes", "8,1M", "--samples", "3",
+				"--warmup", "1", "--timeout", "120s", "--bidir", "--moe-tokens", "64,512"}, append(severalPEsRows, severalPEsMoE...)...)...)
+			checkRows(t, f, pes, 1, append(severalPEsRows, severalPEsMoE...)...)
 			if h := f.Header.Pair; h == nil || h.From.PE != 0 || h.To.PE != 1 || h.Kind != record.PairSameGPU {
 				t.Errorf("header pair %v, want PE 0 → PE 1 on one GPU", h)
 			}
@@ -62,9 +76,9 @@ func TestSeveralPEsOnOneGPU(t *testing.T) {
 			if bidir == 0 || moe == 0 {
 				t.Errorf("%d bidirectional points and %d MoE points ran", bidir, moe)
 			}
-			g := nvshbench(t, 10*time.Minute, "run", "--shim", p, "--pes-per-gpu", strconv.Itoa(pes), "--pair", "2:3", "--sizes", "4096,1M",
-				"--samples", "3", "--warmup", "1", "--timeout", "120s", "--bidir", "rma", "limit", "latency")
-			check(t, g, pes, 1, "rma", "limit", "latency")
+			g := nvshbench(t, 8*time.Minute, append([]string{"run", "--shim", p, "--pes-per-gpu", strconv.Itoa(pes), "--pair", "2:3", "--sizes", "1M",
+				"--samples", "3", "--warmup", "1", "--timeout", "120s", "--bidir"}, severalPEsRows...)...)
+			checkRows(t, g, pes, 1, severalPEsRows...)
 			for _, pt := range g.Points {
 				if pt.Status == record.StatusOK && pt.Pair != nil && (pt.Pair.From.PE != 2 || pt.Pair.To.PE != 3 || pt.Params.Pair != "2:3") {
 					t.Errorf("--pair 2:3: %s %s measured %v", pt.ID, pt.Params.Key(), pt.Pair)
