@@ -161,230 +161,27 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("%s holds %d point(s) measured twice (first: %s): compare will not pick one; split the runs into their own files", f.Name, len(f.Duplicates), f.Duplicates[0])
 		}
 	}
-	res := &Result{}
+	c := &comparison{files: files, opt: opt, res: &Result{}, statWarn: map[string][]string{}, schemaRows: make([]int, len(files))}
+	c.thr = benchmath.DefaultThresholds
+	c.thr.CompareAlpha = opt.Alpha
 	for _, f := range files {
-		res.Files = append(res.Files, label(f))
+		c.res.Files = append(c.res.Files, label(f))
 	}
-	res.Warnings = append(res.Warnings, SetupDiffs(files)...)
-	var changes [][]libraryChange
-	for _, f := range files[1:] {
-		cs := libraryChanges(&files[0].Header, &f.Header)
-		changes = append(changes, cs)
-		var names []string
-		for _, c := range cs {
-			names = append(names, c.String())
-		}
-		res.Libraries = append(res.Libraries, names)
+	c.res.Warnings = append(c.res.Warnings, SetupDiffs(files)...)
+	c.libraries()
+	if err := c.index(); err != nil {
+		return nil, err
 	}
-	thr := benchmath.DefaultThresholds
-	thr.CompareAlpha = opt.Alpha
-
-	// Points are matched on ID + params as the newest schema among the
-	// files writes them (schema.go).
-	measured, fused := map[string]bool{}, map[string]bool{} // collectives of schema-2 files
-	for _, f := range files {
-		if f.Header.Schema < 2 {
-			continue
-		}
-		for _, p := range f.Points {
-			if strings.HasPrefix(p.ID, "collectives/") {
-				measured[p.ID] = true
-				fused[p.ID] = fused[p.ID] || p.Params.Launch == record.LaunchFused
-			}
-		}
-	}
-	schema := func(i int) int { return files[i].Header.Schema }
-	index := make([]map[string]*record.Point, len(files))
-	failed := make([]map[string]*record.Point, len(files)) // not measured: error, failed verification, waived
-	inferred := false
-	for i, f := range files {
-		index[i], failed[i] = map[string]*record.Point{}, map[string]*record.Point{}
-		for j := range f.Points {
-			p := &f.Points[j]
-			if f.Header.Schema < 2 {
-				q := *p
-				inferred = upgrade(&q, measured, fused) || inferred
-				p = &q
-			}
-			k := p.MatchKey()
-			if p.Status == record.StatusOK && len(p.Samples) > 0 {
-				// Two measurements of one point are refused by the reader's
-				// check (Duplicates); two that became one here are too.
-				if first := index[i][k]; first != nil {
-					return nil, fmt.Errorf("%s holds two points that are one in schema %d (%s %s and %s %s): compare will not pick one", f.Name, record.SchemaVersion, first.ID, first.Params.Key(), f.Points[j].ID, f.Points[j].Params.Key())
-				}
-				index[i][k] = p
-			} else {
-				failed[i][k] = p
-			}
-		}
-	}
-	if inferred {
-		res.Notes = append(res.Notes, inferredLaunch)
-	}
-	why := func(p *record.Point) string {
-		if p == nil {
-			return "missing"
-		}
-		if p.Status == record.StatusOK {
-			return "no samples"
-		}
-		return string(p.Status) + ": " + p.Reason
-	}
-	// The statistics' warnings (too few samples, ...) come once each with
-	// a count, not once per point: a quick run would print hundreds.
-	statWarn := map[string][]string{}
-	defer func() {
-		for _, w := range slices.Sorted(maps.Keys(statWarn)) {
-			pts := statWarn[w]
-			if len(pts) == 1 {
-				res.addWarning(fmt.Sprintf("%s: %s", pts[0], w))
-			} else {
-				res.addWarning(fmt.Sprintf("%d points: %s (e.g. %s)", len(pts), w, pts[0]))
-			}
-		}
-	}()
-	schemaRows := make([]int, len(files)) // per other file: rows that changed with the schema
-	keys := make([]string, 0, len(index[0]))
-	for k := range index[0] {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(c.points[0]))
 	for _, k := range keys {
-		base := index[0][k]
-		metric := record.PrimaryMetric(base)
-		if metric == "" {
-			continue
-		}
-		bv, unit, err := record.SampleValues(base, metric)
-		if err != nil {
-			continue
-		}
-		row := Row{ID: base.ID, Key: base.Params.Key(), Params: base.Params, Metric: metric, Unit: unit}
-		bs := benchmath.NewSample(bv, &thr)
-		row.Base = benchmath.AssumeNothing.Summary(bs, opt.Confidence)
-		complete, any := true, false
-		for i := 1; i < len(files); i++ {
-			other, ok := index[i][k]
-			if !ok {
-				any = true // shown: the base measured it, this file did not
-				row.Others = append(row.Others, benchmath.Summary{Center: math.NaN()})
-				row.Cmp = append(row.Cmp, benchmath.Comparison{})
-				row.Deltas = append(row.Deltas, "?")
-				row.Slowdown = append(row.Slowdown, math.NaN())
-				row.Step = append(row.Step, 0)
-				row.Unresolved = append(row.Unresolved, false)
-				row.Regress = append(row.Regress, false)
-				if w := gone(base, schema(0), schema(i), fused); w != "" && failed[i][k] == nil {
-					row.Failed = append(row.Failed, "")
-					row.SchemaChanged = append(row.SchemaChanged, w)
-					schemaRows[i]++
-					continue
-				}
-				complete = false
-				row.Failed = append(row.Failed, why(failed[i][k]))
-				row.SchemaChanged = append(row.SchemaChanged, "")
-				if !opt.AllowFailed {
-					res.Failures++
-				}
-				continue
-			}
-			any = true
-			row.Failed = append(row.Failed, "")
-			ov, _, err := record.SampleValues(other, metric)
-			if err != nil {
-				return nil, err
-			}
-			os := benchmath.NewSample(ov, &thr)
-			sum := benchmath.AssumeNothing.Summary(os, opt.Confidence)
-			c := benchmath.AssumeNothing.Compare(bs, os)
-			delta := c.FormatDelta(row.Base.Center, sum.Center)
-			slow := Slowdown(row.Base.Center, sum.Center, unit)
-			significant := c.P < c.Alpha
-			// A quantized timer: a difference of one step is below what it
-			// resolves; a larger one counts less that step.
-			step, unresolved, gate := TimerStep(base.Samples, other.Samples), false, slow
-			if step > 0 {
-				dt := math.Abs(median(other.Samples) - median(base.Samples))
-				if dt <= step*(1+1e-6) {
-					unresolved = true
-				} else {
-					gate = slow * (dt - step) / dt
-				}
-			}
-			if significant && unresolved {
-				delta = "~"
-			}
-			meaning := changed(base, schema(0), schema(i))
-			if meaning != "" {
-				schemaRows[i]++
-			}
-			regress := significant && !unresolved && meaning == "" && gate > opt.Threshold
-			if regress {
-				res.Regressions++
-			}
-			row.Others = append(row.Others, sum)
-			row.Cmp = append(row.Cmp, c)
-			row.Deltas = append(row.Deltas, delta)
-			row.Slowdown = append(row.Slowdown, slow)
-			row.Step = append(row.Step, step)
-			row.Unresolved = append(row.Unresolved, unresolved)
-			row.Regress = append(row.Regress, regress)
-			row.SchemaChanged = append(row.SchemaChanged, meaning)
-			for _, w := range append(append([]error{}, c.Warnings...), sum.Warnings...) {
-				statWarn[w.Error()] = append(statWarn[w.Error()], row.ID+" "+row.Key)
-			}
-		}
-		if !complete {
-			res.Unmatched = append(res.Unmatched, k)
-		}
-		if any {
-			attribute(&row, base.Code, changes)
-			res.Rows = append(res.Rows, row)
+		if err := c.row(k); err != nil {
+			return nil, err
 		}
 	}
 	for i := 1; i < len(files); i++ {
-		for k := range index[i] {
-			if _, ok := index[0][k]; !ok {
-				res.Unmatched = append(res.Unmatched, k)
-				res.CandidateOnly++
-			}
-		}
-		// A candidate's errors and failed checks count even where the base
-		// has no measurement of the point.
-		for k, p := range failed[i] {
-			if _, retried := index[i][k]; retried {
-				continue // an error a resumed run measured again
-			}
-			if _, ok := index[0][k]; ok || p.Status == record.StatusWaived {
-				continue
-			}
-			row := Row{ID: p.ID, Key: p.Params.Key(), Params: p.Params, Base: benchmath.Summary{Center: math.NaN()}}
-			for j := 1; j < len(files); j++ {
-				row.Others = append(row.Others, benchmath.Summary{Center: math.NaN()})
-				row.Cmp = append(row.Cmp, benchmath.Comparison{})
-				row.Deltas = append(row.Deltas, "?")
-				row.Slowdown = append(row.Slowdown, math.NaN())
-				row.Step = append(row.Step, 0)
-				row.Unresolved = append(row.Unresolved, false)
-				row.Regress = append(row.Regress, false)
-				row.SchemaChanged = append(row.SchemaChanged, "")
-				f := ""
-				if j == i {
-					f = why(p)
-				}
-				row.Failed = append(row.Failed, f)
-			}
-			attribute(&row, p.Code, changes)
-			res.Rows = append(res.Rows, row)
-			if !opt.AllowFailed {
-				res.Failures++
-			}
-		}
-		if n := schemaRows[i]; n > 0 {
-			res.addWarning(fmt.Sprintf("%s is results schema %d and %s schema %d: %d row(s) measure something else in one of them or exist in one only (\"schema changed\"): shown, not gated", res.Files[0], schema(0), res.Files[i], schema(i), n))
-		}
+		c.candidateOnly(i)
 	}
+	res := c.res
 	sort.Strings(res.Unmatched)
 	sort.SliceStable(res.Rows, func(i, j int) bool {
 		a, b := &res.Rows[i], &res.Rows[j]
@@ -408,7 +205,258 @@ func Compare(files []*record.File, opt Options) (*Result, error) {
 	if matched == 0 {
 		return nil, fmt.Errorf("no measured point of %s matches a measured point of the others (same benchmark ID and parameters)", res.Files[0])
 	}
+	c.statWarnings()
 	return res, nil
+}
+
+// comparison is one Compare in progress: the files, every file's points by
+// match key (measured, and not: error, failed verification, waived), and
+// what the rows found so far.
+type comparison struct {
+	files          []*record.File
+	opt            Options
+	thr            benchmath.Thresholds
+	res            *Result
+	changes        [][]libraryChange // per other file: its library versions against the base's
+	fused          map[string]bool   // collectives of schema-2 files that ran fused
+	points, failed []map[string]*record.Point
+	schemaRows     []int               // per other file: rows that changed with the schema
+	statWarn       map[string][]string // the statistics' warnings, each with its points
+}
+
+func (c *comparison) schema(i int) int { return c.files[i].Header.Schema }
+
+// libraries: each other file's NVSHMEM and NCCL version changes.
+func (c *comparison) libraries() {
+	for _, f := range c.files[1:] {
+		cs := libraryChanges(&c.files[0].Header, &f.Header)
+		c.changes = append(c.changes, cs)
+		var names []string
+		for _, ch := range cs {
+			names = append(names, ch.String())
+		}
+		c.res.Libraries = append(c.res.Libraries, names)
+	}
+}
+
+// index files every file's points by match key, as the newest schema among
+// the files writes them (schema.go: an older file's collectives get the
+// launch mode it implied).
+func (c *comparison) index() error {
+	measured, fused := map[string]bool{}, map[string]bool{} // collectives of schema-2 files
+	for _, f := range c.files {
+		if f.Header.Schema < 2 {
+			continue
+		}
+		for _, p := range f.Points {
+			if strings.HasPrefix(p.ID, "collectives/") {
+				measured[p.ID] = true
+				fused[p.ID] = fused[p.ID] || p.Params.Launch == record.LaunchFused
+			}
+		}
+	}
+	c.fused = fused
+	c.points, c.failed = make([]map[string]*record.Point, len(c.files)), make([]map[string]*record.Point, len(c.files))
+	inferred := false
+	for i, f := range c.files {
+		c.points[i], c.failed[i] = map[string]*record.Point{}, map[string]*record.Point{}
+		for j := range f.Points {
+			p := &f.Points[j]
+			if f.Header.Schema < 2 {
+				q := *p
+				inferred = upgrade(&q, measured, fused) || inferred
+				p = &q
+			}
+			k := p.MatchKey()
+			if p.Status != record.StatusOK || len(p.Samples) == 0 {
+				c.failed[i][k] = p
+				continue
+			}
+			// Two measurements of one point are refused by the reader's
+			// check (Duplicates); two that became one here are too.
+			if first := c.points[i][k]; first != nil {
+				return fmt.Errorf("%s holds two points that are one in schema %d (%s %s and %s %s): compare will not pick one", f.Name, record.SchemaVersion, first.ID, first.Params.Key(), f.Points[j].ID, f.Points[j].Params.Key())
+			}
+			c.points[i][k] = p
+		}
+	}
+	if inferred {
+		c.res.Notes = append(c.res.Notes, inferredLaunch)
+	}
+	return nil
+}
+
+// why says why a file has no measurement of a point (p: its record there).
+func why(p *record.Point) string {
+	if p == nil {
+		return "missing"
+	}
+	if p.Status == record.StatusOK {
+		return "no samples"
+	}
+	return string(p.Status) + ": " + p.Reason
+}
+
+// row compares the base's point k with every other file's (a cell each,
+// measured or not) and adds the row.
+func (c *comparison) row(k string) error {
+	base := c.points[0][k]
+	metric := record.PrimaryMetric(base)
+	if metric == "" {
+		return nil
+	}
+	bv, unit, err := record.SampleValues(base, metric)
+	if err != nil {
+		return nil
+	}
+	row := Row{ID: base.ID, Key: base.Params.Key(), Params: base.Params, Metric: metric, Unit: unit}
+	bs := benchmath.NewSample(bv, &c.thr)
+	row.Base = benchmath.AssumeNothing.Summary(bs, c.opt.Confidence)
+	complete := true
+	for i := 1; i < len(c.files); i++ {
+		other, ok := c.points[i][k]
+		if !ok {
+			// Shown: the base measured it, this file did not (a schema's
+			// change, or a failure).
+			row.addNone()
+			if w := gone(base, c.schema(0), c.schema(i), c.fused); w != "" && c.failed[i][k] == nil {
+				row.Failed = append(row.Failed, "")
+				row.SchemaChanged = append(row.SchemaChanged, w)
+				c.schemaRows[i]++
+				continue
+			}
+			complete = false
+			row.Failed = append(row.Failed, why(c.failed[i][k]))
+			row.SchemaChanged = append(row.SchemaChanged, "")
+			if !c.opt.AllowFailed {
+				c.res.Failures++
+			}
+			continue
+		}
+		row.Failed = append(row.Failed, "")
+		if err := c.cell(&row, base, other, bs, i); err != nil {
+			return err
+		}
+	}
+	if !complete {
+		c.res.Unmatched = append(c.res.Unmatched, k)
+	}
+	attribute(&row, base.Code, c.changes)
+	c.res.Rows = append(c.res.Rows, row)
+	return nil
+}
+
+// cell compares file i's point with the base's (bs: the base's sample) in
+// row: the change, whether it is significant and beyond the timer's grid,
+// and whether it is a regression.
+func (c *comparison) cell(row *Row, base, other *record.Point, bs *benchmath.Sample, i int) error {
+	ov, _, err := record.SampleValues(other, row.Metric)
+	if err != nil {
+		return err
+	}
+	os := benchmath.NewSample(ov, &c.thr)
+	sum := benchmath.AssumeNothing.Summary(os, c.opt.Confidence)
+	cmp := benchmath.AssumeNothing.Compare(bs, os)
+	delta := cmp.FormatDelta(row.Base.Center, sum.Center)
+	slow := Slowdown(row.Base.Center, sum.Center, row.Unit)
+	significant := cmp.P < cmp.Alpha
+	// A quantized timer: a difference of one step is below what it
+	// resolves; a larger one counts less that step.
+	step, unresolved, gate := TimerStep(base.Samples, other.Samples), false, slow
+	if step > 0 {
+		dt := math.Abs(median(other.Samples) - median(base.Samples))
+		if dt <= step*(1+1e-6) {
+			unresolved = true
+		} else {
+			gate = slow * (dt - step) / dt
+		}
+	}
+	if significant && unresolved {
+		delta = "~"
+	}
+	meaning := changed(base, c.schema(0), c.schema(i))
+	if meaning != "" {
+		c.schemaRows[i]++
+	}
+	regress := significant && !unresolved && meaning == "" && gate > c.opt.Threshold
+	if regress {
+		c.res.Regressions++
+	}
+	row.Others = append(row.Others, sum)
+	row.Cmp = append(row.Cmp, cmp)
+	row.Deltas = append(row.Deltas, delta)
+	row.Slowdown = append(row.Slowdown, slow)
+	row.Step = append(row.Step, step)
+	row.Unresolved = append(row.Unresolved, unresolved)
+	row.Regress = append(row.Regress, regress)
+	row.SchemaChanged = append(row.SchemaChanged, meaning)
+	for _, w := range append(append([]error{}, cmp.Warnings...), sum.Warnings...) {
+		c.statWarn[w.Error()] = append(c.statWarn[w.Error()], row.ID+" "+row.Key)
+	}
+	return nil
+}
+
+// addNone adds a file's cell with no measurement to the row (its Failed
+// and SchemaChanged said by the caller).
+func (r *Row) addNone() {
+	r.Others = append(r.Others, benchmath.Summary{Center: math.NaN()})
+	r.Cmp = append(r.Cmp, benchmath.Comparison{})
+	r.Deltas = append(r.Deltas, "?")
+	r.Slowdown = append(r.Slowdown, math.NaN())
+	r.Step = append(r.Step, 0)
+	r.Unresolved = append(r.Unresolved, false)
+	r.Regress = append(r.Regress, false)
+}
+
+// candidateOnly: candidate i's points the base lacks (unmatched), and its
+// errors and failed checks, which count even where the base has no
+// measurement of the point; and the rows that changed with the schema.
+func (c *comparison) candidateOnly(i int) {
+	for k := range c.points[i] {
+		if _, ok := c.points[0][k]; !ok {
+			c.res.Unmatched = append(c.res.Unmatched, k)
+			c.res.CandidateOnly++
+		}
+	}
+	for k, p := range c.failed[i] {
+		if _, retried := c.points[i][k]; retried {
+			continue // an error a resumed run measured again
+		}
+		if _, ok := c.points[0][k]; ok || p.Status == record.StatusWaived {
+			continue
+		}
+		row := Row{ID: p.ID, Key: p.Params.Key(), Params: p.Params, Base: benchmath.Summary{Center: math.NaN()}}
+		for j := 1; j < len(c.files); j++ {
+			row.addNone()
+			row.SchemaChanged = append(row.SchemaChanged, "")
+			f := ""
+			if j == i {
+				f = why(p)
+			}
+			row.Failed = append(row.Failed, f)
+		}
+		attribute(&row, p.Code, c.changes)
+		c.res.Rows = append(c.res.Rows, row)
+		if !c.opt.AllowFailed {
+			c.res.Failures++
+		}
+	}
+	if n := c.schemaRows[i]; n > 0 {
+		c.res.addWarning(fmt.Sprintf("%s is results schema %d and %s schema %d: %d row(s) measure something else in one of them or exist in one only (\"schema changed\"): shown, not gated", c.res.Files[0], c.schema(0), c.res.Files[i], c.schema(i), n))
+	}
+}
+
+// statWarnings adds the statistics' warnings (too few samples, ...) once
+// each with a count, not once per point: a quick run would print hundreds.
+func (c *comparison) statWarnings() {
+	for _, w := range slices.Sorted(maps.Keys(c.statWarn)) {
+		pts := c.statWarn[w]
+		if len(pts) == 1 {
+			c.res.addWarning(fmt.Sprintf("%s: %s", pts[0], w))
+		} else {
+			c.res.addWarning(fmt.Sprintf("%d points: %s (e.g. %s)", len(pts), w, pts[0]))
+		}
+	}
 }
 
 func (r *Result) addWarning(w string) {

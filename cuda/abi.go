@@ -54,7 +54,10 @@ const (
 	MaxPEs              = 64
 	MaxLinks            = 36        // NB_MAX_LINKS: NVLinks a GPU may have
 	MaxGather           = 512 << 10 // bytes one PE passes to Gather: a point's result with 10000 samples
-	ABIVersion          = 6
+	MaxValues           = 8         // NB_MAX_VALUES: named values a point's result holds
+	ValueNameLen        = 24        // NB_VALUE_NAME: bytes of a value's name, the NUL included
+	ValueUnitLen        = 8         // NB_VALUE_UNIT: bytes of a value's unit, the NUL included
+	ABIVersion          = 7
 	OpNameLen           = shim.OpNameLen // NB_OP_NAME: bytes of nb_args.op, the NUL included
 	maxKernelSamples    = 100000         // in-kernel times kept per point
 	InitUID             = 0              // unique-ID bootstrap: the controller passes the ID
@@ -65,6 +68,7 @@ const (
 var ABIConstants = map[string]int{
 	"NB_ABI_VERSION": ABIVersion, "NB_ERR": StatusErr, "NB_UNREACHABLE": StatusUnreachable, "NB_NOT_CAPTURABLE": StatusNotCapturable,
 	"NB_MAX_PES": MaxPEs, "NB_MAX_LINKS": MaxLinks, "NB_OP_NAME": OpNameLen,
+	"NB_MAX_VALUES": MaxValues, "NB_VALUE_NAME": ValueNameLen, "NB_VALUE_UNIT": ValueUnitLen,
 	"NB_SCOPE_THREAD": ScopeThread, "NB_SCOPE_WARP": ScopeWarp, "NB_SCOPE_BLOCK": ScopeBlock,
 	"NB_IMPL_NVSHMEM_DEVICE": ImplNVSHMEMDevice, "NB_IMPL_NVSHMEM_STREAM": ImplNVSHMEMStream, "NB_IMPL_OUR_ONESHOT": ImplOurOneShot,
 	"NB_IMPL_OUR_TWOSHOT": ImplOurTwoShot, "NB_IMPL_NCCL": ImplNCCL,
@@ -137,6 +141,20 @@ func (a *Args) SetNCCL(algo, proto string) {
 // NCCLProtoString is the forced NCCL protocol ("" = NCCL's choice).
 func (a *Args) NCCLProtoString() string { return cstr(a.NCCLProto[:]) }
 
+// Value mirrors nb_value: a named value of a point, in a unit of the
+// readers' ("s", "B/s", "1").
+type Value struct {
+	Value float64
+	Name  [ValueNameLen]byte
+	Unit  [ValueUnitLen]byte
+}
+
+// NameString is the value's name.
+func (v *Value) NameString() string { return cstr(v.Name[:]) }
+
+// UnitString is the value's unit.
+func (v *Value) UnitString() string { return cstr(v.Unit[:]) }
+
 // Result mirrors nb_result: one point's outcome on this PE.
 type Result struct {
 	Bytes      int64 // payload this PE moved per operation
@@ -148,11 +166,41 @@ type Result struct {
 	NSamples   int64
 	NKernel    int64 // in-kernel per-iteration times returned
 	WorkSet    int64 // bytes of the largest buffer one GPU serves for the point
+	Values     [MaxValues]Value
 	Initiator  int32
 	Iters      int32 // loop iterations per timed launch, agreed by every PE
 	OpsPerIter int32 // operations per iteration (atomics: one per thread)
 	FailedPE   int32 // on error: the PE that failed first
+	NValues    int32 // values written to Values
+	pad        int32
 	Detail     [256]byte
+}
+
+// NamedValues are the values the point's result carries, or why they
+// cannot be read: a count beyond the array (a result the shim did not
+// write whole).
+func (r *Result) NamedValues() ([]Value, error) {
+	if r.NValues < 0 || r.NValues > MaxValues {
+		return nil, fmt.Errorf("the shim's result says %d values; it holds %d", r.NValues, MaxValues)
+	}
+	return r.Values[:r.NValues], nil
+}
+
+// PutValue adds a named value as the shim's put_value does (the fake's):
+// one that does not fit fails, naming it.
+func (r *Result) PutValue(name, unit string, v float64) error {
+	if r.NValues < 0 || r.NValues >= MaxValues {
+		return fmt.Errorf("the value %s does not fit: a point's result holds %d values", name, MaxValues)
+	}
+	o := &r.Values[r.NValues]
+	if len(name) >= len(o.Name) || len(unit) >= len(o.Unit) {
+		return fmt.Errorf("the value %s (%s): a name holds %d bytes, a unit %d", name, unit, len(o.Name)-1, len(o.Unit)-1)
+	}
+	*o = Value{Value: v}
+	copy(o.Name[:], name)
+	copy(o.Unit[:], unit)
+	r.NValues++
+	return nil
 }
 
 // OpsPerSample is the operations one sample (one timed launch) covers.

@@ -79,7 +79,7 @@ func TestStructLayoutsMatchTheHeader(t *testing.T) {
 	structs := []struct {
 		c string
 		v any
-	}{{"nb_args", Args{}}, {"nb_result", Result{}}, {"nb_info", Info{}}, {"nb_links", Links{}}}
+	}{{"nb_args", Args{}}, {"nb_value", Value{}}, {"nb_result", Result{}}, {"nb_info", Info{}}, {"nb_links", Links{}}}
 	var prog strings.Builder
 	prog.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include \"nvshbench.h\"\nint main(void) {\n")
 	var want []string

@@ -4,13 +4,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/nvshbench/nvshbench/cuda/shim"
 )
 
 // Fake implements Lib without a GPU: the H200-like GPUs of a fake node or
@@ -31,7 +32,12 @@ import (
 //	                               pinned 3.4.5): the rows of a newer one are waived as the
 //	                               shim waives them (fakeNewer)
 //	NVSHBENCH_FAKE_CE_ON_SM=1      the copy engine's copies need an SM: its rows' SM check
-//	                               says so (fakeSMNote; default: they need none)
+//	                               says so (fakeCEValues; default: they need none)
+//	NVSHBENCH_FAKE_BAD_VALUE=unknown|unit|many|range  a point with named values (the copy
+//	                               engine's rows) gives one more of a name no reader
+//	                               declares, one in another unit, or more than the result
+//	                               holds (the shim's put_value then fails the point), or
+//	                               its ce_sm_free as 2 (outside its declared 0..1)
 type Fake struct {
 	rank, nranks int
 	inited       bool
@@ -366,12 +372,15 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 			copy(r.Detail[:], "byte 0: got 0x00, want 0x5a")
 		}
 	}
-	if note := fakeCENote(a, op); err == nil && r.Initiator != 0 && r.Errors == 0 && note != "" {
-		copy(r.Detail[:len(r.Detail)-1], note) // the shim's end hook writes it (255 bytes at most); its check keeps it where it found nothing wrong
+	if err == nil && r.Initiator != 0 {
+		err = fakeCEValues(a, op, &r) // the shim's end hook gives them, before the check
 	}
-	st := int64(0)
+	st := int64(0) // this PE's status, as the shim's last agreement shares it
 	if err != nil {
-		st = 1
+		st = StatusErr
+		if ce, ok := err.(*Error); ok {
+			st = int64(ce.Status)
+		}
 	}
 	var pl []byte
 	for _, v := range []int64{st, r.Errors, r.Checked, r.Bytes} {
@@ -382,8 +391,12 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 		return Timing{}, Result{FailedPE: -1}, merr
 	}
 	for q, p := range all {
-		if binary.LittleEndian.Uint64(p) != 0 && err == nil {
+		switch qst := int64(binary.LittleEndian.Uint64(p)); {
+		case qst == 0 || err != nil:
+		case qst == StatusUnreachable:
 			err = &Error{Op: name, Status: StatusUnreachable, Msg: fmt.Sprintf("PE %d: not reachable by load/store", q)}
+		default:
+			err = &Error{Op: name, Status: int(qst), Msg: fmt.Sprintf("PE %d failed the point", q)}
 		}
 		r.JobErrors += int64(binary.LittleEndian.Uint64(p[8:]))
 		r.JobChecked += int64(binary.LittleEndian.Uint64(p[16:]))
@@ -710,109 +723,169 @@ func scopeGroups(a Args) int32 {
 // fakePerSMCompute: a bytes-per-SM compute kernel, which moves no bytes
 // (persm.cuh's pm_bytes) and takes 0 CTAs, on every SM (no transfer
 // budget), as pm_validate does.
-func fakePerSMCompute(op string) bool { return op == "rma.pm_fma" || op == "rma.pm_mma" }
-
-// fakeCENote is the shim's note on a copy-engine point (persm.cuh's
-// pm_end; "": not such a point): the SM check's answer (fakeSMNote), then
-// a fed compute's note (fakeFedNote) past "; ".
-func fakeCENote(a Args, op Op) string {
-	sm, fed := fakeSMNote(a, op), fakeFedNote(a, op)
-	if sm != "" && fed != "" {
-		return sm + "; " + fed
-	}
-	return sm + fed
+func fakePerSMCompute(op string) bool {
+	_, ok := fakePerSMKind(op, 0)
+	return ok
 }
 
-// fakeSMNote is the shim's answer to whether a copy-engine point's copies
-// need an SM (persm.cuh's pm_sm_note; "": not such a point, the copy
-// engine alone or beside a compute kernel, or a compute kernel it feeds):
-// a copy ran while a kernel held every CTA slot (32 CTAs of 32 threads on
-// each of the fake's 132 SMs), or with NVSHBENCH_FAKE_CE_ON_SM=1 it waited.
-func fakeSMNote(a Args, op Op) string {
-	ce, ok := LookupOp("rma.pm_ce")
-	if !ok || op.Name != ce.Name && !(fakePerSMCompute(op.Name) && int(a.Impl) == ce.Value) {
-		return ""
+// fakePerSMKind finds a bytes-per-SM mechanism or compute kernel of the
+// shim's lists by its entry's name (code 0) or by its code (op ""): the
+// mechanism (nil for a compute kernel), and whether either is.
+func fakePerSMKind(op string, code int) (*shim.PerSMMechanism, bool) {
+	for _, m := range shim.PerSMMechanisms() {
+		if m.Op == op || code != 0 && m.Code == code {
+			return &m, true
+		}
 	}
-	how := "ran"
+	for _, c := range shim.PerSMComputes() {
+		if c.Op == op || code != 0 && c.Code == code {
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
+// fakeNoSM: a mechanism of no SM of ours (the copy engine's).
+func fakeNoSM(m *shim.PerSMMechanism) bool { return m != nil && !m.SMs }
+
+// fakeCEValues gives a copy-engine point the shim's values (persm.cuh's
+// pm_end; nothing where not such a point): the SM check's answer on every
+// point of the copy engine alone or beside a compute kernel and of a
+// compute kernel it feeds (a copy ran while a kernel held every CTA slot;
+// with NVSHBENCH_FAKE_CE_ON_SM=1 it waited), then a fed compute's
+// (fakeFedValues). NVSHBENCH_FAKE_BAD_VALUE adds one the readers refuse.
+func fakeCEValues(a Args, op Op, r *Result) error {
+	self, _ := fakePerSMKind(op.Name, 0)
+	partner, _ := fakePerSMKind("", int(a.Impl))
+	if !fakeNoSM(self) && !(fakePerSMCompute(op.Name) && fakeNoSM(partner)) {
+		return nil
+	}
+	if err := fakeFedValues(a, op, r); err != nil {
+		return err
+	}
+	free := 1.0
 	if envInt("NVSHBENCH_FAKE_CE_ON_SM") == 1 {
-		how = "waited"
+		free = 0
 	}
-	return fmt.Sprintf("copy engine SM check: %s while %d CTAs held every slot", how, 32*132)
+	if os.Getenv("NVSHBENCH_FAKE_BAD_VALUE") == "range" {
+		free = 2
+	}
+	if err := r.PutValue("ce_sm_free", "1", free); err != nil {
+		return &Error{Op: op.Name, Status: StatusErr, Msg: err.Error()}
+	}
+	var err error
+	switch os.Getenv("NVSHBENCH_FAKE_BAD_VALUE") {
+	case "unknown":
+		err = r.PutValue("ce_idle", "1", 0.5)
+	case "unit":
+		err = r.PutValue("ce_busy", "%", 99.5)
+	case "many":
+		for i := 0; err == nil; i++ {
+			err = r.PutValue(fmt.Sprintf("ce_extra_%d", i), "1", 1)
+		}
+	}
+	if err != nil {
+		return &Error{Op: op.Name, Status: StatusErr, Msg: err.Error()}
+	}
+	return nil
 }
 
-// fakeFedNote is the shim's note on a compute kernel fed copies by the
-// copy engine beside it (persm.cuh's pm_end; "": not such a row): the
+// fakeFedValues gives a compute kernel fed copies by the copy engine
+// beside it (pm_feed.cuh's pm_end_fed; nothing where not such a row) the
 // fake's copy engine busy 99.5 % of every window, moving fakePerSM's rate
 // of the copy engine beside a compute kernel, its feeder's calls 2 µs a
-// copy; spans of k copies (50 µs of copying, 1 to 128), PM_FEED_AHEAD_MS
-// (2 ms) of them queued (4 to 512, at most 512 copies). The shim judges a
-// launch under 90 % busy only where a copy takes twice the feeder's calls
-// (PM_FEED_HEADROOM); the fake's copy engine is busy 99.5 % unless its
-// copy is shorter than the feeder's calls, where the share would be about
-// copy / calls: under 90 % below 0.9 of them, and then not judged.
-func fakeFedNote(a Args, op Op) string {
-	ce, ok := LookupOp("rma.pm_ce")
-	if !fakePerSMCompute(op.Name) || !ok || int(a.Impl) != ce.Value {
-		return ""
+// copy. The shim judges a launch under 90 % busy only where a copy takes
+// twice the feeder's calls (PM_FEED_HEADROOM); the fake's copy engine is
+// busy 99.5 % unless its copy is shorter than the feeder's calls, where
+// the share would be about copy / calls: under 90 % below 0.9 of them, and
+// then not judged: the two times only.
+func fakeFedValues(a Args, op Op, r *Result) error {
+	m, _ := fakePerSMKind("", int(a.Impl))
+	if !fakePerSMCompute(op.Name) || !fakeNoSM(m) {
+		return nil
 	}
+	copies, _ := LookupOp(m.Op)
 	b := a
 	b.Impl = int32(op.Value)
-	t, _ := fakePerSM(b, ce)
+	t, _ := fakePerSM(b, copies)
 	const feed = 2e-6
-	if feed*0.9 > t {
-		return fmt.Sprintf("copy engine busy: not judged: a copy of %d B takes %.4g us, within twice the feeder's enqueue time (the feeder's calls %.4g us a copy at the most; %d of %d launches)",
-			a.Size, t*1e6, feed*1e6, a.Samples, a.Samples)
+	type value struct {
+		name, unit string
+		v          float64
 	}
-	k := min(max(int(math.Ceil(50e-6/t)), 1), 128)
-	depth := min(max(int(math.Ceil(2e-3/(float64(k)*t))), 4), max(4, 512/k))
-	return fmt.Sprintf("copy engine busy %.1f %% of the timed window at the least (%d launches of 1 ms or more), moving %.4g B/s beside the compute; a copy %.4g us, the feeder's calls %.4g us a copy at the most (%d copies between two events, %d spans queued)",
-		99.5, a.Samples, float64(a.Size)/t, t*1e6, feed*1e6, k, depth)
+	var vals []value
+	if feed*0.9 <= t {
+		vals = append(vals, value{"ce_busy", "1", 0.995}, value{"ce_bytes_per_s", "B/s", float64(a.Size) / t})
+	}
+	vals = append(vals, value{"ce_copy_s", "s", t}, value{"ce_feed_s", "s", feed})
+	for _, v := range vals {
+		if err := r.PutValue(v.name, v.unit, v.v); err != nil {
+			return &Error{Op: op.Name, Status: StatusErr, Msg: err.Error()}
+		}
+	}
+	return nil
 }
 
 // fakePerSM models the bytes-per-SM rows (persm.cuh): a mechanism's GB/s
 // grows with its SMs up to its peak (GB/s an SM, peak, the size at half
-// its peak); the copy engine uses none and needs large transfers. A compute
-// kernel's iteration takes 4 µs (fma) or 9 µs (mma) on the SMs outside the
-// budget (every SM at budget 0), scaled to 132 SMs. Beside each other, the
-// transfer loses 10 % and the compute 5 % (mma 15 % beside SM stores); the
-// copy engine, on no SM, loses 2 % beside a compute kernel on every SM and
-// costs it 1 %. ok false: not such a row.
+// its peak; a mechanism without a model of its own as st's); one with no
+// SM of ours (the copy engine) uses none and needs large transfers. A
+// compute kernel's iteration takes 4 µs (fma; another without a model as
+// fma's) or 9 µs (mma) on the SMs outside the budget (every SM at budget
+// 0), scaled to 132 SMs. Beside each other, the transfer loses 10 % and
+// the compute 5 % (mma 15 % beside SM stores); the copy engine, on no SM,
+// loses 2 % beside a compute kernel on every SM and costs it 1 %. ok
+// false: not such a row.
 func fakePerSM(a Args, op Op) (float64, bool) {
 	type model struct{ perSM, peak, half float64 }
 	models := map[string]model{
 		"rma.pm_st": {20e9, 2000e9, 64 << 10}, "rma.pm_tma": {60e9, 2200e9, 16 << 10}, "rma.pm_put": {15e9, 1800e9, 256 << 10},
 		"rma.pm_lsa": {20e9, 1950e9, 64 << 10}, "rma.pm_ce": {0, 2100e9, 32 << 20},
 	}
-	partner := ""
-	for name, o := range Ops() {
-		if o.Value == int(a.Impl) && a.Impl != 0 && strings.HasPrefix(name, "rma.pm_") {
-			partner = name
+	self, known := fakePerSMKind(op.Name, 0)
+	if !known {
+		return 0, false
+	}
+	partner, beside := "", false
+	if pm, ok := fakePerSMKind("", int(a.Impl)); ok && a.Impl != 0 {
+		beside = true
+		if pm != nil {
+			partner = pm.Op
 		}
 	}
-	if m, ok := models[op.Name]; ok {
+	if self != nil {
+		m, ok := models[op.Name]
+		switch {
+		case ok:
+		case self.SMs:
+			m = models["rma.pm_st"]
+		default:
+			m = models["rma.pm_ce"]
+		}
 		bw := m.peak
 		if m.perSM > 0 {
 			bw = min(m.peak, m.perSM*float64(a.CTAs))
 		}
 		bw *= float64(a.Size) / (float64(a.Size) + m.half)
 		switch {
-		case partner != "" && m.perSM == 0:
+		case beside && !self.SMs:
 			bw *= 0.98
-		case partner != "":
+		case beside:
 			bw *= 0.9
 		}
 		return float64(a.Size) / bw, true
 	}
-	it := map[string]float64{"rma.pm_fma": 4e-6, "rma.pm_mma": 9e-6}[op.Name]
-	if it == 0 {
-		return 0, false
+	it, ok := map[string]float64{"rma.pm_fma": 4e-6, "rma.pm_mma": 9e-6}[op.Name]
+	if !ok {
+		it = 4e-6
 	}
 	left := max(132-float64(a.CTAs), 1)
 	t := it * 131 / left
+	pm, _ := fakePerSMKind(partner, 0)
 	switch {
 	case partner == "rma.pm_st" && op.Name == "rma.pm_mma":
 		t *= 1.15
-	case partner == "rma.pm_ce":
+	case fakeNoSM(pm):
 		t *= 1.01
 	case partner != "":
 		t *= 1.05

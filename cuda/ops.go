@@ -58,3 +58,6 @@ func Collectives() []Collective { return shim.Collectives() }
 
 // ShimFile is one of the shim sources, by name ("common.cuh").
 func ShimFile(name string) ([]byte, error) { return shim.File(name) }
+
+// ShimValues are the named values the shim's sources give points.
+func ShimValues() []shim.Value { return shim.Values() }

@@ -365,9 +365,12 @@ func (t *Toolchain) CachedShimPath() (string, error) {
 
 // BuildCommand returns the nvcc command that compiles src into out. NVSHMEM's
 // host library is handed to the linker by its path (the pip wheel ships
-// only the .so.3, no unversioned link for -l).
+// only the .so.3, no unversioned link for -l). Every warning is an error
+// (-Werror all-warnings): a warning the shim's code draws is a mistake the
+// build refuses (an atomic's NB_AMO with its after rule left empty: "expression
+// has no effect"), in CI against both library sets and wherever it is built.
 func (t *Toolchain) BuildCommand(src, out string) []string {
-	args := []string{t.NVCC, "-O3", "-std=c++17", "-rdc=true", "-Xcompiler", "-fPIC", "-shared", "-lineinfo"}
+	args := []string{t.NVCC, "-O3", "-std=c++17", "-rdc=true", "-Werror", "all-warnings", "-Xcompiler", "-fPIC", "-shared", "-lineinfo"}
 	for _, a := range t.Archs {
 		args = append(args, "-gencode", "arch=compute_"+a+",code=sm_"+a)
 	}

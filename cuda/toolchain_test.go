@@ -51,7 +51,7 @@ func TestDiscoverFromEnvironment(t *testing.T) {
 		t.Errorf("from = %v", tc.From)
 	}
 	cmd := strings.Join(tc.BuildCommand("x.cu", "out.so"), " ")
-	for _, want := range []string{"-rdc=true", "-gencode arch=compute_90,code=sm_90", "-Xcompiler -fPIC", "-shared",
+	for _, want := range []string{"-rdc=true", "-Werror all-warnings", "-gencode arch=compute_90,code=sm_90", "-Xcompiler -fPIC", "-shared",
 		filepath.Join(s, "lib/libnvshmem_device.a"), "-I" + filepath.Join(c, "include/cccl"), "-Xlinker " + filepath.Join(s, "lib/libnvshmem_host.so"),
 		"-rpath," + filepath.Join(s, "lib")} {
 		if !strings.Contains(cmd, want) {

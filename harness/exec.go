@@ -80,7 +80,7 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, err
 		return o, nil
 	}
 	t, r, err := lib.Run(a)
-	if err := o.Absorb(t, r, err); err != nil || o.Waived != "" {
+	if err := o.Absorb(t, r, err, b.Values); err != nil || o.Waived != "" {
 		return o, err
 	}
 	if b.Describe != nil {

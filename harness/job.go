@@ -222,16 +222,37 @@ const (
 	ServedCache  = "cache"
 )
 
-// Absorb copies a shim call's result into o: its timing and counts, or,
-// when the call says this job cannot run the point (no load/store path, no
-// NCCL, not capturable), the reason as a waiver. Other errors are returned.
-func (o *Outcome) Absorb(t cuda.Timing, r cuda.Result, err error) error {
+// Absorb copies a shim call's result into o: its timing, counts and
+// named values (each one of decl, in its unit and range), or, when the
+// call says this job cannot run the point (no load/store path, no NCCL,
+// not capturable), the reason as a waiver. Other errors are returned, and
+// a value decl does not have (or has in another unit or out of its
+// range), or more values than the result holds: the point fails with that
+// sentence.
+func (o *Outcome) Absorb(t cuda.Timing, r cuda.Result, err error, decl record.Values) error {
 	if err != nil {
 		if ce, ok := err.(*cuda.Error); ok && (ce.Unreachable() || ce.NotCapturable()) {
 			o.Waived = ce.Msg
 			return nil
 		}
 		return err
+	}
+	vals, err := r.NamedValues()
+	if err != nil {
+		return err
+	}
+	for i := range vals {
+		name, unit := vals[i].NameString(), vals[i].UnitString()
+		if err := decl.Read(name, unit, vals[i].Value); err != nil {
+			return err
+		}
+		if _, twice := o.Values[name]; twice {
+			return fmt.Errorf("the shim gave the value %s twice", name)
+		}
+		if o.Values == nil {
+			o.Values = map[string]float64{}
+		}
+		o.Values[name] = vals[i].Value
 	}
 	o.Samples, o.Kernel, o.Iters, o.Bytes = t.Samples, t.Kernel, r.OpsPerSample(), r.Bytes
 	o.Checked, o.Errors, o.Detail = r.Checked, r.Errors, r.DetailString()

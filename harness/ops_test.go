@@ -164,6 +164,40 @@ func TestEveryCollectiveHasPerOpRows(t *testing.T) {
 	}
 }
 
+// Every value the shim's sources give a point (put_value) is declared, in
+// the unit the shim gives it, by a benchmark, and every value a benchmark
+// declares for the shim is one the shim gives: a value written but read
+// by no declaration (its points would fail) or declared and never written
+// fails here, not on a GPU.
+func TestEveryShimValueIsDeclared(t *testing.T) {
+	declared := map[string]string{} // name → unit
+	for _, b := range harness.All() {
+		for _, d := range b.Values {
+			if u, ok := declared[d.Name]; ok && u != d.Unit {
+				t.Errorf("%s declares %s in %q, another benchmark in %q", b.ID, d.Name, d.Unit, u)
+			}
+			declared[d.Name] = d.Unit
+		}
+	}
+	given := map[string]bool{}
+	for _, v := range cuda.ShimValues() {
+		given[v.Name] = true
+		if u, ok := declared[v.Name]; !ok {
+			t.Errorf("%s gives the value %s (%s), which no benchmark declares", v.File, v.Name, v.Unit)
+		} else if u != v.Unit {
+			t.Errorf("%s gives the value %s in %q, declared in %q", v.File, v.Name, v.Unit, u)
+		}
+	}
+	for name := range declared {
+		if !given[name] {
+			t.Errorf("the value %s is declared, and the shim gives it nowhere", name)
+		}
+	}
+	if len(given) < 5 {
+		t.Fatalf("the shim gives only %v", given)
+	}
+}
+
 // What a benchmark declares its timed code runs (Code) is what compare
 // attributes a library's version change to and what tells NCCL's one-rank
 // copy from a collective: an operation of the shim's NCCL files calls NCCL

@@ -64,6 +64,10 @@ type Benchmark struct {
 	// code calls that library, and to tell a library's one-rank copy from
 	// its collective. Required.
 	Code record.Code
+	// Values declares the named values the shim may give its points (the
+	// family's record layer declares them): a value it does not declare,
+	// or declares in another unit, fails the point.
+	Values record.Values
 	// Unverifiable says why the benchmark's points have nothing to check
 	// (an empty kernel moves no data); every other ok point is verified.
 	Unverifiable string

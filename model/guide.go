@@ -10,6 +10,7 @@ import (
 	"github.com/nvshbench/nvshbench/cuda/shim"
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/ids"
+	"github.com/nvshbench/nvshbench/record/moe"
 )
 
 // A pattern is one thing a user does, with several implementations to
@@ -51,8 +52,8 @@ var patterns = func() []pattern {
 			ps = append(ps, pattern{name: c.Base, impl: under("collectives/" + c.Base + "/")})
 		}
 	}
-	for _, op := range []string{"dispatch", "combine"} {
-		ps = append(ps, pattern{name: "MoE " + op, impl: under("moe/" + op + "/")})
+	for _, op := range moe.Ops {
+		ps = append(ps, pattern{name: "MoE " + op, impl: under(moe.Suite + "/" + op + "/")})
 	}
 	// A transfer to another GPU, device-initiated or host-driven: NVSHMEM's
 	// device put against NCCL's send/recv and the copy engine, one-way
@@ -101,8 +102,8 @@ func group(s *Series) string {
 		parts = append(parts, "bandwidth", fmt.Sprintf("%dx%d", p.CTAs, p.Threads), "dir="+p.Dir)
 	case strings.HasPrefix(s.ID, "latency/"):
 		parts = append(parts, "round trip", "timer="+p.Extra["timer"])
-	case strings.HasPrefix(s.ID, "moe/"):
-		for _, k := range []string{"moe_mode", "routing", "topk", "experts", "hidden"} {
+	case strings.HasPrefix(s.ID, moe.Suite+"/"):
+		for _, k := range []string{moe.ExtraMode, moe.ExtraRouting, moe.ExtraTopK, moe.ExtraExperts, moe.ExtraHidden} {
 			parts = append(parts, k+"="+p.Extra[k])
 		}
 	}

@@ -9,16 +9,22 @@ import (
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/record/persm"
 )
 
 // Bytes per SM (issue 32), the guide's answer: which mechanism moves a rate
 // to the peer with the fewest SMs, and what that costs a compute kernel
-// beside it (the curves and slowdowns are report's reading of the persm/*
-// rows).
+// beside it (the curves and slowdowns are record/persm's reading of the
+// persm/* rows).
 
-// PerSMComputeName says what a compute kernel is, for sentences.
-var PerSMComputeName = map[string]string{"fma": "an FMA-bound kernel", "mma": "a tensor-core (bf16 mma) kernel"}
+// phrase says what a compute kernel is, for sentences (its name where the
+// tool does not know it).
+func phrase(compute string) string {
+	if c, ok := persm.LookupCompute(compute); ok {
+		return c.Phrase
+	}
+	return compute
+}
 
 // Answer is the guide's answer for moving a rate to the peer at one size.
 type Answer struct {
@@ -29,9 +35,9 @@ type Answer struct {
 	BW        float64 // its B/s there
 	CE        float64 // the copy engine's B/s at the size (0: not measured)
 	// CESM: what the file's copy-engine rows show of its SM use: no SM
-	// only where checked (report.CENoSM); on SMs (report.CEOnSM), its rate
+	// only where checked (persm.CENoSM); on SMs (persm.CEOnSM), its rate
 	// is a reference, never an answer in SMs.
-	CESM report.CESM
+	CESM persm.CESM
 	// Costs: per compute kernel beside it, the compute's and the transfer's
 	// slowdowns at that budget and size (NaN: not measured).
 	Costs []Cost
@@ -46,21 +52,22 @@ type Cost struct {
 	Compute                           string
 	ComputeSlowdown, TransferSlowdown float64
 	// ComputeJudged, TransferJudged: the decision rule's outcome on each
-	// slowdown (report.Interference's): claimed, within noise, or too few
+	// slowdown (persm.Interference's): claimed, within noise, or too few
 	// samples to claim.
-	ComputeJudged, TransferJudged report.Judgement
+	ComputeJudged, TransferJudged persm.Judgement
 	Beside                        float64 // the transfer's B/s beside the compute kernel (0: not measured)
 	// Feed: beside the copy engine, whether the shim judged the copies fed
-	// beside the compute kernel busy (report.FeedOf): not judged, the
+	// beside the compute kernel busy (persm.FeedOf): not judged, the
 	// compute's slowdown is no measured cost (the copies may have idled).
-	Feed report.Feed
+	Feed persm.Feed
 }
 
 // costsOf are the slowdowns of mechanism m on budget SMs at size beside
 // each compute kernel, where measured, judged by rule.
-func costsOf(ins []report.Interference, m string, budget int, size int64, rule decide.Rule) []Cost {
+func costsOf(ins []persm.Interference, m string, budget int, size int64, rule decide.Rule) []Cost {
 	var out []Cost
-	for _, comp := range report.PerSMComputes {
+	for _, c := range persm.Computes() {
+		comp := c.Name
 		cost := Cost{Compute: comp, ComputeSlowdown: math.NaN(), TransferSlowdown: math.NaN()}
 		seen := false
 		for _, in := range ins {
@@ -81,14 +88,14 @@ func costsOf(ins []report.Interference, m string, budget int, size int64, rule d
 // SMs (ties: the one moving more there), from the file's curves and
 // interference rows, its slowdowns judged by rule (zero: the default).
 func AnswerFor(f *record.File, want float64, size int64, rule decide.Rule) Answer {
-	return answerFor(report.Curves(f), report.Interferences(f), want, size, rule.OrDefault())
+	return answerFor(persm.Curves(f), persm.Interferences(f), want, size, rule.OrDefault())
 }
 
 // bestPeak is the highest peak of an SM mechanism's curve at size.
-func bestPeak(cs []report.Curve, size int64) float64 {
+func bestPeak(cs []persm.Curve, size int64) float64 {
 	best := 0.0
 	for _, c := range cs {
-		if c.Size == size && c.Mechanism != "ce" {
+		if c.Size == size && c.SMs {
 			p, _ := c.Peak()
 			best = max(best, p)
 		}
@@ -97,15 +104,16 @@ func bestPeak(cs []report.Curve, size int64) float64 {
 }
 
 // answerFor is AnswerFor over a file's curves and interference rows.
-func answerFor(cs []report.Curve, ins []report.Interference, want float64, size int64, rule decide.Rule) Answer {
-	a := Answer{Want: want, Size: size, Budget: -1, Best: bestPeak(cs, size), CECosts: costsOf(ins, "ce", 0, size, rule)}
+func answerFor(cs []persm.Curve, ins []persm.Interference, want float64, size int64, rule decide.Rule) Answer {
+	a := Answer{Want: want, Size: size, Budget: -1, Best: bestPeak(cs, size)}
 	for _, c := range cs {
 		if c.Size != size {
 			continue
 		}
-		if c.Mechanism == "ce" {
+		if !c.SMs { // the copy engine: a rate with no SM of ours, and what it costs a compute kernel on every SM
 			a.CE, _ = c.Peak()
 			a.CESM = c.SM
+			a.CECosts = costsOf(ins, c.Mechanism, 0, size, rule)
 			continue
 		}
 		for i, b := range c.Budgets {
@@ -130,15 +138,15 @@ func answerFor(cs []report.Curve, ins []report.Interference, want float64, size 
 // interval includes 1), "5 %, too few samples to claim" where its rows'
 // samples are too few for an interval. The house rule: a difference only
 // where it beats both a practical margin and the noise.
-func slowdown(v float64, j report.Judgement) string { return pct(v) + unclaimed(j) }
+func slowdown(v float64, j persm.Judgement) string { return pct(v) + unclaimed(j) }
 
 // unclaimed is what follows a slowdown the rule does not claim: ", within
 // noise", ", too few samples to claim", "" where claimed.
-func unclaimed(j report.Judgement) string {
+func unclaimed(j persm.Judgement) string {
 	switch j.Outcome {
-	case report.WithinNoise:
+	case persm.WithinNoise:
 		return ", within noise"
-	case report.TooFew:
+	case persm.TooFew:
 		return ", too few samples to claim"
 	}
 	return ""
@@ -162,21 +170,21 @@ func (a Answer) ceBeside() string {
 		if c.Beside <= 0 {
 			continue
 		}
-		s += fmt.Sprintf(", beside %s on every SM %s GB/s", PerSMComputeName[c.Compute], gbps(c.Beside))
+		s += fmt.Sprintf(", beside %s on every SM %s GB/s", phrase(c.Compute), gbps(c.Beside))
 		var why []string
 		if c.Beside < a.Want {
 			why = append(why, "below the rate asked")
 		}
 		if !math.IsNaN(c.TransferSlowdown) {
 			w := pct(c.TransferSlowdown) + " slower" + unclaimed(c.TransferJudged)
-			if a.CESM == report.CEOnSM && c.TransferJudged.Outcome == report.Claimed && c.TransferSlowdown > 0 {
+			if a.CESM == persm.CEOnSM && c.TransferJudged.Outcome == persm.Claimed && c.TransferSlowdown > 0 {
 				w += ": its warps compete with the kernel's" // the driver's kernel, on the kernel's SMs
 			}
 			why = append(why, w)
 		}
 		switch {
 		case math.IsNaN(c.ComputeSlowdown):
-		case c.Feed.State == report.CEFedNotJudged:
+		case c.Feed.State == persm.CEFedNotJudged:
 			// The copies were too short for the feeder to keep the copy
 			// engine busy: the compute's slowdown is no measured cost.
 			w := "its cost to the kernel not judged (the copies may have idled"
@@ -208,7 +216,7 @@ func (a Answer) Sentence() string {
 		a.Budget, map[bool]string{true: "", false: "s"}[a.Budget == 1], gbps(a.BW))
 	for _, c := range a.Costs {
 		if !math.IsNaN(c.ComputeSlowdown) {
-			s += fmt.Sprintf("; beside %s that costs it %s", PerSMComputeName[c.Compute], slowdown(c.ComputeSlowdown, c.ComputeJudged))
+			s += fmt.Sprintf("; beside %s that costs it %s", phrase(c.Compute), slowdown(c.ComputeSlowdown, c.ComputeJudged))
 			if !math.IsNaN(c.TransferSlowdown) {
 				s += fmt.Sprintf(" (and the transfer %s)", slowdown(c.TransferSlowdown, c.TransferJudged))
 			}
@@ -239,12 +247,12 @@ func (a Answer) ceSays(too bool) string {
 	}
 	rate := gbps(a.CE) + " GB/s"
 	switch a.CESM {
-	case report.CENoSM:
+	case persm.CENoSM:
 		if too {
 			return fmt.Sprintf("the copy engine moves it with no SM (checked; %s)%s", rate, a.ceBeside())
 		}
 		return fmt.Sprintf("the copy engine does, with no SM (checked; %s)%s", rate, a.ceBeside())
-	case report.CEOnSM:
+	case persm.CEOnSM:
 		return fmt.Sprintf("cudaMemcpyAsync (persm/ce) %s (%s)%s, but it ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted: a reference rate, not a fewest-SM answer",
 			verb, rate, a.ceBeside())
 	}
@@ -252,12 +260,12 @@ func (a Answer) ceSays(too bool) string {
 }
 
 // ceGuideNote is the guide table's note on the copy engine's SM use, as the
-// file's copy-engine rows show it (report.CECheck).
-var ceGuideNote = map[report.CESM]string{
-	report.CENoSM: "the copy engine: checked, a copy completed while a kernel held every CTA slot (ce_sm_free 1): it moves its rate with no SM",
-	report.CENotChecked: "the copy engine: not checked for SM use (no ce_sm_free in this file; on one H200 a same-GPU cudaMemcpyAsync ran as the driver's kernel, on SMs), " +
+// file's copy-engine rows show it (persm.CECheck).
+var ceGuideNote = map[persm.CESM]string{
+	persm.CENoSM: "the copy engine: checked, a copy completed while a kernel held every CTA slot (ce_sm_free 1): it moves its rate with no SM",
+	persm.CENotChecked: "the copy engine: not checked for SM use (no ce_sm_free in this file; on one H200 a same-GPU cudaMemcpyAsync ran as the driver's kernel, on SMs), " +
 		"so its rate is no verified answer with no SM",
-	report.CEOnSM: "cudaMemcpyAsync (persm/ce): a copy waited for a free CTA slot (ce_sm_free 0): the driver ran it as a kernel, on SMs it did not count, " +
+	persm.CEOnSM: "cudaMemcpyAsync (persm/ce): a copy waited for a free CTA slot (ce_sm_free 0): the driver ran it as a kernel, on SMs it did not count, " +
 		"so it answers no rate with fewer SMs; its rate is a reference",
 }
 
@@ -270,24 +278,24 @@ func PerSMGuide(files []*record.File, rates []float64, rule decide.Rule) []table
 	rule = rule.OrDefault()
 	var out []table.Table
 	for _, f := range files {
-		cs := report.Curves(f)
+		cs := persm.Curves(f)
 		if len(cs) == 0 {
 			continue
 		}
-		size := report.GuideSize(cs)
+		size := persm.GuideSize(cs)
 		best := bestPeak(cs, size)
-		ins := report.Interferences(f)
+		ins := persm.Interferences(f)
 		t := table.Table{Title: "Bytes per SM: the fewest SMs that move a rate to the peer [" + f.Name + "]",
 			Columns: []string{"rate", "size", "mechanism", "SMs", "GB/s", "answer"}, Right: []bool{true, false, false, true, true, false}}
 		t.Long = []bool{false, false, false, false, false, true}
-		if !slices.ContainsFunc(cs, func(c report.Curve) bool { return c.Size == size && !c.Cached }) {
+		if !slices.ContainsFunc(cs, func(c persm.Curve) bool { return c.Size == size && !c.Cached }) {
 			// No rate, no peak from the cache: its figures are no link's.
 			t.Rows = append(t.Rows, []table.Cell{table.Str("–"), table.Str(humanBytes(float64(size))), table.Str("–"), table.Str("–"), table.Str("–"),
 				table.Str("no answer: every size measured is cache-served (within twice the L2: the cache's rates, not the link's); measure a size beyond it")})
 			out = append(out, t)
 			continue
 		}
-		wants := append([]float64{0.25 * best, 0.5 * best, report.Near * best}, rates...)
+		wants := append([]float64{0.25 * best, 0.5 * best, persm.Near * best}, rates...)
 		for _, w := range wants {
 			if w <= 0 {
 				continue
@@ -303,9 +311,9 @@ func PerSMGuide(files []*record.File, rates []float64, rule decide.Rule) []table
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2; the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
 			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM",
-			report.SlowdownRule(rule)+"; else \"within noise\" (under the margin, or the interval includes 1), or \"too few samples to claim\" where a side's samples are too few for the interval")
-		if slices.ContainsFunc(cs, func(c report.Curve) bool { return c.Mechanism == "ce" && c.Size == size }) {
-			t.Notes = append(t.Notes, ceGuideNote[report.CECheck(f)])
+			persm.SlowdownRule(rule)+"; else \"within noise\" (under the margin, or the interval includes 1), or \"too few samples to claim\" where a side's samples are too few for the interval")
+		if slices.ContainsFunc(cs, func(c persm.Curve) bool { return !c.SMs && c.Size == size }) {
+			t.Notes = append(t.Notes, ceGuideNote[persm.CECheck(f)])
 		}
 		out = append(out, t)
 	}

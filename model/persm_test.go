@@ -9,7 +9,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/record/persm"
 )
 
 // The guide's bytes-per-SM answer: the mechanism reaching the rate on the
@@ -73,7 +73,7 @@ func TestPerSMAnswer(t *testing.T) {
 	g = fixture.PerSMExample()
 	for i := range g.Points {
 		p := &g.Points[i]
-		if p.ID == "persm/st" && p.Params.CTAs == 1 && p.Params.Size == size {
+		if p.ID == "persm/st" && p.Params.SMBudget == 1 && p.Params.Size == size {
 			p.Metrics[record.MetricBandwidth] = record.Summary{Median: 400e9, Min: 400e9, Max: 400e9, N: 5}
 		}
 	}
@@ -139,7 +139,7 @@ func TestPerSMSlowdownJudged(t *testing.T) {
 	overlap := beside(10.1e-6, 8.08e-6, 1980e9, 1980e9, 0.01, 5) // 1 % slower, samples ±1 %: overlapping
 	apart := beside(10.2e-6, 8.16e-6, 1960e9, 1960e9, 0.001, 5)  // 2 % slower, samples ±0.1 %: apart from alone's
 	few := beside(12e-6, 8.4e-6, 1800e9, 1600e9, 0.01, 2)        // 20, 5, 11 and 25 %, two samples beside
-	for _, in := range report.Interferences(apart) {
+	for _, in := range persm.Interferences(apart) {
 		if slices.Max(in.AloneCost) >= slices.Min(in.BesideCost) || slices.Max(in.ComputeAloneCost) >= slices.Min(in.ComputeBesideCost) {
 			t.Fatalf("%s beside %s: the samples overlap", in.Mechanism, in.Compute)
 		}
@@ -183,7 +183,7 @@ func TestPerSMSlowdownJudged(t *testing.T) {
 	onSM := few
 	for i := range onSM.Points {
 		if p := &onSM.Points[i]; strings.HasPrefix(p.ID, "persm/ce") {
-			p.Values = map[string]float64{report.ValueCESMFree: 0}
+			p.Values = map[string]float64{persm.ValueCESMFree: 0}
 		}
 	}
 	if s := model.AnswerFor(onSM, 1500e9, size, decide.Rule{}).Sentence(); !strings.Contains(s, "1600 GB/s (25 % slower, too few samples to claim; it costs") || strings.Contains(s, "compete") {
@@ -265,19 +265,19 @@ func TestPerSMAnswerCopyEngineCheck(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		f     *record.File
-		state report.CESM
+		state persm.CESM
 		says  []string // with an SM mechanism's answer (15 GB/s), without one (the copy engine alone reaching 2000 GB/s)
 		never []string
 	}{
-		{"checked", fixture.PerSMExampleCE(1), report.CENoSM, []string{
+		{"checked", fixture.PerSMExampleCE(1), persm.CENoSM, []string{
 			"; the copy engine moves it with no SM (checked; 2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %)",
 			"; the copy engine does, with no SM (checked; 2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower; it costs the kernel 5 %)",
 		}, []string{"not checked", "on SMs here", "compete"}},
-		{"not checked", fixture.PerSMExample(), report.CENotChecked, []string{
+		{"not checked", fixture.PerSMExample(), persm.CENotChecked, []string{
 			"; the copy engine (not checked for SM use) moves it (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower; it costs the kernel 5 %): not a verified answer with no SM",
 			"; the copy engine (not checked for SM use) does (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower; it costs the kernel 5 %): not a verified answer with no SM",
 		}, []string{"with no SM (", "does, with no SM", "on SMs here", "compete"}},
-		{"on SMs", fixture.PerSMExampleCE(0), report.CEOnSM, []string{
+		{"on SMs", fixture.PerSMExampleCE(0), persm.CEOnSM, []string{
 			"; cudaMemcpyAsync (persm/ce) moves it (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (25 % slower: its warps compete with the kernel's; it costs the kernel 5 %), " +
 				"but it ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted: a reference rate, not a fewest-SM answer",
 			"; cudaMemcpyAsync (persm/ce) does (2000 GB/s), beside an FMA-bound kernel on every SM 1600 GB/s (below the rate asked; 25 % slower: its warps compete with the kernel's; it costs the kernel 5 %), " +

@@ -11,6 +11,8 @@ import (
 
 	comparefiles "github.com/nvshbench/nvshbench/compare"
 	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/record/moe"
+	"github.com/nvshbench/nvshbench/record/persm"
 )
 
 // Series is one curve: a benchmark with its parameters but the size, on
@@ -135,7 +137,7 @@ func Collect(files []*record.File) []*Series {
 			if strings.HasPrefix(p.ID, "limit/") || p.ID == "latency/launch" || p.Params.Size <= 0 || p.Status == record.StatusWaived || p.Has(record.FlagSecondTimer) {
 				continue
 			}
-			if strings.HasPrefix(p.ID, "persm/compute/") {
+			if r, ok := persm.ParseID(p.ID); ok && r.TimesCompute {
 				continue // a compute kernel's time: its size is the transfer's beside it, no message of its own
 			}
 			pes := p.Params.PEs
@@ -143,13 +145,13 @@ func Collect(files []*record.File) []*Series {
 				pes = f.Header.PEs
 			}
 			params, axis := p.Params, Bytes
-			tk, _ := strconv.Atoi(p.Params.Extra["tokens"])
+			tk, _ := strconv.Atoi(p.Params.Extra[moe.ExtraTokens])
 			at := fmt.Sprintf("%d B", p.Params.Size)
-			if strings.HasPrefix(p.ID, "moe/") {
+			if strings.HasPrefix(p.ID, moe.Suite+"/") {
 				// One series over the token counts: a fixed cost and a cost
 				// per token.
 				params.Extra = maps.Clone(params.Extra)
-				delete(params.Extra, "tokens")
+				delete(params.Extra, moe.ExtraTokens)
 				axis, at = Tokens, fmt.Sprintf("%d tokens", tk)
 			}
 			s := &Series{File: labels[fi], file: fi, Axis: axis, ID: p.ID, Params: params.KeyWithoutSize(), PEs: pes, Launch: launchOf(p), Path: p.Effective,

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/record/moe"
 )
 
 // moeCharts: the time of a MoE dispatch or combine against the tokens per
@@ -25,27 +25,27 @@ func moeCharts(files []*record.File) []Spec {
 	for fi, f := range files {
 		for i := range f.Points {
 			p := &f.Points[i]
-			parts := strings.Split(p.ID, "/")
-			if len(parts) != 3 || parts[0] != "moe" || !p.Drawn() {
+			r, ok := moe.ParseID(p.ID)
+			if !ok || !p.Drawn() {
 				continue
 			}
 			m, ok := p.Metrics[record.MetricLatency]
-			tk, _ := strconv.Atoi(p.Params.Extra["tokens"])
+			tk, _ := strconv.Atoi(p.Params.Extra[moe.ExtraTokens])
 			if !ok || tk <= 0 || m.Median <= 0 {
 				continue
 			}
-			k := key{p.Params.Extra["moe_mode"], parts[1]}
+			k := key{p.Params.Extra[moe.ExtraMode], r.Op}
 			if charts[k] == nil {
 				charts[k] = &Spec{Name: "moe-" + k.op + "-" + k.mode, XLabel: "tokens per rank", YLabel: "µs per operation", LogY: true, XUnit: "tokens",
 					Title: fmt.Sprintf("MoE %s, %s mode: time vs tokens per rank (top-%s of %s experts, hidden %s)", k.op, k.mode,
-						p.Params.Extra["topk"], p.Params.Extra["experts"], p.Params.Extra["hidden"]),
+						p.Params.Extra[moe.ExtraTopK], p.Params.Extra[moe.ExtraExperts], p.Params.Extra[moe.ExtraHidden]),
 					Band: "min–max over samples"}
 				order = append(order, k)
 			}
 			if f.Header.Synthetic {
 				charts[k].Notes = appendOnce(charts[k].Notes, "SYNTHETIC data ("+names[fi]+"), not a measurement")
 			}
-			variant := p.Params.Extra["routing"] + ", " + p.Params.DType
+			variant := p.Params.Extra[moe.ExtraRouting] + ", " + p.Params.DType
 			if p.Params.Mode == "graph" {
 				variant += ", graph"
 			}
@@ -64,8 +64,8 @@ func moeCharts(files []*record.File) []Spec {
 				}
 				g.Points = append(g.Points, Point{X: float64(tk), Y: y, Lo: lo, Hi: hi})
 			}
-			add(p.ID, prefix+parts[2]+" ("+variant+")", m.Median/1e-6, m.Min/1e-6, m.Max/1e-6)
-			if fl := p.Values["floor_s"]; fl > 0 && parts[2] == "nvshmem" {
+			add(p.ID, prefix+r.Impl+" ("+variant+")", m.Median/1e-6, m.Min/1e-6, m.Max/1e-6)
+			if fl := p.Values[moe.ValueFloor]; fl > 0 && r.Impl == moe.Impls[0].Name { // the floor once a series: the workload's, from the first implementation's points
 				add("floor", prefix+"floor ("+variant+")", fl/1e-6, fl/1e-6, fl/1e-6)
 			}
 		}

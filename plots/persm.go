@@ -6,7 +6,7 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
-	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/record/persm"
 )
 
 // perSMCharts: bytes per SM (issue 32), GB/s to the peer against the SM
@@ -17,18 +17,18 @@ import (
 func perSMCharts(files []*record.File) []Spec {
 	names := record.Labels(files)
 	var sizes []int64
-	curves := make([][]report.Curve, len(files)) // each file's, once
-	ins := make([][]report.Interference, len(files))
+	curves := make([][]persm.Curve, len(files)) // each file's, once
+	ins := make([][]persm.Interference, len(files))
 	for fi, f := range files {
-		cs := report.Curves(f)
+		cs := persm.Curves(f)
 		curves[fi] = cs
-		ins[fi] = report.Interferences(f)
+		ins[fi] = persm.Interferences(f)
 		for _, c := range cs {
 			if (c.Size == 1<<20 || c.Size == 64<<10) && !slices.Contains(sizes, c.Size) {
 				sizes = append(sizes, c.Size)
 			}
 		}
-		if g := report.GuideSize(cs); g > 0 && !slices.Contains(sizes, g) {
+		if g := persm.GuideSize(cs); g > 0 && !slices.Contains(sizes, g) {
 			sizes = append(sizes, g)
 		}
 	}
@@ -51,14 +51,14 @@ func perSMCharts(files []*record.File) []Spec {
 					continue
 				}
 				cached = cached || c.Cached
-				if c.Mechanism == "ce" {
+				if !c.SMs {
 					alone, name, note := ceMark(c.SM)
 					if v, ok := c.At(0); ok {
 						s.Marks = append(s.Marks, Mark{Label: prefix + fmt.Sprintf("%s: %s GB/s", alone, units.Value(v/1e9)), Y: v / 1e9, Series: -1,
 							Color: "#000000", Dash: []float64{6, 3}})
 					}
 					for _, in := range ins[fi] {
-						if in.Mechanism == "ce" && in.Size == size && in.Beside > 0 {
+						if in.Mechanism == c.Mechanism && in.Size == size && in.Beside > 0 {
 							s.Marks = append(s.Marks, Mark{Label: prefix + fmt.Sprintf("%s beside %s on every SM: %s GB/s", name, in.Compute, units.Value(in.Beside/1e9)),
 								Y: in.Beside / 1e9, Series: -1, Color: "#555555", Dash: []float64{2, 3}})
 						}
@@ -68,7 +68,7 @@ func perSMCharts(files []*record.File) []Spec {
 					}
 					continue
 				}
-				ser := Series{ID: "persm/" + c.Mechanism, Label: prefix + c.Mechanism}
+				ser := Series{ID: persm.Row{Mechanism: c.Mechanism}.ID(), Label: prefix + c.Mechanism}
 				for i, b := range c.Budgets {
 					ser.Points = append(ser.Points, Point{X: float64(b), Y: c.BW[i] / 1e9, Lo: c.Lo[i] / 1e9, Hi: c.Hi[i] / 1e9})
 				}
@@ -90,13 +90,13 @@ func perSMCharts(files []*record.File) []Spec {
 }
 
 // ceMark is how the chart names the copy engine's lines, as its rows'
-// ce_sm_free shows its SM use (report.CESM): the line alone's label, the
+// ce_sm_free shows its SM use (persm.CESM): the line alone's label, the
 // name beside a compute kernel, and a note ("" for none).
-func ceMark(sm report.CESM) (alone, name, note string) {
+func ceMark(sm persm.CESM) (alone, name, note string) {
 	switch sm {
-	case report.CENoSM:
+	case persm.CENoSM:
 		return "copy engine, no SM (checked)", "copy engine", ""
-	case report.CEOnSM:
+	case persm.CEOnSM:
 		return "cudaMemcpyAsync, on SMs (the driver's kernel)", "cudaMemcpyAsync",
 			"cudaMemcpyAsync (persm/ce) ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted: its lines are reference rates, at no SM budget"
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/ids"
 	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/record/persm"
 )
 
 // Point of a series: x is the message size in bytes, y the median, lo/hi the
@@ -396,7 +397,7 @@ func series(f *record.File, name string, k chartKind, many bool, taken map[strin
 	for i := range f.Points {
 		p := &f.Points[i]
 		if !p.Drawn() || p.Params.Size <= 0 || !belongs(p, k) || !k.takes(p.ID) || (k.launch != "" && launchOf(p) != k.launch) ||
-			strings.HasPrefix(p.ID, "moe/") || strings.HasPrefix(p.ID, "persm/") {
+			strings.HasPrefix(p.ID, "moe/") || strings.HasPrefix(p.ID, persm.Suite+"/") {
 			continue // a point above its link or an older file's second timer is never drawn; MoE and bytes per SM have their own charts
 		}
 		m := p.Metrics[k.metric]

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/nvshbench/nvshbench/internal/units"
 )
 
 // Quantile returns the q-quantile (0 ≤ q ≤ 1) of sorted values by linear
@@ -76,7 +78,7 @@ func SampleValues(p *Point, metric string) ([]float64, string, error) {
 		case MetricRate:
 			out[i], unit = 1/t, UnitOpsPerSec
 		case MetricLink:
-			rb := p.Values["remote_bytes"]
+			rb := p.Values[ValueRemoteBytes]
 			if rb <= 0 {
 				return nil, "", fmt.Errorf("point %s: a link bandwidth needs the remote bytes", p.ID)
 			}
@@ -86,6 +88,23 @@ func SampleValues(p *Point, metric string) ([]float64, string, error) {
 		}
 	}
 	return out, unit, nil
+}
+
+// Costs are the point's samples of metric as costs, lower is better: the
+// metric's per-sample values, inverted where higher is better (a
+// bandwidth's seconds per byte); nil where the point cannot give it. What
+// the decision rule weighs (internal/decide).
+func Costs(p *Point, metric string) []float64 {
+	vs, unit, err := SampleValues(p, metric)
+	if err != nil {
+		return nil
+	}
+	if units.HigherIsBetter(unit) {
+		for i, v := range vs {
+			vs[i] = 1 / v
+		}
+	}
+	return vs
 }
 
 // Derive fills p.Metrics with the summaries of the named metrics computed
@@ -117,7 +136,7 @@ func Derivable(p *Point, names []string) []string {
 		switch {
 		case m == MetricBusBW && p.BusFactor <= 0,
 			(m == MetricAlgBW || m == MetricBandwidth) && p.Params.Size <= 0,
-			m == MetricLink && p.Values["remote_bytes"] <= 0:
+			m == MetricLink && p.Values[ValueRemoteBytes] <= 0:
 			continue
 		}
 		out = append(out, m)

@@ -446,6 +446,7 @@ func (rd Reader) parseLine(out *File, line []byte, sawHeader *bool) error {
 		if err := p.Validate(); err != nil {
 			return err
 		}
+		upgrade(&out.Header, &p)
 		if err := deriveMissing(&p, rd.Metrics); err != nil {
 			return err
 		}

@@ -220,14 +220,14 @@ func Annotate(h *Header, p *Point) {
 		if p.Floor != nil {
 			floor = p.Floor.Value
 		}
-		if rb := p.Values["remote_bytes"]; rb > 0 && p.Ceiling != nil && p.Ceiling.Value > 0 && floor > 0 {
+		if rb := p.Values[ValueRemoteBytes]; rb > 0 && p.Ceiling != nil && p.Ceiling.Value > 0 && floor > 0 {
 			// What moved over a link: its bytes at the link's rate, plus one
 			// round trip (the cache-served chase) to learn it arrived.
 			floor += rb / p.Ceiling.Value
 			if p.Values == nil {
 				p.Values = map[string]float64{}
 			}
-			p.Values["floor_s"] = floor
+			p.Values[ValueFloor] = floor
 		}
 		if floor > 0 && lat.Median < floor {
 			p.Flags = append(p.Flags, FlagBelowFloor)
@@ -386,7 +386,7 @@ func (p *Point) OpTime() float64 {
 		case MetricBusBW:
 			per = float64(p.Params.Size) * p.BusFactor
 		case MetricLink:
-			per = p.Values["remote_bytes"]
+			per = p.Values[ValueRemoteBytes]
 		case MetricRate:
 			per = 1
 		}

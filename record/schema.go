@@ -363,6 +363,12 @@ type Params struct {
 	// the controller starts a worker group for each distinct Env (every PE
 	// the same). NVSHMEM's forced collective algorithms use it.
 	Env map[string]string `json:"env,omitempty"`
+
+	// SMBudget is the SMs a transfer may use, one CTA an SM (bytes per SM,
+	// record/persm: the compute kernel beside it has the others); 0: none
+	// counted (a copy engine's, or a compute kernel on every SM). Files
+	// before it kept the budget in CTAs: reading them moves it here.
+	SMBudget int `json:"sm_budget,omitempty"`
 }
 
 // Launch modes of collectives: only rows of one mode are compared.
@@ -396,6 +402,7 @@ func (p Params) key(withSize bool) string {
 	add("scope", p.Scope)
 	addInt("ctas", int64(p.CTAs))
 	addInt("threads", int64(p.Threads))
+	addInt("sm_budget", int64(p.SMBudget))
 	addInt("pes", int64(p.PEs))
 	add("path", p.Path)
 	add("dir", p.Dir)
@@ -558,26 +565,6 @@ const (
 	MaxSample = 86400.0
 )
 
-// valueRanges are the physical ranges of the values a suite stores beside
-// its samples (Point.Values), by name: a value outside its range is no
-// measurement (a damaged or invented record), and every reader refuses it
-// with the point named, as it refuses an implausible sample. A name not
-// listed is only checked to be finite.
-var valueRanges = map[string]struct {
-	lo, hi float64
-	what   string
-}{
-	"ce_busy":        {0, 1, "a share"},             // of a window the copy engine was busy
-	"ce_sm_free":     {0, 1, "a share"},             // 1: the copy needed no SM, 0: it waited for one
-	"ce_bytes_per_s": {0, 1e15, "a rate in B/s"},    // beyond any memory's (a PB/s)
-	"ce_copy_s":      {0, MaxSample, "a time in s"}, // a copy's
-	"ce_feed_s":      {0, MaxSample, "a time in s"}, // the feeder's calls, a copy
-	"floor_s":        {0, MaxSample, "a time in s"}, // MoE's floor
-	"remote_bytes":   {0, 1 << 50, "a byte count"},  // MoE's bytes to other GPUs (a PiB)
-	"load_rank":      {1, 1 << 30, "a load factor"}, // MoE: the busiest rank over the mean, at least 1
-	"load_expert":    {1, 1 << 30, "a load factor"}, // the busiest expert over the mean
-}
-
 // Validate checks the point's invariants.
 func (p *Point) Validate() error {
 	if p.Type != TypePoint {
@@ -617,8 +604,8 @@ func (p *Point) Validate() error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("point %s: value %s is not finite", p.MatchKey(), k)
 		}
-		if r, ok := valueRanges[k]; ok && (v < r.lo || v > r.hi) {
-			return fmt.Errorf("point %s: value %s = %g is not %s (%g..%g): a damaged record", p.MatchKey(), k, v, r.what, r.lo, r.hi)
+		if d, ok := Declared(k); ok && (v < d.Min || v > d.Max) {
+			return fmt.Errorf("point %s: value %s = %g (%s) is outside its declared range %g..%g (%s): a damaged record", p.MatchKey(), k, v, d.Unit, d.Min, d.Max, d.Doc)
 		}
 	}
 	for name, m := range p.Metrics {

@@ -11,6 +11,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/record/persm"
 )
 
 // The paper's launch for RMA: 32 CTAs of 256 threads.
@@ -128,8 +129,8 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 		if hasMoE(f) {
 			rep.Tables = append(rep.Tables, moeTable(f, tag, opt.Rule.OrDefault()))
 		}
-		if cs, ins := Curves(f), Interferences(f); len(cs) > 0 || len(ins) > 0 {
-			chk := CECheck(f)
+		if cs, ins := persm.Curves(f), persm.Interferences(f); len(cs) > 0 || len(ins) > 0 {
+			chk := persm.CECheck(f)
 			rep.Tables = append(rep.Tables, perSMTable(cs, tag, false, chk), perSMTable(cs, tag, true, chk))
 			if len(ins) > 0 {
 				rep.Tables = append(rep.Tables, interferenceTable(ins, tag, chk, opt.Rule.OrDefault()))

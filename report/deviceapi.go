@@ -5,7 +5,6 @@ import (
 
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/table"
-	"github.com/nvshbench/nvshbench/internal/units"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -95,21 +94,7 @@ func costs(p Pick, metric string) []float64 {
 	if p.Best == nil {
 		return nil
 	}
-	return costsOf(p.Best, metric)
-}
-
-// costsOf is costs for one point: its samples of metric as times per unit.
-func costsOf(p *record.Point, metric string) []float64 {
-	vs, unit, err := record.SampleValues(p, metric)
-	if err != nil {
-		return nil
-	}
-	if units.HigherIsBetter(unit) {
-		for i, v := range vs {
-			vs[i] = 1 / v
-		}
-	}
-	return vs
+	return record.Costs(p.Best, metric)
 }
 
 // familyNote says how the readers' verdicts on values are asked.

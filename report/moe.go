@@ -9,6 +9,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/record/moe"
 )
 
 // The MoE table: dispatch and combine by token count, the three
@@ -17,8 +18,6 @@ import (
 // it (decide: a margin and an interval corrected over the token counts of
 // the series), the lowest median's link bandwidth, and the floor (the bytes
 // rank 0 sends to other GPUs at the link's rate plus one round trip).
-
-var moeImpls = []struct{ id, label string }{{"nvshmem", "NVSHMEM"}, {"nccl-lsa", "NCCL dev API"}, {"nccl", "NCCL host"}}
 
 // DeepEP's published figures (H800, 8 GPUs, other hardware): compared only
 // with a run of 8 PEs.
@@ -35,7 +34,7 @@ const deepEPNote = "DeepEP (published; H800, 8 GPUs over NVLink and RDMA, other 
 
 func hasMoE(f *record.File) bool {
 	for i := range f.Points {
-		if strings.HasPrefix(f.Points[i].ID, "moe/") {
+		if _, ok := moe.ParseID(f.Points[i].ID); ok {
 			return true
 		}
 	}
@@ -61,21 +60,21 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 	var keys []moeKey
 	for i := range f.Points {
 		p := &f.Points[i]
-		parts := strings.Split(p.ID, "/")
-		if len(parts) != 3 || parts[0] != "moe" {
+		r, ok := moe.ParseID(p.ID)
+		if !ok {
 			continue
 		}
-		tk, _ := strconv.Atoi(p.Params.Extra["tokens"])
+		tk, _ := strconv.Atoi(p.Params.Extra[moe.ExtraTokens])
 		launch := "plain"
 		if p.Params.Mode == "graph" {
 			launch = "graph"
 		}
-		k := moeKey{parts[1], p.Params.Extra["moe_mode"], p.Params.Extra["routing"], p.Params.DType, launch, tk}
+		k := moeKey{r.Op, p.Params.Extra[moe.ExtraMode], p.Params.Extra[moe.ExtraRouting], p.Params.DType, launch, tk}
 		if rows[k] == nil {
 			rows[k] = map[string]*record.Point{}
 			keys = append(keys, k)
 		}
-		rows[k][parts[2]] = p
+		rows[k][r.Impl] = p
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
@@ -91,9 +90,9 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 	entries := map[moeKey][]decide.Entry{}
 	sized := map[moeKey][][]decide.Entry{}
 	for _, k := range keys {
-		for _, im := range moeImpls {
-			if p := rows[k][im.id]; timed(p) {
-				entries[k] = append(entries[k], entryOf(im.label, p))
+		for _, im := range moe.Impls {
+			if p := rows[k][im.Name]; timed(p) {
+				entries[k] = append(entries[k], entryOf(im.Label, p))
 			}
 		}
 		sized[k.series()] = append(sized[k.series()], entries[k])
@@ -102,14 +101,14 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 		cells := []table.Cell{table.Str(k.op), table.Str(k.mode), table.Str(k.routing), table.Str(k.dtype), table.Str(k.launch), table.Str(strconv.Itoa(k.tokens))}
 		var best *record.Point
 		var why []string
-		for _, im := range moeImpls {
-			p := rows[k][im.id]
+		for _, im := range moe.Impls {
+			p := rows[k][im.Name]
 			switch {
 			case p == nil:
 				cells = append(cells, table.Str(""))
 			case p.Status != record.StatusOK:
 				cells = append(cells, table.Str(""))
-				why = append(why, im.label+": "+string(p.Status)+": "+p.Reason)
+				why = append(why, im.Label+": "+string(p.Status)+": "+p.Reason)
 			default:
 				m := p.Metrics[record.MetricLatency]
 				cells = append(cells, table.Sig(m.Median/us, 3))
@@ -129,12 +128,12 @@ func moeTable(f *record.File, tag string, rule decide.Rule) table.Table {
 		} else {
 			cells = append(cells, table.Str(""))
 		}
-		if fl := best.Values["floor_s"]; fl > 0 {
+		if fl := best.Values[moe.ValueFloor]; fl > 0 {
 			cells = append(cells, table.Sig(fl/us, 3), table.Num(best.Metrics[record.MetricLatency].Median/fl, 2))
 		} else {
 			cells = append(cells, table.Str(""), table.Str(""))
 		}
-		cells = append(cells, table.Str(fmt.Sprintf("rank %.2f, expert %.2f", best.Values["load_rank"], best.Values["load_expert"])))
+		cells = append(cells, table.Str(fmt.Sprintf("rank %.2f, expert %.2f", best.Values[moe.ValueLoadRank], best.Values[moe.ValueLoadExpert])))
 		status := "ok"
 		if len(why) > 0 {
 			status = strings.Join(why, "; ")

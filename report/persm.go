@@ -10,6 +10,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/decide"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/internal/units"
+	"github.com/nvshbench/nvshbench/record/persm"
 )
 
 // Bytes per SM (issue 32): the mechanisms' GB/s and GB/s per SM over SM
@@ -22,7 +23,7 @@ var perSMSizes = []int64{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 3
 
 // shownSizes: every size of the curves where there are at most six, else
 // those of perSMSizes and the largest.
-func shownSizes(cs []Curve) []int64 {
+func shownSizes(cs []persm.Curve) []int64 {
 	var all []int64
 	for _, c := range cs {
 		if !slices.Contains(all, c.Size) {
@@ -43,7 +44,7 @@ func shownSizes(cs []Curve) []int64 {
 }
 
 // budgetsOf are the curves' SM budgets, ascending (the copy engine's 0 apart).
-func budgetsOf(cs []Curve) []int {
+func budgetsOf(cs []persm.Curve) []int {
 	var out []int
 	for _, c := range cs {
 		for _, b := range c.Budgets {
@@ -57,23 +58,23 @@ func budgetsOf(cs []Curve) []int {
 }
 
 // The notes on the copy engine's rows (ce, cudaMemcpyAsync), by what the
-// file's points show of its SM use (CECheck): the bandwidth table's, the
+// file's points show of its SM use (persm.CECheck): the bandwidth table's, the
 // per-SM table's and the interference table's.
 var (
-	ceBWNote = map[CESM]string{
-		CENoSM:       "ce: cudaMemcpyAsync, on a copy engine with no SM (checked: a copy completed while a kernel held every CTA slot); its one figure is under peak",
-		CENotChecked: "ce: cudaMemcpyAsync, the copy engine with no SM if a copy engine ran it (not checked for SM use: on one H200 a same-GPU cudaMemcpyAsync ran as the driver's kernel, on SMs); its one figure is under peak",
-		CEOnSM:       "ce: cudaMemcpyAsync ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted; its one figure, under peak, is a reference, not a rate with no SM",
+	ceBWNote = map[persm.CESM]string{
+		persm.CENoSM:       "ce: cudaMemcpyAsync, on a copy engine with no SM (checked: a copy completed while a kernel held every CTA slot); its one figure is under peak",
+		persm.CENotChecked: "ce: cudaMemcpyAsync, the copy engine with no SM if a copy engine ran it (not checked for SM use: on one H200 a same-GPU cudaMemcpyAsync ran as the driver's kernel, on SMs); its one figure is under peak",
+		persm.CEOnSM:       "ce: cudaMemcpyAsync ran on SMs here (the driver's kernel: it waited for a free CTA slot), how many not counted; its one figure, under peak, is a reference, not a rate with no SM",
 	}
-	cePerSMNote = map[CESM]string{
-		CENoSM:       "the copy engine uses none (checked)",
-		CENotChecked: "ce has no figure: it uses none if a copy engine ran it (not checked for SM use)",
-		CEOnSM:       "ce has no figure: cudaMemcpyAsync ran on SMs here (the driver's kernel), how many not counted",
+	cePerSMNote = map[persm.CESM]string{
+		persm.CENoSM:       "the copy engine uses none (checked)",
+		persm.CENotChecked: "ce has no figure: it uses none if a copy engine ran it (not checked for SM use)",
+		persm.CEOnSM:       "ce has no figure: cudaMemcpyAsync ran on SMs here (the driver's kernel), how many not counted",
 	}
-	ceBesideNote = map[CESM]string{
-		CENoSM:       "ce: the copy engine on no SM (0; checked: a copy completed while a kernel held every CTA slot)",
-		CENotChecked: "ce: the copy engine on no SM (0) if a copy engine ran it (not checked for SM use)",
-		CEOnSM:       "ce: cudaMemcpyAsync on SMs here, how many not counted (the driver's kernel: it waited for a free CTA slot; its slowdown beside a compute kernel: its warps compete with the compute's on the SMs they share)",
+	ceBesideNote = map[persm.CESM]string{
+		persm.CENoSM:       "ce: the copy engine on no SM (0; checked: a copy completed while a kernel held every CTA slot)",
+		persm.CENotChecked: "ce: the copy engine on no SM (0) if a copy engine ran it (not checked for SM use)",
+		persm.CEOnSM:       "ce: cudaMemcpyAsync on SMs here, how many not counted (the driver's kernel: it waited for a free CTA slot; its slowdown beside a compute kernel: its warps compete with the compute's on the SMs they share)",
 	}
 )
 
@@ -81,7 +82,7 @@ var (
 // mechanism and size, a column per budget, with each row's peak and the
 // smallest budget reaching 90 % of it; chk is what the file's copy-engine
 // points show of its SM use (its rows' notes say it).
-func perSMTable(cs []Curve, tag string, perSM bool, chk CESM) table.Table {
+func perSMTable(cs []persm.Curve, tag string, perSM bool, chk persm.CESM) table.Table {
 	budgets := budgetsOf(cs)
 	title := "Bytes per SM: GB/s to the peer by mechanism and SM budget" + tag
 	if perSM {
@@ -121,19 +122,19 @@ func perSMTable(cs []Curve, tag string, perSM bool, chk CESM) table.Table {
 			}
 		}
 		reach := "–"
-		if c.Mechanism == "ce" {
+		if !c.SMs {
 			reach = c.SM.String() // its one figure (under peak): at no SM, checked or not, or on SMs not counted
-		} else if r := c.Reach(Near); r > 0 {
+		} else if r := c.Reach(persm.Near); r > 0 {
 			reach = strconv.Itoa(r) + " SM"
 		}
-		if perSM && c.Mechanism == "ce" {
+		if perSM && !c.SMs {
 			row = append(row, table.Str("–"))
 		} else {
 			row = append(row, table.Num(peak/gb, 1))
 		}
 		t.Rows = append(t.Rows, append(row, table.Str(reach)))
 	}
-	hasCE := slices.ContainsFunc(cs, func(c Curve) bool { return c.Mechanism == "ce" && slices.Contains(sizes, c.Size) })
+	hasCE := slices.ContainsFunc(cs, func(c persm.Curve) bool { return !c.SMs && slices.Contains(sizes, c.Size) })
 	if !perSM {
 		n := "one CTA of 512 threads an SM (each holding 128 KiB of shared memory, so no two share an SM); median GB/s (1e9 B/s) of the bytes that moved, every transfer verified"
 		if hasCE {
@@ -147,7 +148,7 @@ func perSMTable(cs []Curve, tag string, perSM bool, chk CESM) table.Table {
 		}
 		t.Notes = append(t.Notes, n)
 	}
-	t.Notes = append(t.Notes, fmt.Sprintf("90 %% at: the smallest budget reaching %.0f %% of the row's own peak", 100*Near))
+	t.Notes = append(t.Notes, fmt.Sprintf("90 %% at: the smallest budget reaching %.0f %% of the row's own peak", 100*persm.Near))
 	if cached {
 		t.Notes = append(t.Notes, "(L2): the working set fit in L2: the cache's figure, not the link's")
 	}
@@ -157,8 +158,8 @@ func perSMTable(cs []Curve, tag string, perSM bool, chk CESM) table.Table {
 // interferenceTable: per mechanism, compute kernel, size and budget, the
 // transfer alone and beside the compute kernel, and the compute kernel's
 // time an iteration alone and beside the transfer, with both slowdowns
-// judged by rule (SlowdownRule); chk as perSMTable's.
-func interferenceTable(ins []Interference, tag string, chk CESM, rule decide.Rule) table.Table {
+// judged by rule (persm.SlowdownRule); chk as perSMTable's.
+func interferenceTable(ins []persm.Interference, tag string, chk persm.CESM, rule decide.Rule) table.Table {
 	t := table.Table{Title: "Bytes per SM: a transfer beside a compute kernel on the other SMs" + tag,
 		Columns: []string{"mechanism", "compute", "size", "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %"}}
 	t.Right = columnFlags(t.Columns, "SMs", "alone GB/s", "beside GB/s", "transfer slowdown %", "compute alone µs", "compute beside µs", "compute slowdown %")
@@ -172,15 +173,15 @@ func interferenceTable(ins []Interference, tag string, chk CESM, rule decide.Rul
 	// within noise (the guide says "within noise"), "?" too few samples to
 	// judge (the guide: "too few samples to claim"), each reason once.
 	var few []string
-	pct := func(v float64, j Judgement) table.Cell {
+	pct := func(v float64, j persm.Judgement) table.Cell {
 		if math.IsNaN(v) {
 			return table.Str("")
 		}
 		c := table.Num(100*v, 1) // the figure stays the cell's number
 		switch j.Outcome {
-		case WithinNoise:
+		case persm.WithinNoise:
 			c.Text += " ~"
-		case TooFew:
+		case persm.TooFew:
 			c.Text += " ?"
 			if !slices.Contains(few, j.Few) {
 				few = append(few, j.Few)
@@ -200,23 +201,23 @@ func interferenceTable(ins []Interference, tag string, chk CESM, rule decide.Rul
 	// The compute's slowdown beside copies the shim did not judge (too
 	// short for a host thread to keep the copy engine busy) is marked "†":
 	// the copy engine may have idled beside it.
-	var unjudged, judged []Feed
+	var unjudged, judged []persm.Feed
 	for _, in := range ins {
 		if !slices.Contains(sizes, in.Size) {
 			continue
 		}
 		compute := pct(in.ComputeSlowdown(), in.ComputeJudged(rule))
-		if in.Mechanism == "ce" && compute.Text != "" {
+		if !in.SMs && compute.Text != "" {
 			switch in.Feed.State {
-			case CEFedNotJudged:
+			case persm.CEFedNotJudged:
 				compute.Text += " †"
 				unjudged = append(unjudged, in.Feed)
-			case CEFedJudged:
+			case persm.CEFedJudged:
 				judged = append(judged, in.Feed)
 			}
 		}
 		sms := table.Num(float64(in.Budget), 0)
-		if in.Mechanism == "ce" && in.SM == CEOnSM {
+		if !in.SMs && in.SM == persm.CEOnSM {
 			sms = table.Str("on SMs") // the driver's kernel: not none, and not counted
 		}
 		t.Rows = append(t.Rows, []table.Cell{table.Str(in.Mechanism), table.Str(in.Compute), table.Str(units.Bytes(in.Size)), sms,
@@ -226,13 +227,13 @@ func interferenceTable(ins []Interference, tag string, chk CESM, rule decide.Rul
 	t.Notes = append(t.Notes,
 		"one fused launch (SM mechanisms), one CTA an SM: the transfer on SMs, the compute kernel (fma: FMA-bound; mma: tensor-core bf16) on every other SM, each timed while the other runs beside it all along",
 		"slowdown: the time beside against the time alone on the same SMs (the transfer: persm/<mechanism>; the compute: persm/compute/<kind>), 10 % = 10 % longer; the compute's results verified in every row",
-		SlowdownRule(rule),
+		persm.SlowdownRule(rule),
 		"~: within noise (under the margin, or the interval includes 1): no slowdown is claimed")
 	if len(few) > 0 {
 		t.Notes = append(t.Notes, "?: too few samples to judge ("+strings.Join(few, "; ")+"): no slowdown is claimed")
 	}
 	for _, in := range ins {
-		if in.Mechanism == "ce" && slices.Contains(sizes, in.Size) {
+		if !in.SMs && slices.Contains(sizes, in.Size) {
 			t.Notes = append(t.Notes, ceBesideNote[chk]+", the compute kernel on every SM of a second stream: running before the copies are timed and ended by a host-to-device cudaMemcpyAsync of the word it polls after them; timed itself while a host thread keeps copies in flight (not fused: cudaMemcpyAsync is no kernel of ours)")
 			break
 		}
@@ -246,7 +247,7 @@ func interferenceTable(ins []Interference, tag string, chk CESM, rule decide.Rul
 // judged (with the copy's and the feeder's times where one row's, or
 // their ranges), and the least busy share where some were judged (none
 // where no point says: files before the shim judged it).
-func feedNotes(unjudged, judged []Feed) []string {
+func feedNotes(unjudged, judged []persm.Feed) []string {
 	var out []string
 	if len(unjudged) > 0 {
 		times := unjudged[0].Times()
@@ -272,8 +273,8 @@ func feedNotes(unjudged, judged []Feed) []string {
 // feedRanges says the copies' and the feeder's times over several rows,
 // "a copy 1.88-3.5 µs, the feeder's calls 2.5 µs" (a range only where
 // they differ).
-func feedRanges(fs []Feed) string {
-	span := func(v func(Feed) float64) string {
+func feedRanges(fs []persm.Feed) string {
+	span := func(v func(persm.Feed) float64) string {
 		lo, hi := math.Inf(1), 0.0
 		for _, f := range fs {
 			if x := v(f); x > 0 {
@@ -289,10 +290,10 @@ func feedRanges(fs []Feed) string {
 		return units.Value(hi/us) + " µs"
 	}
 	var s []string
-	if c := span(func(f Feed) float64 { return f.Copy }); c != "" {
+	if c := span(func(f persm.Feed) float64 { return f.Copy }); c != "" {
 		s = append(s, "a copy "+c)
 	}
-	if c := span(func(f Feed) float64 { return f.Calls }); c != "" {
+	if c := span(func(f persm.Feed) float64 { return f.Calls }); c != "" {
 		s = append(s, "the feeder's calls "+c)
 	}
 	return strings.Join(s, ", ")

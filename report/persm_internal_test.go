@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/record/persm"
 )
 
 // spread: n costs evenly over t·(1 ± noise).
@@ -29,12 +30,12 @@ func TestInterferenceTableJudgesSlowdowns(t *testing.T) {
 	// in: a row whose transfer moves aloneBW and besideBW B/s and whose
 	// compute takes 1 µs alone and computeBeside beside, each side's
 	// samples n costs over ±noise.
-	in := func(budget int, besideBW, computeBeside, noise float64, n int) Interference {
-		return Interference{Mechanism: "tma", Compute: "fma", Size: 1 << 28, Budget: budget, Family: 1,
+	in := func(budget int, besideBW, computeBeside, noise float64, n int) persm.Interference {
+		return persm.Interference{Mechanism: "tma", Compute: "fma", Size: 1 << 28, Budget: budget, Family: 1,
 			Alone: 100e9, Beside: besideBW, AloneCost: spread(1/100e9, noise, n), BesideCost: spread(1/besideBW, noise, n),
 			ComputeAlone: 1e-6, ComputeBeside: computeBeside, ComputeAloneCost: spread(1e-6, noise, n), ComputeBesideCost: spread(computeBeside, noise, n)}
 	}
-	rows := []Interference{
+	rows := []persm.Interference{
 		in(1, 90e9, 1.2e-6, 0.01, 5),   // 11.1 % and 20 %, tight: claimed
 		in(2, 98e9, 1.02e-6, 0.001, 5), // 2 %, samples apart: under the margin
 		in(4, 80e9, 1.25e-6, 0.3, 5),   // 25 %, samples ±30 %: the interval includes 1
@@ -43,7 +44,7 @@ func TestInterferenceTableJudgesSlowdowns(t *testing.T) {
 	if r := rows[1]; !disjoint(r.AloneCost, r.BesideCost) || !disjoint(r.ComputeAloneCost, r.ComputeBesideCost) {
 		t.Fatalf("the 2 %% row's samples overlap: %+v", r)
 	}
-	tab := interferenceTable(rows, "", CENotChecked, decide.Default())
+	tab := interferenceTable(rows, "", persm.CENotChecked, decide.Default())
 	cols := []string{"transfer slowdown %", "compute slowdown %"}
 	for i, want := range [][2]string{{"11.1", "20.0"}, {"2.0 ~", "2.0 ~"}, {"25.0 ~", "25.0 ~"}, {"25.0 ?", "25.0 ?"}} {
 		for k, col := range cols {
@@ -68,7 +69,7 @@ func TestInterferenceTableJudgesSlowdowns(t *testing.T) {
 	}
 	// The rule is the one given: a 1 % margin claims the 2 % apart; no
 	// row too few, no note on it.
-	tab = interferenceTable(rows[:3], "", CENotChecked, decide.Rule{Margin: 0.01, Alpha: 0.05})
+	tab = interferenceTable(rows[:3], "", persm.CENotChecked, decide.Rule{Margin: 0.01, Alpha: 0.05})
 	for _, col := range cols {
 		if got := tab.Rows[1][slices.Index(tab.Columns, col)].Text; got != "2.0" {
 			t.Errorf("at a 1 %% margin, %s: %q, want \"2.0\"", col, got)
@@ -86,12 +87,12 @@ func TestInterferenceTableJudgesSlowdowns(t *testing.T) {
 // times as ranges (one figure where they agree), and a time not in a
 // point is left out.
 func TestFeedNotesRanges(t *testing.T) {
-	n := feedNotes([]Feed{{State: CEFedNotJudged, Copy: 1.31e-6, Calls: 2.5e-6}, {State: CEFedNotJudged, Copy: 3.5e-6, Calls: 2.5e-6}}, nil)
+	n := feedNotes([]persm.Feed{{State: persm.CEFedNotJudged, Copy: 1.31e-6, Calls: 2.5e-6}, {State: persm.CEFedNotJudged, Copy: 3.5e-6, Calls: 2.5e-6}}, nil)
 	want := "†: not judged: the copies beside the compute were too short for a host thread to keep the copy engine busy (a copy 1.31-3.5 µs, the feeder's calls 2.5 µs): the compute's slowdown may be understated"
 	if len(n) != 1 || n[0] != want {
 		t.Errorf("%q, want %q", n, want)
 	}
-	if n := feedNotes([]Feed{{State: CEFedNotJudged, Copy: 2e-6}}, []Feed{{State: CEFedJudged, Busy: 0.99}, {State: CEFedJudged, Busy: 0.93}}); len(n) != 2 ||
+	if n := feedNotes([]persm.Feed{{State: persm.CEFedNotJudged, Copy: 2e-6}}, []persm.Feed{{State: persm.CEFedJudged, Busy: 0.99}, {State: persm.CEFedJudged, Busy: 0.93}}); len(n) != 2 ||
 		!strings.Contains(n[0], "busy (a copy 2 µs): the") || !strings.Contains(n[1], "busy 93 % of every timed window") {
 		t.Errorf("one time, two judged rows: %q", n)
 	}

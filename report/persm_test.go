@@ -11,6 +11,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/fixture"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/record/persm"
 	"github.com/nvshbench/nvshbench/report"
 )
 
@@ -103,11 +104,11 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 	f := fixture.PerSMExample()
 	for i := range f.Points {
 		p := &f.Points[i]
-		if p.ID == "persm/st" && p.Params.CTAs == 132 && p.Params.Size == 256<<20 {
+		if p.ID == "persm/st" && p.Params.SMBudget == 132 && p.Params.Size == 256<<20 {
 			p.Status, p.Verify.OK = record.StatusFailedVerification, false
 		}
 	}
-	for _, c := range report.Curves(f) {
+	for _, c := range persm.Curves(f) {
 		if c.Mechanism == "st" && c.Size == 256<<20 {
 			if _, ok := c.At(132); ok {
 				t.Error("a point that failed verification is in the curve")
@@ -119,7 +120,7 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 	}
 	// Ordered by mechanism (tma before ce); the copy engine's pairs its rows
 	// beside fma with the copy engine alone and fma alone on every SM.
-	ins := report.Interferences(f)
+	ins := persm.Interferences(f)
 	if len(ins) != 2 || math.Abs(ins[0].TransferSlowdown()-1.0/9) > 1e-9 || math.Abs(ins[0].ComputeSlowdown()-0.2) > 1e-9 {
 		t.Fatalf("%+v", ins)
 	}
@@ -127,7 +128,7 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 		math.Abs(ce.TransferSlowdown()-0.25) > 1e-9 || math.Abs(ce.ComputeSlowdown()-0.05) > 1e-9 {
 		t.Errorf("the copy engine beside fma: %+v", ce)
 	}
-	if !math.IsNaN((report.Interference{Beside: 1}).TransferSlowdown()) || !math.IsNaN((report.Interference{ComputeAlone: 1}).ComputeSlowdown()) {
+	if !math.IsNaN((persm.Interference{Beside: 1}).TransferSlowdown()) || !math.IsNaN((persm.Interference{ComputeAlone: 1}).ComputeSlowdown()) {
 		t.Error("a slowdown without both sides")
 	}
 	// Each side's samples travel with it as costs (the transfer's seconds
@@ -140,16 +141,16 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 		t.Errorf("the copy engine beside fma's costs: %+v", ce)
 	}
 	for _, in := range ins {
-		if tr, co := in.TransferJudged(decide.Default()), in.ComputeJudged(decide.Default()); tr.Outcome != report.Claimed || co.Outcome != report.Claimed ||
+		if tr, co := in.TransferJudged(decide.Default()), in.ComputeJudged(decide.Default()); tr.Outcome != persm.Claimed || co.Outcome != persm.Claimed ||
 			tr.Winner != "alone" || co.Winner != "alone" {
 			t.Errorf("%s beside %s: %+v, %+v, want both claimed (alone faster)", in.Mechanism, in.Compute, tr, co)
 		}
 	}
-	if j := (report.Interference{Beside: 1, BesideCost: []float64{1, 1, 1, 1, 1}}).TransferJudged(decide.Default()); j.Outcome != report.NotMeasured {
+	if j := (persm.Interference{Beside: 1, BesideCost: []float64{1, 1, 1, 1, 1}}).TransferJudged(decide.Default()); j.Outcome != persm.NotMeasured {
 		t.Errorf("a transfer not measured alone: %+v", j)
 	}
 	// The two sizes of ce beside fma (PerSMExampleFed) are one family.
-	for _, in := range report.Interferences(fixture.PerSMExampleFed()) {
+	for _, in := range persm.Interferences(fixture.PerSMExampleFed()) {
 		if want := map[string]int{"ce": 2, "tma": 1}[in.Mechanism]; in.Family != want {
 			t.Errorf("%s beside %s at %d: family %d, want %d", in.Mechanism, in.Compute, in.Size, in.Family, want)
 		}
@@ -187,7 +188,7 @@ func TestPerSMSlowdownsJudged(t *testing.T) {
 		{"apart, over 1 %", apart, decide.Rule{Margin: 0.01, Alpha: 0.05}, "2.6", "2.5", "a slowdown is claimed only where it is at least 1 % and", "?:"},
 		{"two samples beside", few, decide.Rule{}, "11.1 ?", "20.0 ?", "?: too few samples to judge (5 and 2 samples; 4 a side needed): no slowdown is claimed", "overlap"},
 	} {
-		for _, in := range report.Interferences(c.f) {
+		for _, in := range persm.Interferences(c.f) {
 			if in.Mechanism == "tma" && c.f == apart {
 				for _, p := range [][2][]float64{{in.AloneCost, in.BesideCost}, {in.ComputeAloneCost, in.ComputeBesideCost}} {
 					if slices.Max(p[0]) >= slices.Min(p[1]) {
@@ -224,36 +225,36 @@ func TestPerSMCopyEngineCheck(t *testing.T) {
 	mixed := fixture.PerSMExampleCE(1)
 	for i := range mixed.Points {
 		if p := &mixed.Points[i]; p.ID == "persm/ce/beside-fma" {
-			p.Values[report.ValueCESMFree] = 0
+			p.Values[persm.ValueCESMFree] = 0
 		}
 	}
 	for _, c := range []struct {
 		name          string
 		f             *record.File
-		state         report.CESM
+		state         persm.CESM
 		reach, sms    string
 		bwNote, perSM string // a note of the bandwidth and per-SM tables says it
 		besideNote    string
 		never         []string // no cell or note of the file's tables says it
 	}{
-		{"checked, no SM", fixture.PerSMExampleCE(1), report.CENoSM, "no SM (checked)", "0",
+		{"checked, no SM", fixture.PerSMExampleCE(1), persm.CENoSM, "no SM (checked)", "0",
 			"ce: cudaMemcpyAsync, on a copy engine with no SM (checked: a copy completed while a kernel held every CTA slot)",
 			"the copy engine uses none (checked)", "ce: the copy engine on no SM (0; checked:", []string{"not checked", "on SMs here", "on SMs ("}},
-		{"not checked", fixture.PerSMExample(), report.CENotChecked, "no SM (not checked)", "0",
+		{"not checked", fixture.PerSMExample(), persm.CENotChecked, "no SM (not checked)", "0",
 			"the copy engine with no SM if a copy engine ran it (not checked for SM use",
 			"ce has no figure: it uses none if a copy engine ran it (not checked for SM use)", "ce: the copy engine on no SM (0) if a copy engine ran it (not checked for SM use)",
 			[]string{"(checked", "uses none (checked)", "on SMs here"}},
-		{"on SMs", fixture.PerSMExampleCE(0), report.CEOnSM, "on SMs (the driver's kernel)", "on SMs",
+		{"on SMs", fixture.PerSMExampleCE(0), persm.CEOnSM, "on SMs (the driver's kernel)", "on SMs",
 			"ce: cudaMemcpyAsync ran on SMs here (the driver's kernel: it waited for a free CTA slot)",
 			"ce has no figure: cudaMemcpyAsync ran on SMs here", "its warps compete with the compute's",
 			[]string{"no SM (", "uses none", "on no SM", "(0"}},
-		{"0 beside, 1 alone", mixed, report.CEOnSM, "on SMs (the driver's kernel)", "on SMs",
+		{"0 beside, 1 alone", mixed, persm.CEOnSM, "on SMs (the driver's kernel)", "on SMs",
 			"ran on SMs here", "ran on SMs here", "ce: cudaMemcpyAsync on SMs here", []string{"no SM (", "uses none", "on no SM"}},
 	} {
-		if got := report.CECheck(c.f); got != c.state {
+		if got := persm.CECheck(c.f); got != c.state {
 			t.Errorf("%s: CECheck %v, want %v", c.name, got, c.state)
 		}
-		for _, cv := range report.Curves(c.f) {
+		for _, cv := range persm.Curves(c.f) {
 			if cv.Mechanism == "ce" && cv.SM != c.state {
 				t.Errorf("%s: the copy engine's curve at %d B: %v", c.name, cv.Size, cv.SM)
 			}
@@ -267,7 +268,7 @@ func TestPerSMCopyEngineCheck(t *testing.T) {
 				t.Errorf("%s: ce's 90 %% at %s: %q, want %q", c.name, size, got, c.reach)
 			}
 		}
-		for _, in := range report.Interferences(c.f) {
+		for _, in := range persm.Interferences(c.f) {
 			if in.Mechanism == "ce" && in.SM != c.state {
 				t.Errorf("%s: ce beside %s: %v", c.name, in.Compute, in.SM)
 			}
@@ -316,22 +317,22 @@ func TestPerSMCopyEngineCheckOnlyFromItsRows(t *testing.T) {
 		p := &f.Points[i]
 		switch {
 		case p.ID == "persm/ce/beside-fma":
-			p.Status, p.Values[report.ValueCESMFree] = record.StatusError, 0
+			p.Status, p.Values[persm.ValueCESMFree] = record.StatusError, 0
 		case p.ID == "persm/tma":
-			p.Values = map[string]float64{report.ValueCESMFree: 0}
+			p.Values = map[string]float64{persm.ValueCESMFree: 0}
 		}
 	}
-	if got := report.CECheck(f); got != report.CENoSM {
-		t.Errorf("a failed row's 0 and a tma row's: %v, want %v", got, report.CENoSM)
+	if got := persm.CECheck(f); got != persm.CENoSM {
+		t.Errorf("a failed row's 0 and a tma row's: %v, want %v", got, persm.CENoSM)
 	}
 	// The compute kernel's row beside the copy engine is one of its rows.
 	g := fixture.PerSMExample()
 	for i := range g.Points {
 		if p := &g.Points[i]; p.ID == "persm/compute/fma/beside-ce" {
-			p.Values = map[string]float64{report.ValueCESMFree: 0}
+			p.Values = map[string]float64{persm.ValueCESMFree: 0}
 		}
 	}
-	if got := report.CECheck(g); got != report.CEOnSM {
+	if got := persm.CECheck(g); got != persm.CEOnSM {
 		t.Errorf("the compute's row beside the copy engine saying 0: %v", got)
 	}
 }
@@ -347,17 +348,17 @@ func TestPerSMCopyEngineFeed(t *testing.T) {
 	const unjudgedNote = "†: not judged: the copies beside the compute were too short for a host thread to keep the copy engine busy (a copy 1.31 µs, the feeder's calls 2.5 µs): the compute's slowdown may be understated"
 	const judgedNote = "ce: the copies beside the compute kept the copy engine busy 98.5 % of every timed window at the least (judged by the shim)"
 	f := fixture.PerSMExampleFed()
-	feeds := map[string]report.Feed{}
-	for _, in := range report.Interferences(f) {
+	feeds := map[string]persm.Feed{}
+	for _, in := range persm.Interferences(f) {
 		feeds[fmt.Sprint(in.Mechanism, " ", in.Size)] = in.Feed
 	}
-	if fd := feeds["ce 1048576"]; fd.State != report.CEFedNotJudged || fd.Copy != 1.31e-6 || fd.Calls != 2.5e-6 || fd.Busy != 0 {
+	if fd := feeds["ce 1048576"]; fd.State != persm.CEFedNotJudged || fd.Copy != 1.31e-6 || fd.Calls != 2.5e-6 || fd.Busy != 0 {
 		t.Errorf("ce beside fma at 1 MiB: %+v, want not judged", fd)
 	}
-	if fd := feeds["ce 268435456"]; fd.State != report.CEFedJudged || fd.Busy != 0.985 || fd.Copy != 168e-6 {
+	if fd := feeds["ce 268435456"]; fd.State != persm.CEFedJudged || fd.Busy != 0.985 || fd.Copy != 168e-6 {
 		t.Errorf("ce beside fma at 256 MiB: %+v, want judged", fd)
 	}
-	if fd := feeds["tma 268435456"]; fd.State != report.CEFedUnknown {
+	if fd := feeds["tma 268435456"]; fd.State != persm.CEFedUnknown {
 		t.Errorf("tma beside fma (no feeder): %+v", fd)
 	}
 	// Judged and not judged apart: the file's 256 MiB points alone.
@@ -394,6 +395,61 @@ func TestPerSMCopyEngineFeed(t *testing.T) {
 		for _, n := range c.notes {
 			if !slices.Contains(in.Notes, n) {
 				t.Errorf("%s: no note %q: %q", c.name, n, in.Notes)
+			}
+		}
+	}
+}
+
+// Every mechanism of record/persm (the shim's list) has its rows in both
+// bytes-per-SM tables, and beside every compute kernel its row in the
+// interference table: no reader lists them, so a new mechanism's rows show
+// with no reader edited (record/persm's scratch test adds one to a copy of
+// the module and runs this).
+func TestPerSMTablesShowEveryMechanism(t *testing.T) {
+	var pts []fixture.PerSMPoint
+	for _, c := range persm.Computes() {
+		for _, b := range []int{0, 4} {
+			pts = append(pts, fixture.PerSMPoint{ID: persm.Row{Compute: c.Name, TimesCompute: true}.ID(), Budget: b, Time: 10e-6})
+		}
+	}
+	var names []string
+	for _, m := range persm.Mechanisms() {
+		names = append(names, m.Name)
+		b := 4
+		if !m.SMs {
+			b = 0
+		}
+		pts = append(pts, fixture.PerSMPoint{ID: persm.Row{Mechanism: m.Name}.ID(), Size: 256 << 20, Budget: b, BW: 100e9})
+		for _, c := range persm.Computes() {
+			pts = append(pts,
+				fixture.PerSMPoint{ID: persm.Row{Mechanism: m.Name, Compute: c.Name}.ID(), Size: 256 << 20, Budget: b, Beside: c.Name, BW: 90e9},
+				fixture.PerSMPoint{ID: persm.Row{Mechanism: m.Name, Compute: c.Name, TimesCompute: true}.ID(), Size: 256 << 20, Budget: b, Beside: m.Name, Time: 11e-6})
+		}
+	}
+	t.Logf("mechanisms: %v", names)
+	rep := report.Build([]*record.File{fixture.PerSM(pts)}, record.Paper(), report.Options{})
+	for _, title := range []string{"Bytes per SM: GB/s to the peer", "Bytes per SM: GB/s per SM used"} {
+		tab := findTable(rep, title)
+		if tab == nil {
+			t.Fatalf("no table %q", title)
+		}
+		var got []string
+		for _, r := range tab.Rows {
+			got = append(got, r[0].Text)
+		}
+		if !slices.Equal(got, names) {
+			t.Errorf("%s: rows %v, want %v", title, got, names)
+		}
+	}
+	in := findTable(rep, "Bytes per SM: a transfer beside a compute kernel")
+	for _, m := range persm.Mechanisms() {
+		for _, c := range persm.Computes() {
+			b := "4"
+			if !m.SMs {
+				b = "0"
+			}
+			if got := cellAt(t, in, "transfer slowdown %", m.Name, c.Name, "256 MiB", b); got != "11.1" {
+				t.Errorf("%s beside %s: transfer slowdown %q", m.Name, c.Name, got)
 			}
 		}
 	}

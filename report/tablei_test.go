@@ -1,9 +1,11 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/nvshbench/nvshbench/cuda/shim"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -55,4 +57,32 @@ func TestTableIGroups(t *testing.T) {
 	if r := row["one-sided RMA"]; r[2] != "rma/put/block" || r[3] != "1 of 1" {
 		t.Errorf("one-sided RMA: %q", r)
 	}
+}
+
+// Table I's collectives group is every collective of the shim that moves
+// a payload (its NB_COLLECTIVES, as the guide's): a point of each counts,
+// a barrier's does not (synchronization's); a new collective's rows count
+// with no edit here (record/persm's scratch test adds one and runs this).
+func TestTableICountsEveryCollective(t *testing.T) {
+	f := &record.File{Header: record.Header{PEs: 1}}
+	var moving []string
+	for _, c := range shim.Collectives() {
+		f.Points = append(f.Points, record.Point{ID: "collectives/" + c.Base + "/nccl", Status: record.StatusOK, Params: record.Params{Size: 8}})
+		if c.Has(shim.TraitPayload) {
+			moving = append(moving, c.Base)
+		}
+	}
+	t.Logf("collectives moving a payload: %v", moving)
+	if len(moving) < 5 {
+		t.Fatalf("only %v", moving)
+	}
+	for _, r := range tableI(f, "").Rows {
+		if r[0].Text == "collectives" {
+			if want := fmt.Sprintf("%d of %d", len(moving), len(moving)); r[3].Text != want {
+				t.Errorf("collectives: %q points ok, want %q (%q)", r[3].Text, want, r[2].Text)
+			}
+			return
+		}
+	}
+	t.Error("no collectives row")
 }

@@ -2,7 +2,9 @@
 # Compile the CUDA shim on a machine without a GPU, as CI does: install the
 # CUDA 13 compiler wheels and the NVSHMEM / NCCL wheels pinned to the H200
 # test machine's versions into a cached venv, then build libnvshbench.so
-# through nvshbench's own toolchain discovery (the pip-wheel path users get).
+# through nvshbench's own toolchain discovery (the pip-wheel path users get),
+# with its flags: every warning of the compile is an error (-Werror
+# all-warnings, cuda/toolchain.go's BuildCommand), against both library sets.
 # Usage: scripts/ci-toolchain.sh build/nvshbench
 set -euo pipefail
 BIN=${1:-build/nvshbench}
@@ -44,6 +46,14 @@ fi
 NVSHBENCH_PYTHON=$NEWVENV/bin/python3 "$BIN" build-shim -o build/libnvshbench-nvshmem3.8-nccl2.32.so >/dev/null
 test -s build/libnvshbench-nvshmem3.8-nccl2.32.so
 echo "ci-toolchain: built build/libnvshbench-nvshmem3.8-nccl2.32.so against NVSHMEM 3.8.0 / NCCL 2.32.3"
+# The tests of the tests, against both library sets: the shim's sources
+# with one part of a mechanism, a collective, an atomic or a family left
+# out must fail to compile, saying what is missing (cuda/forgotten_test.go;
+# the unchanged sources compiled above). Required here: no compiler fails.
+for py in "$VENV/bin/python3" "$NEWVENV/bin/python3"; do
+  echo "ci-toolchain: forgotten parts against $(dirname "$(dirname "$py")"):"
+  NVSHBENCH_PYTHON=$py NVSHBENCH_SCRATCH_REQUIRE=1 "${GO:-go}" test -count=1 -run '^TestForgottenPartsDoNotCompile$' ./cuda
+done
 # The login-node case (README, Install), no GPU needed: this shim on a
 # machine whose NVSHMEM is a copy in another folder, the wheel's folder out
 # of reach (the shim's RUNPATH rewritten to a folder that does not exist):

@@ -23,7 +23,7 @@ const module = "github.com/nvshbench/nvshbench"
 // other (the readers never see the GPU layer).
 //
 //	leaf     table, units, ids, decide, lists, golden, relocated, nicready, wholefile, cuda/shim (the shim's sources and table)
-//	record   record (the results format), fixture (synthetic files for tests)
+//	record   record (the results format), record/* (a family's rows), fixture (synthetic files for tests)
 //	gpu      cuda (the shim's loader, toolchain and fake)
 //	runners  harness, launcher, suites/*      (record, gpu, leaf)
 //	readers  report, plots, compare, model    (record, leaf)
@@ -34,7 +34,7 @@ var layers = []struct {
 	may  []string // the lower layers it may import
 }{
 	{"leaf", []string{"internal/table", "internal/units", "internal/ids", "internal/decide", "internal/lists", "internal/golden", "internal/relocated", "internal/nicready", "internal/wholefile", "cuda/shim"}, nil},
-	{"record", []string{"record", "internal/fixture"}, []string{"leaf"}},
+	{"record", []string{"record", "record/*", "internal/fixture"}, []string{"leaf"}},
 	{"gpu", []string{"cuda"}, []string{"leaf"}},
 	{"runners", []string{"harness", "launcher", "suites/*"}, []string{"leaf", "record", "gpu"}},
 	{"readers", []string{"report", "plots", "compare", "model"}, []string{"leaf", "record"}},

@@ -448,9 +448,19 @@ func TestNoGPUExitsClearly(t *testing.T) {
 }
 
 // asSlurmRank0 makes this process rank 0 of a two-task srun job on nodes
-// nodes, with no bootstrap chosen by hand.
+// nodes, with no bootstrap chosen by hand. A run under a launcher sets the
+// variables --path asks for in this process's environment (NVSHMEM reads
+// the C one): they are put back as they were when the test ends, or a
+// later test's header records them (a header's env is the process's).
 func asSlurmRank0(t *testing.T, nodes string) {
 	t.Helper()
+	for _, k := range []string{"NVSHMEM_DISABLE_P2P", "NVSHMEM_IB_ENABLE_IBGDA"} {
+		if v, ok := os.LookupEnv(k); ok {
+			t.Cleanup(func() { os.Setenv(k, v) })
+		} else {
+			t.Cleanup(func() { os.Unsetenv(k) })
+		}
+	}
 	t.Setenv("NVSHMEM_BOOTSTRAP", "")
 	t.Setenv("NVSHMEM_BOOTSTRAP_PMI", "")
 	t.Setenv("SLURM_MPI_TYPE", "")

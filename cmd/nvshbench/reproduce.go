@@ -41,7 +41,7 @@ var (
 )
 
 func newReproduceCmd() *cobra.Command {
-	o := &reproduceOptions{}
+	o := &reproduceOptions{run: *newRunOptions()}
 	c := &cobra.Command{
 		Use:   "reproduce",
 		Short: "Regenerate the paper's figures on this node: results, report, charts in one folder",
@@ -172,10 +172,10 @@ func runSweeps(ctx context.Context, o *reproduceOptions, r runOptions, resFile s
 	// both modes; a quick pass takes two token counts and the uniform routing.
 	moe := r
 	moe.Benches, moe.LaunchSweep, moe.Graph = moeBenches, false, false
-	moe.MoE = moeFlags{Tokens: harness.DefaultMoE().Tokens, Hidden: 7168, TopK: 8, Experts: 256, DTypes: []string{"bf16"},
-		Modes: []string{"ll", "normal"}, Routes: []string{"uniform", "skewed"}, Zipf: harness.DefaultMoE().Zipf}
+	moe.MoE = harness.MoEConfig{Tokens: harness.DefaultMoE().Tokens, Hidden: 7168, TopK: 8, Experts: 256, DTypes: []string{"bf16"},
+		Modes: []string{"ll", "normal"}, Routings: []string{"uniform", "skewed"}, Zipf: harness.DefaultMoE().Zipf}
 	if o.Quick {
-		moe.MoE.Tokens, moe.MoE.Routes = []int{128, 4096}, []string{"uniform"}
+		moe.MoE.Tokens, moe.MoE.Routings = []int{128, 4096}, []string{"uniform"}
 	}
 	if err := sweep("MoE", &moe); err != nil {
 		return err

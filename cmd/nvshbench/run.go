@@ -33,37 +33,26 @@ import (
 )
 
 type runOptions struct {
-	Benches     []string
-	Out         string
-	GPUs        int
-	PEsPerGPU   int
-	Sizes       string
-	CTAs        int
-	Threads     int
-	LaunchSweep bool
-	SweepSize   string
-	Path        string
-	Pair        string
-	Iters       int
-	Warmup      int
-	Samples     int
-	NoVerify    bool
-	Corrupt     bool // hidden: the GPU test's damaged-output run
-	Bidir       bool
-	Blocking    bool
-	Timeout     time.Duration
-	Startup     time.Duration // --startup-timeout
-	StopOnError bool
-	Shim        string
-	Label       string
-	Quick       bool
-	DTypes      []string
-	Graph       bool
-	NVSHMEMNCCL string
-	NCCLProtos  []string
-	Algos       []string
-	SMBudgets   []string
-	MoE         moeFlags
+	// Config is the harness configuration the flags make: the flags that
+	// are one of its fields bind to it (options start from
+	// harness.DefaultConfig: newRunOptions); config() parses the others
+	// into it.
+	harness.Config
+	Benches   []string
+	Out       string
+	GPUs      int
+	PEsPerGPU int
+	// The text of --sizes, --sweep-size and --sm-budgets, which config()
+	// parses into the Config fields of those names.
+	Sizes, SweepSize string
+	SMBudgets        []string
+	NoVerify         bool
+	Timeout          time.Duration
+	Startup          time.Duration // --startup-timeout
+	StopOnError      bool
+	Shim             string
+	Label            string
+	NVSHMEMNCCL      string
 	// set on the command line (not defaults): checked against what the
 	// selected benchmarks take
 	ctasSet, threadsSet bool
@@ -77,13 +66,9 @@ type runOptions struct {
 	pathPerPoint bool
 }
 
-// moeFlags are the MoE workload's flags (harness.MoEConfig).
-type moeFlags struct {
-	Tokens                []int
-	Hidden, TopK, Experts int
-	DTypes, Modes, Routes []string
-	Zipf                  float64
-}
+// newRunOptions are options with the harness's default configuration,
+// before any flag binds to them.
+func newRunOptions() *runOptions { return &runOptions{Config: harness.DefaultConfig()} }
 
 func addRunFlags(c *cobra.Command, o *runOptions) {
 	f := c.Flags()
@@ -101,7 +86,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.IntVar(&o.Warmup, "warmup", 2, "untimed launches before the samples (0..1000)")
 	f.IntVar(&o.Samples, "samples", 10, "timed launches per point (1..10000)")
 	f.BoolVar(&o.NoVerify, "no-verify", false, "skip the data check of every point (recorded in the results)")
-	f.BoolVar(&o.Corrupt, "corrupt-checks", false, "tests only: damage one element of what each check reads, so every verified point must fail")
+	f.BoolVar(&o.CorruptChecks, "corrupt-checks", false, "tests only: damage one element of what each check reads, so every verified point must fail")
 	_ = f.MarkHidden("corrupt-checks")
 	f.BoolVar(&o.Bidir, "bidir", false, "also measure bidirectional put/get")
 	f.BoolVar(&o.Blocking, "blocking", false, "also measure the blocking forms of put/get")
@@ -114,7 +99,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringSliceVar(&o.DTypes, "dtypes", []string{"float"}, "collectives: data types of AllReduce (float, bf16, half)")
 	f.BoolVar(&o.Graph, "graph", false, "collectives: capture the timed iterations in a CUDA graph (as the paper did)")
 	f.StringSliceVar(&o.NCCLProtos, "nccl-protos", nil, "collectives: also force these NCCL protocols (LL, LL128, Simple) with NCCL_PROTO; default: NCCL's choice")
-	f.StringSliceVar(&o.Algos, "nvshmem-algos", nil, "collectives: also force NVSHMEM's own algorithms on the nvshmem-block rows (collective:name, a collective, or all; e.g. allgather:ll8,broadcast), each through NVSHMEM's variable in its workers' environment; default: NVSHMEM's choice")
+	f.StringSliceVar(&o.NVSHMEMAlgos, "nvshmem-algos", nil, "collectives: also force NVSHMEM's own algorithms on the nvshmem-block rows (collective:name, a collective, or all; e.g. allgather:ll8,broadcast), each through NVSHMEM's variable in its workers' environment; default: NVSHMEM's choice")
 	f.StringSliceVar(&o.SMBudgets, "sm-budgets", []string{"1", "2", "4", "8", "16", "32", "66", "all"}, "bytes per SM (persm/*): SM budgets, one CTA an SM: counts of SMs or all")
 	f.StringVar(&o.NVSHMEMNCCL, "nvshmem-nccl", "auto", "on-stream NVSHMEM collectives: auto (NVSHMEM may hand them to NCCL) or off (NVSHMEM_DISABLE_NCCL=1, NVSHMEM's own kernels)")
 	d := harness.DefaultMoE()
@@ -124,7 +109,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.IntVar(&o.MoE.Experts, "moe-experts", d.Experts, "MoE: experts over all PEs (a multiple of the PE count)")
 	f.StringSliceVar(&o.MoE.DTypes, "moe-dtype", d.DTypes, "MoE: dispatched token types (bf16, fp8: 1 byte a value and a float scale per 128); combine returns bf16")
 	f.StringSliceVar(&o.MoE.Modes, "moe-modes", d.Modes, "MoE: ll (a message per selection) and/or normal (a message per destination rank)")
-	f.StringSliceVar(&o.MoE.Routes, "moe-routing", d.Routings, "MoE: uniform and/or skewed (Zipf over the experts)")
+	f.StringSliceVar(&o.MoE.Routings, "moe-routing", d.Routings, "MoE: uniform and/or skewed (Zipf over the experts)")
 	f.Float64Var(&o.MoE.Zipf, "moe-zipf", d.Zipf, "MoE: the skewed routing's Zipf exponent")
 	c.RegisterFlagCompletionFunc("moe-dtype", listCompletion([]string{"bf16", "fp8"}))
 	c.RegisterFlagCompletionFunc("moe-modes", listCompletion([]string{"ll", "normal"}))
@@ -141,7 +126,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 }
 
 func newRunCmd() *cobra.Command {
-	o := &runOptions{}
+	o := newRunOptions()
 	c := &cobra.Command{
 		Use:   "run [BENCHMARK|PREFIX|GLOB...]",
 		Short: "Measure benchmarks on the local GPUs and write a results file",
@@ -177,9 +162,11 @@ Interrupt it at any time: every finished point is kept, and the same command res
 	return c
 }
 
-// config turns the flags into a harness configuration.
+// config is the options' harness configuration: the fields the flags set,
+// and those parsed from their text (sizes, the sweep's size, SM budgets,
+// the pair), checked.
 func (o *runOptions) config() (*harness.Config, error) {
-	cfg := harness.DefaultConfig()
+	cfg := o.Config
 	sizes := o.Sizes
 	if o.Quick && sizes == "8:1G" {
 		sizes = "1K:1G:4"
@@ -191,32 +178,24 @@ func (o *runOptions) config() (*harness.Config, error) {
 	if cfg.SweepSize, err = units.ParseSize(o.SweepSize); err != nil {
 		return nil, usagef("--sweep-size: %v", err)
 	}
-	cfg.CTAs, cfg.Threads, cfg.LaunchSweep, cfg.Path = o.CTAs, o.Threads, o.LaunchSweep, o.Path
-	if o.Pair != "" {
-		p, err := harness.ParsePair(o.Pair)
+	if cfg.Pair != "" { // --pair FROM:TO, written as the harness writes it
+		p, err := harness.ParsePair(cfg.Pair)
 		if err != nil {
 			return nil, usagef("--%v", err)
 		}
 		cfg.Pair = p.String()
 	}
-	cfg.Iters, cfg.Warmup, cfg.Samples = o.Iters, o.Warmup, o.Samples
 	if o.Quick && o.Samples == 10 {
 		cfg.Samples = 5
 	}
-	cfg.Verify, cfg.Bidir, cfg.Blocking, cfg.Quick = !o.NoVerify, o.Bidir, o.Blocking, o.Quick
-	cfg.CorruptChecks = o.Corrupt
-	if len(o.DTypes) > 0 {
-		cfg.DTypes = o.DTypes
+	cfg.Verify = !o.NoVerify
+	if len(cfg.DTypes) == 0 { // --dtypes "": the default
+		cfg.DTypes = harness.DefaultConfig().DTypes
 	}
-	cfg.Graph, cfg.NCCLProtos, cfg.NVSHMEMAlgos = o.Graph, o.NCCLProtos, o.Algos
-	if o.SMBudgets != nil { // set by the flags (tests build options without them)
+	if o.SMBudgets != nil { // the flag's (a caller's options keep the default budgets)
 		if cfg.SMBudgets, err = harness.ParseSMBudgets(o.SMBudgets); err != nil {
 			return nil, usageError{err}
 		}
-	}
-	if len(o.MoE.Tokens) > 0 || o.MoE.Hidden != 0 { // set by the flags (tests build options without them)
-		cfg.MoE = harness.MoEConfig{Tokens: o.MoE.Tokens, Hidden: o.MoE.Hidden, TopK: o.MoE.TopK, Experts: o.MoE.Experts,
-			DTypes: o.MoE.DTypes, Modes: o.MoE.Modes, Routings: o.MoE.Routes, Zipf: o.MoE.Zipf}
 	}
 	cfg.Dedupe() // every list flag: a value given twice is measured once
 	if o.NVSHMEMNCCL == "" {
@@ -397,7 +376,7 @@ func checkSizes(o *runOptions, cfg *harness.Config, benches []*harness.Benchmark
 // optionsWithout parses the command's flags again, all but name (left at
 // its default).
 func optionsWithout(c *cobra.Command, name string) (*runOptions, error) {
-	alt := &runOptions{}
+	alt := newRunOptions()
 	tmp := &cobra.Command{Use: "check"}
 	addRunFlags(tmp, alt)
 	var err error

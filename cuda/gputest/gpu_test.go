@@ -24,11 +24,12 @@ import (
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
+	persmrec "github.com/nvshbench/nvshbench/record/persm"
 	_ "github.com/nvshbench/nvshbench/suites/collectives"
 	_ "github.com/nvshbench/nvshbench/suites/host"
 	_ "github.com/nvshbench/nvshbench/suites/latency"
 	_ "github.com/nvshbench/nvshbench/suites/moe"
-	"github.com/nvshbench/nvshbench/suites/persm"
+	_ "github.com/nvshbench/nvshbench/suites/persm"
 	_ "github.com/nvshbench/nvshbench/suites/rma"
 )
 
@@ -292,7 +293,12 @@ func stamped(id string) bool {
 	case strings.HasPrefix(id, "rma/"), id == "limit/sm-copy", id == "limit/sm-copy-read":
 		return true
 	case strings.HasPrefix(id, "persm/"):
-		return !strings.HasPrefix(id, "persm/ce") // the copy engine, alone or beside a compute kernel in the background (the compute beside it is timed in its kernel)
+		// A compute kernel is timed in its kernel; a transfer, where its
+		// mechanism runs on SMs (not the copy engine's, alone or beside a
+		// compute kernel in the background).
+		r, _ := persmrec.ParseID(id)
+		m, _ := persmrec.LookupMechanism(r.Mechanism)
+		return r.TimesCompute || m.SMs
 	case strings.HasPrefix(id, "collectives/"):
 		return strings.HasPrefix(last, "nvshmem-") && last != "nvshmem-stream" || strings.HasPrefix(last, "multicta") || strings.HasPrefix(last, "nccl-lsa")
 	case strings.HasPrefix(id, "moe/"):
@@ -464,19 +470,20 @@ func TestPerSM(t *testing.T) {
 			check(t, f, n, 1, "persm")
 			smFree := map[string][]string{}
 			for _, pt := range f.Points {
-				if pt.Status != record.StatusOK || pt.ID != "persm/ce" && !strings.HasPrefix(pt.ID, "persm/ce/") && !strings.HasSuffix(pt.ID, "/beside-ce") {
+				r, ok := persmrec.ParseID(pt.ID)
+				if m, _ := persmrec.LookupMechanism(r.Mechanism); pt.Status != record.StatusOK || !ok || r.Mechanism == "" || m.SMs {
 					continue
 				}
-				v, ok := pt.Values[persm.ValueCESMFree]
+				v, ok := pt.Values[persmrec.ValueCESMFree]
 				if !ok || v != 0 && v != 1 {
 					t.Errorf("%s %s: %s %v (present %v), want 0 or 1: the shim did not judge whether its copies need an SM (values %v, verify %+v)",
-						pt.ID, pt.Params.Key(), persm.ValueCESMFree, v, ok, pt.Values, pt.Verify)
+						pt.ID, pt.Params.Key(), persmrec.ValueCESMFree, v, ok, pt.Values, pt.Verify)
 					continue
 				}
 				smFree[pt.ID] = append(smFree[pt.ID], fmt.Sprintf("%d B: %g", pt.Params.Size, v))
 			}
 			for _, id := range slices.Sorted(maps.Keys(smFree)) {
-				t.Logf("%s %s (1: a copy ran while a kernel held every CTA slot, 0: it waited for one): %s", id, persm.ValueCESMFree, strings.Join(smFree[id], ", "))
+				t.Logf("%s %s (1: a copy ran while a kernel held every CTA slot, 0: it waited for one): %s", id, persmrec.ValueCESMFree, strings.Join(smFree[id], ", "))
 			}
 			if len(smFree) == 0 {
 				t.Errorf("no ok point of the copy engine's rows")
@@ -499,7 +506,7 @@ func TestPerSM(t *testing.T) {
 				}
 			}
 			for _, pt := range f.Points {
-				if pt.Status != record.StatusOK || pt.Params.Extra["beside"] == "" {
+				if pt.Status != record.StatusOK || pt.Params.Extra[persmrec.ExtraBeside] == "" {
 					continue
 				}
 				alone := pt
@@ -516,13 +523,14 @@ func TestPerSM(t *testing.T) {
 			find := func(id string, size int64, beside string) *record.Point {
 				for i := range f.Points {
 					pt := &f.Points[i]
-					if pt.ID == id && pt.Params.Size == size && pt.Params.CTAs == 0 && pt.Params.Extra["beside"] == beside {
+					if pt.ID == id && pt.Params.Size == size && pt.Params.SMBudget == 0 && pt.Params.Extra[persmrec.ExtraBeside] == beside {
 						return pt
 					}
 				}
 				return nil
 			}
-			for _, c := range []string{"fma", "mma"} {
+			for _, cc := range persmrec.Computes() {
+				c := cc.Name
 				ce, beside := find("persm/ce", 64<<20, ""), find("persm/ce/beside-"+c, 64<<20, c)
 				comp, compBeside := find("persm/compute/"+c, 0, ""), find("persm/compute/"+c+"/beside-ce", 64<<20, "ce")
 				if ce == nil || beside == nil || comp == nil || compBeside == nil {
@@ -542,25 +550,29 @@ func TestPerSM(t *testing.T) {
 				ta, _ := comp.Metric(record.MetricLatency)
 				tb, _ := compBeside.Metric(record.MetricLatency)
 				t.Logf("copy engine at 64 MiB: %.1f GB/s alone, %.1f beside %s on every SM; %s on every SM: %.3f us an iteration alone, %.3f beside the copy engine (busy %.1f %% of its windows at the least, moving %.1f GB/s)",
-					a.Median/1e9, b.Median/1e9, c, c, ta.Median*1e6, tb.Median*1e6, 100*compBeside.Values[persm.ValueCEBusy], compBeside.Values[persm.ValueCERate]/1e9)
+					a.Median/1e9, b.Median/1e9, c, c, ta.Median*1e6, tb.Median*1e6, 100*compBeside.Values[persmrec.ValueCEBusy], compBeside.Values[persmrec.ValueCERate]/1e9)
 				// Its ~20 ms launches are judged: the shim fails a launch where
 				// the copy engine idled over a tenth of it.
-				if busy, ok := compBeside.Values[persm.ValueCEBusy]; !ok || busy < 0.9 || compBeside.Values[persm.ValueCERate] <= 0 {
+				if busy, ok := compBeside.Values[persmrec.ValueCEBusy]; !ok || busy < 0.9 || compBeside.Values[persmrec.ValueCERate] <= 0 {
 					t.Errorf("%s beside the copy engine: values %v, want the copy engine's busy share (at least 0.9) and rate", c, compBeside.Values)
 				}
 			}
-			for _, m := range []string{"st", "tma", "put"} {
+			for _, mm := range persmrec.Mechanisms() {
+				m := mm.Name
+				if !mm.SMs || mm.Dst == "lsa" { // no SM budget; NCCL's windows (waived on two PEs of one GPU)
+					continue
+				}
 				one, all, most := 0.0, 0.0, 0
 				for _, pt := range f.Points {
 					bwm, ok := pt.Metric(record.MetricBandwidth)
 					if pt.ID != "persm/"+m || pt.Params.Size != 64<<20 || !ok {
 						continue
 					}
-					if pt.Params.CTAs == 1 {
+					if pt.Params.SMBudget == 1 {
 						one = bwm.Median
 					}
-					if pt.Params.CTAs > most {
-						most, all = pt.Params.CTAs, bwm.Median
+					if pt.Params.SMBudget > most {
+						most, all = pt.Params.SMBudget, bwm.Median
 					}
 				}
 				t.Logf("%s at 64 MiB: %.1f GB/s on 1 SM, %.1f GB/s on %d SMs", m, one/1e9, all/1e9, most)

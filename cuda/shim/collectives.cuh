@@ -299,8 +299,17 @@ static int coll_family_validate(Run *r);
 static int coll_family_prepare(Run *r);
 static int coll_family_setup(Run *r);
 
-static const Family kColl = {"collectives", coll_family_validate, coll_active, coll_synced, 2, 0, 0, coll_family_prepare,
-                             coll_family_setup, nullptr, coll_bytes, coll_work_set, coll_per_op_launches};
+static constexpr Family kColl = {.name = "collectives",
+                                 .validate = coll_family_validate,
+                                 .active = coll_active,
+                                 .synced = coll_synced,
+                                 .cal_iters = 2,
+                                 .prepare = coll_family_prepare,
+                                 .setup = coll_family_setup,
+                                 .bytes = coll_bytes,
+                                 .work_set = coll_work_set,
+                                 .per_op_launches = coll_per_op_launches};
+NB_FAMILY(kColl);
 
 // ---------------------------------------------------------------------------
 // The collectives: a file each (its struct C and its entry kC), a line each

@@ -122,6 +122,7 @@ static int esize(int dtype) { return dtype == NB_DT_F32 ? 4 : 2; }
 // dispatch on an operation code: an entry whose code reaches no kernel
 // branch does not compile (no catch-all branch runs another operation).
 template <int OP> constexpr bool unhandled = false;
+template <typename T> constexpr bool unhandled_type = false;  // the same for a dispatch on a type
 
 // ---------------------------------------------------------------------------
 // The dispatch table. A family holds what its operations share (who runs,
@@ -176,6 +177,32 @@ struct Run {
   int resident_known;  // resident was asked for this point's kernel
 };
 
+// SideWork is what a family runs beside its timed launches that no launch
+// can start or end itself; one family has any (bytes per SM: the copy
+// engine beside a compute kernel, persm.cuh's kPmSide).
+//   arm (on a PE that launches, right before a timed launch's first
+//     event; not for a graph's replay): starts what must already run when
+//     the events start (started inside the launch, it would begin after
+//     the first event, and the window would time the launch partly
+//     without it).
+//   disarm (on every path after an arm that returned 0: right after the
+//     timed launch's end event is recorded, ok 1, or where the first event,
+//     the launch or the end event failed, ok 0: the launch's error is the
+//     one reported): ends what arm started (nothing armed may outlive the
+//     launch); its own failure after a clean launch fails the launch.
+//   end (on every PE, once a point's launches are done, its stream
+//     drained, and before its check): ends what the launches may have
+//     left, and may give the point values (put_value; the detail is the
+//     check's, or the error's).
+struct SideWork {
+  int (*arm)(Run *r);
+  int (*disarm)(Run *r, int ok);
+  int (*end)(Run *r, nb_result *res);
+};
+
+// A family, written with named initialisers ({.name = ..., .validate =
+// ...}); a member left out is 0 or null, and NB_FAMILY asserts that the
+// ones every family needs are there.
 struct Family {
   const char *name;
   // validate checks the arguments on this PE (no collective calls).
@@ -195,29 +222,15 @@ struct Family {
   // (a collective per launch, a MoE step): no launch overhead to amortise,
   // so a calibrated launch loops at most NB_PER_OP_ITERS (may be null).
   int (*per_op_launches)(Run *r);
-  // arm (may be null): on a PE that launches, right before a timed launch's
-  // first event, starts what must already run when the events start and
-  // that the launch cannot start itself (started inside it, it would begin
-  // after the first event, and the window would time the launch partly
-  // without it): bytes per SM's copy-engine rows (persm.cuh), a compute
-  // kernel on every SM of a second stream or copies a host thread feeds.
-  // Not for a graph's replay.
-  int (*arm)(Run *r);
-  // disarm (may be null): arm's counterpart, called on every path after an
-  // arm that returned 0: right after the timed launch's end event is
-  // recorded (ok 1), or where the first event, the launch or the end event
-  // failed (ok 0: the launch's error is the one reported, not disarm's).
-  // It ends what arm started (nothing armed may outlive the launch: a
-  // background kernel holding the SMs, a host thread feeding a stream); its
-  // own failure after a clean launch fails the launch.
-  int (*disarm)(Run *r, int ok);
-  // end (may be null): on every PE, once a point's launches are done (its
-  // stream drained) and before its check: ends side work the launches may
-  // have left, and may write a note on the point into res->detail (the
-  // family's check then sets it aside: a mismatch is described only into
-  // an empty detail, check.cuh's counted).
-  int (*end)(Run *r, nb_result *res);
+  const SideWork *side;  // work beside the timed launches (null: none)
 };
+
+constexpr bool family_complete(const Family &f) {
+  return f.name && f.validate && f.active && f.synced && f.prepare && f.bytes && f.work_set && (f.cal_iters > 0 || f.default_iters > 0) &&
+         (!f.side || (f.side->arm && f.side->disarm && f.side->end));
+}
+#define NB_FAMILY(f) \
+  static_assert(family_complete(f), #f ": a family needs its name, validate, active, synced, prepare, bytes, work_set and an iteration count")
 
 #define NB_PER_OP_ITERS 100
 
@@ -273,6 +286,23 @@ constexpr bool checked(const OpEntry (&t)[N]) {
 #define NB_CHECKED(t) static_assert(checked(t), #t ": an entry whose check cannot verify, or cannot be corrupted")
 
 static int has(const Run *r, int trait) { return (r->e->traits & trait) != 0; }
+
+// put_value gives the point a named value (nb_result.values) in a unit of
+// the Go side's ("s", "B/s", "1"), which reads it as a number by its name.
+// A value that does not fit (the array full, a name or unit too long)
+// fails the point and names it: never a silent drop.
+static int put_value(nb_result *res, const char *name, const char *unit, double v) {
+  if (res->n_values < 0 || res->n_values >= NB_MAX_VALUES)
+    return fail(NB_ERR, "the value %s does not fit: a point's result holds %d values", name, NB_MAX_VALUES);
+  nb_value *o = &res->values[res->n_values];
+  if (strlen(name) >= sizeof o->name || strlen(unit) >= sizeof o->unit)
+    return fail(NB_ERR, "the value %s (%s): a name holds %zu bytes, a unit %zu", name, unit, sizeof o->name - 1, sizeof o->unit - 1);
+  o->value = v;
+  snprintf(o->name, sizeof o->name, "%s", name);
+  snprintf(o->unit, sizeof o->unit, "%s", unit);
+  res->n_values++;
+  return 0;
+}
 
 // pair_roles gives this PE its role in the point's pair: args.initiator
 // issues towards args.peer (one PE: both, a loopback), and with both_ways

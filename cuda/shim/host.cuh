@@ -185,8 +185,15 @@ static constexpr Check kCheckTeam = {"one more split: a team of every PE, this P
 static constexpr Check kCheckTeam2D = {"one more split: this PE's row and column teams, their sizes and its places", team_2d_verify, host_corrupt};
 
 // Host calls: ten a launch calibrate the count; no kernel of ours.
-static const Family kHost = {"host calls", host_validate, host_active, host_synced, 10, 0, 0, host_prepare, nullptr, nullptr,
-                             host_bytes, host_work_set};
+static constexpr Family kHost = {.name = "host calls",
+                                 .validate = host_validate,
+                                 .active = host_active,
+                                 .synced = host_synced,
+                                 .cal_iters = 10,
+                                 .prepare = host_prepare,
+                                 .bytes = host_bytes,
+                                 .work_set = host_work_set};
+NB_FAMILY(kHost);
 
 static constexpr OpEntry kHostOps[] = {
     {NB_OP_HEAP_MALLOC, "host.malloc", &kHost, T_HOST, kCheckMalloc, launch_host<NB_OP_HEAP_MALLOC>},
@@ -282,8 +289,15 @@ static int heap_grow_verify(Run *r, nb_result *res) {
 
 // One call a launch, no calibration: every sample is one call, and each
 // growth call commits memory for good.
-static const Family kHeapGrow = {"heap growth", host_validate, host_active, host_synced, 0, 1, 0, host_prepare, nullptr, nullptr,
-                                 host_bytes, host_work_set};
+static constexpr Family kHeapGrow = {.name = "heap growth",
+                                     .validate = host_validate,
+                                     .active = host_active,
+                                     .synced = host_synced,
+                                     .default_iters = 1,
+                                     .prepare = host_prepare,
+                                     .bytes = host_bytes,
+                                     .work_set = host_work_set};
+NB_FAMILY(kHeapGrow);
 
 static constexpr Check kCheckGrow = {"one more allocation past every earlier one of the row, written and read back whole", heap_grow_verify,
                                      host_corrupt};

@@ -304,14 +304,40 @@ static int64_t lat_work_set(Run *r) {
   return r->a->size;
 }
 
-static const Family kLat = {"latency", lat_validate, lat_active, lat_synced, 10, 0, 1, lat_prepare, nullptr,
-                            lat_before_launch, lat_bytes, lat_work_set};
+static constexpr Family kLat = {.name = "latency",
+                                .validate = lat_validate,
+                                .active = lat_active,
+                                .synced = lat_synced,
+                                .cal_iters = 10,
+                                .kernel_timer = 1,
+                                .prepare = lat_prepare,
+                                .before_launch = lat_before_launch,
+                                .bytes = lat_bytes,
+                                .work_set = lat_work_set};
+NB_FAMILY(kLat);
 // The empty kernel keeps no in-kernel time.
-static const Family kLatLaunch = {"launch", lat_validate, lat_active, lat_synced, 10, 0, 0, lat_prepare, nullptr,
-                                  lat_before_launch, lat_bytes, lat_work_set};
+static constexpr Family kLatLaunch = {.name = "launch",
+                                      .validate = lat_validate,
+                                      .active = lat_active,
+                                      .synced = lat_synced,
+                                      .cal_iters = 10,
+                                      .prepare = lat_prepare,
+                                      .before_launch = lat_before_launch,
+                                      .bytes = lat_bytes,
+                                      .work_set = lat_work_set};
+NB_FAMILY(kLatLaunch);
 // Ping-pongs are not calibrated: both sides run the same fixed count.
-static const Family kLatPP = {"ping-pong", lat_validate, lat_active, lat_synced, 0, 1000, 1, lat_prepare, nullptr,
-                              lat_before_launch, lat_bytes, lat_work_set};
+static constexpr Family kLatPP = {.name = "ping-pong",
+                                  .validate = lat_validate,
+                                  .active = lat_active,
+                                  .synced = lat_synced,
+                                  .default_iters = 1000,
+                                  .kernel_timer = 1,
+                                  .prepare = lat_prepare,
+                                  .before_launch = lat_before_launch,
+                                  .bytes = lat_bytes,
+                                  .work_set = lat_work_set};
+NB_FAMILY(kLatPP);
 
 // --- launches
 template <int BLOCKING>

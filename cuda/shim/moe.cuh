@@ -406,8 +406,17 @@ static int64_t moe_work_set(Run *) { return g_ml.max_slots * g_ml.sz; }
 
 static int moe_per_op_launches(Run *) { return 1; }
 
-static const Family kMoE = {"moe", moe_validate, moe_active, moe_synced, 2, 0, 0, moe_prepare, moe_setup, nullptr, moe_bytes, moe_work_set,
-                            moe_per_op_launches};
+static constexpr Family kMoE = {.name = "moe",
+                                .validate = moe_validate,
+                                .active = moe_active,
+                                .synced = moe_synced,
+                                .cal_iters = 2,
+                                .prepare = moe_prepare,
+                                .setup = moe_setup,
+                                .bytes = moe_bytes,
+                                .work_set = moe_work_set,
+                                .per_op_launches = moe_per_op_launches};
+NB_FAMILY(kMoE);
 
 static constexpr Check kCheckMoE = {"every token's dispatched rows and combined sum", moe_check, moe_corrupt};
 static constexpr OpEntry kMoEOps[] = {

@@ -323,8 +323,16 @@ static int nd_active(Run *r) {
 
 static int nd_synced(Run *r) { return r->a->op == NB_OP_GIN_PUT_SIGNAL || rma_synced(r); }
 
-static const Family kND = {"nccl-device", nd_validate, nd_active, nd_synced, 1, 0, 0, rma_prepare, nd_setup, nullptr,
-                           rma_bytes, rma_work_set};
+static constexpr Family kND = {.name = "nccl-device",
+                               .validate = nd_validate,
+                               .active = nd_active,
+                               .synced = nd_synced,
+                               .cal_iters = 1,
+                               .prepare = rma_prepare,
+                               .setup = nd_setup,
+                               .bytes = rma_bytes,
+                               .work_set = rma_work_set};
+NB_FAMILY(kND);
 
 static constexpr OpEntry kNDOps[] = {
     {NB_OP_LSA_PUT, "rma.lsa_put", &kND, T_PAYLOAD | T_LOADSTORE, kCheckWindowPut, launch_lsa<0>},
@@ -343,8 +351,18 @@ static int nd_lat_validate(Run *r) {
   return nd_state();
 }
 
-static const Family kNDLat = {"nccl-device latency", nd_lat_validate, lat_active, lat_synced, 10, 0, 1, lat_prepare, nd_lat_setup,
-                              lat_before_launch, lat_bytes, lat_work_set};
+static constexpr Family kNDLat = {.name = "nccl-device latency",
+                                  .validate = nd_lat_validate,
+                                  .active = lat_active,
+                                  .synced = lat_synced,
+                                  .cal_iters = 10,
+                                  .kernel_timer = 1,
+                                  .prepare = lat_prepare,
+                                  .setup = nd_lat_setup,
+                                  .before_launch = lat_before_launch,
+                                  .bytes = lat_bytes,
+                                  .work_set = lat_work_set};
+NB_FAMILY(kNDLat);
 
 static constexpr OpEntry kNDLatOps[] = {
     {NB_OP_LSA_LAT_PUT, "lat.lsa_put", &kNDLat, T_PAYLOAD | T_ROUNDTRIP | T_LOADSTORE, kCheckWindowLatPut, launch_lsa_lat_put},

@@ -92,8 +92,16 @@ static constexpr Check kCheckPingPong = {"the initiator's pattern at the peer, t
                                          CheckAt<at_p2p_reply, peer_pattern>::corrupt};
 
 // NCCL's kernels: no stamps of ours; ten launches calibrate.
-static const Family kP2P = {"nccl point-to-point", p2p_validate, p2p_active, p2p_synced, 10, 0, 0, p2p_prepare, p2p_setup, nullptr,
-                            p2p_bytes, p2p_work_set};
+static constexpr Family kP2P = {.name = "nccl point-to-point",
+                                .validate = p2p_validate,
+                                .active = p2p_active,
+                                .synced = p2p_synced,
+                                .cal_iters = 10,
+                                .prepare = p2p_prepare,
+                                .setup = p2p_setup,
+                                .bytes = p2p_bytes,
+                                .work_set = p2p_work_set};
+NB_FAMILY(kP2P);
 
 static constexpr OpEntry kP2POps[] = {
     {NB_OP_NCCL_SEND, "rma.nccl_send", &kP2P, T_PAYLOAD | T_HOST, kCheckSent, launch_p2p<NB_OP_NCCL_SEND>},

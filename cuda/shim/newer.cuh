@@ -227,8 +227,15 @@ static int launch_bulk_tma(Run *r, int iters) {
 // Never reached: validate waives the row (see the top).
 static int launch_put_signal_counted(Run *, int) { return counted_waiver(); }
 
-static const Family kNewerRMA = {"newer libraries (rma)", newer_rma_validate, rma_active, rma_synced, 1, 0, 0, rma_prepare, nullptr, nullptr,
-                                 rma_bytes, rma_work_set};
+static constexpr Family kNewerRMA = {.name = "newer libraries (rma)",
+                                     .validate = newer_rma_validate,
+                                     .active = rma_active,
+                                     .synced = rma_synced,
+                                     .cal_iters = 1,
+                                     .prepare = rma_prepare,
+                                     .bytes = rma_bytes,
+                                     .work_set = rma_work_set};
+NB_FAMILY(kNewerRMA);
 
 // The latency family's checks, with the version the row needs.
 static int newer_validate(Run *r) {
@@ -248,8 +255,17 @@ static int launch_lat_flush(Run *r, int iters) {
 #endif
 }
 
-static const Family kNewer = {"newer libraries", newer_validate, lat_active, lat_synced, 10, 0, 1, lat_prepare, nullptr, lat_before_launch,
-                              lat_bytes, lat_work_set};
+static constexpr Family kNewer = {.name = "newer libraries",
+                                  .validate = newer_validate,
+                                  .active = lat_active,
+                                  .synced = lat_synced,
+                                  .cal_iters = 10,
+                                  .kernel_timer = 1,
+                                  .prepare = lat_prepare,
+                                  .before_launch = lat_before_launch,
+                                  .bytes = lat_bytes,
+                                  .work_set = lat_work_set};
+NB_FAMILY(kNewer);
 
 // --- regions
 // The message rate's checks, with the version and the scope a region needs.
@@ -316,8 +332,15 @@ static int launch_rate_put_region(Run *r, int iters) {
 #endif
 }
 
-static const Family kNewerRate = {"newer libraries (message rate)", newer_rate_validate, rma_active, rma_synced, 1, 0, 0, newer_rate_prepare, nullptr,
-                                  nullptr, rate_bytes, rate_work_set};
+static constexpr Family kNewerRate = {.name = "newer libraries (message rate)",
+                                      .validate = newer_rate_validate,
+                                      .active = rma_active,
+                                      .synced = rma_synced,
+                                      .cal_iters = 1,
+                                      .prepare = newer_rate_prepare,
+                                      .bytes = rate_bytes,
+                                      .work_set = rate_work_set};
+NB_FAMILY(kNewerRate);
 
 // The latency family's checks, with the version regions need.
 static int newer_region_validate(Run *r) {
@@ -346,8 +369,17 @@ static int launch_lat_region(Run *r, int iters) {
 #endif
 }
 
-static const Family kNewerRegion = {"newer libraries (regions)", newer_region_validate, lat_active, lat_synced, 10, 0, 1, region_prepare, nullptr,
-                                    lat_before_launch, lat_bytes, lat_work_set};
+static constexpr Family kNewerRegion = {.name = "newer libraries (regions)",
+                                        .validate = newer_region_validate,
+                                        .active = lat_active,
+                                        .synced = lat_synced,
+                                        .cal_iters = 10,
+                                        .kernel_timer = 1,
+                                        .prepare = region_prepare,
+                                        .before_launch = lat_before_launch,
+                                        .bytes = lat_bytes,
+                                        .work_set = lat_work_set};
+NB_FAMILY(kNewerRegion);
 
 static constexpr OpEntry kNewerOps[] = {
     {NB_OP_LAT_FLUSH, "lat.flush", &kNewer, T_PAYLOAD, kCheckAtPeer, launch_lat_flush},

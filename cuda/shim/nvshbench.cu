@@ -23,7 +23,12 @@
 //   newer.cuh        rows only newer libraries have (compiled by their version macros, else waived)
 //   atomics.cuh      NVSHMEM's atomics (AMO API, and 3.7's float adds), each as a rate (rma) and a round trip (lat)
 //   moe.cuh          the MoE dispatch/combine family (NVSHMEM, NCCL's device API, NCCL host)
-//   persm.cuh        bytes per SM: transfer mechanisms over SM budgets, beside a compute kernel
+//   pm_mech.cuh      bytes per SM's transfer mechanisms and compute kernels, each a struct and a word of a list
+//   pm_kernels.cuh   bytes per SM's fused kernel: a transfer role beside a compute role
+//   pm_ce.cuh        bytes per SM's side work beside the copy engine (a second stream)
+//   pm_feed.cuh      bytes per SM's copies a host thread feeds beside a timed compute kernel
+//   pm_smcheck.cuh   bytes per SM: whether the copy engine's copies need an SM
+//   persm.cuh        bytes per SM, the family: transfer mechanisms over SM budgets, beside a compute kernel
 // Every NVSHMEM / CUDA / NCCL / NVML call of the tool lives in this library.
 //
 // The multi-PE rule: every host call that all PEs must make together
@@ -53,6 +58,11 @@
 #include "newer.cuh"
 #include "atomics.cuh"
 #include "moe.cuh"
+#include "pm_mech.cuh"
+#include "pm_kernels.cuh"
+#include "pm_ce.cuh"
+#include "pm_feed.cuh"
+#include "pm_smcheck.cuh"
 #include "persm.cuh"
 
 extern "C" int nb_abi_version(void) { return NB_ABI_VERSION; }
@@ -182,7 +192,7 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
   CK(cudaMemset(S.flag, 0, 2 * sizeof(uint64_t)));
   CK(cudaMemset(S.epochs, 0, sizeof(uint64_t) * NB_MAX_CTAS));
   CK(cudaStreamCreateWithFlags(&S.stream, cudaStreamNonBlocking));
-  if (int rc = pm_side_streams()) return rc;  // next to S.stream: a hardware queue of their own (persm.cuh)
+  if (int rc = pm_side_streams()) return rc;  // next to S.stream: a hardware queue of their own (pm_ce.cuh)
   CK(cudaEventCreate(&S.ev0));
   CK(cudaEventCreate(&S.ev1));
   CK(cudaDeviceSynchronize());
@@ -194,7 +204,7 @@ extern "C" int nb_init(int mode, int rank, int nranks, const uint8_t *uid, int u
 extern "C" int nb_finalize(void) {
   if (!S.inited) return 0;
   cudaSetDevice(S.device);
-  pm_side_free();  // first: a background compute left armed would hold the device synchronisation 10 s
+  pm_finalize();  // first: a background compute left armed would hold the device synchronisation 10 s
   cudaDeviceSynchronize();
   nvshmem_barrier_all();
   nd_release();
@@ -302,15 +312,14 @@ static int launch(Run *r, int iters, cudaGraphExec_t gexec) {
 }
 
 // disarm ends the side work a family armed for a timed launch
-// (Family.disarm), rc being the launch's status so far: a failed launch
+// (SideWork.disarm), rc being the launch's status so far: a failed launch
 // keeps its own error.
 static int disarm(Run *r, int rc) {
-  const Family *f = r->e->family;
-  if (!f->disarm) return rc;
-  if (!rc) return f->disarm(r, 1);
+  const SideWork *w = r->e->family->side;
+  if (!rc) return w->disarm(r, 1);
   static char keep[sizeof g_err];
   memcpy(keep, g_err, sizeof keep);
-  (void)f->disarm(r, 0);
+  (void)w->disarm(r, 0);
   memcpy(g_err, keep, sizeof keep);
   return rc;
 }
@@ -330,12 +339,12 @@ static int timed_launch(Run *r, int iters, cudaGraphExec_t gexec, int gate, floa
     nvshmemx_barrier_all_on_stream(S.stream);
     CKLAUNCH("start gate (on-stream barrier)");
   }
-  // A family's side work starts before the first event (Family.arm: the
+  // A family's side work starts before the first event (SideWork.arm: the
   // window must not open before it runs) and ends after the last, whatever
-  // happened between (Family.disarm).
+  // happened between (SideWork.disarm).
   int armed = 0;
-  if (!gexec && r->e->family->arm) {
-    if (int rc = r->e->family->arm(r)) return rc;
+  if (!gexec && r->e->family->side) {
+    if (int rc = r->e->family->side->arm(r)) return rc;
     armed = 1;
   }
   cudaError_t e = cudaEventRecord(S.ev0, S.stream);
@@ -392,60 +401,52 @@ static int stamp_every(Run *r, const Family *f, int iters) {
   return iters;
 }
 
-// The one measurement loop. Collective calls, in this order on every PE:
-// agreement 1 (arguments valid, buffers prepared), the family's setup and
-// its agreement, the two calibration launches' barriers, the agreement on
-// a third (the initiator's wish: its calibration launch was under 1 ms) and
-// its barrier, agreement 2 (status and the initiator's iteration count, one
-// exchange), a
-// graph's agreement, one
-// barrier before each synchronised launch, a barrier after the launches,
-// the check (collective where the family's is), agreement 3 (status and
-// verification counts).
-extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, double *kernel_out, int max_kernel, nb_result *res) {
-  memset(res, 0, sizeof *res);
-  res->failed_pe = -1;
-  if (int rc = on_device()) return rc;
-  Args args;
-  args.op = 0;
-  memcpy(static_cast<nb_args *>(&args), abi, sizeof *abi);
-  args.nb_args::op[NB_OP_NAME - 1] = 0;
-  Run run;
-  memset(&run, 0, sizeof run);
-  Run *r = &run;
-  const Args *a = r->a = &args;
+// run_open: this PE's part of a point before the first agreement (no
+// collective call): its arguments (the ABI's and the entry's code), its
+// entry in the dispatch table, the family's checks and preparation.
+static int run_open(const nb_args *abi, Args *args, Run *r) {
+  args->op = 0;
+  memcpy(static_cast<nb_args *>(args), abi, sizeof *abi);
+  args->nb_args::op[NB_OP_NAME - 1] = 0;
+  memset(r, 0, sizeof *r);
+  const Args *a = r->a = args;
   r->e = find_op(a->nb_args::op);
-  int st = 0;
-  if (r->e) args.op = r->e->op;
-  if (!r->e) st = fail(NB_ERR, "unknown operation \"%s\": not in this shim's dispatch table (an older shim? 'nvshbench build-shim --rebuild')", a->nb_args::op);
-  else if (a->samples <= 0 || a->warmup < 0 || a->iters < 0 || a->iters > NB_MAX_ITERS)
-    st = fail(NB_ERR, "samples must be > 0, warmup >= 0, iters 0..%d", NB_MAX_ITERS);
-  else if (a->peer < 0 || a->peer >= S.npes) st = fail(NB_ERR, "peer %d out of range (%d PEs)", a->peer, S.npes);
-  else if (a->initiator < 0 || a->initiator >= S.npes) st = fail(NB_ERR, "initiator %d out of range (%d PEs)", a->initiator, S.npes);
-  const Family *f = r->e ? r->e->family : nullptr;
-  if (!st) st = f->validate(r);
+  if (!r->e)
+    return fail(NB_ERR, "unknown operation \"%s\": not in this shim's dispatch table (an older shim? 'nvshbench build-shim --rebuild')", a->nb_args::op);
+  args->op = r->e->op;
+  if (a->samples <= 0 || a->warmup < 0 || a->iters < 0 || a->iters > NB_MAX_ITERS)
+    return fail(NB_ERR, "samples must be > 0, warmup >= 0, iters 0..%d", NB_MAX_ITERS);
+  if (a->peer < 0 || a->peer >= S.npes) return fail(NB_ERR, "peer %d out of range (%d PEs)", a->peer, S.npes);
+  if (a->initiator < 0 || a->initiator >= S.npes) return fail(NB_ERR, "initiator %d out of range (%d PEs)", a->initiator, S.npes);
+  const Family *f = r->e->family;
+  int st = f->validate(r);
   if (!st) st = f->prepare(r);
   if (!st) {
     cudaError_t e = cudaStreamSynchronize(S.stream);
     if (e != cudaSuccess) st = fail(NB_ERR, "preparing: %s", cudaGetErrorString(e));
   }
-  if ((st = agree(st, 0, 0, 0, res, nullptr))) return st;
-  if (f->setup) {
-    st = f->setup(r);
-    if ((st = agree(st, 0, 0, 0, res, nullptr))) return st;
-  }
-  int active = f->active(r);
-  int synced = f->synced(r);
-  int per_iter = ops_per_iter(r);
+  return st;
+}
 
-  // Calibration: the initiator times one launch; every PE uses its count
-  // (args.initiator: 0 for the families where every PE times). A
-  // first launch before it is not timed: the first launch of a kernel
-  // loads its module (CUDA's lazy loading, about a millisecond), which
-  // would otherwise pass for the operation's cost and leave the point with
-  // a few iterations per launch, its per-operation time inflated by the
-  // launch overhead (seen at the first size of every benchmark).
-  int64_t want = a->iters > 0 ? a->iters : f->default_iters;
+// calibrate: the iterations of every timed launch, agreed (*want): the
+// given ones, the family's default, or the initiator's calibration, on
+// every PE. Collective calls: the two calibration launches' barriers, the
+// agreement on a third (the initiator's wish: its calibration launch was
+// under 1 ms) and its barrier, and the agreement on the count. Returns
+// that agreement's status.
+//
+// The initiator times one launch; every PE uses its count (args.initiator:
+// 0 for the families where every PE times). A first launch before it is
+// not timed: the first launch of a kernel loads its module (CUDA's
+// lazy loading, about a millisecond), which would otherwise pass for the
+// operation's cost and leave the point with a few iterations per launch,
+// its per-operation time inflated by the launch overhead (seen at the
+// first size of every benchmark).
+static int calibrate(Run *r, int active, int synced, nb_result *res, int64_t *want) {
+  const Args *a = r->a;
+  const Family *f = r->e->family;
+  int st = 0;
+  *want = a->iters > 0 ? a->iters : f->default_iters;
   if (a->iters <= 0 && f->cal_iters > 0) {
     float ms = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -495,72 +496,92 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
       per = ms / probe;
       n = 20.0 / (per > 1e-7 ? per : 1e-7);
     }
-    want = n < 1 ? 1 : (n > cap ? cap : (int64_t)n);
+    *want = n < 1 ? 1 : (n > cap ? cap : (int64_t)n);
     // The latency families' in-kernel distribution needs iterations: at
     // least ten (a bandwidth launch keeps its calibrated count: its samples'
     // launches give the periods).
-    if (f->kernel_timer && want < 10) want = 10;
+    if (f->kernel_timer && *want < 10) *want = 10;
   }
-  if ((st = agree(st, 0, 0, 0, res, nullptr, &want, a->initiator))) return st;  // and every PE takes the initiator's count
-  int iters = (int)want;
-  if (iters < 1) iters = 1;
+  return agree(st, 0, 0, 0, res, nullptr, want, a->initiator);  // and every PE takes the initiator's count
+}
 
-  // A graph captures one timed launch (one kernel, or one per operation)
-  // and replays it.
-  cudaGraphExec_t gexec = nullptr;
-  if (a->graph) {
-    if (active) {
-      cudaGraph_t graph;
-      cudaError_t e = cudaStreamBeginCapture(S.stream, cudaStreamCaptureModeRelaxed);
-      if (e != cudaSuccess) st = fail(NB_ERR, "cudaStreamBeginCapture: %s", cudaGetErrorString(e));
+// capture: a graph of one timed launch (one kernel, or one per operation)
+// that the samples replay, on the PEs that launch; the agreement on it
+// (collective). Returns its status (*gexec null where it failed).
+static int capture(Run *r, int iters, int active, nb_result *res, cudaGraphExec_t *gexec) {
+  int st = 0;
+  if (active) {
+    cudaGraph_t graph;
+    cudaError_t e = cudaStreamBeginCapture(S.stream, cudaStreamCaptureModeRelaxed);
+    if (e != cudaSuccess) st = fail(NB_ERR, "cudaStreamBeginCapture: %s", cudaGetErrorString(e));
+    else {
+      int rc = r->e->launch(r, iters);
+      e = cudaStreamEndCapture(S.stream, &graph);
+      if (rc) st = rc;
+      else if (e != cudaSuccess) st = fail(NB_NOT_CAPTURABLE, "this operation cannot be captured in a CUDA graph: %s", cudaGetErrorString(e));
       else {
-        int rc = r->e->launch(r, iters);
-        e = cudaStreamEndCapture(S.stream, &graph);
-        if (rc) st = rc;
-        else if (e != cudaSuccess) st = fail(NB_NOT_CAPTURABLE, "this operation cannot be captured in a CUDA graph: %s", cudaGetErrorString(e));
-        else {
-          e = cudaGraphInstantiate(&gexec, graph, 0);
-          cudaGraphDestroy(graph);
-          if (e != cudaSuccess) st = fail(NB_NOT_CAPTURABLE, "cudaGraphInstantiate: %s", cudaGetErrorString(e));
-        }
+        e = cudaGraphInstantiate(gexec, graph, 0);
+        cudaGraphDestroy(graph);
+        if (e != cudaSuccess) st = fail(NB_NOT_CAPTURABLE, "cudaGraphInstantiate: %s", cudaGetErrorString(e));
       }
-      cudaGetLastError();
     }
-    if ((st = agree(st, 0, 0, 0, res, nullptr))) {
-      if (gexec) cudaGraphExecDestroy(gexec);
-      return st;
-    }
+    cudaGetLastError();
   }
+  if ((st = agree(st, 0, 0, 0, res, nullptr))) {
+    if (*gexec) cudaGraphExecDestroy(*gexec);
+    *gexec = nullptr;
+  }
+  return st;
+}
 
-  int64_t n_used = 0, n_kernel = 0;
-  for (int s = -a->warmup; s < a->samples; s++) {
+// Where the samples go: seconds per operation (events), the in-kernel
+// per-iteration times, and how many of each were written.
+struct Samples {
+  double *out, *kernel;
+  int max_out, max_kernel;
+  int64_t n, n_kernel;
+};
+
+// sample: the warm-up and timed launches (collective: a barrier before
+// each synchronised launch), each timed sample of an initiator kept. Returns
+// this PE's status (st: its status so far; a failed PE meets every launch's
+// barrier all the same).
+static int sample(Run *r, int iters, cudaGraphExec_t gexec, int active, int synced, int per_iter, int st, Samples *sm) {
+  const Family *f = r->e->family;
+  for (int s = -r->a->warmup; s < r->a->samples; s++) {
     if (synced) {
       if (!st && f->before_launch) st = f->before_launch(r);
       nvshmem_barrier_all();
     }
-    {
-      float ms = 0;
-      int was = st;
-      st = step(r, iters, gexec, active, synced, st, &ms);
-      if (active && !was && !st && s >= 0 && r->initiator) {
-        if (n_used < max_samples) samples_out[n_used++] = (double)ms * 1e-3 / iters / per_iter;
-        if ((f->kernel_timer || r->stamped) && kernel_out) st = read_times(iters, stamp_every(r, f, iters), per_iter, kernel_out, max_kernel, &n_kernel);
-      }
+    float ms = 0;
+    int was = st;
+    st = step(r, iters, gexec, active, synced, st, &ms);
+    if (active && !was && !st && s >= 0 && r->initiator) {
+      if (sm->n < sm->max_out) sm->out[sm->n++] = (double)ms * 1e-3 / iters / per_iter;
+      if ((f->kernel_timer || r->stamped) && sm->kernel) st = read_times(iters, stamp_every(r, f, iters), per_iter, sm->kernel, sm->max_kernel, &sm->n_kernel);
     }
     r->ops += iters;  // every PE counts what the active ones launched
     r->last = iters;
   }
-  if (gexec) cudaGraphExecDestroy(gexec);
+  return st;
+}
+
+// finish: after the launches, on every PE: the stream drained, what the
+// family left beside it ended (SideWork.end), the point's result, the check
+// (collective where the family's is; also after an error) and the last
+// agreement (status and verification counts).
+static int finish(Run *r, int st, int iters, int per_iter, const Samples &sm, nb_result *res) {
+  const Family *f = r->e->family;
   {
     cudaError_t e = cudaStreamSynchronize(S.stream);
     if (e != cudaSuccess && !st) st = fail(NB_ERR, "after the timed launches: %s", cudaGetErrorString(e));
   }
-  if (f->end) {  // what the launches may have left beside S.stream (Family.end)
+  if (f->side) {  // what the launches may have left beside S.stream (SideWork.end)
     // A point that failed keeps its first error: end's own (a side stream
     // that failed with the launch) would overwrite g_err, as disarm's would.
     static char keep[sizeof g_err];
     if (st) memcpy(keep, g_err, sizeof keep);
-    int rc = f->end(r, res);
+    int rc = f->side->end(r, res);
     if (!st) st = rc;
     else memcpy(g_err, keep, sizeof keep);
   }
@@ -568,16 +589,14 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
   res->initiator = r->initiator;
   res->iters = iters;
   res->ops_per_iter = per_iter;
-  res->n_samples = n_used;
-  res->n_kernel = n_kernel;
+  res->n_samples = sm.n;
+  res->n_kernel = sm.n_kernel;
   res->bytes = f->bytes(r);
   res->work_set = f->work_set(r);
-  // Every PE checks, also after an error (a family's check may be
-  // collective: the barrier's makes barriers of its own).
-  if (a->verify) {
+  if (r->a->verify) {
     // verify runs whatever corrupt returned: a check may make collective
     // calls (barriers, an allocation), which every PE must make.
-    int rc = a->corrupt && r->e->check->corrupt ? r->e->check->corrupt(r) : 0;
+    int rc = r->a->corrupt && r->e->check->corrupt ? r->e->check->corrupt(r) : 0;
     int vrc = r->e->check->verify(r, res);
     if (!st) st = rc ? rc : vrc;
   }
@@ -587,4 +606,39 @@ extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, 
   res->job_checked = sums[1];
   res->job_bytes = sums[2];
   return 0;
+}
+
+// The one measurement loop. Collective calls, in this order on every PE:
+// agreement 1 (arguments valid, buffers prepared), the family's setup and
+// its agreement, the calibration's (calibrate), a graph's agreement, one
+// barrier before each synchronised launch (sample), a barrier after the
+// launches, the check (collective where the family's is), agreement 3
+// (status and verification counts: finish). A PE that fails keeps making
+// them.
+extern "C" int nb_run(const nb_args *abi, double *samples_out, int max_samples, double *kernel_out, int max_kernel, nb_result *res) {
+  memset(res, 0, sizeof *res);
+  res->failed_pe = -1;
+  if (int rc = on_device()) return rc;
+  Args args;
+  Run run;
+  Run *r = &run;
+  int st = run_open(abi, &args, r);
+  if ((st = agree(st, 0, 0, 0, res, nullptr))) return st;
+  const Family *f = r->e->family;
+  if (f->setup) {
+    st = f->setup(r);
+    if ((st = agree(st, 0, 0, 0, res, nullptr))) return st;
+  }
+  int active = f->active(r);
+  int synced = f->synced(r);
+  int per_iter = ops_per_iter(r);
+  int64_t want = 0;
+  if ((st = calibrate(r, active, synced, res, &want))) return st;
+  int iters = want < 1 ? 1 : (int)want;
+  cudaGraphExec_t gexec = nullptr;
+  if (args.graph && (st = capture(r, iters, active, res, &gexec))) return st;
+  Samples sm = {samples_out, kernel_out, max_samples, max_kernel, 0, 0};
+  st = sample(r, iters, gexec, active, synced, per_iter, st, &sm);
+  if (gexec) cudaGraphExecDestroy(gexec);
+  return finish(r, st, iters, per_iter, sm, res);
 }

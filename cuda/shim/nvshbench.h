@@ -13,7 +13,7 @@
 #define NVSHBENCH_H
 #include <stdint.h>
 
-#define NB_ABI_VERSION 6
+#define NB_ABI_VERSION 7
 
 /* Status codes (negative returns). */
 #define NB_ERR -1          /* the operation failed */
@@ -22,6 +22,9 @@
 
 #define NB_MAX_PES 64
 #define NB_MAX_LINKS 36
+#define NB_MAX_VALUES 8   /* named values a point's result holds (nb_result.values) */
+#define NB_VALUE_NAME 24  /* bytes of a value's name, the NUL included */
+#define NB_VALUE_UNIT 8   /* bytes of a value's unit, the NUL included */
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,6 +94,16 @@ typedef struct {
   int32_t initiator; /* rma, lat: the PE that issues towards peer and times (every other PE idles, or answers); 0 elsewhere */
 } nb_args;
 
+/* A named value of a point on this PE (nb_result.values): a number the
+ * Go side reads as a number, by its name, in its unit ("s", "B/s", "1":
+ * a share, a count or a 0/1 answer). The Go side fails a point whose value
+ * it does not declare, or declares in another unit. */
+typedef struct {
+  double value;
+  char name[NB_VALUE_NAME];
+  char unit[NB_VALUE_UNIT];
+} nb_value;
+
 /* The result of one point on this PE. */
 typedef struct {
   int64_t bytes;       /* payload this PE moved per operation (0 for a passive PE) */
@@ -102,10 +115,13 @@ typedef struct {
   int64_t n_samples;   /* samples written to samples_out (events timer: one per timed launch) */
   int64_t n_kernel;    /* in-kernel per-iteration times written to kernel_out (0: the kernels keep none) */
   int64_t work_set;    /* bytes of the largest buffer one GPU serves for the point (chains: the chain) */
+  nb_value values[NB_MAX_VALUES]; /* what the family measured beside the samples (n_values of them) */
   int32_t initiator;   /* this PE issued operations and timed them */
   int32_t iters;       /* loop iterations per timed launch (agreed by every PE) */
   int32_t ops_per_iter; /* operations per loop iteration (atomics: one per thread); samples are per operation */
   int32_t failed_pe;   /* on error: the PE that failed first, else -1 */
+  int32_t n_values;    /* values written to values[] (a point with more fails: never a silent drop) */
+  int32_t pad;
   char detail[256];    /* first mismatch on this PE, or the error */
 } nb_result;
 

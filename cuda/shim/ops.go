@@ -168,14 +168,24 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	code := func(name string, v int) {
+		if prev, dup := codeOf[v]; dup && prev != name {
+			problems = append(problems, "code "+strconv.Itoa(v)+" is both "+prev+" and "+name)
+		}
+		codeOf[v], values[name] = name, v
+	}
 	for _, n := range names {
 		for _, m := range reCode.FindAllStringSubmatch(files[n], -1) {
 			v, _ := strconv.Atoi(m[2])
-			if prev, dup := codeOf[v]; dup && prev != m[1] {
-				problems = append(problems, "code "+m[2]+" is both "+prev+" and "+m[1])
-			}
-			codeOf[v], values[m[1]] = m[1], v
+			code(m[1], v)
 		}
+	}
+	// Bytes per SM's entries are its lists expanded (cuda/shim/persm.go):
+	// each struct states its code.
+	pm := parsePerSM(files)
+	problems = append(problems, pm.problems...)
+	for _, o := range pm.entries {
+		code(o.Code, o.Value)
 	}
 	checks := parseChecks(files)
 	branches := branched(files)
@@ -198,6 +208,7 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 		amo, lines := atomicEntries(files[n])
 		counters, problem := atomicCounters(files[n])
 		problems = append(problems, problem...)
+		var found []Op
 		for _, m := range reEntry.FindAllStringSubmatch(files[n]+"\n"+strings.Join(amo, "\n"), -1) {
 			line, atomic := lines[m[2]]
 			o := Op{Name: m[2], Code: m[1], Family: m[3], Check: m[5], Launch: m[6], File: n, Desc: line.desc, Atomic: atomic}
@@ -222,6 +233,14 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 				problems = append(problems, o.Name+": its code "+o.Code+" is not declared")
 			}
 			o.Value = v
+			found = append(found, o)
+		}
+		for _, o := range pm.entries {
+			if o.File == n {
+				found = append(found, o)
+			}
+		}
+		for _, o := range found {
 			if _, dup := ops[o.Name]; dup {
 				problems = append(problems, "the name "+o.Name+" is in the table twice")
 			}
@@ -236,7 +255,7 @@ func parseOps(files map[string]string) (map[string]Op, []string) {
 			} else if !c.Corruptible && !o.Has(TraitNoOutput) {
 				problems = append(problems, o.Name+": its check "+o.Check+" cannot be corrupted, and the entry is not T_NO_OUTPUT")
 			}
-			if strings.Contains(o.Launch, "<"+o.Code+">") && !branches[o.Code] {
+			if strings.HasPrefix(o.Code, "NB_OP_") && strings.Contains(o.Launch, "<"+o.Code+">") && !branches[o.Code] { // a code's branch (a struct's launch is its members)
 				problems = append(problems, o.Name+": its launch "+o.Launch+" is a template of "+o.Code+", which no kernel branch names (== "+o.Code+")")
 			}
 			ops[o.Name] = o

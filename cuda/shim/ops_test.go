@@ -229,3 +229,19 @@ func wantProblems(t *testing.T, problems, want []string) {
 		t.Errorf("%d problems, want %d:\n%s", len(problems), len(want), all)
 	}
 }
+
+// The values the shim gives are read from its put_value calls, each with
+// its unit; put_value's own definition (parameters, no literal) is none.
+func TestShimValuesAreRead(t *testing.T) {
+	got := parseValues(map[string]string{
+		"common.cuh": `static int put_value(nb_result *res, const char *name, const char *unit, double v) {`,
+		"x.cuh":      "  if (!st) st = put_value(res, \"ce_copy_s\", \"s\", t);\n  return put_value(r2, \"ce_sm_free\",\"1\", 1);",
+	})
+	want := []Value{{"ce_copy_s", "s", "x.cuh"}, {"ce_sm_free", "1", "x.cuh"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("read %v, want %v", got, want)
+	}
+	if len(Values()) < 5 {
+		t.Errorf("the shim's sources give %v: the pattern is wrong", Values())
+	}
+}

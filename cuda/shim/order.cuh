@@ -66,8 +66,15 @@ static int launch_order_on_stream(Run *r, int iters) {
 
 // Issued from the host: not calibrated by a kernel's loop, ten a launch by
 // default; no in-kernel timer.
-static const Family kOrder = {"on-stream ordering", order_validate, order_active, order_synced, 10, 0, 0, order_prepare, nullptr, nullptr,
-                              order_bytes, order_work_set};
+static constexpr Family kOrder = {.name = "on-stream ordering",
+                                  .validate = order_validate,
+                                  .active = order_active,
+                                  .synced = order_synced,
+                                  .cal_iters = 10,
+                                  .prepare = order_prepare,
+                                  .bytes = order_bytes,
+                                  .work_set = order_work_set};
+NB_FAMILY(kOrder);
 
 static constexpr OpEntry kOrderOps[] = {
     {NB_OP_QUIET_ON_STREAM, "lat.quiet_on_stream", &kOrder, T_PAYLOAD | T_ROUNDTRIP | T_HOST, kCheckAtPeer, launch_order_on_stream<NB_OP_QUIET_ON_STREAM>},

@@ -96,8 +96,15 @@ static int launch_rate(Run *r, int iters) {
 static Region at_message_slots(Run *r) { return rma_put_from(r) < 0 ? nowhere() : region(S.dst, 8 * rate_slots(r->a), 1); }
 NB_CHECK(kCheckMessages, "every group's 8-byte message at its slot of the target", at_message_slots, put_pattern);
 
-static const Family kRate = {"message rate", rate_validate, rma_active, rma_synced, 1, 0, 0, rate_prepare, nullptr, nullptr,
-                             rate_bytes, rate_work_set};
+static constexpr Family kRate = {.name = "message rate",
+                                 .validate = rate_validate,
+                                 .active = rma_active,
+                                 .synced = rma_synced,
+                                 .cal_iters = 1,
+                                 .prepare = rate_prepare,
+                                 .bytes = rate_bytes,
+                                 .work_set = rate_work_set};
+NB_FAMILY(kRate);
 
 static constexpr OpEntry kRateOps[] = {
     {NB_OP_RATE_PUT, "rma.rate_put", &kRate, T_MESSAGES, kCheckMessages, launch_rate<NB_OP_RATE_PUT>},

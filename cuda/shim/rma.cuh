@@ -283,8 +283,15 @@ static int64_t rma_work_set(Run *r) {
   return has(r, T_COUNTERS) ? (int64_t)a->ctas * a->threads * counter_bytes(a) : wave_share(r, a->size);
 }
 
-static const Family kRMA = {"rma", rma_validate, rma_active, rma_synced, 1, 0, 0, rma_prepare, nullptr, nullptr,
-                            rma_bytes, rma_work_set};
+static constexpr Family kRMA = {.name = "rma",
+                                .validate = rma_validate,
+                                .active = rma_active,
+                                .synced = rma_synced,
+                                .cal_iters = 1,
+                                .prepare = rma_prepare,
+                                .bytes = rma_bytes,
+                                .work_set = rma_work_set};
+NB_FAMILY(kRMA);
 
 // --- launches
 template <int OP>

@@ -130,8 +130,15 @@ static int iget_corrupt(Run *r) { return strided_corrupt(r, 1); }
 static constexpr Check kCheckIput = {"every element at its stride in the target, the initiator's pattern", iput_verify, iput_corrupt};
 static constexpr Check kCheckIget = {"every strided element of the target, contiguous at the initiator", iget_verify, iget_corrupt};
 
-static const Family kStrided = {"strided", strided_validate, rma_active, rma_synced, 1, 0, 0, strided_prepare, nullptr, nullptr,
-                                strided_bytes, strided_work_set};
+static constexpr Family kStrided = {.name = "strided",
+                                    .validate = strided_validate,
+                                    .active = rma_active,
+                                    .synced = rma_synced,
+                                    .cal_iters = 1,
+                                    .prepare = strided_prepare,
+                                    .bytes = strided_bytes,
+                                    .work_set = strided_work_set};
+NB_FAMILY(kStrided);
 
 static constexpr OpEntry kStridedOps[] = {
     {NB_OP_IPUT, "rma.iput", &kStrided, T_PAYLOAD | T_LOADSTORE, kCheckIput, launch_strided<NB_OP_IPUT>},

@@ -13,11 +13,15 @@ import (
 	"strings"
 )
 
-// The base units a metric's values are stored in.
+// The base units a metric's values are stored in, and those of a point's
+// other values: ByteCount, bytes; One, no dimension (a share, a count, a
+// 0/1 answer).
 const (
 	BytesPerSec = "B/s"
 	Seconds     = "s"
 	OpsPerSec   = "op/s"
+	ByteCount   = "B"
+	One         = "1"
 )
 
 // HigherIsBetter reports whether larger values of the unit are better.

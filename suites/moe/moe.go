@@ -27,18 +27,19 @@ import (
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
+	moerec "github.com/nvshbench/nvshbench/record/moe"
 )
 
-// The implementations, one benchmark ID each.
-var impls = []struct {
-	name  string
+// The implementations of record/moe, one benchmark ID each: the shim's
+// implementation code, the library its timed step calls and what it does.
+var impls = map[string]struct {
 	code  int32
-	calls record.Libraries // the library its timed step calls
+	calls record.Libraries
 	desc  string
 }{
-	{"nvshmem", cuda.ImplNVSHMEMDevice, record.NVSHMEM, "NVSHMEM, device-initiated: a warp per message, its slot from a remote atomic on the destination's (expert, source) counter, putmem_nbi_warp of payload and header, quiet, the last warp publishing the count with nvshmemx_signal_op"},
-	{"nccl-lsa", cuda.ImplLSAOneShot, record.NCCL, "NCCL's device API: the same kernels through ncclGetLsaPointer (16-byte stores, a system-scope atomic, a released store of the count)"},
-	{"nccl", cuda.ImplNCCL, record.NCCL, "NCCL from the host, as frameworks do it: a pack kernel, the counts exchanged, ncclSend/ncclRecv per peer in one group, an unpack kernel"},
+	"nvshmem":  {cuda.ImplNVSHMEMDevice, record.NVSHMEM, "NVSHMEM, device-initiated: a warp per message, its slot from a remote atomic on the destination's (expert, source) counter, putmem_nbi_warp of payload and header, quiet, the last warp publishing the count with nvshmemx_signal_op"},
+	"nccl-lsa": {cuda.ImplLSAOneShot, record.NCCL, "NCCL's device API: the same kernels through ncclGetLsaPointer (16-byte stores, a system-scope atomic, a released store of the count)"},
+	"nccl":     {cuda.ImplNCCL, record.NCCL, "NCCL from the host, as frameworks do it: a pack kernel, the counts exchanged, ncclSend/ncclRecv per peer in one group, an unpack kernel"},
 }
 
 // TokenBytes is what one dispatched token weighs: bf16, or fp8 with a
@@ -60,10 +61,14 @@ func HeaderBytes(mode string) int64 {
 }
 
 func init() {
-	for _, op := range []string{"dispatch", "combine"} {
-		for _, im := range impls {
+	for _, op := range moerec.Ops {
+		for _, ri := range moerec.Impls {
+			im, ok := impls[ri.Name]
+			if !ok {
+				panic("suites/moe: record/moe's implementation " + ri.Name + " has no code here")
+			}
 			harness.Register(harness.Benchmark{
-				ID: "moe/" + op + "/" + im.name, Suite: "moe", Default: false, AllPEs: true,
+				ID: moerec.Row{Op: op, Impl: ri.Name}.ID(), Suite: moerec.Suite, Default: false, AllPEs: true,
 				Desc:        fmt.Sprintf("MoE %s: %s", op, im.desc),
 				IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "1 CTA per SM × 512 (NCCL: the library's)",
 				Metrics:  []string{record.MetricLatency, record.MetricBandwidth, record.MetricLink},
@@ -91,10 +96,10 @@ type Workload struct {
 
 // extra is the workload as the point's Extra (DType has its own field).
 func (w Workload) extra() map[string]string {
-	ex := map[string]string{"tokens": strconv.Itoa(w.Tokens), "hidden": strconv.Itoa(w.Hidden), "topk": strconv.Itoa(w.TopK),
-		"experts": strconv.Itoa(w.Experts), "moe_mode": w.Mode, "routing": w.Routing}
+	ex := map[string]string{moerec.ExtraTokens: strconv.Itoa(w.Tokens), moerec.ExtraHidden: strconv.Itoa(w.Hidden), moerec.ExtraTopK: strconv.Itoa(w.TopK),
+		moerec.ExtraExperts: strconv.Itoa(w.Experts), moerec.ExtraMode: w.Mode, moerec.ExtraRouting: w.Routing}
 	if w.Routing == "skewed" {
-		ex["zipf"] = strconv.FormatFloat(w.Zipf, 'g', -1, 64)
+		ex[moerec.ExtraZipf] = strconv.FormatFloat(w.Zipf, 'g', -1, 64)
 	}
 	return ex
 }
@@ -102,12 +107,12 @@ func (w Workload) extra() map[string]string {
 // workloadOf reads a point's workload (a value that does not parse is 0:
 // the points are ours, and buffer and the shim refuse a zero).
 func workloadOf(p record.Params) Workload {
-	w := Workload{Mode: p.Extra["moe_mode"], Routing: p.Extra["routing"], DType: p.DType}
-	w.Tokens, _ = strconv.Atoi(p.Extra["tokens"])
-	w.Hidden, _ = strconv.Atoi(p.Extra["hidden"])
-	w.TopK, _ = strconv.Atoi(p.Extra["topk"])
-	w.Experts, _ = strconv.Atoi(p.Extra["experts"])
-	w.Zipf, _ = strconv.ParseFloat(p.Extra["zipf"], 64)
+	w := Workload{Mode: p.Extra[moerec.ExtraMode], Routing: p.Extra[moerec.ExtraRouting], DType: p.DType}
+	w.Tokens, _ = strconv.Atoi(p.Extra[moerec.ExtraTokens])
+	w.Hidden, _ = strconv.Atoi(p.Extra[moerec.ExtraHidden])
+	w.TopK, _ = strconv.Atoi(p.Extra[moerec.ExtraTopK])
+	w.Experts, _ = strconv.Atoi(p.Extra[moerec.ExtraExperts])
+	w.Zipf, _ = strconv.ParseFloat(p.Extra[moerec.ExtraZipf], 64)
 	return w
 }
 
@@ -218,8 +223,8 @@ func describe(op string) func(e *harness.Env, p record.Params, a cuda.Args, r cu
 	return func(e *harness.Env, p record.Params, a cuda.Args, r cuda.Result, o *harness.Outcome) {
 		w := workloadOf(p)
 		st := routeStats(e.Job.NPEs(), w)
-		o.Values = map[string]float64{"load_rank": st.LoadRank, "load_expert": st.LoadExp,
-			"remote_bytes": float64(RemoteBytes(st, op, w.Mode, TokenBytes(w.Hidden, w.DType), int64(w.Hidden)*2))}
+		o.Values = map[string]float64{moerec.ValueLoadRank: st.LoadRank, moerec.ValueLoadExpert: st.LoadExp,
+			moerec.ValueRemoteBytes: float64(RemoteBytes(st, op, w.Mode, TokenBytes(w.Hidden, w.DType), int64(w.Hidden)*2))}
 		o.Effective = harness.PathName(e.Job.Widest(), e.Config)
 	}
 }

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
 	"github.com/nvshbench/nvshbench/record"
+	persmrec "github.com/nvshbench/nvshbench/record/persm"
 )
 
 // job is a job of n H200-like PEs (the fake's), on one GPU (shared) or on
@@ -45,8 +44,8 @@ func job(t *testing.T, n int, shared bool) *harness.Job {
 func budgetsOf(ps []record.Params) []int {
 	var out []int
 	for _, p := range ps {
-		if !slices.Contains(out, p.CTAs) {
-			out = append(out, p.CTAs)
+		if !slices.Contains(out, p.SMBudget) {
+			out = append(out, p.SMBudget)
 		}
 	}
 	return out
@@ -77,23 +76,23 @@ func TestPointsOverBudgets(t *testing.T) {
 	if got := budgetsOf(get("persm/compute/fma")); !slices.Equal(got, append([]int{0}, all[:7]...)) || len(get("persm/compute/fma")) != 8 {
 		t.Errorf("compute alone budgets %v", got)
 	}
-	if got := get("persm/ce"); len(got) != 2 || got[0].CTAs != 0 || got[0].Threads != 0 {
+	if got := get("persm/ce"); len(got) != 2 || got[0].SMBudget != 0 || got[0].Threads != 0 {
 		t.Errorf("copy engine points %+v: one a size, no SM", got)
 	}
 	// The copy engine beside each compute kernel, and each compute kernel
 	// beside it on every SM: one point a size, no budget.
 	for _, c := range []string{"fma", "mma"} {
 		ce := get("persm/ce/beside-" + c)
-		if len(ce) != 2 || ce[1].Size != 1<<30 || ce[0].CTAs != 0 || ce[0].Threads != 0 || ce[0].Extra[ExtraBeside] != c || ce[0].Op != "ce" {
+		if len(ce) != 2 || ce[1].Size != 1<<30 || ce[0].SMBudget != 0 || ce[0].Threads != 0 || ce[0].Extra[persmrec.ExtraBeside] != c || ce[0].Op != "ce" {
 			t.Errorf("copy engine beside %s: %+v", c, ce)
 		}
 		comp := get("persm/compute/" + c + "/beside-ce")
-		if len(comp) != 2 || comp[1].Size != 1<<30 || comp[0].CTAs != 0 || comp[0].Threads != Threads || comp[0].Extra[ExtraBeside] != "ce" || comp[0].Op != c {
+		if len(comp) != 2 || comp[1].Size != 1<<30 || comp[0].SMBudget != 0 || comp[0].Threads != persmrec.Threads || comp[0].Extra[persmrec.ExtraBeside] != "ce" || comp[0].Op != c {
 			t.Errorf("%s beside the copy engine: %+v", c, comp)
 		}
 	}
 	for _, p := range get("persm/compute/mma/beside-put") {
-		if p.Extra[ExtraBeside] != "put" || p.Op != "mma" || p.Threads != Threads {
+		if p.Extra[persmrec.ExtraBeside] != "put" || p.Op != "mma" || p.Threads != persmrec.Threads {
 			t.Fatalf("%+v", p)
 		}
 	}
@@ -121,28 +120,28 @@ func TestArgs(t *testing.T) {
 	}
 	fma, _ := cuda.LookupOp("rma.pm_fma")
 	tma, _ := cuda.LookupOp("rma.pm_tma")
-	a, why := run(one, "persm/tma/beside-fma", record.Params{Size: 4096, Op: "tma", CTAs: 8, Threads: Threads, Extra: map[string]string{ExtraBeside: "fma"}})
-	if why != "" || a.OpString() != "rma.pm_tma" || a.Impl != int32(fma.Value) || a.CTAs != 8 || a.Threads != Threads || a.Peer != 0 {
+	a, why := run(one, "persm/tma/beside-fma", record.Params{Size: 4096, Op: "tma", SMBudget: 8, Threads: persmrec.Threads, Extra: map[string]string{persmrec.ExtraBeside: "fma"}})
+	if why != "" || a.OpString() != "rma.pm_tma" || a.Impl != int32(fma.Value) || a.CTAs != 8 || a.Threads != persmrec.Threads || a.Peer != 0 {
 		t.Errorf("tma beside fma: %+v %q", a, why)
 	}
-	a, why = run(shared, "persm/compute/fma/beside-tma", record.Params{Size: 4096, Op: "fma", CTAs: 8, Threads: Threads})
+	a, why = run(shared, "persm/compute/fma/beside-tma", record.Params{Size: 4096, Op: "fma", SMBudget: 8, Threads: persmrec.Threads})
 	if why != "" || a.OpString() != "rma.pm_fma" || a.Impl != int32(tma.Value) || a.Peer != 1 {
 		t.Errorf("fma beside tma: %+v %q", a, why)
 	}
-	if a, why = run(one, "persm/compute/mma", record.Params{Op: "mma", CTAs: 8, Threads: Threads}); why != "" || a.Impl != 0 || a.Size <= 0 {
+	if a, why = run(one, "persm/compute/mma", record.Params{Op: "mma", SMBudget: 8, Threads: persmrec.Threads}); why != "" || a.Impl != 0 || a.Size <= 0 {
 		t.Errorf("mma alone: %+v %q", a, why)
 	}
-	if _, why = run(one, "persm/tma", record.Params{Size: 4097, Op: "tma", CTAs: 8, Threads: Threads}); !strings.Contains(why, "multiple of 16") {
+	if _, why = run(one, "persm/tma", record.Params{Size: 4097, Op: "tma", SMBudget: 8, Threads: persmrec.Threads}); !strings.Contains(why, "multiple of 16") {
 		t.Errorf("tma at 4097 bytes: %q", why)
 	}
-	if _, why = run(one, "persm/st", record.Params{Size: 4097, Op: "st", CTAs: 8, Threads: Threads}); why != "" {
+	if _, why = run(one, "persm/st", record.Params{Size: 4097, Op: "st", SMBudget: 8, Threads: persmrec.Threads}); why != "" {
 		t.Errorf("st at 4097 bytes: %q", why)
 	}
 	for _, id := range []string{"persm/nccl-lsa", "persm/compute/mma/beside-nccl-lsa"} {
-		if _, why = run(shared, id, record.Params{Size: 4096, Op: "x", CTAs: 8, Threads: Threads}); !strings.Contains(why, "two ranks on one GPU") {
+		if _, why = run(shared, id, record.Params{Size: 4096, Op: "x", SMBudget: 8, Threads: persmrec.Threads}); !strings.Contains(why, "two ranks on one GPU") {
 			t.Errorf("%s on a shared GPU: %q", id, why)
 		}
-		if _, why = run(one, id, record.Params{Size: 4096, Op: "x", CTAs: 8, Threads: Threads}); why != "" {
+		if _, why = run(one, id, record.Params{Size: 4096, Op: "x", SMBudget: 8, Threads: persmrec.Threads}); why != "" {
 			t.Errorf("%s on one PE: %q", id, why)
 		}
 	}
@@ -155,15 +154,15 @@ func TestArgs(t *testing.T) {
 	// alone or beside the copy engine, asks for no transfer SM (CTAs 0).
 	ce, _ := cuda.LookupOp("rma.pm_ce")
 	mma, _ := cuda.LookupOp("rma.pm_mma")
-	a, why = run(one, "persm/ce/beside-mma", record.Params{Size: 4096, Op: "ce", Extra: map[string]string{ExtraBeside: "mma"}})
+	a, why = run(one, "persm/ce/beside-mma", record.Params{Size: 4096, Op: "ce", Extra: map[string]string{persmrec.ExtraBeside: "mma"}})
 	if why != "" || a.OpString() != "rma.pm_ce" || a.Impl != int32(mma.Value) || a.CTAs != 1 {
 		t.Errorf("ce beside mma: %+v %q", a, why)
 	}
-	a, why = run(shared, "persm/compute/fma/beside-ce", record.Params{Size: 4096, Op: "fma", Threads: Threads, Extra: map[string]string{ExtraBeside: "ce"}})
-	if why != "" || a.OpString() != "rma.pm_fma" || a.Impl != int32(ce.Value) || a.CTAs != 0 || a.Threads != Threads || a.Peer != 1 {
+	a, why = run(shared, "persm/compute/fma/beside-ce", record.Params{Size: 4096, Op: "fma", Threads: persmrec.Threads, Extra: map[string]string{persmrec.ExtraBeside: "ce"}})
+	if why != "" || a.OpString() != "rma.pm_fma" || a.Impl != int32(ce.Value) || a.CTAs != 0 || a.Threads != persmrec.Threads || a.Peer != 1 {
 		t.Errorf("fma beside ce: %+v %q", a, why)
 	}
-	if a, why = run(one, "persm/compute/fma", record.Params{Op: "fma", Threads: Threads}); why != "" || a.CTAs != 0 || a.Impl != 0 {
+	if a, why = run(one, "persm/compute/fma", record.Params{Op: "fma", Threads: persmrec.Threads}); why != "" || a.CTAs != 0 || a.Impl != 0 {
 		t.Errorf("fma alone on every SM: %+v %q", a, why)
 	}
 	// Over a remote transport the copy engine has no path, beside a compute
@@ -171,96 +170,55 @@ func TestArgs(t *testing.T) {
 	remote := job(t, 2, false)
 	remote.Paths[0][1], remote.Paths[1][0] = cuda.PathRemote, cuda.PathRemote
 	for _, id := range []string{"persm/ce/beside-fma", "persm/compute/fma/beside-ce"} {
-		if _, why = run(remote, id, record.Params{Size: 4096, Op: "x", Threads: Threads}); !strings.Contains(why, "not reachable by load/store") {
+		if _, why = run(remote, id, record.Params{Size: 4096, Op: "x", Threads: persmrec.Threads}); !strings.Contains(why, "not reachable by load/store") {
 			t.Errorf("%s over a remote transport: %q", id, why)
 		}
 	}
-	if _, why = run(remote, "persm/compute/fma", record.Params{Op: "fma", Threads: Threads}); why != "" {
+	if _, why = run(remote, "persm/compute/fma", record.Params{Op: "fma", Threads: persmrec.Threads}); why != "" {
 		t.Errorf("compute alone over a remote transport: %q", why)
 	}
 }
 
-// Every mechanism and compute kernel is an operation of the shim's table,
-// and the shim's sources state the role-split rules this package assumes.
+// Every mechanism and compute kernel is an operation of the shim's table
+// whose traits follow from its facts (a payload; no SM of ours: issued
+// from the host), and every one has its rows registered.
 func TestShimAgrees(t *testing.T) {
-	for _, m := range Mechanisms {
+	for _, m := range persmrec.Mechanisms() {
 		o, ok := cuda.LookupOp(m.Op)
-		if !ok || o.Has(cuda.TraitPayload) != true || o.Has(cuda.TraitHost) == m.SMs {
+		if !ok || !o.Has(cuda.TraitPayload) || o.Has(cuda.TraitHost) == m.SMs || o.Has(cuda.TraitLoadStore) != m.LoadStore || o.Value != m.Code {
 			t.Errorf("%s: %+v", m.Op, o)
 		}
+		for _, id := range []string{"persm/" + m.Name, "persm/compute/fma/beside-" + m.Name} {
+			if _, ok := harness.Lookup(id); !ok {
+				t.Errorf("%s is not registered", id)
+			}
+		}
 	}
-	for _, c := range Computes {
-		if o, ok := cuda.LookupOp(c.Op); !ok || o.Has(cuda.TraitPayload) {
+	for _, c := range persmrec.Computes() {
+		if o, ok := cuda.LookupOp(c.Op); !ok || o.Has(cuda.TraitPayload) || o.Value != c.Code {
 			t.Errorf("%s: %+v", c.Op, o)
 		}
 	}
-	src, err := cuda.ShimFile("persm.cuh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(src), "#define PM_THREADS 512") || Threads != 512 {
-		t.Error("the shim's PM_THREADS and Threads differ")
-	}
-	// The notes on a fed compute point (pm_end) read back as values: their
-	// formats, filled as C fills them, match busyNote and unfedNote.
-	const note = `"copy engine busy %.1f %% of the timed window at the least (%d launches of %.0f ms or more), moving %.4g B/s beside the "`
-	const noteRest = `"compute; a copy %.4g us, the feeder's calls %.4g us a copy at the most (%d copies between two events, %d spans queued)"`
-	const unfed = `"copy engine busy: not judged: a copy of %lld B takes %.4g us, within twice the feeder's enqueue time (the feeder's calls %.4g "`
-	const unfedRest = `"us a copy at the most; %d of %d launches)"`
-	for _, s := range []string{note, noteRest, unfed, unfedRest} {
-		if !strings.Contains(string(src), s) {
-			t.Fatalf("persm.cuh writes no note %s", s)
-		}
-	}
-	unq := func(s string) string { return s[1 : len(s)-1] }
-	if got := fmt.Sprintf(unq(note)+unq(noteRest), 97.25, 12, 1.0, 1.6234e12, 41.5, 2.25, 2, 24); !busyNote.MatchString(got) {
-		t.Errorf("the shim's note %q does not read back", got)
-	}
-	if got := fmt.Sprintf(strings.Replace(unq(unfed), "%lld", "%d", 1)+unq(unfedRest), 4096, 1.875, 2.5, 3, 5); !unfedNote.MatchString(got) {
-		t.Errorf("the shim's note %q does not read back", got)
-	}
-	// The SM check's notes (pm_sm_note), every reason it gives for not
-	// judging (pm_sm_check, each shorter than its buffer), read back ahead
-	// of the longest busy note, in the detail's 255 characters (the busy
-	// note's unread tail cut: 1000 launches, 5-digit figures).
-	const ran = `"copy engine SM check: %s while %d CTAs held every slot"`
-	const notJudged = `"copy engine SM check: not judged: %s"`
-	for _, s := range []string{ran, notJudged} {
-		if !strings.Contains(string(src), s) {
-			t.Fatalf("persm.cuh writes no note %s", s)
-		}
-	}
-	size := regexp.MustCompile(`char why\[([0-9]+)\];`).FindStringSubmatch(string(src))
-	whys := regexp.MustCompile(`snprintf\(e->why, sizeof e->why, "([^"]*)"`).FindAllStringSubmatch(string(src), -1)
-	if size == nil || len(whys) < 5 {
-		t.Fatalf("persm.cuh: the reasons' buffer %v, %d reasons", size, len(whys))
-	}
-	notes := []string{fmt.Sprintf(unq(ran), "ran", 4224), fmt.Sprintf(unq(ran), "waited", 4224)}
-	for _, w := range whys {
-		why := strings.ReplaceAll(w[1], "%d", "4224")
-		if n, _ := strconv.Atoi(size[1]); len(why) >= n || strings.Contains(why, "%") {
-			t.Errorf("reason %q: over its %s-byte buffer, or a format this test does not fill", w[1], size[1])
-		}
-		notes = append(notes, fmt.Sprintf(unq(notJudged), why))
-	}
-	busy := fmt.Sprintf(unq(note)+unq(noteRest), 100.0, 1000, 1.0, 1.6234e12, 41234.5, 22.25, 128, 512)
-	b, _ := harness.Lookup("persm/compute/fma/beside-ce")
-	for i, n := range notes {
-		d := n + "; " + busy
-		d = d[:min(len(d), 255)]
-		o := harness.Outcome{Detail: d}
-		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
-		v, has := o.Values[ValueCESMFree]
-		if o.Detail != "" || o.Values[ValueCEBusy] != 1 || o.Values[ValueCEFeed] != 22.25e-6 || has != (i < 2) || has && v != float64(1-i) {
-			t.Errorf("%q: values %v, detail %q", d, o.Values, o.Detail)
-		}
+	if n := len(persmrec.Mechanisms()); n < 5 {
+		t.Errorf("%d mechanisms", n)
 	}
 }
 
 // fakeRun runs the benchmarks sel select on one fake PE and returns each
-// point's outcome by key(ID, size, CTAs), failing the test on an error or
+// point's outcome by key(ID, size, SM budget), failing the test on an error or
 // a waiver.
 func fakeRun(t *testing.T, cfg *harness.Config, sel ...string) map[string]*harness.Outcome {
+	t.Helper()
+	got, errs := fakeRunErrors(t, cfg, sel...)
+	for k, e := range errs {
+		t.Errorf("%s: %s", k, e)
+	}
+	return got
+}
+
+// fakeRunErrors is fakeRun that returns the points that failed or were
+// waived (their error or waiver by key) instead of failing the test.
+func fakeRunErrors(t *testing.T, cfg *harness.Config, sel ...string) (map[string]*harness.Outcome, map[string]string) {
 	t.Helper()
 	benches, err := harness.Select(sel)
 	if err != nil {
@@ -276,7 +234,7 @@ func fakeRun(t *testing.T, cfg *harness.Config, sel ...string) map[string]*harne
 		id string
 		p  record.Params
 	}
-	got := map[string]*harness.Outcome{}
+	got, errs := map[string]*harness.Outcome{}, map[string]string{}
 	items := map[int]pt{}
 	for _, it := range plan.Items {
 		items[it.Index] = pt{it.ID, it.Params}
@@ -290,16 +248,22 @@ func fakeRun(t *testing.T, cfg *harness.Config, sel ...string) map[string]*harne
 			continue
 		}
 		it := items[m.Index]
-		if m.Error != "" || m.Outcome == nil || m.Outcome.Waived != "" {
-			t.Errorf("%s %s: error %q outcome %+v", it.id, it.p.Key(), m.Error, m.Outcome)
-			continue
+		k := key(it.id, it.p.Size, it.p.SMBudget)
+		switch {
+		case m.Error != "":
+			errs[k] = "error: " + m.Error
+		case m.Outcome == nil:
+			errs[k] = "no outcome"
+		case m.Outcome.Waived != "":
+			errs[k] = "waived: " + m.Outcome.Waived
+		default:
+			got[k] = m.Outcome
 		}
-		got[key(it.id, it.p.Size, it.p.CTAs)] = m.Outcome
 	}
-	return got
+	return got, errs
 }
 
-func key(id string, size int64, ctas int) string { return fmt.Sprint(id, " ", size, " ", ctas) }
+func key(id string, size int64, budget int) string { return fmt.Sprint(id, " ", size, " ", budget) }
 
 // The fake layer runs every bytes-per-SM row, the copy engine's beside a
 // compute kernel among them: each point of the copy engine beside fma and
@@ -337,15 +301,16 @@ func TestFakeRunsTheCopyEngineBeside(t *testing.T) {
 				t.Errorf("%s beside the copy engine at %d: %.4f of its time alone, want the fake's 1.01", c, size, r)
 			}
 			// The fake's copy engine: busy 99.5 %, at its rate beside a
-			// compute kernel (its samples' first: the fake's time a copy).
+			// compute kernel (its samples' first: the fake's time a copy),
+			// the numbers as the shim gave them (no text between).
 			rate := float64(size) / beside.Samples[0]
-			if comp.Values[ValueCEBusy] != 0.995 || comp.Values[ValueCESMFree] != 1 || len(comp.Values) != 5 || math.Abs(comp.Values[ValueCERate]/rate-1) > 1e-3 || comp.Detail != "" ||
-				math.Abs(comp.Values[ValueCECopy]*rate/float64(size)-1) > 1e-3 || comp.Values[ValueCEFeed] != 2e-6 {
+			if comp.Values[persmrec.ValueCEBusy] != 0.995 || comp.Values[persmrec.ValueCESMFree] != 1 || len(comp.Values) != 5 || math.Abs(comp.Values[persmrec.ValueCERate]/rate-1) > 1e-12 || comp.Detail != "" ||
+				math.Abs(comp.Values[persmrec.ValueCECopy]*rate/float64(size)-1) > 1e-12 || comp.Values[persmrec.ValueCEFeed] != 2e-6 {
 				t.Errorf("%s beside the copy engine at %d: values %v (want busy 0.995, %.4g B/s, a copy %.4g s, the feeder 2e-6 s), detail %q",
 					c, size, comp.Values, rate, float64(size)/rate, comp.Detail)
 			}
 			for _, o := range []*harness.Outcome{ce, beside} {
-				if len(o.Values) != 1 || o.Values[ValueCESMFree] != 1 || o.Detail != "" {
+				if len(o.Values) != 1 || o.Values[persmrec.ValueCESMFree] != 1 || o.Detail != "" {
 					t.Errorf("the copy engine at %d (beside %s or not): values %v, detail %q: want the SM check's answer only", size, c, o.Values, o.Detail)
 				}
 			}
@@ -369,11 +334,11 @@ func TestFakeCEOnSM(t *testing.T) {
 		if o == nil {
 			t.Fatalf("%s: no point (%v)", id, got)
 		}
-		if v, ok := o.Values[ValueCESMFree]; !ok || v != 0 || o.Detail != "" {
-			t.Errorf("%s: values %v, detail %q: want %s 0", id, o.Values, o.Detail, ValueCESMFree)
+		if v, ok := o.Values[persmrec.ValueCESMFree]; !ok || v != 0 || o.Detail != "" {
+			t.Errorf("%s: values %v, detail %q: want %s 0", id, o.Values, o.Detail, persmrec.ValueCESMFree)
 		}
 	}
-	if o := got[key("persm/compute/fma/beside-ce", 64<<20, 0)]; o.Values[ValueCEBusy] != 0.995 {
+	if o := got[key("persm/compute/fma/beside-ce", 64<<20, 0)]; o.Values[persmrec.ValueCEBusy] != 0.995 {
 		t.Errorf("the fed point's busy share %v, want the fake's 0.995 beside the SM note", o.Values)
 	}
 	if o := got[key("persm/st", 64<<20, 4)]; o == nil || len(o.Values) != 0 {
@@ -381,89 +346,30 @@ func TestFakeCEOnSM(t *testing.T) {
 	}
 }
 
-// The SM check's note, which leads a copy-engine point's detail, becomes
-// ce_sm_free (1: a copy ran while every CTA slot was held, 0: it waited;
-// none where not judged) and leaves the detail; a fed point's busy note
-// after it reads as alone, the unfed one's "; " included; a detail that
-// does not lead with the note (a mismatch's), or a note of a form the Go
-// side does not know, stays.
-func TestCEValues(t *testing.T) {
-	const (
-		ran    = "copy engine SM check: ran while 4224 CTAs held every slot"
-		waited = "copy engine SM check: waited while 4224 CTAs held every slot"
-		not    = "copy engine SM check: not judged: not all 4224 CTAs ran at once"
-		busy   = "copy engine busy 97.3 % of the timed window at the least (12 launches of 1 ms or more), moving 1.623e+12 B/s beside the compute; a copy 41.5 us, the feeder's calls 2.25 us a copy at the most (2 copies between two events, 24 spans queued)"
-		unfed  = "copy engine busy: not judged: a copy of 4096 B takes 1.875 us, within twice the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)"
-		short  = "copy engine busy: not judged, no launch of the compute lasted 1 ms (a copy 3.5 us)"
-		bad    = "byte 17: got 0x00, want 0x5a"
-	)
-	for _, id := range []string{"persm/ce", "persm/ce/beside-mma", "persm/compute/mma/beside-ce"} {
-		if b, _ := harness.Lookup(id); b.Describe == nil {
-			t.Errorf("%s reads no note", id)
-		}
-	}
-	b, _ := harness.Lookup("persm/ce")
-	for _, c := range []struct {
-		detail, left string
-		want         map[string]float64
-	}{
-		{ran, "", map[string]float64{ValueCESMFree: 1}},
-		{waited, "", map[string]float64{ValueCESMFree: 0}},
-		{not, "", nil},
-		{waited + "; " + busy, "", map[string]float64{ValueCESMFree: 0, ValueCEBusy: 0.973, ValueCERate: 1.623e12, ValueCECopy: 41.5e-6, ValueCEFeed: 2.25e-6}},
-		{not + "; " + unfed, "", map[string]float64{ValueCECopy: 1.875e-6, ValueCEFeed: 2.5e-6}},
-		{ran + "; " + short, "", map[string]float64{ValueCESMFree: 1}},
-		{bad, bad, nil},
-		{"compute result 3: got 1, want its start value + its CTA's iterations", "compute result 3: got 1, want its start value + its CTA's iterations", nil},
-		{"copy engine SM check: flew while 4224 CTAs held every slot", "copy engine SM check: flew while 4224 CTAs held every slot", nil},
+// A value the readers do not declare, one in another unit, or more than
+// a point's result holds (the fake's, as the shim's put_value refuses the
+// ninth): each fails every point of the copy engine's rows with its
+// sentence, none dropped; a row without values runs as before.
+func TestBadValuesFailThePoint(t *testing.T) {
+	for knob, want := range map[string]string{
+		"unknown": "the shim gave the value ce_idle (1), which this benchmark does not declare",
+		"unit":    `the shim gave the value ce_busy in "%"; it is declared in "1"`,
+		"many":    "does not fit: a point's result holds 8 values",
+		"range":   "the shim gave the value ce_sm_free = 2 1, outside its declared range 0..1",
 	} {
-		o := harness.Outcome{Detail: c.detail}
-		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
-		ok := o.Detail == c.left && len(o.Values) == len(c.want)
-		for k, v := range c.want {
-			if got, has := o.Values[k]; !has || math.Abs(got-v) > 1e-9*math.Abs(v) {
-				ok = false
+		t.Run(knob, func(t *testing.T) {
+			t.Setenv("NVSHBENCH_FAKE_BAD_VALUE", knob)
+			cfg := harness.DefaultConfig()
+			cfg.Sizes, cfg.Samples, cfg.SMBudgets, cfg.PEs = []int64{64 << 20}, 3, []int{4}, 1
+			got, errs := fakeRunErrors(t, &cfg, "persm/ce", "persm/ce/beside-fma", "persm/compute/fma/beside-ce", "persm/st")
+			for _, id := range []string{"persm/ce", "persm/ce/beside-fma", "persm/compute/fma/beside-ce"} {
+				if e := errs[key(id, 64<<20, 0)]; !strings.HasPrefix(e, "error: ") || !strings.Contains(e, want) {
+					t.Errorf("%s: %q, want an error saying %q", id, e, want)
+				}
 			}
-		}
-		if !ok {
-			t.Errorf("%q: values %v, detail %q (want %v, detail %q)", c.detail, o.Values, o.Detail, c.want, c.left)
-		}
-	}
-}
-
-// The shim's note on a compute kernel fed copies beside it becomes the
-// point's values and leaves the detail; a note that judged nothing
-// because a copy was shorter than the feeder's calls keeps the two times,
-// one that judged nothing for short launches none; a mismatch's detail
-// stays.
-func TestBusyValues(t *testing.T) {
-	b, _ := harness.Lookup("persm/compute/mma/beside-ce")
-	if b.Describe == nil {
-		t.Fatal("persm/compute/mma/beside-ce reads no note")
-	}
-	for _, c := range []struct {
-		detail, left string
-		want         map[string]float64
-	}{
-		{"copy engine busy 97.3 % of the timed window at the least (12 launches of 1 ms or more), moving 1.623e+12 B/s beside the compute; a copy 41.5 us, the feeder's calls 2.25 us a copy at the most (2 copies between two events, 24 spans queued)", "",
-			map[string]float64{ValueCEBusy: 0.973, ValueCERate: 1.623e12, ValueCECopy: 41.5e-6, ValueCEFeed: 2.25e-6}},
-		{"copy engine busy 100.0 % of the timed window at the least (1 launches of 1 ms or more), moving 4.1e+11 B/s beside the compute; a copy 2500 us, the feeder's calls 3 us a copy at the most (1 copies between two events, 4 spans queued)", "",
-			map[string]float64{ValueCEBusy: 1, ValueCERate: 4.1e11, ValueCECopy: 2500e-6, ValueCEFeed: 3e-6}},
-		{"copy engine busy: not judged: a copy of 4096 B takes 1.875 us, within twice the feeder's enqueue time (the feeder's calls 2.5 us a copy at the most; 3 of 5 launches)", "",
-			map[string]float64{ValueCECopy: 1.875e-6, ValueCEFeed: 2.5e-6}},
-		{"copy engine busy: not judged, no launch of the compute lasted 1 ms (a copy 3.5 us)", "", nil},
-		{"compute result 17: got 3, want its start value + its CTA's iterations", "compute result 17: got 3, want its start value + its CTA's iterations", nil},
-	} {
-		o := harness.Outcome{Detail: c.detail}
-		b.Describe(nil, record.Params{}, cuda.Args{}, cuda.Result{}, &o)
-		ok := o.Detail == c.left && len(o.Values) == len(c.want)
-		for k, v := range c.want {
-			if got, has := o.Values[k]; !has || math.Abs(got-v) > 1e-9*math.Abs(v) {
-				ok = false
+			if o := got[key("persm/st", 64<<20, 4)]; o == nil || len(o.Values) != 0 {
+				t.Errorf("persm/st: %+v (%v), want it run without values", o, errs)
 			}
-		}
-		if !ok {
-			t.Errorf("%q: values %v, detail %q (want %v)", c.detail, o.Values, o.Detail, c.want)
-		}
+		})
 	}
 }

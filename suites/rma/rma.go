@@ -48,6 +48,19 @@ var (
 )
 
 func init() {
+	registerBulk()
+	registerTMA()
+	registerPutSignal()
+	registerStrided()
+	registerScalarAndLoadStore()
+	registerAtomics()
+	registerRates()
+	registerHostDriven()
+	registerReferences()
+}
+
+// registerBulk: the bulk put and get at every scope.
+func registerBulk() {
 	for _, op := range []string{"put", "get"} {
 		for _, sc := range []string{"block", "warp", "thread"} {
 			limit := writeLimits
@@ -69,11 +82,14 @@ func init() {
 			})
 		}
 	}
-	// NVSHMEM's TMA-backed put and get (3.7 and later, newer.cuh): one
-	// kernel whose CTAs give NVSHMEM shared memory, under each TMA policy
-	// (NVSHMEM_TMA_POLICY, read at nvshmem_init: the point's own
-	// environment, so each policy is a worker group of its own): DISABLE
-	// copies with load/store, ENABLE through TMA where NVSHMEM can.
+}
+
+// registerTMA: NVSHMEM's TMA-backed put and get (3.7 and later,
+// newer.cuh): one kernel whose CTAs give NVSHMEM shared memory, under each
+// TMA policy (NVSHMEM_TMA_POLICY, read at nvshmem_init: the point's own
+// environment, so each policy is a worker group of its own): DISABLE
+// copies with load/store, ENABLE through TMA where NVSHMEM can.
+func registerTMA() {
 	for _, op := range []string{"put", "get"} {
 		limit := writeLimits
 		if op == "get" {
@@ -98,12 +114,17 @@ func init() {
 			Code: nvshmem,
 		})
 	}
-	// A counted signal (NVSHMEM 3.8, newer.cuh): nvshmemx_putmem_signal_counted_nbi_block,
-	// declared only by an NVSHMEM built with NVSHMEM_CFT_HANDLES_SUPPORT,
-	// which no library we build against is: listed, and waived by the shim
-	// with that reason (no kernel). Not in the default selection: waived
-	// on every library we have. Its sizes are multiples of 16 (the call
-	// refuses others).
+}
+
+// registerPutSignal: put + signal, DeepEP's dispatch primitive (one
+// signal word per scope group, added to once per operation, checked with
+// the payload), and a counted signal (NVSHMEM 3.8, newer.cuh:
+// nvshmemx_putmem_signal_counted_nbi_block, declared only by an NVSHMEM
+// built with NVSHMEM_CFT_HANDLES_SUPPORT, which no library we build
+// against is: listed, and waived by the shim with that reason, no kernel;
+// not in the default selection: waived on every library we have; its
+// sizes are multiples of 16, the call refuses others).
+func registerPutSignal() {
 	harness.Register(harness.Benchmark{
 		ID: "rma/put-signal/counted", Suite: "rma",
 		Desc: "bulk nvshmemx_putmem_signal_counted_nbi_block (a put whose signal word counts what landed, waited on with nvshmemx_signal_counted_wait_until) " +
@@ -121,8 +142,6 @@ func init() {
 		Args: argsOf("rma.put_signal_counted"),
 		Code: nvshmem,
 	})
-	// put + signal: DeepEP's dispatch primitive (one signal word per scope
-	// group, added to once per operation, checked with the payload).
 	for _, sc := range []string{"block", "warp", "thread"} {
 		harness.Register(harness.Benchmark{
 			ID: "rma/put-signal/" + sc, Suite: "rma",
@@ -139,8 +158,12 @@ func init() {
 			Code: nvshmem,
 		})
 	}
-	// Strided RMA (iput / iget of uint64 elements): the peer's side every
-	// stride-th element, bandwidth of the elements moved only.
+}
+
+// registerStrided: strided RMA (iput / iget of uint64 elements): the
+// peer's side every stride-th element, bandwidth of the elements moved
+// only.
+func registerStrided() {
 	for _, op := range []string{"iput", "iget"} {
 		for _, sc := range []string{"block", "warp", "thread"} {
 			limit, side := writeLimits, "a contiguous array into every stride-th element of the peer's"
@@ -159,6 +182,11 @@ func init() {
 			})
 		}
 	}
+}
+
+// registerScalarAndLoadStore: scalar p and g, and plain loads and stores
+// through nvshmem_ptr.
+func registerScalarAndLoadStore() {
 	for _, op := range []string{"p", "g"} {
 		limit := writeLimits
 		if op == "g" {
@@ -181,9 +209,12 @@ func init() {
 		Desc:    "plain 16-byte loads through nvshmem_ptr into local memory",
 		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: readLimits,
 		Points: simplePoints("ld"), Args: argsOf("rma.ld"), Code: cudaOnly})
-	// The atomics of NVSHMEM's AMO API, as the shim's table lists them
-	// (atomics.cuh), on the counter types each takes (u64 and u32; f64, f32
-	// and f16 for NVSHMEM 3.7's float adds); signal_add beside them.
+}
+
+// registerAtomics: the atomics of NVSHMEM's AMO API, as the shim's table
+// lists them (atomics.cuh), on the counter types each takes (u64 and u32;
+// f64, f32 and f16 for NVSHMEM 3.7's float adds); signal_add beside them.
+func registerAtomics() {
 	type atomic struct {
 		name, desc string
 		op         cuda.Op
@@ -211,8 +242,12 @@ func init() {
 			},
 			Args: atomicArgs(a.op), Code: nvshmem})
 	}
-	// Issue rates: 8-byte messages a second, apart from their delivery
-	// (one quiet a launch): putmem_nbi by every scope group, p by every thread.
+}
+
+// registerRates: issue rates, 8-byte messages a second apart from their
+// delivery (one quiet a launch): putmem_nbi by every scope group (and in
+// an RMA region), p by every thread.
+func registerRates() {
 	for _, sc := range []string{"block", "warp", "thread"} {
 		harness.Register(harness.Benchmark{ID: "rma/rate/put-nbi/" + sc, Suite: "rma", Default: sc != "thread",
 			Desc:    fmt.Sprintf("issue rate: every %s puts its own 8-byte message with nvshmem%s_putmem_nbi%s, one quiet a launch", groupWord[sc], xIf(sc), scopeSuffix(sc)),
@@ -253,9 +288,13 @@ func init() {
 			return []record.Params{{Op: "rate_p", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "uni", DType: "u64", Size: 8}}
 		},
 		Args: argsOf("rma.rate_p"), Code: nvshmem})
-	// Host-driven baselines beside the device put, over the same sizes: the
-	// copy engine driven by cudaMemcpyAsync (the same call as limit/ce-copy,
-	// here over the size sweep) and by cudaMemcpyPeerAsync.
+}
+
+// registerHostDriven: host-driven baselines beside the device put, over
+// the same sizes: the copy engine driven by cudaMemcpyAsync (the same call
+// as limit/ce-copy, here over the size sweep) and by cudaMemcpyPeerAsync,
+// and NCCL's send/recv.
+func registerHostDriven() {
 	for _, h := range []struct{ id, op, desc string }{
 		{"rma/host/memcpy", "rma.ce_copy", "host-driven baseline: cudaMemcpyAsync from local memory into the peer's mapped buffer, one call an operation"},
 		{"rma/host/memcpy-peer", "rma.ce_copy_peer", "host-driven baseline: cudaMemcpyPeerAsync into the peer's buffer (its device named), one call an operation"},
@@ -272,7 +311,6 @@ func init() {
 			},
 			Args: argsOf(h.op), Code: cudaOnly})
 	}
-	// NCCL's send/recv, the host-driven point-to-point beside the device put.
 	harness.Register(harness.Benchmark{ID: "rma/nccl/send", Suite: "rma", Default: true,
 		Desc:        "host-driven baseline: ncclSend from PE 0, ncclRecv at the peer (one group a side an operation; to itself on one PE)",
 		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "NCCL's kernels",
@@ -285,6 +323,11 @@ func init() {
 			return out
 		},
 		Args: ncclP2PArgs(argsOf("rma.nccl_send")), Code: record.Code{Calls: record.NCCL}})
+}
+
+// registerReferences: the copy references every bandwidth is checked
+// against (limit/*).
+func registerReferences() {
 	references := []struct {
 		id, desc, op string
 	}{

@@ -1,4 +1,4 @@
-package report
+package persm
 
 import (
 	"fmt"
@@ -12,31 +12,15 @@ import (
 	"github.com/nvshbench/nvshbench/record"
 )
 
-// Bytes per SM (issue 32): the persm/* rows of a results file read back as
-// curves of GB/s over SM budgets and the slowdowns of a transfer and a
-// compute kernel run beside each other (the tables below, model's guide
-// answer and the charts read them from here).
-
-// PerSMMechanisms are the transfer mechanisms of the persm rows, in the order
-// readers show them (the IDs persm/<name>); "ce" is cudaMemcpyAsync, no SM
-// only where its points show it ran on a copy engine (CESM).
-var PerSMMechanisms = []string{"st", "tma", "put", "nccl-lsa", "ce"}
-
-// PerSMComputes are the compute kernels beside them.
-var PerSMComputes = []string{"fma", "mma"}
+// The persm/* rows of a results file read back as curves of GB/s over SM
+// budgets and the slowdowns of a transfer and a compute kernel run beside
+// each other: what report's tables, model's guide answer and the charts
+// read, by the rows' IDs (ParseID) and the mechanisms' facts (no row or
+// mechanism named by hand).
 
 // Near is the fraction of its own peak a mechanism's smallest budget is
 // sought for (the issue's 90 %).
 const Near = 0.9
-
-// ValueCESMFree is the point value in which a copy-engine row (persm/ce,
-// alone or beside a compute kernel) says whether its copies need an SM: 1
-// where one completed while a kernel held every CTA slot of the GPU (a copy
-// engine's), 0 where it waited for a free slot (the driver ran it as a
-// kernel, on SMs: a same-GPU cudaMemcpyAsync did on one H200, driver 580,
-// results/h200-2026-12-01g), absent where not checked. The name is
-// suites/persm's ValueCESMFree (readers never import the suites).
-const ValueCESMFree = "ce_sm_free"
 
 // CESM is what a file's copy-engine points show of their SM use, the one
 // reading every reader says (tables, the guide's answer, the charts).
@@ -72,11 +56,12 @@ func (s CESM) String() string {
 	return "no SM (not checked)"
 }
 
-// isCE: one of the copy-engine rows, persm/ce alone or beside a compute
-// kernel, or a compute kernel beside it.
-func isCE(id string) bool {
-	return id == "persm/ce" || strings.HasPrefix(id, "persm/ce/") ||
-		strings.HasPrefix(id, "persm/compute/") && strings.HasSuffix(id, "/beside-ce")
+// noSM: the row involves a mechanism with no SM of ours (the copy
+// engine's rows: its copies alone or beside a compute kernel, or a compute
+// kernel beside them).
+func noSM(r Row) bool {
+	m, ok := LookupMechanism(r.Mechanism)
+	return ok && !m.SMs
 }
 
 // CECheck is what the file's copy-engine points that ran (status ok: the
@@ -89,7 +74,8 @@ func CECheck(f *record.File) CESM {
 	for i := range f.Points {
 		p := &f.Points[i]
 		v, ok := p.Values[ValueCESMFree]
-		if !ok || p.Status != record.StatusOK || !isCE(p.ID) {
+		r, row := ParseID(p.ID)
+		if !ok || p.Status != record.StatusOK || !row || !noSM(r) {
 			continue
 		}
 		if v < 0.5 {
@@ -100,21 +86,6 @@ func CECheck(f *record.File) CESM {
 	}
 	return s
 }
-
-// The values of a compute kernel's point beside the copy engine
-// (persm/compute/<kind>/beside-ce), in which the shim says whether the host
-// thread feeding the copies kept the copy engine busy while the compute
-// was timed: the least share of a timed window it was busy (0..1; only
-// where judged, and a judged point under 90 % fails), the rate the copies
-// moved in the windows (B/s), a copy's time on the copy engine (s) and
-// the feeder's CPU time in its CUDA calls a copy (s). The names are
-// suites/persm's (readers never import the suites).
-const (
-	ValueCEBusy = "ce_busy"
-	ValueCERate = "ce_bytes_per_s"
-	ValueCECopy = "ce_copy_s"
-	ValueCEFeed = "ce_feed_s"
-)
 
 // CEFed is what a compute kernel's point beside the copy engine says of
 // the copies fed beside it: whether they kept the copy engine busy.
@@ -149,10 +120,10 @@ type Feed struct {
 func (f Feed) Times() string {
 	var s []string
 	if f.Copy > 0 {
-		s = append(s, "a copy "+units.Value(f.Copy/us)+" µs")
+		s = append(s, "a copy "+units.Value(f.Copy/1e-6)+" µs")
 	}
 	if f.Calls > 0 {
-		s = append(s, "the feeder's calls "+units.Value(f.Calls/us)+" µs")
+		s = append(s, "the feeder's calls "+units.Value(f.Calls/1e-6)+" µs")
 	}
 	return strings.Join(s, ", ")
 }
@@ -175,12 +146,16 @@ func FeedOf(p *record.Point) Feed {
 // Curve is one mechanism's GB/s over SM budgets at one size.
 type Curve struct {
 	Mechanism string
-	Size      int64
-	Budgets   []int     // ascending; the copy engine's one budget is 0 (no SM counted: SM says whether it used any)
-	BW        []float64 // median B/s at each budget
-	Lo, Hi    []float64 // the min and max over its samples
-	Cached    bool      // some point's working set fit in L2: the cache's figure, not the link's
-	// SM: the copy engine's curve only, what the file's copy-engine points
+	// SMs: the mechanism runs on a budget of SMs (its fact); else no SM of
+	// ours moves its bytes (the copy engine), and SM says whether its
+	// copies used any.
+	SMs     bool
+	Size    int64
+	Budgets []int     // ascending; a mechanism with no SMs has one budget, 0 (no SM counted)
+	BW      []float64 // median B/s at each budget
+	Lo, Hi  []float64 // the min and max over its samples
+	Cached  bool      // some point's working set fit in L2: the cache's figure, not the link's
+	// SM: a mechanism with no SMs only, what the file's copy-engine points
 	// show of its SM use (CECheck).
 	SM CESM
 }
@@ -232,6 +207,10 @@ func (c Curve) At(budget int) (float64, bool) {
 	return 0, false
 }
 
+// Budget is a row's SM budget: the transfer's SMs (the compute kernel
+// beside it has the others); 0 where none is counted.
+func Budget(p *record.Point) int { return p.Params.SMBudget }
+
 // ok: a point the readers take (ran, verified, not above its link).
 func perSMOK(p *record.Point) bool {
 	return p.Drawn() && (p.Verify.Checked && p.Verify.OK || p.Verify.Unverifiable != "")
@@ -254,7 +233,7 @@ func spreadOf(p *record.Point, metric string) (lo, hi float64) {
 
 // perByte is a transfer point's samples as seconds per byte (the inverse of
 // its B/s: lower is better).
-func perByte(p *record.Point) []float64 { return costsOf(p, record.MetricBandwidth) }
+func perByte(p *record.Point) []float64 { return record.Costs(p, record.MetricBandwidth) }
 
 // perIter is a compute kernel point's samples: its seconds an iteration.
 func perIter(p *record.Point) []float64 { return slices.Clone(p.Samples) }
@@ -264,8 +243,14 @@ func timeOf(p *record.Point) (float64, bool) {
 	return m.Median, ok && m.Median > 0
 }
 
+// order is a mechanism's place in the order readers show them (the
+// shim's list).
+func order(name string) int {
+	return slices.IndexFunc(mechanisms(), func(m Mechanism) bool { return m.Name == name })
+}
+
 // Curves are the file's mechanisms alone, a curve per mechanism and size
-// (one initiator, the p2p or local path the run took), in PerSMMechanisms
+// (one initiator, the p2p or local path the run took), in the mechanisms'
 // order then by size.
 func Curves(f *record.File) []Curve {
 	chk := CECheck(f)
@@ -273,31 +258,32 @@ func Curves(f *record.File) []Curve {
 	var out []*Curve
 	for i := range f.Points {
 		p := &f.Points[i]
-		m, ok := strings.CutPrefix(p.ID, "persm/")
-		if !ok || !slices.Contains(PerSMMechanisms, m) || !perSMOK(p) {
+		r, ok := ParseID(p.ID)
+		if !ok || r.TimesCompute || r.Beside() || !perSMOK(p) {
 			continue
 		}
 		bw, ok := bwOf(p)
 		if !ok {
 			continue
 		}
-		k := fmt.Sprint(m, p.Params.Size)
+		k := fmt.Sprint(r.Mechanism, p.Params.Size)
 		c := idx[k]
 		if c == nil {
-			c = &Curve{Mechanism: m, Size: p.Params.Size}
-			if m == "ce" {
+			m, _ := LookupMechanism(r.Mechanism)
+			c = &Curve{Mechanism: m.Name, SMs: m.SMs, Size: p.Params.Size}
+			if !m.SMs {
 				c.SM = chk
 			}
 			idx[k] = c
 			out = append(out, c)
 		}
 		lo, hi := spreadOf(p, record.MetricBandwidth)
-		if j := slices.Index(c.Budgets, p.Params.CTAs); j >= 0 {
+		if j := slices.Index(c.Budgets, Budget(p)); j >= 0 {
 			if bw > c.BW[j] { // a point twice (a resumed run): its best
 				c.BW[j], c.Lo[j], c.Hi[j] = bw, lo, hi
 			}
 		} else {
-			c.Budgets, c.BW = append(c.Budgets, p.Params.CTAs), append(c.BW, bw)
+			c.Budgets, c.BW = append(c.Budgets, Budget(p)), append(c.BW, bw)
 			c.Lo, c.Hi = append(c.Lo, lo), append(c.Hi, hi)
 		}
 		c.Cached = c.Cached || p.L2Resident || p.Has(record.FlagCacheServed)
@@ -309,7 +295,7 @@ func Curves(f *record.File) []Curve {
 			ord[i] = i
 		}
 		sort.Slice(ord, func(a, b int) bool { return c.Budgets[ord[a]] < c.Budgets[ord[b]] })
-		s := Curve{Mechanism: c.Mechanism, Size: c.Size, Cached: c.Cached, SM: c.SM}
+		s := Curve{Mechanism: c.Mechanism, SMs: c.SMs, Size: c.Size, Cached: c.Cached, SM: c.SM}
 		for _, i := range ord {
 			s.Budgets, s.BW = append(s.Budgets, c.Budgets[i]), append(s.BW, c.BW[i])
 			s.Lo, s.Hi = append(s.Lo, c.Lo[i]), append(s.Hi, c.Hi[i])
@@ -317,7 +303,7 @@ func Curves(f *record.File) []Curve {
 		res = append(res, s)
 	}
 	sort.SliceStable(res, func(a, b int) bool {
-		ma, mb := slices.Index(PerSMMechanisms, res[a].Mechanism), slices.Index(PerSMMechanisms, res[b].Mechanism)
+		ma, mb := order(res[a].Mechanism), order(res[b].Mechanism)
 		if ma != mb {
 			return ma < mb
 		}
@@ -331,7 +317,8 @@ func Curves(f *record.File) []Curve {
 // and the compute's time an iteration (0 where a side was not measured).
 type Interference struct {
 	Mechanism, Compute string
-	Budget             int // the transfer's SMs; the compute has the others
+	SMs                bool // the mechanism runs on SMs (its fact; else SM and Feed say what its copies did)
+	Budget             int  // the transfer's SMs; the compute has the others
 	Size               int64
 	Alone, Beside      float64 // the transfer, B/s
 	ComputeAlone       float64 // the compute kernel, seconds an iteration
@@ -346,11 +333,11 @@ type Interference struct {
 	// and budget) in the file: the m over which the rule's intervals are
 	// corrected together (Bonferroni).
 	Family int
-	// SM: where Mechanism is "ce", what the file's copy-engine points show
-	// of its SM use (CECheck, as its Curve's).
+	// SM: where the mechanism has no SMs, what the file's copy-engine
+	// points show of its SM use (CECheck, as its Curve's).
 	SM CESM
-	// Feed: where Mechanism is "ce", whether the copies fed beside the
-	// compute kernel kept the copy engine busy while it was timed (its
+	// Feed: where the mechanism has no SMs, whether the copies fed beside
+	// the compute kernel kept the copy engine busy while it was timed (its
 	// point's values, FeedOf); CEFedUnknown elsewhere.
 	Feed Feed
 }
@@ -449,8 +436,9 @@ func Interferences(f *record.File) []Interference {
 	at := map[key]*Interference{}
 	get := func(k key) *Interference {
 		if at[k] == nil {
-			at[k] = &Interference{Mechanism: k.m, Compute: k.c, Budget: k.b, Size: k.s}
-			if k.m == "ce" {
+			m, _ := LookupMechanism(k.m)
+			at[k] = &Interference{Mechanism: k.m, SMs: m.SMs, Compute: k.c, Budget: k.b, Size: k.s}
+			if !m.SMs {
 				at[k].SM = chk
 			}
 		}
@@ -464,30 +452,29 @@ func Interferences(f *record.File) []Interference {
 	computeAlone := map[string]fig{} // compute budget → s
 	for i := range f.Points {
 		p := &f.Points[i]
-		parts := strings.Split(p.ID, "/")
-		if parts[0] != "persm" || !perSMOK(p) {
+		r, ok := ParseID(p.ID)
+		if !ok || !perSMOK(p) {
 			continue
 		}
-		beside := p.Params.Extra["beside"]
 		switch {
-		case len(parts) == 2 && parts[1] != "compute":
+		case !r.TimesCompute && !r.Beside():
 			if v, ok := bwOf(p); ok {
-				alone[fmt.Sprint(parts[1], p.Params.Size, p.Params.CTAs)] = fig{v, perByte(p)}
+				alone[fmt.Sprint(r.Mechanism, p.Params.Size, Budget(p))] = fig{v, perByte(p)}
 			}
-		case len(parts) == 3 && parts[1] == "compute":
+		case r.TimesCompute && !r.Beside():
 			if v, ok := timeOf(p); ok {
-				computeAlone[fmt.Sprint(parts[2], p.Params.CTAs)] = fig{v, perIter(p)}
+				computeAlone[fmt.Sprint(r.Compute, Budget(p))] = fig{v, perIter(p)}
 			}
-		case len(parts) == 3 && strings.HasPrefix(parts[2], "beside-") && beside != "":
+		case !r.TimesCompute:
 			if v, ok := bwOf(p); ok {
-				in := get(key{parts[1], beside, p.Params.CTAs, p.Params.Size})
+				in := get(key{r.Mechanism, r.Compute, Budget(p), p.Params.Size})
 				in.Beside, in.BesideCost = v, perByte(p)
 			}
-		case len(parts) == 4 && parts[1] == "compute" && beside != "":
+		default:
 			if v, ok := timeOf(p); ok {
-				in := get(key{beside, parts[2], p.Params.CTAs, p.Params.Size})
+				in := get(key{r.Mechanism, r.Compute, Budget(p), p.Params.Size})
 				in.ComputeBeside, in.ComputeBesideCost = v, perIter(p)
-				if beside == "ce" {
+				if !in.SMs {
 					in.Feed = FeedOf(p)
 				}
 			}
@@ -510,7 +497,7 @@ func Interferences(f *record.File) []Interference {
 	sort.Slice(out, func(a, b int) bool {
 		x, y := out[a], out[b]
 		if x.Mechanism != y.Mechanism {
-			return slices.Index(PerSMMechanisms, x.Mechanism) < slices.Index(PerSMMechanisms, y.Mechanism)
+			return order(x.Mechanism) < order(y.Mechanism)
 		}
 		if x.Compute != y.Compute {
 			return x.Compute < y.Compute
