@@ -164,6 +164,9 @@ func TestDocsBlocksAreTheCommandsOutput(t *testing.T) {
 				summaries++
 			}
 			args := strings.Fields(strings.TrimPrefix(bl.cmd, "nvshbench "))
+			for i, a := range args {
+				args[i] = strings.Trim(a, "'") // a glob quoted for the shell
+			}
 			out, stderr, code := nvshbench(t, args...)
 			if code != 0 && code != exitRegression {
 				t.Errorf("%s:%d: %s: exit %d: %s", name, bl.line, bl.cmd, code, stderr)
