@@ -92,7 +92,8 @@ func docBlocks(s string) ([]docBlock, error) {
 }
 
 // markdownFiles are the repository's Markdown files, as paths from root
-// (build output, test data and hidden folders aside).
+// (build output, test data, hidden folders and the folders reproduce or
+// plot wrote, whose report.md and index.md are generated, aside).
 func markdownFiles(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
@@ -102,6 +103,9 @@ func markdownFiles(t *testing.T, root string) []string {
 		}
 		if d.IsDir() {
 			if n := d.Name(); p != root && (n == "build" || n == "testdata" || strings.HasPrefix(n, ".")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, manifestName)); err == nil {
 				return filepath.SkipDir
 			}
 			return nil
@@ -348,5 +352,13 @@ func TestDocsCheckFindsWhatItShould(t *testing.T) {
 	}
 	if len(rules) != 4 || !rules["3%"] || !rules["95%"] || !rules["90%"] || !rules["10%"] {
 		t.Errorf("rule figures: %v", rules)
+	}
+	root := t.TempDir()
+	for _, f := range []string{"a.md", "docs/b.md", "build/c.md", "testdata/d.md", ".git/e.md", "repro/" + manifestName, "repro/report.md", "notes.txt"} {
+		os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(root, f), nil, 0o644)
+	}
+	if got := markdownFiles(t, root); !slices.Equal(got, []string{"a.md", "docs/b.md"}) {
+		t.Errorf("markdown files: %v", got)
 	}
 }
