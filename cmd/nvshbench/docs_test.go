@@ -74,16 +74,12 @@ func docBlocks(s string) ([]docBlock, error) {
 		if !strings.HasPrefix(cmd, "nvshbench ") {
 			return nil, fmt.Errorf("line %d: a generated block's command is an nvshbench command, not %q", line, cmd)
 		}
-		start := o[1] + 1 // the marker's newline
-		if start > len(s) {
-			start = len(s)
-		}
-		j := slices.IndexFunc(closes, func(c []int) bool { return c[0] >= start-1 })
+		start := min(o[1]+1, len(s)) // past the marker's newline
+		j := slices.IndexFunc(closes, func(c []int) bool { return c[0] >= start })
 		if j < 0 || (i+1 < len(opens) && opens[i+1][0] < closes[j][0]) {
 			return nil, fmt.Errorf("line %d: the block of %q has no <!-- end --> before the next block", line, cmd)
 		}
-		end := max(closes[j][0], start)
-		out = append(out, docBlock{cmd: cmd, line: line, start: start, end: end})
+		out = append(out, docBlock{cmd: cmd, line: line, start: start, end: closes[j][0]})
 	}
 	if len(closes) > len(out) {
 		return nil, fmt.Errorf("%d <!-- end --> marker(s) close no block", len(closes)-len(out))
@@ -240,10 +236,10 @@ func handFigures(s string, rules map[string]bool) ([]string, error) {
 		blank(bl.start, bl.end)
 	}
 	for _, re := range []*regexp.Regexp{
-		fenceRE,                                 // fenced code
-		regexp.MustCompile(`(?s)<!--.*?-->`),    // comments and markers
-		regexp.MustCompile("(?s)(`+).+?(?:`+)"), // code spans
-		regexp.MustCompile(`\]\([^)]*\)`),       // link targets
+		fenceRE,                              // fenced code
+		regexp.MustCompile(`(?s)<!--.*?-->`), // comments and markers
+		regexp.MustCompile("`+(?:[^`\n]|\n[^`\n])+`+"), // code spans, within a paragraph
+		regexp.MustCompile(`\]\([^)]*\)`),              // link targets
 	} {
 		for _, m := range re.FindAllIndex(b, -1) {
 			blank(m[0], m[1])
@@ -323,7 +319,10 @@ func TestDocsCheckFindsWhatItShould(t *testing.T) {
 		"sizes 256 B, 1 GiB, NVSHMEM 3.4.5, sm_90, H200 W, 2 min 45 s", // 14: none
 		"-31 % issue rate, 700 W, 1980 MHz",                            // 15: three
 		"[see](results/x-5%.md)",                                       // 16: a link target
-		"````markdown",                                                 // 17: a marker shown as an example
+		"a lone ` backtick",                                            // 17
+		"",                                                             // 18
+		"then 9 µs` again",                                             // 19: a figure a paragraph on
+		"````markdown",                                                 // a marker shown as an example
 		"<!-- generated: nvshbench list -->",
 		"<!-- end -->",
 		"````",
@@ -332,7 +331,7 @@ func TestDocsCheckFindsWhatItShould(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"2: 323.7 GB/s", "3: 1.31 / 1.34 µs", "3: 2.5x", "5: 12 %", "15: -31 %", "15: 700 W", "15: 1980 MHz"}
+	want := []string{"2: 323.7 GB/s", "3: 1.31 / 1.34 µs", "3: 2.5x", "5: 12 %", "15: -31 %", "15: 700 W", "15: 1980 MHz", "19: 9 µs"}
 	if !slices.Equal(got, want) {
 		t.Errorf("figures found:\n%q\nwant\n%q", got, want)
 	}
