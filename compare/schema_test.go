@@ -185,18 +185,20 @@ func TestSchema1AgainstSchema2(t *testing.T) {
 	}
 }
 
-// The committed runs: one H200, the build before schema 2 against the
-// first schema-2 build (results/h200-2026-12-01/beforeafter), and the
-// reproduce of 2026-11-29 (schema 1) against that of 2026-12-01.
+// Measured runs on one H200 (copies under testdata/ of files once in
+// results/, whose folders git history keeps): the build before schema 2
+// against the first schema-2 build (2026-12-01's beforeafter), and the
+// reproduce of 2026-11-29 (schema 1) against that of 2026-12-01, both cut
+// to every benchmark at 8 B, 256 B, 1 MiB and 256 MiB.
 func TestSchemaOnCommittedRuns(t *testing.T) {
 	read := func(p string) *record.File {
-		f, err := record.ReadFile(filepath.Join("..", "results", p))
+		f, err := record.ReadFile(filepath.Join("..", "testdata", p))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return f
 	}
-	before, after := read("h200-2026-12-01/beforeafter/before-1.jsonl"), read("h200-2026-12-01/beforeafter/after.jsonl")
+	before, after := read("h200-2026-12-01-before.jsonl.gz"), read("h200-2026-12-01-after.jsonl.gz")
 	res, err := compare.Compare([]*record.File{before, after}, compare.Options{Threshold: 0.05})
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +226,7 @@ func TestSchemaOnCommittedRuns(t *testing.T) {
 		t.Errorf("before → after: %d failures", res.Failures)
 	}
 
-	old, cur := read("h200-2026-11-29/reproduce/results.jsonl.gz"), read("h200-2026-12-01/reproduce/results.jsonl")
+	old, cur := read("h200-2026-11-29.jsonl.gz"), read("h200-2026-12-01.jsonl.gz")
 	res, err = compare.Compare([]*record.File{old, cur}, compare.Options{Threshold: 0.05})
 	if err != nil {
 		t.Fatal(err)

@@ -5,19 +5,19 @@ import (
 	_ "embed"
 )
 
-//go:embed data/example.jsonl
-var exampleJSONL []byte
+//go:embed data/example.jsonl.gz
+var exampleGz []byte
 
 // ExampleName is how the embedded example is named in messages.
 const ExampleName = "example (embedded)"
 
 // Example returns the embedded example results file: a real measured run,
-// 'reproduce --quick' on two H200s joined by NVLink (the copy committed in
-// results/h200x2-2026-11-29/session3/reproduce-quick), so report and plot work with
-// nothing else.
+// 'reproduce --quick' on two H200s joined by NVLink (2026-11-29, third
+// session: results/h200x2-2026-11-29 has the full runs of that machine), as
+// the run's results.jsonl.gz, so report and plot work with nothing else.
 func Example() (*File, error) { return Reader{}.Example() }
 
 // Example is the embedded example read with rd.
 func (rd Reader) Example() (*File, error) {
-	return rd.Read(bytes.NewReader(exampleJSONL), ExampleName)
+	return rd.Read(bytes.NewReader(exampleGz), ExampleName)
 }

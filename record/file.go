@@ -309,19 +309,7 @@ func (rd Reader) ReadFile(path string) (*File, error) {
 	if err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a results file", path)
 	}
-	// A gzip-compressed file (results.jsonl.gz, told by its magic bytes,
-	// not its name) reads the same: finished runs keep their raw samples
-	// at a tenth of the size.
-	br := bufio.NewReaderSize(f, 1<<16)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: gzip-compressed, but not readable: %v", path, err)
-		}
-		defer zr.Close()
-		return rd.Read(zr, path)
-	}
-	return rd.Read(br, path)
+	return rd.Read(f, path)
 }
 
 // maxLine bounds one record (raw samples of a point included).
@@ -329,10 +317,20 @@ const maxLine = 64 << 20
 
 // Read parses a results file from r; name is used in messages. A malformed
 // line is an error naming the file and line. A last line cut short (an
-// interrupted run) is dropped with a warning.
+// interrupted run) is dropped with a warning. A gzip-compressed file
+// (results.jsonl.gz, told by its magic bytes, not its name) reads the same:
+// finished runs keep their raw samples at a tenth of the size.
 func (rd Reader) Read(r io.Reader, name string) (*File, error) {
 	out := &File{Name: name}
 	br := bufio.NewReaderSize(r, 1<<16)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: gzip-compressed, but not readable: %v", name, err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 1<<16)
+	}
 	lineNo := 0
 	sawHeader := false
 	seen := map[string]int{} // a measured point's line

@@ -268,8 +268,9 @@ func TestReadRederivesFromSamples(t *testing.T) {
 	}
 }
 
-// A gzip-compressed results file reads as the plain one; one cut short
-// says so.
+// A gzip-compressed results file reads as the plain one, from a path or
+// from a stream (the embedded example is the run's compressed file); one
+// cut short says so.
 func TestGzippedFileReadsTheSame(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.jsonl")
@@ -297,6 +298,15 @@ func TestGzippedFileReadsTheSame(t *testing.T) {
 	if len(f.Points) != len(plain.Points) || f.Points[1].Metrics[record.MetricBandwidth] != plain.Points[1].Metrics[record.MetricBandwidth] ||
 		f.Header.NVSHMEM != "3.4.5" || len(f.Warnings) != 0 {
 		t.Errorf("gzipped: %d points %+v, warnings %v", len(f.Points), f.Header, f.Warnings)
+	}
+	streamed, err := record.Read(bytes.NewReader(zb.Bytes()), "stream")
+	if err != nil || len(streamed.Points) != len(plain.Points) || streamed.Header.NVSHMEM != "3.4.5" {
+		t.Errorf("gzipped stream: %v, %+v", err, streamed)
+	}
+	if ex, err := record.Example(); err != nil {
+		t.Error(err)
+	} else if len(ex.Points) == 0 || ex.Header.Synthetic || len(ex.Warnings) != 0 {
+		t.Errorf("the embedded example: %d points, synthetic %v, warnings %v", len(ex.Points), ex.Header.Synthetic, ex.Warnings)
 	}
 	if _, err := record.Create(filepath.Join(dir, "new.jsonl.gz"), header()); err == nil || !strings.Contains(err.Error(), "gzip the file when the run is done") {
 		t.Errorf("writing a .gz: %v", err)

@@ -16,6 +16,7 @@ type compareOptions struct {
 	Alpha       float64
 	AllowFailed bool
 	Wide        bool
+	IDs         []string
 }
 
 func newCompareCmd() *cobra.Command {
@@ -45,7 +46,8 @@ setups differ (GPU, driver, CUDA, NVSHMEM or NCCL version, PE count, NVSHMEM_/NC
 
 Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missing points.`,
 		Example: `  nvshbench compare examples/baseline.jsonl examples/candidate.jsonl
-  nvshbench compare --threshold 10% --format markdown before=examples/baseline.jsonl after=examples/candidate.jsonl`,
+  nvshbench compare --threshold 10% --format markdown before=examples/baseline.jsonl after=examples/candidate.jsonl
+  nvshbench compare --id latency examples/baseline.jsonl examples/candidate.jsonl`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return usagef("compare needs at least two results files (OLD NEW...), got %d", len(args))
@@ -66,6 +68,7 @@ Exit codes: 0 no regression, 1 error, 2 bad usage, 3 regression or failed/missin
 	c.Flags().StringVar(&o.Threshold, "threshold", "5%", "a significant slowdown beyond this is a regression, in time per operation for every metric: 100% = twice as slow, latency or bandwidth (e.g. 5% or 0.05)")
 	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann–Whitney U test")
 	c.Flags().BoolVar(&o.AllowFailed, "allow-failed", false, "show failed and missing candidate points without failing the gate")
+	addIDFlag(c.Flags(), &o.IDs)
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(table.Formats, cobra.ShellCompDirectiveNoFileComp))
 	c.ValidArgsFunction = jsonlCompletion
 	return c
@@ -83,6 +86,9 @@ func runCompare(c *cobra.Command, o *compareOptions) error {
 	}
 	files, err := loadFiles(o.Files, c.ErrOrStderr())
 	if err != nil {
+		return err
+	}
+	if err := keepIDs(files, o.IDs); err != nil {
 		return err
 	}
 	res, err := compare.Compare(files, compare.Options{Alpha: o.Alpha, Threshold: thr, AllowFailed: o.AllowFailed})

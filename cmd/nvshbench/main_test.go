@@ -663,12 +663,10 @@ func TestResumeRefusesAnotherSetup(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", c.change, code, stderr)
 		}
 	}
-	// Invented numbers never land in a measured file.
+	// Invented numbers never land in a measured file (a run appends to the
+	// plain file a compressed one was).
 	real := filepath.Join(t.TempDir(), "real.jsonl")
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "results/h200x2-2026-11-29/mpirun/controller.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := gunzipFile(t, twoH200.path(t))
 	os.WriteFile(real, b, 0o644)
 	_, stderr, code := nvshbench(t, "run", "--shim", "fake", "--pes-per-gpu", "2", "--sizes", "4K", "--samples", "10", "--out", real, "rma/put/block")
 	if code != exitUsage || !strings.Contains(stderr, "synthetic false → true") || !strings.Contains(stderr, "GPUs [GPU-") {

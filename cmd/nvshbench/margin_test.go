@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,12 +38,10 @@ func TestMarginFlag(t *testing.T) {
 	if _, stderr, code := nvshbench(t, "model", "--margin", "5", "--example"); !strings.Contains(stderr, "did you mean 5%?") || code != exitUsage {
 		t.Errorf("a bare 5: %q", stderr)
 	}
-	// The committed one-H200 reproduce: NCCL's device API gets a round
-	// trip 4 % faster than NVSHMEM's: a winner at 3 %, a tie at 10 %.
-	file := filepath.Join(repoRoot(t), "results", "h200-2026-12-01", "reproduce", "results.jsonl")
-	if _, err := os.Stat(file); err != nil {
-		file += ".gz"
-	}
+	// The one-H200 reproduce of 2026-12-01 (testdata's copy at four
+	// sizes): NCCL's device API gets a round trip 4 % faster than
+	// NVSHMEM's: a winner at 3 %, a tie at 10 %.
+	file := filepath.Join(repoRoot(t), "testdata", "h200-2026-12-01.jsonl.gz")
 	row := func(margin string) string {
 		out, stderr, code := nvshbench(t, "report", "--margin", margin, "--format", "csv", file)
 		if code != 0 {

@@ -113,8 +113,8 @@ func TestModelOutputFitsAndJSONHasNumbers(t *testing.T) {
 	root := repoRoot(t)
 	for _, args := range [][]string{
 		{"model", "--example"},
-		{"model", filepath.Join(root, "results/h200-2026-12-01/reproduce/results.jsonl")},
-		{"model", "--predict", "2,4,8", filepath.Join(root, "results/h200x2-2026-11-29/reproduce/results.jsonl.gz")},
+		{"model", oneH200.path(t)},
+		{"model", "--predict", "2,4,8", filepath.Join(root, "testdata/h200x2-2026-11-29.jsonl.gz")},
 	} {
 		out, stderr, code := nvshbench(t, args...)
 		if code != 0 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"regexp"
 	"testing"
 )
@@ -11,7 +10,7 @@ import (
 // of 36 shapes at 256 MiB) the guide compares 32x256 alone; a negative
 // shape is a usage error.
 func TestModelOneLaunchShape(t *testing.T) {
-	file := filepath.Join(repoRoot(t), "results/h200x2-2026-11-29/session3/reproduce/results.jsonl.gz")
+	file := twoH200.path(t)
 	shapes := func(args ...string) map[string]bool {
 		t.Helper()
 		out, stderr, code := nvshbench(t, append([]string{"model", "--guide", "--format", "markdown"}, args...)...)

@@ -20,6 +20,7 @@ type reportOptions struct {
 	Wide    bool
 	Margin  string
 	Summary bool
+	IDs     []string
 }
 
 func newReportCmd() *cobra.Command {
@@ -44,7 +45,8 @@ most of its values (a column names it). The README's tables are its output.`,
   nvshbench report --example --format csv
   nvshbench report --example --margin 5%
   nvshbench report --summary --example
-  nvshbench report --summary --format markdown --example`,
+  nvshbench report --summary --format markdown --example
+  nvshbench report --points --id rma/put --id 'latency/*/block' --example`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if err := checkChoice("format", o.Format, table.Formats); err != nil {
@@ -59,6 +61,7 @@ most of its values (a column names it). The README's tables are its output.`,
 	c.Flags().BoolVar(&o.Points, "points", false, "add a table of every point")
 	c.Flags().BoolVar(&o.Summary, "summary", false, "one table of the headline figures, a row each (of several files: each row from the first that gives most of it)")
 	addMarginFlag(c.Flags(), &o.Margin)
+	addIDFlag(c.Flags(), &o.IDs)
 	c.Flags().BoolVar(&o.Wide, "wide", false, "every column and every text in full (the default fits 120 columns; long reasons become footnotes)")
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(table.Formats, cobra.ShellCompDirectiveNoFileComp))
 	c.ValidArgsFunction = jsonlCompletion
@@ -80,8 +83,8 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 		return usagef("--summary prints one table of the headline figures; leave out --paper and --points")
 	}
 	if o.Paper {
-		if len(o.Files) > 0 || o.Example {
-			return usagef("--paper prints the published tables alone; leave out files and --example")
+		if len(o.Files) > 0 || o.Example || len(o.IDs) > 0 {
+			return usagef("--paper prints the published tables alone; leave out files, --example and --id")
 		}
 		rep := report.Paper(ref)
 		rep.Wide = o.Wide
@@ -89,6 +92,9 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 	}
 	files, err := inputFiles(o.Files, o.Example, c)
 	if err != nil {
+		return err
+	}
+	if err := keepIDs(files, o.IDs); err != nil {
 		return err
 	}
 	rep := report.Build(files, ref, report.Options{Points: o.Points, Rule: rule})

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/internal/ids"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 )
@@ -100,6 +103,50 @@ func loadFiles(args []string, stderr io.Writer) ([]*record.File, error) {
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// addIDFlag binds a reader's --id: the benchmarks whose points it keeps.
+func addIDFlag(fs *pflag.FlagSet, p *[]string) {
+	fs.StringArrayVar(p, "id", nil, "keep only the points of these benchmarks: an ID, a folder (rma/put) or a glob ('rma/*/block'), as run selects them; repeatable")
+}
+
+// keepIDs keeps, in every file, the points of the benchmarks a pattern
+// takes (run's patterns); no pattern keeps every point. A pattern that
+// takes no point of any file is bad usage: a block of the docs that asks
+// for a row the file lacks says so instead of printing nothing.
+func keepIDs(files []*record.File, patterns []string) error {
+	if len(patterns) == 0 {
+		return nil
+	}
+	sels := make([]ids.Selector, len(patterns))
+	taken := make([]bool, len(patterns))
+	for i, pat := range patterns {
+		if _, err := path.Match(pat, ""); err != nil {
+			return usagef("bad --id pattern %q: %v", pat, err)
+		}
+		sels[i] = ids.Pattern(pat)
+	}
+	for _, f := range files {
+		kept := f.Points[:0]
+		for _, p := range f.Points {
+			keep := false
+			for i, sel := range sels {
+				if sel.Match(p.ID) {
+					keep, taken[i] = true, true
+				}
+			}
+			if keep {
+				kept = append(kept, p)
+			}
+		}
+		f.Points = kept
+	}
+	for i, pat := range patterns {
+		if !taken[i] {
+			return usagef("--id %s takes no point of the files (report --points lists their benchmarks)", pat)
+		}
+	}
+	return nil
 }
 
 func checkChoice(flag, v string, allowed []string) error {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,9 +22,12 @@ import (
 )
 
 // committed is a committed full reproduce cut to the rows the guide
-// compares (testdata/NAME.jsonl.gz, stored metrics dropped: readers derive
-// them from the samples): the runs the issue's numbers come from. While
-// the source is in results/ the cut must equal it (-update writes it again).
+// compares (testdata/NAME.jsonl.gz at the repository's root: the header and
+// the points keep takes, stored metrics dropped: readers derive them from
+// the samples): the runs the issue's numbers come from. Tests never read
+// results/: src names the file the cut was taken from (a results file is
+// never rewritten). The cut must hold nothing keep leaves out (-update
+// drops it); a wider keep needs the source cut again.
 type committed struct {
 	name, src string
 	keep      func(id string, p record.Params) bool
@@ -32,27 +36,36 @@ type committed struct {
 var (
 	// The one-H200 run the README's second summary quotes: MoE, one-PE
 	// AllReduce one launch per operation (and the two fused kernels whose
-	// fits went above their data), the puts and gets at the paper's launch
-	// and the round trips.
+	// fits went above their data), the puts and gets at the paper's launch,
+	// the round trips and the copy references.
 	oneH200 = committed{"h200-2026-12-01c", "results/h200-2026-12-01c/reproduce/results.jsonl.gz", func(id string, p record.Params) bool {
 		switch {
 		case id == "collectives/allreduce/multicta-twoshot", id == "collectives/allreduce/nccl-lsa":
 			return true
 		case strings.HasPrefix(id, "collectives/allreduce/"):
 			return p.Launch == record.LaunchPerOp
-		case strings.HasPrefix(id, "moe/"), regexp.MustCompile(`^latency/(nccl-lsa/)?(put|get)/`).MatchString(id):
+		case strings.HasPrefix(id, "moe/"), strings.HasPrefix(id, "limit/"), regexp.MustCompile(`^latency/(nccl-lsa/)?(put|get)/`).MatchString(id):
 			return true
 		}
 		return paperPut(id, p)
 	}}
-	// The two-H200 run of the README's "Which should I use?".
-	twoH200 = committed{"h200x2-2026-11-29-session3", "results/h200x2-2026-11-29/session3/reproduce/results.jsonl.gz", paperPut}
+	// The two-H200 run of the README's "Which should I use?": the puts and
+	// gets at every launch of its sweep, and the copy references.
+	twoH200 = committed{"h200x2-2026-11-29-session3", "results/h200x2-2026-11-29/session3/reproduce/results.jsonl.gz", func(id string, p record.Params) bool {
+		return blockPutGet(id, p) || strings.HasPrefix(id, "limit/")
+	}}
 )
 
 // paperPut: the block-scope put and get of both libraries at the paper's
 // launch, one way.
 func paperPut(id string, p record.Params) bool {
-	return regexp.MustCompile(`^rma/(nccl-lsa/)?(put|get)/block$`).MatchString(id) && p.CTAs == 32 && p.Threads == 256 && p.Dir == "uni"
+	return blockPutGet(id, p) && p.CTAs == 32 && p.Threads == 256
+}
+
+// blockPutGet: the block-scope put and get of both libraries at every
+// launch, one way.
+func blockPutGet(id string, p record.Params) bool {
+	return regexp.MustCompile(`^rma/(nccl-lsa/)?(put|get)/block$`).MatchString(id) && p.Dir == "uni"
 }
 
 // cut is the source's header and kept points, one JSON object a line
@@ -91,39 +104,49 @@ func (c committed) cut(t *testing.T, src io.Reader) []byte {
 	return out.Bytes()
 }
 
+// path is the cut's file.
+func (c committed) path(t *testing.T) string {
+	return filepath.Join(repoRoot(t), "testdata", c.name+".jsonl.gz")
+}
+
+// gunzipFile is the content of a gzip-compressed file.
+func gunzipFile(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // file reads the cut as the command does (the registry's metrics and
-// declared code), after checking it against its source where it is.
+// declared code), after checking that it is its own cut.
 func (c committed) file(t *testing.T) *record.File {
 	t.Helper()
-	path := filepath.Join("testdata", c.name+".jsonl.gz")
-	if src, err := os.Open(filepath.Join(repoRoot(t), c.src)); err == nil {
-		defer src.Close()
-		zr, err := gzip.NewReader(src)
-		if err != nil {
+	path := c.path(t)
+	got := gunzipFile(t, path)
+	want := c.cut(t, bytes.NewReader(got))
+	if golden.Updating() && !bytes.Equal(got, want) {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write(want)
+		if err := zw.Close(); err != nil {
 			t.Fatal(err)
 		}
-		want := c.cut(t, zr)
-		if golden.Updating() {
-			var b bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
-			zw.Write(want)
-			if err := zw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		got, err := os.ReadFile(path)
-		if err == nil {
-			var zr *gzip.Reader
-			if zr, err = gzip.NewReader(bytes.NewReader(got)); err == nil {
-				got, err = io.ReadAll(zr)
-			}
-		}
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("%s is not %s cut (%v): rerun with -update", path, c.src, err)
-		}
+	} else if !bytes.Equal(got, want) {
+		t.Fatalf("%s holds points its rule leaves out, or stored metrics (a cut of %s): rerun with -update", path, c.src)
 	}
 	f, err := harness.Reader().ReadFile(path)
 	if err != nil {
@@ -133,8 +156,14 @@ func (c committed) file(t *testing.T) *record.File {
 }
 
 // compared are the points of a comparison at one size: its
-// implementations' benchmarks as the guide's patterns name them.
+// implementations' benchmarks as the guide's patterns name them, at the
+// launch shape its group names (a bandwidth series' "bandwidth CxT").
 func compared(f *record.File, c model.Comparison, size int64) []*record.Point {
+	var ctas, threads int
+	if m := regexp.MustCompile(`\bbandwidth (\d+)x(\d+)\b`).FindStringSubmatch(c.Group); m != nil {
+		ctas, _ = strconv.Atoi(m[1])
+		threads, _ = strconv.Atoi(m[2])
+	}
 	var ids []string
 	for _, names := range append(append([]string(nil), c.Impls...), c.Left...) {
 		names, _, _ = strings.Cut(names, ": ")
@@ -160,7 +189,8 @@ func compared(f *record.File, c model.Comparison, size int64) []*record.Point {
 	for i := range f.Points {
 		p := &f.Points[i]
 		for _, id := range ids {
-			if p.ID == id && p.Params.Size == size && p.Params.Mode != "blocking" && p.Status == record.StatusOK {
+			shape := ctas == 0 || p.Params.CTAs == ctas && p.Params.Threads == threads
+			if p.ID == id && p.Params.Size == size && shape && p.Params.Mode != "blocking" && p.Status == record.StatusOK {
 				out = append(out, p)
 			}
 		}
@@ -281,8 +311,8 @@ func TestCommittedFitsDoNotExceedTheirData(t *testing.T) {
 // The report's verdicts on the same runs: the one-PE host NCCL AllReduce
 // is no longer "faster by 126 %": it is said to be NCCL's one-rank copy.
 func TestReportOnCommittedRunsComparesNoOneRankCopy(t *testing.T) {
-	path := filepath.Join("testdata", oneH200.name+".jsonl.gz")
-	oneH200.file(t) // the cut, checked against its source
+	path := oneH200.path(t)
+	oneH200.file(t) // the cut, checked
 	out, stderr, code := nvshbench(t, "report", "--summary", "--format", "csv", path)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
