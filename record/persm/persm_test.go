@@ -96,8 +96,24 @@ func TestIDsReadBack(t *testing.T) {
 	if r, _ := ParseID("persm/st/beside-fma"); r.Partner() != "fma" || r.TimesCompute {
 		t.Errorf("persm/st/beside-fma: %+v", r)
 	}
+	// A staged mechanism's stage-offset row (TMA's), no other's.
+	staged := 0
+	for _, m := range Mechanisms() {
+		r := Row{Mechanism: m.Name, StageOffset: true}
+		got, ok := ParseID(r.ID())
+		if ok != m.Staged || ok && got != r {
+			t.Errorf("%s read back as %+v (%v); %s stages in shared memory: %v", r.ID(), got, ok, m.Name, m.Staged)
+		}
+		if m.Staged {
+			staged++
+		}
+	}
+	if r, ok := ParseID("persm/tma/stage-offset"); !ok || !r.StageOffset || r.Mechanism != "tma" || r.Beside() || r.TimesCompute || staged != 1 {
+		t.Errorf("persm/tma/stage-offset: %+v %v (%d staged mechanisms)", r, ok, staged)
+	}
 	for _, id := range []string{"persm", "persm/", "persm/nope", "persm/st/beside-", "persm/st/beside-st", "persm/compute/fma/beside-fma",
-		"persm/compute", "persm/compute/", "rma/st", "persm/st/x", "persm/compute/fma/beside-st/more"} {
+		"persm/compute", "persm/compute/", "rma/st", "persm/st/x", "persm/compute/fma/beside-st/more", "persm/st/stage-offset",
+		"persm/compute/fma/stage-offset", "persm/tma/beside-fma/stage-offset", "persm/nope/stage-offset"} {
 		if r, ok := ParseID(id); ok {
 			t.Errorf("%s read as %+v", id, r)
 		}

@@ -259,7 +259,7 @@ func Curves(f *record.File) []Curve {
 	for i := range f.Points {
 		p := &f.Points[i]
 		r, ok := ParseID(p.ID)
-		if !ok || r.TimesCompute || r.Beside() || !perSMOK(p) {
+		if !ok || r.TimesCompute || r.Beside() || r.StageOffset || !perSMOK(p) {
 			continue
 		}
 		bw, ok := bwOf(p)
@@ -453,7 +453,7 @@ func Interferences(f *record.File) []Interference {
 	for i := range f.Points {
 		p := &f.Points[i]
 		r, ok := ParseID(p.ID)
-		if !ok || !perSMOK(p) {
+		if !ok || r.StageOffset || !perSMOK(p) {
 			continue
 		}
 		switch {
