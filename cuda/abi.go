@@ -343,6 +343,9 @@ type Lib interface {
 	// (one per timed launch, the events timer) and the in-kernel
 	// per-iteration seconds where the kernels keep them.
 	Run(a Args) (Timing, Result, error)
+	// Sensor reads device dev's SM clock and power draw (NVML), safe to
+	// call while a point runs; an error says in a line why there is none.
+	Sensor(dev int) (Sensor, error)
 }
 
 // Timing is what one PE timed of a point.

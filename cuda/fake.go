@@ -31,6 +31,8 @@ import (
 //	NVSHBENCH_FAKE_NVSHMEM=3.8.0   the NVSHMEM the fake was "built against" (default the
 //	                               pinned 3.4.5): the rows of a newer one are waived as the
 //	                               shim waives them (fakeNewer)
+//	NVSHBENCH_FAKE_NO_NVML=1       no sensor: the clocks and power are not sampled, as on a
+//	                               machine without NVML (Sensor)
 //	NVSHBENCH_FAKE_CE_ON_SM=1      the copy engine's copies need an SM: its rows' SM check
 //	                               says so (fakeCEValues; default: they need none)
 //	NVSHBENCH_FAKE_BAD_VALUE=unknown|unit|many|range  a point with named values (the copy
@@ -72,6 +74,32 @@ func NewFakeOn(fabric Fabric) *Fake {
 	}
 	return f
 }
+
+// fakeSMClockHz and fakePowerW are an H200's SM clock and the power the
+// fake's GPU draws at it.
+const (
+	fakeSMClockHz = 1980e6
+	fakePowerW    = 500
+)
+
+// Sensor is device dev's: the SM clock the nominal 1980 MHz times its
+// share (NVSHBENCH_FAKE_TOPO's clock:G=P%, the fault of a GPU capped by
+// power or heat: its points take longer and say so), the power 500 W
+// times it; none with NVSHBENCH_FAKE_NO_NVML=1.
+func (f *Fake) Sensor(dev int) (Sensor, error) {
+	if err := f.device("sensor", dev); err != nil {
+		return nil, err
+	}
+	if envInt("NVSHBENCH_FAKE_NO_NVML") == 1 {
+		return nil, fmt.Errorf("NVML not available: libnvidia-ml.so.1 cannot be loaded (the fake GPU's NVSHBENCH_FAKE_NO_NVML=1)")
+	}
+	c := f.cl.ClockOf(dev)
+	return fakeSensor{Reading{SMClockHz: fakeSMClockHz * c, PowerW: fakePowerW * c}}, nil
+}
+
+type fakeSensor struct{ r Reading }
+
+func (s fakeSensor) Read() (Reading, error) { return s.r, nil }
 
 // FakeUID is the unique ID the fake hands out.
 var FakeUID = []byte("fake-nvshmem-unique-id")

@@ -148,6 +148,8 @@ func unclaimed(j persm.Judgement) string {
 		return ", within noise"
 	case persm.TooFew:
 		return ", too few samples to claim"
+	case persm.ClocksApart:
+		return ", not claimed: " + j.Clocks
 	}
 	return ""
 }

@@ -172,7 +172,7 @@ func interferenceTable(ins []persm.Interference, tag string, chk persm.CESM, rul
 	// A slowdown the rule does not claim keeps its figure, marked: "~"
 	// within noise (the guide says "within noise"), "?" too few samples to
 	// judge (the guide: "too few samples to claim"), each reason once.
-	var few []string
+	var few, clocks []string
 	pct := func(v float64, j persm.Judgement) table.Cell {
 		if math.IsNaN(v) {
 			return table.Str("")
@@ -185,6 +185,11 @@ func interferenceTable(ins []persm.Interference, tag string, chk persm.CESM, rul
 			c.Text += " ?"
 			if !slices.Contains(few, j.Few) {
 				few = append(few, j.Few)
+			}
+		case persm.ClocksApart:
+			c.Text += " ‡"
+			if !slices.Contains(clocks, j.Clocks) {
+				clocks = append(clocks, j.Clocks)
 			}
 		}
 		return c
@@ -231,6 +236,9 @@ func interferenceTable(ins []persm.Interference, tag string, chk persm.CESM, rul
 		"~: within noise (under the margin, or the interval includes 1): no slowdown is claimed")
 	if len(few) > 0 {
 		t.Notes = append(t.Notes, "?: too few samples to judge ("+strings.Join(few, "; ")+"): no slowdown is claimed")
+	}
+	if len(clocks) > 0 {
+		t.Notes = append(t.Notes, "‡: the two sides ran at different SM clocks ("+strings.Join(clocks, "; ")+"): no slowdown is claimed, the difference may be the clock's")
 	}
 	for _, in := range ins {
 		if !in.SMs && slices.Contains(sizes, in.Size) {

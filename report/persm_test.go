@@ -454,3 +454,40 @@ func TestPerSMTablesShowEveryMechanism(t *testing.T) {
 		}
 	}
 }
+
+// clockAt gives the points of id a sampled SM clock of hz.
+func clockAt(f *record.File, id string, hz float64) {
+	for i := range f.Points {
+		if p := &f.Points[i]; p.ID == id {
+			p.Clock = &record.Clock{N: 10, SMMinHz: hz, SMMedianHz: hz, PowerW: 500}
+		}
+	}
+}
+
+// A slowdown whose two sides ran at SM clocks more than 3 % apart is not
+// claimed (the clock may be the difference): its cell is marked ‡ and a
+// note gives both clocks; at the same clock it is claimed as before.
+func TestPerSMSlowdownNotClaimedAcrossClocks(t *testing.T) {
+	same, apart := fixture.PerSMExample(), fixture.PerSMExample()
+	for _, f := range []*record.File{same, apart} {
+		clockAt(f, "persm/compute/fma", 1980e6)
+		clockAt(f, "persm/compute/fma/beside-tma", 1980e6)
+	}
+	clockAt(apart, "persm/compute/fma/beside-tma", 1700e6)
+	for _, c := range []struct {
+		f          *record.File
+		want, note string
+	}{{same, "20.0", ""}, {apart, "20.0 ‡", "‡: the two sides ran at different SM clocks (the two ran at SM clocks 1980 and 1700 MHz, 14 % apart): no slowdown is claimed"}} {
+		in := findTable(report.Build([]*record.File{c.f}, record.Paper(), report.Options{}), "Bytes per SM: a transfer beside a compute kernel")
+		if got := cellAt(t, in, "compute slowdown %", "tma", "fma", "256 MiB", "8"); got != c.want {
+			t.Errorf("compute slowdown %q, want %q", got, c.want)
+		}
+		has := slices.ContainsFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, "‡") })
+		if has != (c.note != "") || has && !slices.ContainsFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, c.note) }) {
+			t.Errorf("notes %q, want %q", in.Notes, c.note)
+		}
+		if got := cellAt(t, in, "transfer slowdown %", "tma", "fma", "256 MiB", "8"); got != "11.1" {
+			t.Errorf("the transfer's slowdown (no clocks) %q, want 11.1 claimed", got)
+		}
+	}
+}

@@ -340,6 +340,9 @@ type Interference struct {
 	// the compute kernel kept the copy engine busy while it was timed (its
 	// point's values, FeedOf); CEFedUnknown elsewhere.
 	Feed Feed
+	// Each side's SM clock while it ran (nil: not sampled): a slowdown is
+	// not claimed between sides whose clocks differ (record.ClocksDiffer).
+	AloneClock, BesideClock, ComputeAloneClock, ComputeBesideClock *record.Clock
 }
 
 // Outcome is what the decision rule (internal/decide) says of a slowdown.
@@ -357,6 +360,10 @@ const (
 	// TooFew: too few samples a side for an interval at the level: no
 	// slowdown is claimed (Verdict.Few says why).
 	TooFew
+	// ClocksApart: the two sides' GPUs ran at SM clocks more than
+	// record.ClockMargin apart: a difference may be the clock's, so none is
+	// claimed (Judgement.Clocks says the two).
+	ClocksApart
 )
 
 // Judgement is a slowdown's outcome and the rule's verdict on its two
@@ -364,17 +371,21 @@ const (
 type Judgement struct {
 	Outcome Outcome
 	decide.Verdict
+	Clocks string // ClocksApart: the two clocks, in words
 }
 
 // judge applies the rule to a slowdown's two sides (costs: lower is
-// better) in a family of m sizes; slowdown NaN: not measured.
-func judge(rule decide.Rule, slowdown float64, alone, beside []float64, m int) Judgement {
+// better) in a family of m sizes, unless their clocks differ; slowdown
+// NaN: not measured.
+func judge(rule decide.Rule, slowdown float64, alone, beside []float64, m int, ca, cb *record.Clock) Judgement {
 	if math.IsNaN(slowdown) {
 		return Judgement{Outcome: NotMeasured}
 	}
 	v := rule.Decide([]decide.Entry{{Name: "alone", Samples: alone}, {Name: "beside", Samples: beside}}, m)
 	j := Judgement{Outcome: Claimed, Verdict: v}
 	switch {
+	case record.ClocksDiffer(ca, cb) != "":
+		j.Outcome, j.Clocks = ClocksApart, record.ClocksDiffer(ca, cb)
 	case !v.Tie():
 	case v.Few != "":
 		j.Outcome = TooFew
@@ -388,12 +399,12 @@ func judge(rule decide.Rule, slowdown float64, alone, beside []float64, m int) J
 // seconds per byte beside the compute kernel against alone, in the family
 // of its row's sizes.
 func (i Interference) TransferJudged(rule decide.Rule) Judgement {
-	return judge(rule, i.TransferSlowdown(), i.AloneCost, i.BesideCost, i.Family)
+	return judge(rule, i.TransferSlowdown(), i.AloneCost, i.BesideCost, i.Family, i.AloneClock, i.BesideClock)
 }
 
 // ComputeJudged is the same for the compute kernel's time an iteration.
 func (i Interference) ComputeJudged(rule decide.Rule) Judgement {
-	return judge(rule, i.ComputeSlowdown(), i.ComputeAloneCost, i.ComputeBesideCost, i.Family)
+	return judge(rule, i.ComputeSlowdown(), i.ComputeAloneCost, i.ComputeBesideCost, i.Family, i.ComputeAloneClock, i.ComputeBesideClock)
 }
 
 // SlowdownRule says in a sentence when a slowdown is claimed, for notes:
@@ -402,8 +413,9 @@ func SlowdownRule(rule decide.Rule) string {
 	rule = rule.OrDefault()
 	return fmt.Sprintf("a slowdown is claimed only where it is at least %s and the %.0f %% confidence interval of the time ratio beside over alone "+
 		"(Hodges–Lehmann, Moses' distribution-free interval, over the two rows' samples; the transfer's as seconds per byte) excludes 1, "+
-		"the intervals of a row's sizes corrected together (Bonferroni: each at 1 − %g/m over the m sizes of its mechanism, compute kernel and SMs)",
-		decide.Percent(rule.Margin), 100*(1-rule.Alpha), rule.Alpha)
+		"the intervals of a row's sizes corrected together (Bonferroni: each at 1 − %g/m over the m sizes of its mechanism, compute kernel and SMs), "+
+		"and never between two sides whose GPUs ran at SM clocks more than %s apart (the clock's difference, not the partner's)",
+		decide.Percent(rule.Margin), 100*(1-rule.Alpha), rule.Alpha, decide.Percent(record.ClockMargin))
 }
 
 // TransferSlowdown is how much longer the transfer took beside the compute
@@ -445,8 +457,9 @@ func Interferences(f *record.File) []Interference {
 		return at[k]
 	}
 	type fig struct {
-		v    float64   // a row's median
-		cost []float64 // its samples of a cost (perByte, or seconds)
+		v     float64   // a row's median
+		cost  []float64 // its samples of a cost (perByte, or seconds)
+		clock *record.Clock
 	}
 	alone := map[string]fig{}        // persm/<m> size budget → B/s
 	computeAlone := map[string]fig{} // compute budget → s
@@ -459,21 +472,21 @@ func Interferences(f *record.File) []Interference {
 		switch {
 		case !r.TimesCompute && !r.Beside():
 			if v, ok := bwOf(p); ok {
-				alone[fmt.Sprint(r.Mechanism, p.Params.Size, Budget(p))] = fig{v, perByte(p)}
+				alone[fmt.Sprint(r.Mechanism, p.Params.Size, Budget(p))] = fig{v, perByte(p), p.Clock}
 			}
 		case r.TimesCompute && !r.Beside():
 			if v, ok := timeOf(p); ok {
-				computeAlone[fmt.Sprint(r.Compute, Budget(p))] = fig{v, perIter(p)}
+				computeAlone[fmt.Sprint(r.Compute, Budget(p))] = fig{v, perIter(p), p.Clock}
 			}
 		case !r.TimesCompute:
 			if v, ok := bwOf(p); ok {
 				in := get(key{r.Mechanism, r.Compute, Budget(p), p.Params.Size})
-				in.Beside, in.BesideCost = v, perByte(p)
+				in.Beside, in.BesideCost, in.BesideClock = v, perByte(p), p.Clock
 			}
 		default:
 			if v, ok := timeOf(p); ok {
 				in := get(key{r.Mechanism, r.Compute, Budget(p), p.Params.Size})
-				in.ComputeBeside, in.ComputeBesideCost = v, perIter(p)
+				in.ComputeBeside, in.ComputeBesideCost, in.ComputeBesideClock = v, perIter(p), p.Clock
 				if !in.SMs {
 					in.Feed = FeedOf(p)
 				}
@@ -489,8 +502,8 @@ func Interferences(f *record.File) []Interference {
 	var out []Interference
 	for k, in := range at {
 		a, c := alone[fmt.Sprint(k.m, k.s, k.b)], computeAlone[fmt.Sprint(k.c, k.b)]
-		in.Alone, in.AloneCost = a.v, a.cost
-		in.ComputeAlone, in.ComputeAloneCost = c.v, c.cost
+		in.Alone, in.AloneCost, in.AloneClock = a.v, a.cost, a.clock
+		in.ComputeAlone, in.ComputeAloneCost, in.ComputeAloneClock = c.v, c.cost, c.clock
 		in.Family = family[key{k.m, k.c, k.b, 0}]
 		out = append(out, *in)
 	}
