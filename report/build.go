@@ -136,6 +136,9 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 				rep.Tables = append(rep.Tables, interferenceTable(ins, tag, chk, opt.Rule.OrDefault()))
 			}
 		}
+		if so := persm.StageOffsetRows(f); len(so) > 0 {
+			rep.Tables = append(rep.Tables, stageOffsetTable(so, tag))
+		}
 		if opt.Points {
 			rep.Tables = append(rep.Tables, PointsTable(f, tag))
 		}

@@ -172,3 +172,40 @@ func TestCEValuesBoundEveryReader(t *testing.T) {
 		}
 	}
 }
+
+// The alignment a stage-offset row says its stages need: the smallest
+// power of two whose every measured multiple runs at Full of the line's
+// rate; no rule without the line's own figure or another offset.
+func TestStageOffsetRule(t *testing.T) {
+	row := func(slow func(o int) bool) StageOffsetRow {
+		r := StageOffsetRow{Mechanism: "tma"}
+		for _, o := range StageOffsets {
+			bw := 50.0
+			if slow(o) {
+				bw = 25
+			}
+			r.Offsets, r.BW = append(r.Offsets, o), append(r.BW, bw)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		slow func(int) bool
+		want int
+		low  float64
+	}{
+		{"none slow", func(int) bool { return false }, 16, 1},
+		{"off 32", func(o int) bool { return o%32 != 0 }, 32, 0.5},
+		{"off 64", func(o int) bool { return o%64 != 0 }, 64, 0.5},
+		{"only 48", func(o int) bool { return o == 48 }, 32, 0.5},
+		{"every offset", func(o int) bool { return o != 0 }, 128, 0.5},
+	} {
+		r := row(c.slow)
+		if a, ok := r.Rule(); !ok || a != c.want || r.Slowest(a) != c.low {
+			t.Errorf("%s: rule %d (%v), slowest %.2f; want %d, %.2f", c.name, a, ok, r.Slowest(a), c.want, c.low)
+		}
+	}
+	if _, ok := (StageOffsetRow{Offsets: []int{16, 32}, BW: []float64{1, 1}}).Rule(); ok {
+		t.Error("a rule without the line's own figure")
+	}
+}

@@ -158,6 +158,41 @@ type Curve struct {
 	// SM: a mechanism with no SMs only, what the file's copy-engine points
 	// show of its SM use (CECheck).
 	SM CESM
+	// Ref is the run's best copy reference its points carry (the faster of
+	// limit/sm-copy and limit/ce-copy on the same path and size: the
+	// hardware's figure; 0: the run measured none).
+	Ref float64
+}
+
+// FallMargin: a budget whose figure is more than this below a smaller
+// budget's, beyond both points' spreads, makes the sweep fall as SMs are
+// added (Falls): the decision rule's practical margin.
+const FallMargin = 0.03
+
+// Fall is a budget of a curve that moved less than a smaller one.
+type Fall struct {
+	Budget, Below int     // the budget, and the smaller budget it falls below
+	BW, Above     float64 // their B/s
+}
+
+// Falls are the curve's budgets whose figure lies more than FallMargin
+// below a smaller budget's, their samples apart (its max under the
+// other's min): more SMs moved less, which a transfer's sweep should not
+// (each against the smaller budget with the highest figure).
+func (c Curve) Falls() []Fall {
+	var out []Fall
+	for j := range c.Budgets {
+		best := -1
+		for i := 0; i < j; i++ {
+			if best < 0 || c.BW[i] > c.BW[best] {
+				best = i
+			}
+		}
+		if best >= 0 && c.BW[j] < (1-FallMargin)*c.BW[best] && c.Hi[j] < c.Lo[best] {
+			out = append(out, Fall{Budget: c.Budgets[j], Below: c.Budgets[best], BW: c.BW[j], Above: c.BW[best]})
+		}
+	}
+	return out
 }
 
 // GuideSize is the largest size of the curves whose points L2 did not
@@ -191,8 +226,24 @@ func (c Curve) Peak() (bw float64, budget int) {
 // peak (-1 for an empty curve).
 func (c Curve) Reach(frac float64) int {
 	peak, _ := c.Peak()
+	return c.ReachRate(frac * peak)
+}
+
+// Against is what the curve's "90 % at" is held to: the run's best copy
+// reference where it has one (the hardware's figure), else its own peak;
+// ref says which.
+func (c Curve) Against() (bw float64, ref bool) {
+	if c.Ref > 0 {
+		return c.Ref, true
+	}
+	peak, _ := c.Peak()
+	return peak, false
+}
+
+// ReachRate is the smallest budget whose GB/s is at least bw (-1: none).
+func (c Curve) ReachRate(bw float64) int {
 	for i, v := range c.BW {
-		if v >= frac*peak && peak > 0 {
+		if v >= bw && bw > 0 {
 			return c.Budgets[i]
 		}
 	}
@@ -287,6 +338,9 @@ func Curves(f *record.File) []Curve {
 			c.Lo, c.Hi = append(c.Lo, lo), append(c.Hi, hi)
 		}
 		c.Cached = c.Cached || p.L2Resident || p.Has(record.FlagCacheServed)
+		if p.Limit != nil {
+			c.Ref = max(c.Ref, p.Limit.Value)
+		}
 	}
 	res := make([]Curve, 0, len(out))
 	for _, c := range out {
@@ -295,7 +349,7 @@ func Curves(f *record.File) []Curve {
 			ord[i] = i
 		}
 		sort.Slice(ord, func(a, b int) bool { return c.Budgets[ord[a]] < c.Budgets[ord[b]] })
-		s := Curve{Mechanism: c.Mechanism, SMs: c.SMs, Size: c.Size, Cached: c.Cached, SM: c.SM}
+		s := Curve{Mechanism: c.Mechanism, SMs: c.SMs, Size: c.Size, Cached: c.Cached, SM: c.SM, Ref: c.Ref}
 		for _, i := range ord {
 			s.Budgets, s.BW = append(s.Budgets, c.Budgets[i]), append(s.BW, c.BW[i])
 			s.Lo, s.Hi = append(s.Lo, c.Lo[i]), append(s.Hi, c.Hi[i])
