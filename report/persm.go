@@ -99,7 +99,7 @@ func perSMTable(cs []persm.Curve, tag string, perSM bool, chk persm.CESM) table.
 	}
 	sizes := shownSizes(cs)
 	cached, ownPeak := false, false
-	var falls []string
+	var falls, refs []string
 	for _, c := range cs {
 		if !slices.Contains(sizes, c.Size) {
 			continue
@@ -143,6 +143,9 @@ func perSMTable(cs []persm.Curve, tag string, perSM bool, chk persm.CESM) table.
 			reach = strconv.Itoa(r) + " SM"
 		}
 		ownPeak = ownPeak || !ref && c.SMs
+		if r := fmt.Sprintf("%s %s GB/s at %s", c.RefID, units.Value(c.Ref/gb), units.Bytes(c.Size)); ref && !slices.Contains(refs, r) {
+			refs = append(refs, r)
+		}
 		if perSM && !c.SMs {
 			row = append(row, table.Str("–"))
 		} else {
@@ -171,6 +174,9 @@ func perSMTable(cs []persm.Curve, tag string, perSM bool, chk persm.CESM) table.
 	}
 	n := fmt.Sprintf("90 %% at: the smallest budget reaching %.0f %% of the run's best copy reference at the size (the faster of limit/sm-copy and limit/ce-copy: the hardware's figure), "+
 		"the row's own peak and its share of that reference (of ref) beside it; – where no budget does", 100*persm.Near)
+	if len(refs) > 0 {
+		n += " (" + strings.Join(refs, "; ") + ")"
+	}
 	if ownPeak {
 		n += "; a row with no reference in this run: of its own peak"
 	}

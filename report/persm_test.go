@@ -526,6 +526,7 @@ func TestPerSMAgainstTheReference(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"90 % at: the smallest budget reaching 90 % of the run's best copy reference",
+		"90 % at: the smallest budget reaching 90 % of the run's best copy reference at the size (the faster of limit/sm-copy and limit/ce-copy: the hardware's figure), the row's own peak and its share of that reference (of ref) beside it; – where no budget does (limit/ce-copy 2100 GB/s at 1 GiB)",
 		"↓: more SMs moved less than fewer did (tma at 1 GiB: 66 SM 1310 below 32 SM's 1580 GB/s; tma at 1 GiB: 100 SM 1480 below 32 SM's 1580 GB/s"} {
 		if !slices.ContainsFunc(bw.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 			t.Errorf("no note %q: %q", want, bw.Notes)

@@ -160,8 +160,9 @@ type Curve struct {
 	SM CESM
 	// Ref is the run's best copy reference its points carry (the faster of
 	// limit/sm-copy and limit/ce-copy on the same path and size: the
-	// hardware's figure; 0: the run measured none).
-	Ref float64
+	// hardware's figure; 0: the run measured none), and which it is.
+	Ref   float64
+	RefID string
 }
 
 // FallMargin: a budget whose figure is more than this below a smaller
@@ -338,8 +339,8 @@ func Curves(f *record.File) []Curve {
 			c.Lo, c.Hi = append(c.Lo, lo), append(c.Hi, hi)
 		}
 		c.Cached = c.Cached || p.L2Resident || p.Has(record.FlagCacheServed)
-		if p.Limit != nil {
-			c.Ref = max(c.Ref, p.Limit.Value)
+		if p.Limit != nil && p.Limit.Value > c.Ref {
+			c.Ref, c.RefID = p.Limit.Value, p.Limit.ID
 		}
 	}
 	res := make([]Curve, 0, len(out))
@@ -349,7 +350,7 @@ func Curves(f *record.File) []Curve {
 			ord[i] = i
 		}
 		sort.Slice(ord, func(a, b int) bool { return c.Budgets[ord[a]] < c.Budgets[ord[b]] })
-		s := Curve{Mechanism: c.Mechanism, SMs: c.SMs, Size: c.Size, Cached: c.Cached, SM: c.SM, Ref: c.Ref}
+		s := Curve{Mechanism: c.Mechanism, SMs: c.SMs, Size: c.Size, Cached: c.Cached, SM: c.SM, Ref: c.Ref, RefID: c.RefID}
 		for _, i := range ord {
 			s.Budgets, s.BW = append(s.Budgets, c.Budgets[i]), append(s.BW, c.BW[i])
 			s.Lo, s.Hi = append(s.Lo, c.Lo[i]), append(s.Hi, c.Hi[i])
