@@ -19,8 +19,8 @@
 //     holds every SM on a second one, started before the copies are timed
 //     and ended by a copy-engine write after them.
 //   - persm/<mechanism>/stage-offset: a mechanism that stages its bytes in
-//     shared memory (tma) on one SM at the run's largest size, its stages
-//     at each 16 bytes past a 128-byte line: which alignment they need.
+//     shared memory (tma) on one SM at every size, its stages at each 16
+//     bytes past a 128-byte line: which alignment they need.
 //   - persm/st1: st with one load in flight a thread, NVSHMEM's P2P copy
 //     loop: what bounds put's rate an SM.
 //   - persm/compute/<compute>: the compute kernel alone on the SMs outside
@@ -106,7 +106,7 @@ func transfer(m persmrec.Mechanism, c *persmrec.Compute) harness.Benchmark {
 // stageOffset is a staged mechanism's row with its stages at each of
 // persmrec.StageOffsets past a 128-byte line in shared memory, on one SM
 // (a CTA's stages are its own: the rate an SM moves shows their
-// alignment) at the run's largest size: one run measures which alignment
+// alignment), at each size of the run: one run measures which alignment
 // the stages need.
 func stageOffset(m persmrec.Mechanism) harness.Benchmark {
 	return harness.Benchmark{
@@ -115,13 +115,12 @@ func stageOffset(m persmrec.Mechanism) harness.Benchmark {
 		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on one SM",
 		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
 		Points: func(c *harness.Config) []record.Params {
-			if len(c.Sizes) == 0 {
-				return nil
-			}
 			var out []record.Params
-			for _, o := range persmrec.StageOffsets {
-				out = append(out, record.Params{Size: slices.Max(c.Sizes), Op: m.Name, SMBudget: 1, Threads: persmrec.Threads, Path: c.Path, Dir: "uni",
-					Extra: map[string]string{persmrec.ExtraStageOffset: strconv.Itoa(o)}})
+			for _, s := range c.Sizes {
+				for _, o := range persmrec.StageOffsets {
+					out = append(out, record.Params{Size: s, Op: m.Name, SMBudget: 1, Threads: persmrec.Threads, Path: c.Path, Dir: "uni",
+						Extra: map[string]string{persmrec.ExtraStageOffset: strconv.Itoa(o)}})
+				}
 			}
 			return out
 		},
