@@ -87,8 +87,15 @@ __device__ __noinline__ static void pm_transfer_role(const PmArgs &p, uint8_t *s
     pm_chunk(p.size, p.budget, blockIdx.x, &off, &len);
     sh = {0, 1};
   }
+  // Both buffers are global memory (this GPU's or a peer's, mapped): said,
+  // so the copies are global loads and stores, as in a kernel whose
+  // pointer arguments the compiler takes for global, not generic ones.
+  uint8_t *dst = p.dst;
+  const uint8_t *src = p.src;
+  __builtin_assume(__isGlobal(dst));
+  __builtin_assume(__isGlobal(src));
   auto move = [&](int64_t o, int64_t n) {
-    if (n > 0) M::move(p.dst + off + o, p.src + off + o, n, sh, p.peer, smem, phases);  // n is the same for every thread of the CTA
+    if (n > 0) M::move(dst + off + o, src + off + o, n, sh, p.peer, smem, phases);  // n is the same for every thread of the CTA
   };
   if constexpr (!BACKGROUND) {
     for (int it = 0; it < p.iters; it++) move(0, len);
