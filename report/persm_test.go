@@ -113,8 +113,8 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 			if _, ok := c.At(132); ok {
 				t.Error("a point that failed verification is in the curve")
 			}
-			if peak, b := c.Peak(); peak != 1800e9 || b != 66 || c.Reach(0.9) != 66 {
-				t.Errorf("st: peak %g at %d, 90 %% at %d", peak, b, c.Reach(0.9))
+			if peak, b := c.Peak(); peak != 1800e9 || b != 66 || c.ReachRate(0.9*peak) != 66 {
+				t.Errorf("st: peak %g at %d, 90 %% at %d", peak, b, c.ReachRate(0.9*peak))
 			}
 		}
 	}

@@ -223,13 +223,6 @@ func (c Curve) Peak() (bw float64, budget int) {
 	return bw, budget
 }
 
-// Reach is the smallest budget whose GB/s is at least frac of the curve's
-// peak (-1 for an empty curve).
-func (c Curve) Reach(frac float64) int {
-	peak, _ := c.Peak()
-	return c.ReachRate(frac * peak)
-}
-
 // Against is what the curve's "90 % at" is held to: the run's best copy
 // reference where it has one (the hardware's figure), else its own peak;
 // ref says which.
