@@ -393,8 +393,15 @@ func (c *comparison) cell(row *Row, base, other *record.Point, bs *benchmath.Sam
 	for _, w := range append(append([]error{}, cmp.Warnings...), sum.Warnings...) {
 		c.statWarn[w.Error()] = append(c.statWarn[w.Error()], row.ID+" "+row.Key)
 	}
+	if significant && !unresolved && record.ClocksDiffer(base.Clock, other.Clock) != "" {
+		c.statWarn[clocksApart] = append(c.statWarn[clocksApart], row.ID+" "+row.Key)
+	}
 	return nil
 }
+
+// clocksApart is said of the changes between points whose GPUs ran at SM
+// clocks more than record.ClockMargin apart.
+var clocksApart = fmt.Sprintf("changed between points whose GPUs ran at SM clocks more than %.0f %% apart (their clock): the change may be the clock's, not the code's", 100*record.ClockMargin)
 
 // addNone adds a file's cell with no measurement to the row (its Failed
 // and SchemaChanged said by the caller).

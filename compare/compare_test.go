@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -256,5 +257,33 @@ func TestVersionChangeAttributedByDeclaredCode(t *testing.T) {
 	}
 	if len(seen) != len(want) {
 		t.Errorf("rows of %v", seen)
+	}
+}
+
+// A change between two points whose GPUs ran at SM clocks more than 3 %
+// apart is said to be possibly the clock's; at the same clock it is not.
+func TestChangeAcrossClocksIsSaid(t *testing.T) {
+	clock := func(f *record.File, hz float64) *record.File {
+		for i := range f.Points {
+			f.Points[i].Clock = &record.Clock{N: 5, SMMinHz: hz, SMMedianHz: hz}
+		}
+		return f
+	}
+	for _, c := range []struct {
+		hz   float64
+		said bool
+	}{{1980e6, false}, {1700e6, true}} {
+		base := clock(fixture.Synthetic(fixture.Options{Seed: 1, Label: "base"}), 1980e6)
+		slow := clock(fixture.Synthetic(fixture.Options{Seed: 2, Scale: 0.9, Label: "slow"}), c.hz)
+		res, err := compare.Compare([]*record.File{base, slow}, compare.Options{Threshold: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := slices.ContainsFunc(res.Warnings, func(w string) bool {
+			return strings.Contains(w, "changed between points whose GPUs ran at SM clocks more than 3 % apart")
+		})
+		if said != c.said || res.Regressions == 0 {
+			t.Errorf("candidate at %.0f MHz: said %v (want %v), %d regressions: %q", c.hz/1e6, said, c.said, res.Regressions, res.Warnings)
+		}
 	}
 }

@@ -57,7 +57,7 @@ const (
 	MaxValues           = 8         // NB_MAX_VALUES: named values a point's result holds
 	ValueNameLen        = 24        // NB_VALUE_NAME: bytes of a value's name, the NUL included
 	ValueUnitLen        = 8         // NB_VALUE_UNIT: bytes of a value's unit, the NUL included
-	ABIVersion          = 7
+	ABIVersion          = 8
 	OpNameLen           = shim.OpNameLen // NB_OP_NAME: bytes of nb_args.op, the NUL included
 	maxKernelSamples    = 100000         // in-kernel times kept per point
 	InitUID             = 0              // unique-ID bootstrap: the controller passes the ID
@@ -111,6 +111,9 @@ type Args struct {
 	// Initiator is the PE that issues towards Peer and times (rma, lat:
 	// every point-to-point operation); 0 where every PE runs.
 	Initiator int32
+	// StageOffset: bytes per SM, a staged mechanism (TMA): its
+	// shared-memory stages this many bytes past a 128-byte line (0: on it).
+	StageOffset int32
 }
 
 // NewArgs returns arguments for the operation of that name in the shim's
@@ -340,6 +343,9 @@ type Lib interface {
 	// (one per timed launch, the events timer) and the in-kernel
 	// per-iteration seconds where the kernels keep them.
 	Run(a Args) (Timing, Result, error)
+	// Sensor reads device dev's SM clock and power draw (NVML), safe to
+	// call while a point runs; an error says in a line why there is none.
+	Sensor(dev int) (Sensor, error)
 }
 
 // Timing is what one PE timed of a point.

@@ -31,6 +31,8 @@ import (
 //	NVSHBENCH_FAKE_NVSHMEM=3.8.0   the NVSHMEM the fake was "built against" (default the
 //	                               pinned 3.4.5): the rows of a newer one are waived as the
 //	                               shim waives them (fakeNewer)
+//	NVSHBENCH_FAKE_NO_NVML=1       no sensor: the clocks and power are not sampled, as on a
+//	                               machine without NVML (Sensor)
 //	NVSHBENCH_FAKE_CE_ON_SM=1      the copy engine's copies need an SM: its rows' SM check
 //	                               says so (fakeCEValues; default: they need none)
 //	NVSHBENCH_FAKE_BAD_VALUE=unknown|unit|many|range  a point with named values (the copy
@@ -72,6 +74,32 @@ func NewFakeOn(fabric Fabric) *Fake {
 	}
 	return f
 }
+
+// fakeSMClockHz and fakePowerW are an H200's SM clock and the power the
+// fake's GPU draws at it.
+const (
+	fakeSMClockHz = 1980e6
+	fakePowerW    = 500
+)
+
+// Sensor is device dev's: the SM clock the nominal 1980 MHz times its
+// share (NVSHBENCH_FAKE_TOPO's clock:G=P%, the fault of a GPU capped by
+// power or heat: its points take longer and say so), the power 500 W
+// times it; none with NVSHBENCH_FAKE_NO_NVML=1.
+func (f *Fake) Sensor(dev int) (Sensor, error) {
+	if err := f.device("sensor", dev); err != nil {
+		return nil, err
+	}
+	if envInt("NVSHBENCH_FAKE_NO_NVML") == 1 {
+		return nil, fmt.Errorf("NVML not available: libnvidia-ml.so.1 cannot be loaded (the fake GPU's NVSHBENCH_FAKE_NO_NVML=1)")
+	}
+	c := f.cl.ClockOf(dev)
+	return fakeSensor{Reading{SMClockHz: fakeSMClockHz * c, PowerW: fakePowerW * c}}, nil
+}
+
+type fakeSensor struct{ r Reading }
+
+func (s fakeSensor) Read() (Reading, error) { return s.r, nil }
 
 // FakeUID is the unique ID the fake hands out.
 var FakeUID = []byte("fake-nvshmem-unique-id")
@@ -327,6 +355,9 @@ func (f *Fake) Run(a Args) (Timing, Result, error) {
 	var t Timing
 	r.OpsPerIter = 1
 	err := atomicTakes(a, op) // as the shim's counter reset, on every PE before anything runs
+	if err == nil {
+		err = fakeStageOffset(a, op)
+	}
 	if why := fakeWaiver(name); err == nil && why != "" {
 		err = &Error{Op: name, Status: StatusUnreachable, Msg: why}
 	}
@@ -826,10 +857,29 @@ func fakeFedValues(a Args, op Op, r *Result) error {
 	return nil
 }
 
+// fakeStageOffset refuses, as the shim's pm_validate_offset does, a stage
+// offset on a point whose timed transfer stages nothing in shared memory,
+// or one off 16-byte steps or past the slack (128 bytes).
+func fakeStageOffset(a Args, op Op) error {
+	if a.StageOffset == 0 {
+		return nil
+	}
+	if m, _ := fakePerSMKind(op.Name, 0); m == nil || !m.Staged {
+		return &Error{Op: op.Name, Status: StatusErr, Msg: fmt.Sprintf("a stage offset (%d bytes) is a staged transfer's (TMA): this point stages nothing in shared memory", a.StageOffset)}
+	}
+	if a.StageOffset < 0 || a.StageOffset >= 128 || a.StageOffset%16 != 0 {
+		return &Error{Op: op.Name, Status: StatusErr, Msg: fmt.Sprintf("a stage offset of %d bytes: 0 to 112 in steps of 16", a.StageOffset)}
+	}
+	return nil
+}
+
 // fakePerSM models the bytes-per-SM rows (persm.cuh): a mechanism's GB/s
 // grows with its SMs up to its peak (GB/s an SM, peak, the size at half
 // its peak; a mechanism without a model of its own as st's); one with no
 // SM of ours (the copy engine) uses none and needs large transfers. A
+// staged mechanism's stages off a 32-byte multiple of their line halve its
+// rate (the rule a probe found on an H200, persm/tma/stage-offset's to
+// measure). A
 // compute kernel's iteration takes 4 µs (fma; another without a model as
 // fma's) or 9 µs (mma) on the SMs outside the budget (every SM at budget
 // 0), scaled to 132 SMs. Beside each other, the transfer loses 10 % and
@@ -839,8 +889,8 @@ func fakeFedValues(a Args, op Op, r *Result) error {
 func fakePerSM(a Args, op Op) (float64, bool) {
 	type model struct{ perSM, peak, half float64 }
 	models := map[string]model{
-		"rma.pm_st": {20e9, 2000e9, 64 << 10}, "rma.pm_tma": {60e9, 2200e9, 16 << 10}, "rma.pm_put": {15e9, 1800e9, 256 << 10},
-		"rma.pm_lsa": {20e9, 1950e9, 64 << 10}, "rma.pm_ce": {0, 2100e9, 32 << 20},
+		"rma.pm_st": {48e9, 1980e9, 64 << 10}, "rma.pm_tma": {50e9, 1920e9, 16 << 10}, "rma.pm_put": {20e9, 1800e9, 256 << 10},
+		"rma.pm_st1": {20e9, 1900e9, 64 << 10}, "rma.pm_lsa": {48e9, 1950e9, 64 << 10}, "rma.pm_ce": {0, 2100e9, 32 << 20},
 	}
 	self, known := fakePerSMKind(op.Name, 0)
 	if !known {
@@ -872,6 +922,9 @@ func fakePerSM(a Args, op Op) (float64, bool) {
 			bw *= 0.98
 		case beside:
 			bw *= 0.9
+		}
+		if a.StageOffset%32 != 0 {
+			bw /= 2
 		}
 		return float64(a.Size) / bw, true
 	}

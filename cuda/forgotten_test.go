@@ -38,8 +38,12 @@ func TestForgottenPartsDoNotCompile(t *testing.T) {
 		wantOutput string // in nvcc's output: what names the missing part
 	}{
 		{"a mechanism without its move", "pm_mech.cuh",
-			"  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, int peer, uint8_t *, uint32_t &) {\n    nvshmemx_putmem_nbi_block(d, s, len, peer);\n    nvshmem_quiet();\n  }\n", "",
-			"PmPut: a mechanism on SMs has its device begin and move"},
+			"  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, PmShare, int peer, uint8_t *, uint32_t &) {\n    nvshmemx_putmem_nbi_block(d, s, len, peer);\n    nvshmem_quiet();\n  }\n", "",
+			"PmPut: a mechanism on SMs has its split, staged, device begin and move"},
+		{"a mechanism on SMs without its split", "pm_mech.cuh",
+			"  static constexpr PmSplit split = PmSplit::chunks;\n  static constexpr bool staged = false;\n  static int validate(Run *) { return 0; }\n  static int setup(Run *) { return 0; }\n  __device__ static void begin(uint8_t *) {}\n  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, PmShare, int peer,",
+			"  static constexpr bool staged = false;\n  static int validate(Run *) { return 0; }\n  static int setup(Run *) { return 0; }\n  __device__ static void begin(uint8_t *) {}\n  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, PmShare, int peer,",
+			"PmPut: a mechanism on SMs has its split, staged, device begin and move"},
 		{"a mechanism without a fact", "pm_mech.cuh",
 			"  static constexpr bool loadstore = false;\n", "",
 			"PmPut: a mechanism states code, op, dst, loadstore, sms, align, validate and setup"},

@@ -260,3 +260,14 @@ func (l *shimLib) Run(a Args) (Timing, Result, error) {
 	}
 	return t, r, err
 }
+
+// Sensor is device dev's SM clock and power through NVML, loaded with
+// purego beside the shim (not through it), found by the device's PCI bus
+// id.
+func (l *shimLib) Sensor(dev int) (Sensor, error) {
+	i, err := l.DeviceInfo(dev)
+	if err != nil {
+		return nil, err
+	}
+	return NVMLSensor(i.PCIString())
+}

@@ -79,7 +79,9 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, err
 		o.Waived = waiver
 		return o, nil
 	}
+	stop := sampling(e.Sensor, e.Job.Rank, SensorPeriod)
 	t, r, err := lib.Run(a)
+	o.Clock = stop()
 	if err := o.Absorb(t, r, err, b.Values); err != nil || o.Waived != "" {
 		return o, err
 	}

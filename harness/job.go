@@ -153,6 +153,9 @@ type Env struct {
 	Config *Config
 	Index  int      // the point's index in the plan (seeds the pattern)
 	Rule   *EnvRule // whether this PE's environment runs the point as recorded (nil: its own variables only)
+	// Sensor reads this PE's GPU's SM clock and power while a point runs
+	// (nil: none, nothing sampled).
+	Sensor cuda.Sensor
 	// pair is the pair RunPoint chose for the point (Job.PairFor); nil:
 	// the one the run's placement gives (an Env made without RunPoint).
 	pair *Pair
@@ -213,6 +216,9 @@ type Outcome struct {
 	Values map[string]float64 `json:"values,omitempty"`
 	// Pair is the pair a point-to-point point measured.
 	Pair *record.Pair `json:"pair,omitempty"`
+	// Clock is this PE's GPU's SM clock and power while the point ran
+	// (sampled: nil where nothing was).
+	Clock *record.Clock `json:"clock,omitempty"`
 }
 
 // The floors (limit/chase-* points, params.extra.served): a chain longer

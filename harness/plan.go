@@ -192,6 +192,11 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 		p.Status, p.Reason = record.StatusError, "no PE returned timing samples"
 		return p
 	}
+	for _, o := range timers { // the slowest GPU's clock of the PEs that timed
+		if c := o.Clock; c != nil && (p.Clock == nil || c.SMMedianHz < p.Clock.SMMedianHz) {
+			p.Clock = c
+		}
+	}
 	acrossPEs(&p, timers)
 	p.Verify = record.Verification{Checked: cfg.Verify && checked > 0, OK: bad == 0, Errors: bad, Detail: detail}
 	switch {

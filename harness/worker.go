@@ -34,7 +34,10 @@ type Message struct {
 	// measure (RunPair), or PairWhy why the job has none.
 	Pair    *record.Pair `json:"pair,omitempty"`
 	PairWhy string       `json:"pair_why,omitempty"`
-	Error   string       `json:"error,omitempty"`
+	// Sensors is rank 0's info: why its GPU's SM clock and power are not
+	// sampled ("": they are, every point).
+	Sensors string `json:"sensors,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Emitter writes messages as JSON lines; safe for concurrent use.
@@ -192,6 +195,11 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 		info.Caps = job.Capabilities()
 		info.Pair, info.PairWhy = RunPair(job.Placement(), &cfg)
 	}
+	sensor, serr := lib.Sensor(spec.Device)
+	if serr != nil {
+		sensor = nil
+		info.Sensors = "SM clock and power not sampled: " + serr.Error()
+	}
 	if err := em.Emit(info); err != nil {
 		return err
 	}
@@ -204,7 +212,7 @@ func RunWorker(lib cuda.Lib, spec WorkerSpec, plan Plan, em *Emitter) error {
 			// Every PE runs the same binary and plan: all of them land here.
 			msg.Error = "unknown benchmark " + it.ID
 		} else {
-			env := &Env{Job: job, Config: &cfg, Index: it.Index, Rule: rule}
+			env := &Env{Job: job, Config: &cfg, Index: it.Index, Rule: rule, Sensor: sensor}
 			out, err := RunPoint(lib, env, b, it.Params)
 			msg.Outcome = &out
 			if err != nil {

@@ -115,6 +115,9 @@ func RunLaunched(ctx context.Context, o Options, lib cuda.Lib, l Launched, devic
 			if info.PairWhy != "" {
 				h.Notes = append(h.Notes, "point-to-point rows: "+info.PairWhy)
 			}
+			if info.Sensors != "" {
+				h.Notes = append(h.Notes, info.Sensors)
+			}
 			if len(info.Job) > 0 {
 				h.GPUs = info.Job
 				hosts := map[string]bool{}

@@ -103,6 +103,18 @@ func bestPeak(cs []persm.Curve, size int64) float64 {
 	return best
 }
 
+// refAt is the run's best copy reference the curves at size carry (0:
+// none).
+func refAt(cs []persm.Curve, size int64) float64 {
+	ref := 0.0
+	for _, c := range cs {
+		if c.Size == size {
+			ref = max(ref, c.Ref)
+		}
+	}
+	return ref
+}
+
 // answerFor is AnswerFor over a file's curves and interference rows.
 func answerFor(cs []persm.Curve, ins []persm.Interference, want float64, size int64, rule decide.Rule) Answer {
 	a := Answer{Want: want, Size: size, Budget: -1, Best: bestPeak(cs, size)}
@@ -148,6 +160,8 @@ func unclaimed(j persm.Judgement) string {
 		return ", within noise"
 	case persm.TooFew:
 		return ", too few samples to claim"
+	case persm.ClocksApart:
+		return ", not claimed: " + j.Clocks
 	}
 	return ""
 }
@@ -295,7 +309,14 @@ func PerSMGuide(files []*record.File, rates []float64, rule decide.Rule) []table
 			out = append(out, t)
 			continue
 		}
-		wants := append([]float64{0.25 * best, 0.5 * best, persm.Near * best}, rates...)
+		// The rates asked by default are shares of the hardware's figure
+		// (the run's best copy reference) where the file has one, else of
+		// the best SM mechanism's peak.
+		base, of := best, "the best SM mechanism's peak there"
+		if ref := refAt(cs, size); ref > 0 {
+			base, of = ref, fmt.Sprintf("the run's best copy reference there (%s GB/s)", gbps(ref))
+		}
+		wants := append([]float64{0.25 * base, 0.5 * base, persm.Near * base}, rates...)
 		for _, w := range wants {
 			if w <= 0 {
 				continue
@@ -309,7 +330,7 @@ func PerSMGuide(files []*record.File, rates []float64, rule decide.Rule) []table
 			}
 			t.Rows = append(t.Rows, append(row, table.Str(a.Sentence())))
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2; the rates: 25, 50 and 90 %% of the best SM mechanism's peak there, then any asked", humanBytes(float64(size))),
+		t.Notes = append(t.Notes, fmt.Sprintf("at %s, the largest size measured beyond L2; the rates: 25, 50 and 90 %% of %s, then any asked", humanBytes(float64(size)), of),
 			"costs: a compute kernel holding every other SM, its time an iteration beside the transfer against alone on the same SMs (and the transfer's against alone on its budget); beside the copy engine, the compute kernel on every SM",
 			persm.SlowdownRule(rule)+"; else \"within noise\" (under the margin, or the interval includes 1), or \"too few samples to claim\" where a side's samples are too few for the interval")
 		if slices.ContainsFunc(cs, func(c persm.Curve) bool { return !c.SMs && c.Size == size }) {

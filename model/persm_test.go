@@ -408,3 +408,22 @@ func TestPerSMGuideAnswersNoCacheServedRate(t *testing.T) {
 		t.Error("no row says why there is no answer")
 	}
 }
+
+// The guide claims no cost between sides whose GPUs ran at SM clocks more
+// than 3 % apart, and says both clocks.
+func TestPerSMNoCostClaimedAcrossClocks(t *testing.T) {
+	f := fixture.PerSMExample()
+	for i := range f.Points {
+		p := &f.Points[i]
+		switch p.ID {
+		case "persm/compute/fma":
+			p.Clock = &record.Clock{N: 5, SMMinHz: 1980e6, SMMedianHz: 1980e6}
+		case "persm/compute/fma/beside-tma":
+			p.Clock = &record.Clock{N: 5, SMMinHz: 1700e6, SMMedianHz: 1700e6}
+		}
+	}
+	s := model.AnswerFor(f, 1500e9, 256<<20, decide.Rule{}).Sentence()
+	if want := "beside an FMA-bound kernel that costs it 20 %, not claimed: the two ran at SM clocks 1980 and 1700 MHz, 14 % apart"; !strings.Contains(s, want) {
+		t.Errorf("%q does not say %q", s, want)
+	}
+}

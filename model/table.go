@@ -289,7 +289,7 @@ func GuideTables(g Guide) []table.Table {
 			t.Notes = append(t.Notes,
 				"fastest: "+g.Rule.Describe(),
 				"lead: the next implementation's median time over the fastest's, minus one; 95 % interval: that ratio's (Hodges–Lehmann), minus one, the widest over the range",
-				"not judged: no verdict rests on a point that is no figure of the link (cache-served, above the physical link) or that its record marks for a second look (noisy, timers disagree, above the copy reference, below the floor, at the memory ceiling, check): such a size names no one, draws no crossover and is not one of the m sizes",
+				"not judged: no verdict rests on a point that is no figure of the link (cache-served, above the physical link) or that its record marks for a second look (noisy, timers disagree, above the copy reference, below the floor, at the memory ceiling, check, low clock): such a size names no one, draws no crossover and is not one of the m sizes",
 				"served from: cache where some implementation's working set may be cache-served (not judged: the cache's figure, not the link's)")
 		} else {
 			t.Notes = append(t.Notes, "fastest, lead, 95 % interval, not judged, served from: as under the first table")

@@ -389,6 +389,7 @@ func (rd Reader) Read(r io.Reader, name string) (*File, error) {
 		return nil, fmt.Errorf("%s: empty file, not a results file (no header record)", name)
 	}
 	MarkShapes(out.Points)     // a shape needs the series: known once every point is read
+	MarkClocks(out.Points)     // so does the run's clock
 	MarkTimerTwins(out.Points) // an older file's two timers are two rows
 	return out, nil
 }

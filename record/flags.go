@@ -59,6 +59,12 @@ const (
 	// StragglerShare (Point.Straggler names it): the figure is the slowest
 	// PE's, as the operation costs, and says so.
 	FlagStraggler = "straggler"
+	// FlagLowClock: the point's GPU ran at a median SM clock more than
+	// ClockMargin below the run's (power or heat capping, another
+	// application's load): its figure is not the run's GPU at its clock.
+	// Readers derive it from the run (ClockChecks says which GPU and how
+	// far); a point alone cannot.
+	FlagLowClock = "low clock"
 )
 
 // TimerTolerance is how far the in-kernel timer's mean may be from the
@@ -123,15 +129,15 @@ func (p *Point) Figure() bool {
 // it is no figure (above the link, cache-served, an older file's second
 // timer, an unknown launch mode) or asks for a second look before anyone
 // draws a conclusion from it (noisy, timers disagree, above the copy
-// reference, below the floor, at the memory ceiling, check: Read marks
-// check from the point's series). Every reader that names a winner asks
-// it (decide.Entry.Unjudged).
+// reference, below the floor, at the memory ceiling, check, low clock:
+// Read marks check from the point's series and low clock from the run).
+// Every reader that names a winner asks it (decide.Entry.Unjudged).
 func (p *Point) Unjudged() string {
 	if p.Status != StatusOK {
 		return string(p.Status)
 	}
 	for _, f := range []string{FlagAboveLink, FlagCacheServed, FlagSecondTimer, FlagModeUnknown,
-		FlagNoisy, FlagTimersDisagree, FlagAboveReference, FlagBelowFloor, FlagAtMemoryCeiling, FlagCheck} {
+		FlagNoisy, FlagTimersDisagree, FlagAboveReference, FlagBelowFloor, FlagAtMemoryCeiling, FlagCheck, FlagLowClock} {
 		if p.Has(f) {
 			return f
 		}

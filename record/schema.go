@@ -539,6 +539,9 @@ type Point struct {
 	// Values are a suite's counts and ratios beside the samples (MoE:
 	// remote_bytes, load_rank, load_expert, floor_s), in base units.
 	Values map[string]float64 `json:"values,omitempty"`
+	// Clock is the SM clock and power its GPU ran at while the point ran
+	// (NVML, sampled; nil where nothing was).
+	Clock *Clock `json:"clock,omitempty"`
 	// WorkingSetBytes and L2Resident tell whether the data fit in L2, where
 	// figures do not measure the link.
 	WorkingSetBytes int64  `json:"working_set_bytes,omitempty"`
@@ -607,6 +610,9 @@ func (p *Point) Validate() error {
 		if d, ok := Declared(k); ok && (v < d.Min || v > d.Max) {
 			return fmt.Errorf("point %s: value %s = %g (%s) is outside its declared range %g..%g (%s): a damaged record", p.MatchKey(), k, v, d.Unit, d.Min, d.Max, d.Doc)
 		}
+	}
+	if err := p.Clock.validate(); err != nil {
+		return fmt.Errorf("point %s: %v", p.MatchKey(), err)
 	}
 	for name, m := range p.Metrics {
 		if m.Unit == "" {

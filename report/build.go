@@ -136,6 +136,9 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 				rep.Tables = append(rep.Tables, interferenceTable(ins, tag, chk, opt.Rule.OrDefault()))
 			}
 		}
+		if so := persm.StageOffsetRows(f); len(so) > 0 {
+			rep.Tables = append(rep.Tables, stageOffsetTable(so, tag))
+		}
 		if opt.Points {
 			rep.Tables = append(rep.Tables, PointsTable(f, tag))
 		}
@@ -339,7 +342,7 @@ func measuredTable(f *record.File, ref *record.Reference, name, tag string) tabl
 	t.Right = columnFlags(t.Columns, append([]string{"measured", "paper", "ratio", "copy reference", "of reference", "in-kernel p50", "in-kernel p99", "floor", "of floor"}, tailColumns...)...)
 	t.Wide = columnFlags(t.Columns, append([]string{"ran as", "at", "paper bound", "best launch", "in-kernel p50"}, tailColumns...)...)
 	t.Long = columnFlags(t.Columns, "status")
-	checks := record.ShapeChecks(f.Points)
+	checks := record.FlagReasons(f.Points)
 	for i := range ref.Rows {
 		row := &ref.Rows[i]
 		if row.Table != name {
@@ -490,14 +493,15 @@ func tailCells(p *record.Point) []table.Cell {
 }
 
 // FlagsSaid are the flags said beside a figure (those that leave it one),
-// a shape check with its reason (checks: record.ShapeChecks of its file).
-func FlagsSaid(p *record.Point, checks map[*record.Point]string) string {
+// a shape check and a low clock with their reasons (reasons:
+// record.FlagReasons of its file).
+func FlagsSaid(p *record.Point, reasons map[*record.Point]map[string]string) string {
 	var out []string
-	for _, fl := range []string{record.FlagTimersDisagree, record.FlagBelowFloor, record.FlagNoisy, record.FlagAtMemoryCeiling, record.FlagCheck, record.FlagStraggler} {
+	for _, fl := range []string{record.FlagTimersDisagree, record.FlagBelowFloor, record.FlagNoisy, record.FlagAtMemoryCeiling, record.FlagCheck, record.FlagStraggler, record.FlagLowClock} {
 		if !p.Has(fl) {
 			continue
 		}
-		if why := checks[p]; fl == record.FlagCheck && why != "" {
+		if why := reasons[p][fl]; why != "" {
 			fl += ": " + why
 		}
 		if fl == record.FlagStraggler && p.Straggler != nil {
@@ -522,8 +526,8 @@ func PointsTable(f *record.File, tag string) table.Table {
 	t.Trunc = columnFlags(t.Columns, "params")
 	t.Long = columnFlags(t.Columns, "status", "verified; flags")
 	t.Wide = columnFlags(t.Columns, append([]string{"min", "p99", "max", "in-kernel timer", "ran as"}, tailColumns...)...)
-	checks := map[string]string{} // a copy's points: the checks by match key
-	for p, why := range record.ShapeChecks(f.Points) {
+	checks := map[string]map[string]string{} // a copy's points: the reasons by match key
+	for p, why := range record.FlagReasons(f.Points) {
 		checks[p.MatchKey()] = why
 	}
 	pts := append([]record.Point(nil), f.Points...)
@@ -562,7 +566,7 @@ func PointsTable(f *record.File, tag string) table.Table {
 		row = append(row, table.Str(timerWindowText[p.TimerWindow()]))
 		flags := []string{VerifiedText(p)}
 		for _, fl := range p.Flags {
-			if why := checks[p.MatchKey()]; fl == record.FlagCheck && why != "" {
+			if why := checks[p.MatchKey()][fl]; why != "" {
 				fl += ": " + why
 			}
 			if fl == record.FlagStraggler && p.Straggler != nil {
@@ -576,6 +580,9 @@ func PointsTable(f *record.File, tag string) table.Table {
 		ranAs := p.Effective
 		if p.Pair != nil {
 			ranAs += ", " + p.Pair.String()
+		}
+		if c := p.Clock.String(); c != "" {
+			ranAs += ", " + c
 		}
 		row = append(row, table.Str(ranAs), table.Str(strings.Join(flags, "; ")))
 		t.Rows = append(t.Rows, row)

@@ -92,13 +92,14 @@ func perSMTable(cs []persm.Curve, tag string, perSM bool, chk persm.CESM) table.
 	for _, b := range budgets {
 		t.Columns = append(t.Columns, strconv.Itoa(b)+" SM")
 	}
-	t.Columns = append(t.Columns, "peak", "90 % at")
+	t.Columns = append(t.Columns, "peak", "of ref", "90 % at")
 	t.Right = make([]bool, len(t.Columns))
 	for i := 2; i < len(t.Columns); i++ {
 		t.Right[i] = true
 	}
 	sizes := shownSizes(cs)
-	cached := false
+	cached, ownPeak := false, false
+	var falls, refs []string
 	for _, c := range cs {
 		if !slices.Contains(sizes, c.Size) {
 			continue
@@ -110,27 +111,50 @@ func perSMTable(cs []persm.Curve, tag string, perSM bool, chk persm.CESM) table.
 		}
 		row := []table.Cell{table.Str(c.Mechanism), table.Str(size)}
 		peak, _ := c.Peak()
-		for _, b := range budgets {
-			v, ok := c.At(b)
-			switch {
-			case !ok:
-				row = append(row, table.Str(""))
-			case perSM:
-				row = append(row, table.Num(v/gb/float64(b), 2))
-			default:
-				row = append(row, table.Num(v/gb, 1))
+		fell := map[int]bool{}
+		for _, f := range c.Falls() {
+			fell[f.Budget] = true
+			if !perSM {
+				falls = append(falls, fmt.Sprintf("%s at %s: %d SM %s below %d SM's %s GB/s", c.Mechanism, units.Bytes(c.Size), f.Budget,
+					units.Value(f.BW/gb), f.Below, units.Value(f.Above/gb)))
 			}
 		}
+		for _, b := range budgets {
+			v, ok := c.At(b)
+			var cell table.Cell
+			switch {
+			case !ok:
+				cell = table.Str("")
+			case perSM:
+				cell = table.Num(v/gb/float64(b), 2)
+			default:
+				cell = table.Num(v/gb, 1)
+			}
+			if fell[b] {
+				cell.Text += " ↓"
+			}
+			row = append(row, cell)
+		}
 		reach := "–"
+		against, ref := c.Against()
 		if !c.SMs {
 			reach = c.SM.String() // its one figure (under peak): at no SM, checked or not, or on SMs not counted
-		} else if r := c.Reach(persm.Near); r > 0 {
+		} else if r := c.ReachRate(persm.Near * against); r > 0 {
 			reach = strconv.Itoa(r) + " SM"
+		}
+		ownPeak = ownPeak || !ref && c.SMs
+		if r := fmt.Sprintf("%s %s GB/s at %s", c.RefID, units.Value(c.Ref/gb), units.Bytes(c.Size)); ref && !slices.Contains(refs, r) {
+			refs = append(refs, r)
 		}
 		if perSM && !c.SMs {
 			row = append(row, table.Str("–"))
 		} else {
 			row = append(row, table.Num(peak/gb, 1))
+		}
+		if ref {
+			row = append(row, table.Num(peak/c.Ref, 2))
+		} else {
+			row = append(row, table.Str(""))
 		}
 		t.Rows = append(t.Rows, append(row, table.Str(reach)))
 	}
@@ -148,7 +172,19 @@ func perSMTable(cs []persm.Curve, tag string, perSM bool, chk persm.CESM) table.
 		}
 		t.Notes = append(t.Notes, n)
 	}
-	t.Notes = append(t.Notes, fmt.Sprintf("90 %% at: the smallest budget reaching %.0f %% of the row's own peak", 100*persm.Near))
+	n := fmt.Sprintf("90 %% at: the smallest budget reaching %.0f %% of the run's best copy reference at the size (the faster of limit/sm-copy and limit/ce-copy: the hardware's figure), "+
+		"the row's own peak and its share of that reference (of ref) beside it; – where no budget does", 100*persm.Near)
+	if len(refs) > 0 {
+		n += " (" + strings.Join(refs, "; ") + ")"
+	}
+	if ownPeak {
+		n += "; a row with no reference in this run: of its own peak"
+	}
+	t.Notes = append(t.Notes, n)
+	if len(falls) > 0 {
+		t.Notes = append(t.Notes, "↓: more SMs moved less than fewer did ("+strings.Join(falls, "; ")+", their samples apart): a sweep should not fall as SMs are added; "+
+			"look again (runs that start off a 128-byte line, or the budget's runs meeting the memory's channels unevenly: docs/bytes-per-sm.md)")
+	}
 	if cached {
 		t.Notes = append(t.Notes, "(L2): the working set fit in L2: the cache's figure, not the link's")
 	}
@@ -172,7 +208,7 @@ func interferenceTable(ins []persm.Interference, tag string, chk persm.CESM, rul
 	// A slowdown the rule does not claim keeps its figure, marked: "~"
 	// within noise (the guide says "within noise"), "?" too few samples to
 	// judge (the guide: "too few samples to claim"), each reason once.
-	var few []string
+	var few, clocks []string
 	pct := func(v float64, j persm.Judgement) table.Cell {
 		if math.IsNaN(v) {
 			return table.Str("")
@@ -185,6 +221,11 @@ func interferenceTable(ins []persm.Interference, tag string, chk persm.CESM, rul
 			c.Text += " ?"
 			if !slices.Contains(few, j.Few) {
 				few = append(few, j.Few)
+			}
+		case persm.ClocksApart:
+			c.Text += " ‡"
+			if !slices.Contains(clocks, j.Clocks) {
+				clocks = append(clocks, j.Clocks)
 			}
 		}
 		return c
@@ -231,6 +272,9 @@ func interferenceTable(ins []persm.Interference, tag string, chk persm.CESM, rul
 		"~: within noise (under the margin, or the interval includes 1): no slowdown is claimed")
 	if len(few) > 0 {
 		t.Notes = append(t.Notes, "?: too few samples to judge ("+strings.Join(few, "; ")+"): no slowdown is claimed")
+	}
+	if len(clocks) > 0 {
+		t.Notes = append(t.Notes, "‡: the two sides ran at different SM clocks ("+strings.Join(clocks, "; ")+"): no slowdown is claimed, the difference may be the clock's")
 	}
 	for _, in := range ins {
 		if !in.SMs && slices.Contains(sizes, in.Size) {
@@ -297,4 +341,63 @@ func feedRanges(fs []persm.Feed) string {
 		s = append(s, "the feeder's calls "+c)
 	}
 	return strings.Join(s, ", ")
+}
+
+// stageOffsetTable: a staged mechanism's GB/s with its shared-memory
+// stages at each offset past a 128-byte line (a column an offset, its
+// share of the line's rate beside it), and the alignment each row says the
+// stages need (persm.StageOffsetRow.Rule).
+func stageOffsetTable(rows []persm.StageOffsetRow, tag string) table.Table {
+	var offs []int
+	for _, r := range rows {
+		for _, o := range r.Offsets {
+			if !slices.Contains(offs, o) {
+				offs = append(offs, o)
+			}
+		}
+	}
+	slices.Sort(offs)
+	t := table.Table{Title: "Bytes per SM: GB/s by the stages' offset past a 128-byte line in shared memory" + tag, Columns: []string{"mechanism", "size", "SMs"}}
+	for _, o := range offs {
+		t.Columns = append(t.Columns, fmt.Sprintf("+%d B", o))
+	}
+	t.Columns = append(t.Columns, "full rate at")
+	t.Right = make([]bool, len(t.Columns))
+	for i := 2; i < len(t.Columns); i++ {
+		t.Right[i] = true
+	}
+	var rules []string
+	for _, r := range rows {
+		row := []table.Cell{table.Str(r.Mechanism), table.Str(units.Bytes(r.Size)), table.Num(float64(r.Budget), 0)}
+		for _, o := range offs {
+			i := slices.Index(r.Offsets, o)
+			if i < 0 {
+				row = append(row, table.Str(""))
+				continue
+			}
+			c := table.Num(r.BW[i]/gb, 1)
+			if sh, ok := r.Share(o); ok && o != 0 {
+				c.Text += fmt.Sprintf(" (%.2f)", sh)
+			}
+			row = append(row, c)
+		}
+		rule := "–"
+		if a, ok := r.Rule(); ok {
+			rule = fmt.Sprintf("multiples of %d B", a)
+			switch {
+			case a == 16:
+				rules = append(rules, fmt.Sprintf("%s at %s: every offset measured ran at full rate", r.Mechanism, units.Bytes(r.Size)))
+			default:
+				rules = append(rules, fmt.Sprintf("%s at %s: stages at multiples of %d bytes past the line ran at full rate, the others down to %.2f of it",
+					r.Mechanism, units.Bytes(r.Size), a, r.Slowest(a)))
+			}
+		}
+		t.Rows = append(t.Rows, append(row, table.Str(rule)))
+	}
+	t.Notes = append(t.Notes,
+		fmt.Sprintf("one CTA on one SM, its shared-memory stages at each offset past a 128-byte line (persm/<mechanism>/stage-offset); (x): the share of the rate with the stages on the line; full rate at: the smallest alignment whose every offset measured runs at %.0f %% of it or more", 100*persm.Full))
+	if len(rules) > 0 {
+		t.Notes = append(t.Notes, strings.Join(rules, "; "))
+	}
+	return t
 }

@@ -54,7 +54,7 @@ func TestInterferenceTableJudgesSlowdowns(t *testing.T) {
 		}
 	}
 	for _, n := range []string{
-		"a slowdown is claimed only where it is at least 3 % and the 95 % confidence interval of the time ratio beside over alone (Hodges–Lehmann, Moses' distribution-free interval, over the two rows' samples; the transfer's as seconds per byte) excludes 1, the intervals of a row's sizes corrected together (Bonferroni: each at 1 − 0.05/m over the m sizes of its mechanism, compute kernel and SMs)",
+		"a slowdown is claimed only where it is at least 3 % and the 95 % confidence interval of the time ratio beside over alone (Hodges–Lehmann, Moses' distribution-free interval, over the two rows' samples; the transfer's as seconds per byte) excludes 1, the intervals of a row's sizes corrected together (Bonferroni: each at 1 − 0.05/m over the m sizes of its mechanism, compute kernel and SMs), and never between two sides whose GPUs ran at SM clocks more than 3 % apart (the clock's difference, not the partner's)",
 		"~: within noise (under the margin, or the interval includes 1): no slowdown is claimed",
 		"?: too few samples to judge (3 and 3 samples; 4 a side needed): no slowdown is claimed",
 	} {

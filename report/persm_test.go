@@ -113,8 +113,8 @@ func TestPerSMCurvesAndSlowdowns(t *testing.T) {
 			if _, ok := c.At(132); ok {
 				t.Error("a point that failed verification is in the curve")
 			}
-			if peak, b := c.Peak(); peak != 1800e9 || b != 66 || c.Reach(0.9) != 66 {
-				t.Errorf("st: peak %g at %d, 90 %% at %d", peak, b, c.Reach(0.9))
+			if peak, b := c.Peak(); peak != 1800e9 || b != 66 || c.ReachRate(0.9*peak) != 66 {
+				t.Errorf("st: peak %g at %d, 90 %% at %d", peak, b, c.ReachRate(0.9*peak))
 			}
 		}
 	}
@@ -452,5 +452,104 @@ func TestPerSMTablesShowEveryMechanism(t *testing.T) {
 				t.Errorf("%s beside %s: transfer slowdown %q", m.Name, c.Name, got)
 			}
 		}
+	}
+}
+
+// clockAt gives the points of id a sampled SM clock of hz.
+func clockAt(f *record.File, id string, hz float64) {
+	for i := range f.Points {
+		if p := &f.Points[i]; p.ID == id {
+			p.Clock = &record.Clock{N: 10, SMMinHz: hz, SMMedianHz: hz, PowerW: 500}
+		}
+	}
+}
+
+// A slowdown whose two sides ran at SM clocks more than 3 % apart is not
+// claimed (the clock may be the difference): its cell is marked ‡ and a
+// note gives both clocks; at the same clock it is claimed as before.
+func TestPerSMSlowdownNotClaimedAcrossClocks(t *testing.T) {
+	same, apart := fixture.PerSMExample(), fixture.PerSMExample()
+	for _, f := range []*record.File{same, apart} {
+		clockAt(f, "persm/compute/fma", 1980e6)
+		clockAt(f, "persm/compute/fma/beside-tma", 1980e6)
+	}
+	clockAt(apart, "persm/compute/fma/beside-tma", 1700e6)
+	for _, c := range []struct {
+		f          *record.File
+		want, note string
+	}{{same, "20.0", ""}, {apart, "20.0 ‡", "‡: the two sides ran at different SM clocks (the two ran at SM clocks 1980 and 1700 MHz, 14 % apart): no slowdown is claimed"}} {
+		in := findTable(report.Build([]*record.File{c.f}, record.Paper(), report.Options{}), "Bytes per SM: a transfer beside a compute kernel")
+		if got := cellAt(t, in, "compute slowdown %", "tma", "fma", "256 MiB", "8"); got != c.want {
+			t.Errorf("compute slowdown %q, want %q", got, c.want)
+		}
+		has := slices.ContainsFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, "‡") })
+		if has != (c.note != "") || has && !slices.ContainsFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, c.note) }) {
+			t.Errorf("notes %q, want %q", in.Notes, c.note)
+		}
+		if got := cellAt(t, in, "transfer slowdown %", "tma", "fma", "256 MiB", "8"); got != "11.1" {
+			t.Errorf("the transfer's slowdown (no clocks) %q, want 11.1 claimed", got)
+		}
+	}
+}
+
+// "90 % at" is held to the run's best copy reference where the points carry
+// one (the row's own peak and its share of the reference beside it); a
+// sweep that falls as SMs are added, its samples apart, is marked ↓ and
+// said; the stage-offset row's table gives each offset's share of the
+// aligned rate and the alignment the stages need.
+func TestPerSMAgainstTheReference(t *testing.T) {
+	const ref = 2100e9
+	var ps []fixture.PerSMPoint
+	st := []float64{48, 720, 1240, 1900, 1990, 1995}  // reaches 1890 (90 % of 2100) at 66
+	tma := []float64{50, 800, 1580, 1310, 1480, 1744} // falls at 66 and 100 below 32's, never 90 % of the reference
+	for i, b := range []int{1, 16, 32, 66, 100, 132} {
+		ps = append(ps, fixture.PerSMPoint{ID: "persm/st", Size: 1 << 30, Budget: b, BW: st[i] * 1e9, Ref: ref},
+			fixture.PerSMPoint{ID: "persm/tma", Size: 1 << 30, Budget: b, BW: tma[i] * 1e9, Ref: ref})
+	}
+	for i, o := range persm.StageOffsets {
+		bw := 50.3e9
+		if o%32 != 0 {
+			bw = 25.2e9
+		}
+		ps = append(ps, fixture.PerSMPoint{ID: "persm/tma/stage-offset", Size: 1 << 30, Budget: 1, BW: bw + float64(i)*1e7,
+			Extra: map[string]string{persm.ExtraStageOffset: fmt.Sprint(o)}})
+	}
+	f := fixture.PerSM(ps)
+	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{})
+	bw := findTable(rep, "Bytes per SM: GB/s to the peer")
+	for _, c := range []struct{ col, want, mech string }{
+		{"90 % at", "66 SM", "st"}, {"90 % at", "–", "tma"}, {"peak", "1995.0", "st"}, {"of ref", "0.95", "st"}, {"of ref", "0.83", "tma"},
+		{"66 SM", "1310.0 ↓", "tma"}, {"100 SM", "1480.0 ↓", "tma"}, {"132 SM", "1744.0", "tma"}, {"66 SM", "1900.0", "st"},
+	} {
+		if got := cellAt(t, bw, c.col, c.mech, "1 GiB"); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.mech, c.col, got, c.want)
+		}
+	}
+	for _, want := range []string{"90 % at: the smallest budget reaching 90 % of the run's best copy reference",
+		"90 % at: the smallest budget reaching 90 % of the run's best copy reference at the size (the faster of limit/sm-copy and limit/ce-copy: the hardware's figure), the row's own peak and its share of that reference (of ref) beside it; – where no budget does (limit/ce-copy 2100 GB/s at 1 GiB)",
+		"↓: more SMs moved less than fewer did (tma at 1 GiB: 66 SM 1310 below 32 SM's 1580 GB/s; tma at 1 GiB: 100 SM 1480 below 32 SM's 1580 GB/s"} {
+		if !slices.ContainsFunc(bw.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+			t.Errorf("no note %q: %q", want, bw.Notes)
+		}
+	}
+	if slices.ContainsFunc(bw.Notes, func(n string) bool { return strings.Contains(n, "of its own peak") }) {
+		t.Errorf("every row has its reference, yet a note says own peak: %q", bw.Notes)
+	}
+	if cs := persm.Curves(f); len(cs) != 2 {
+		t.Errorf("%d curves: the stage-offset row is on none", len(cs))
+	}
+	so := findTable(rep, "Bytes per SM: GB/s by the stages' offset")
+	if so == nil {
+		t.Fatal("no stage-offset table")
+	}
+	for _, c := range []struct{ col, want string }{{"+0 B", "50.3"}, {"+48 B", "25.2 (0.50)"}, {"+32 B", "50.3 (1.00)"}, {"full rate at", "multiples of 32 B"}} {
+		if got := cellAt(t, so, c.col, "tma", "1 GiB"); got != c.want {
+			t.Errorf("stage offsets %s: %q, want %q", c.col, got, c.want)
+		}
+	}
+	if !slices.ContainsFunc(so.Notes, func(n string) bool {
+		return strings.Contains(n, "tma at 1 GiB: stages at multiples of 32 bytes past the line ran at full rate, the others down to 0.50 of it")
+	}) {
+		t.Errorf("stage-offset notes %q", so.Notes)
 	}
 }

@@ -192,11 +192,11 @@ func Summary(files []*record.File, ref *record.Reference, rule decide.Rule) *tab
 	rule = rule.OrDefault()
 	labels := record.Labels(files)
 	uni := make([]*record.File, len(files))
-	checks := make([]map[*record.Point]string, len(files))
+	checks := make([]map[*record.Point]map[string]string, len(files))
 	synthetic := false
 	for i, f := range files {
 		uni[i] = oneWay(f)
-		checks[i] = record.ShapeChecks(f.Points)
+		checks[i] = record.FlagReasons(f.Points)
 		synthetic = synthetic || f.Header.Synthetic
 	}
 	title := "Summary"
@@ -357,7 +357,7 @@ func commonStatus(why []string) string {
 // itemNotes are what a row's values carry: a setup the paper's figure
 // differs from, and the flags said beside a figure (noisy, check, ...),
 // each once where every item says it.
-func itemNotes(f *record.File, row sumRow, picks []sumPick, checks map[*record.Point]string) []string {
+func itemNotes(f *record.File, row sumRow, picks []sumPick, checks map[*record.Point]map[string]string) []string {
 	var notes []string
 	seen := map[string][]string{}
 	var order []string

@@ -32,16 +32,18 @@ func TestForgottenPartsFailTheirTests(t *testing.T) {
 	// its Go line.
 	warpStruct := edit{mechFile, "#define NB_PM_MECHANISMS(X)", `// warp: nvshmemx_putmem_nbi_warp + quiet, a sub-chunk a warp.
 struct PmWarp {
-  static constexpr int code = 107;
+  static constexpr int code = 108;
   static constexpr const char *op = "rma.pm_warp";
   static constexpr PmDst dst = PmDst::symmetric;
   static constexpr bool loadstore = false;
   static constexpr bool sms = true;
   static constexpr int64_t align = 1;
+  static constexpr PmSplit split = PmSplit::chunks;
+  static constexpr bool staged = false;
   static int validate(Run *) { return 0; }
   static int setup(Run *) { return 0; }
   __device__ static void begin(uint8_t *) {}
-  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, int peer, uint8_t *, uint32_t &) {
+  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, PmShare, int peer, uint8_t *, uint32_t &) {
     int64_t w = threadIdx.x / 32, n = blockDim.x / 32, c = (len + n - 1) / n, o = w * c;
     if (o < len) nvshmemx_putmem_nbi_warp(d + o, s + o, o + c <= len ? c : len - o, peer);
     nvshmem_quiet();
@@ -78,7 +80,7 @@ static constexpr OpEntry kScan = {NB_OP_SCAN, "coll.scan", &kColl, T_PAYLOAD, kC
 		want  []string // in the tests' output
 	}{
 		{"a mechanism whole", []edit{warpStruct, warpWord, warpLine}, persmTests, persmPkgs, true,
-			[]string{"mechanisms: [st tma put warp nccl-lsa ce]"}},
+			[]string{"mechanisms: [st tma put warp st1 nccl-lsa ce]"}},
 		{"a mechanism without its Go line", []edit{warpStruct, warpWord}, persmTests, persmPkgs, false,
 			[]string{"the shim's mechanism PmWarp (rma.pm_warp) has no line in record/persm's mechanismLines"}},
 		{"a mechanism without its list word", []edit{warpStruct, warpLine}, persmTests, persmPkgs, false,

@@ -202,6 +202,11 @@ func checkPoints(t *testing.T, f *record.File, wantPEs, gpus int) map[string]boo
 			t.Errorf("%s %s: no bytes counted (%s: %v)", p.ID, p.Params.Key(), op.Name, op.Traits)
 		}
 		if p.Status == record.StatusOK {
+			// Its GPU's SM clock and power, read through NVML while it ran:
+			// within the GPU's range (its maximum clock, the header's).
+			if c, g := p.Clock, f.Header.GPUOfPE(0); c == nil || c.N < 1 || c.SMMedianHz < 100e6 || g != nil && g.ClockKHz > 0 && c.SMMedianHz > 1.05e3*float64(g.ClockKHz) {
+				t.Errorf("%s %s: clock %+v (the GPU's maximum %+v)", p.ID, p.Params.Key(), c, g)
+			}
 			// The one timer: events, one sample per timed launch; the latency
 			// kernels' in-kernel times beside them (at least ten iterations).
 			if p.Timer != "events" || len(p.Samples) != 3 {

@@ -340,10 +340,12 @@ static int ops_per_iter(const Run *r) {
 
 // ---------------------------------------------------------------------------
 // TMA's shared-memory buffers start on a TMA_ALIGN line: TMA bulk copies
-// into a buffer 16 bytes past a 128-byte line run at half the rate on an
-// H200 (results/h200-2026-12-01g), and the shim's relocatable build puts a
-// kernel's dynamic shared array right after its static shared memory,
-// rounded only to 16 bytes whatever the array's __align__ says (one static
+// into stages off a 32-byte multiple of a 128-byte line (16 or 48 bytes
+// past it) run at half the rate on an H200 (the rule persm/tma/stage-offset
+// measures: docs/bytes-per-sm.md; a line meets it), and the shim's
+// relocatable build puts a kernel's dynamic shared array right after its
+// static shared memory, rounded only to 16 bytes whatever the array's
+// __align__ says (one static
 // int made the bytes-per-SM TMA rows beside a compute kernel 2x slower:
 // results/h200-2026-12-01e). A kernel declares its dynamic array
 // __align__(16) (declared 128, the compiler folds the alignment below to

@@ -64,6 +64,20 @@ __device__ static inline void group_copy(uint8_t *__restrict__ dst, const uint8_
   for (int64_t j = n16 * 16 + lane; j < len; j += width) dst[j] = src[j];
 }
 
+// group_copy1: NVSHMEM's P2P copy loop for 16-byte aligned buffers
+// (nvshmemi_memcpy_threadgroup): a 16-byte load and its store an
+// iteration, one load in flight a thread (dst and src may alias, so no
+// later load is issued before an earlier store; no unrolling), then a byte
+// tail.
+__device__ static inline void group_copy1(uint8_t *dst, const uint8_t *src, int64_t len, int64_t lane, int64_t width) {
+  int64_t n16 = len / 16;
+  const uint4 *s4 = (const uint4 *)src;
+  uint4 *d4 = (uint4 *)dst;
+#pragma unroll 1
+  for (int64_t i = lane; i < n16; i += width) d4[i] = s4[i];
+  for (int64_t j = n16 * 16 + lane; j < len; j += width) dst[j] = src[j];
+}
+
 // chase runs a pointer chase of one CTA: iteration it fetches block cur of
 // the peer's chain with hop(cur), which every thread calls and which ends
 // with the CTA synchronised and returns, on thread 0, the block's first

@@ -13,7 +13,7 @@
 #define NVSHBENCH_H
 #include <stdint.h>
 
-#define NB_ABI_VERSION 7
+#define NB_ABI_VERSION 8
 
 /* Status codes (negative returns). */
 #define NB_ERR -1          /* the operation failed */
@@ -92,6 +92,7 @@ typedef struct {
   char nccl_algo[32];  /* "" = NCCL's choice; else forced with NCCL_ALGO at communicator creation */
   char nccl_proto[32];
   int32_t initiator; /* rma, lat: the PE that issues towards peer and times (every other PE idles, or answers); 0 elsewhere */
+  int32_t stage_offset; /* bytes per SM, a staged mechanism (TMA): its shared-memory stages this many bytes past a 128-byte line (0: on it) */
 } nb_args;
 
 /* A named value of a point on this PE (nb_result.values): a number the

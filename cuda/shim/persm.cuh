@@ -59,6 +59,25 @@ static int pm_validate_mech(Run *r) {
   return 0;
 }
 
+// pm_validate_offset: a stage offset is a timed transfer's whose bytes
+// pass through shared-memory stages (M::staged), in 16-byte steps (a bulk
+// copy's shared-memory address is 16-byte aligned) below PM_MAX_OFFSET.
+static int pm_validate_offset(const Args *a) {
+  if (a->stage_offset == 0) return 0;
+  bool staged = false;
+  if (pm_is_mech(a->op))
+    pm_with_mech(a->op, [&](auto mm) {
+      using M = decltype(mm);
+      if constexpr (M::sms) staged = M::staged;
+      return 0;
+    });
+  if (!staged) return fail(NB_ERR, "a stage offset (%d bytes) is a staged transfer's (TMA): this point stages nothing in shared memory", a->stage_offset);
+  if (a->stage_offset < 0 || a->stage_offset >= PM_MAX_OFFSET || a->stage_offset % 16)
+    return fail(NB_ERR, "a stage offset of %d bytes: 0 to %d in steps of 16 (a bulk copy's shared-memory address is 16-byte aligned)", a->stage_offset,
+                PM_MAX_OFFSET - 16);
+  return 0;
+}
+
 static int pm_validate(Run *r) {
   // rma's checks (roles, size, launch shape, the load/store mapping of the
   // entries that state it), with a launch of at least one CTA: a compute
@@ -69,7 +88,7 @@ static int pm_validate(Run *r) {
   r->a = &shape;
   int st = rma_validate(r);
   r->a = a;
-  if (st) return st;
+  if (st || (st = pm_validate_offset(a))) return st;
   int m = pm_mech(a), c = pm_comp(a);
   if (pm_is_mech(a->op) && a->impl != 0 && !pm_is_compute(a->impl))
     return fail(NB_ERR, "a transfer's partner (args.impl %d) is a compute kernel's code", a->impl);

@@ -19,6 +19,14 @@ type PerSMMechanism struct {
 	LoadStore bool   // it needs a load/store mapping to the peer
 	SMs       bool   // it runs on a budget of SMs (false: no SM of ours, the copy engine)
 	Align     int64  // the sizes it moves are multiples of it
+	// Split is how a budget's CTAs share a launch's bytes (a mechanism on
+	// SMs; "" for one without): "strided" (every thread of the budget
+	// takes every so many 16-byte words of the whole buffer), "chunks" (a
+	// contiguous run a CTA, starting at a multiple of the grain).
+	Split string
+	// Staged: its bytes pass through stages in a CTA's shared memory (TMA):
+	// its stage-offset row places them off a 128-byte line.
+	Staged bool
 }
 
 // PerSMCompute is a compute kernel run beside a transfer (NB_PM_COMPUTES).
@@ -37,6 +45,9 @@ var (
 	rePmLoadStore = regexp.MustCompile(`static\s+constexpr\s+bool\s+loadstore\s*=\s*(true|false)\s*;`)
 	rePmSMs       = regexp.MustCompile(`static\s+constexpr\s+bool\s+sms\s*=\s*(true|false)\s*;`)
 	rePmAlign     = regexp.MustCompile(`static\s+constexpr\s+int64_t\s+align\s*=\s*(\d+)\s*;`)
+	rePmSplit     = regexp.MustCompile(`static\s+constexpr\s+PmSplit\s+split\s*=\s*PmSplit::(\w+)\s*;`)
+	rePmStaged    = regexp.MustCompile(`static\s+constexpr\s+bool\s+staged\s*=\s*(true|false)\s*;`)
+	rePmSplits    = regexp.MustCompile(`enum\s+class\s+PmSplit\s*\{([^}]*)\}`)
 	rePmDstKinds  = regexp.MustCompile(`enum\s+class\s+PmDst\s*\{([^}]*)\}`)
 	// The table's rows: one entry template a list, and the table made of
 	// the lists expanded over them.
@@ -87,7 +98,7 @@ func parsePerSM(files map[string]string) perSM {
 	var mechList, compList []string
 	var mechEntry, compEntry []string // family, check, launch template
 	entryFile, tabled := "", false
-	var dsts []string
+	var dsts, splits []string
 	for _, n := range names {
 		text := files[n]
 		for _, s := range reStruct.FindAllStringSubmatch(text, -1) {
@@ -109,6 +120,11 @@ func parsePerSM(files map[string]string) perSM {
 		if m := rePmDstKinds.FindStringSubmatch(text); m != nil {
 			for _, k := range strings.Split(m[1], ",") {
 				dsts = append(dsts, strings.TrimSpace(k))
+			}
+		}
+		if m := rePmSplits.FindStringSubmatch(text); m != nil {
+			for _, k := range strings.Split(m[1], ",") {
+				splits = append(splits, strings.TrimSpace(k))
 			}
 		}
 	}
@@ -148,6 +164,13 @@ func parsePerSM(files map[string]string) perSM {
 		m.Align, _ = strconv.ParseInt(fact(st, body, rePmAlign, "static constexpr int64_t align"), 10, 64)
 		if m.Dst != "" && !slices.Contains(dsts, m.Dst) {
 			bad(st + ": its dst PmDst::" + m.Dst + " is not one of PmDst's " + strings.Join(dsts, ", "))
+		}
+		if m.SMs { // a kernel side: how its CTAs share the bytes, and whether it stages them
+			m.Split = fact(st, body, rePmSplit, "static constexpr PmSplit split")
+			m.Staged = fact(st, body, rePmStaged, "static constexpr bool staged") == "true"
+			if m.Split != "" && !slices.Contains(splits, m.Split) {
+				bad(st + ": its split PmSplit::" + m.Split + " is not one of PmSplit's " + strings.Join(splits, ", "))
+			}
 		}
 		out.mechs = append(out.mechs, m)
 		if mechEntry != nil {

@@ -19,15 +19,16 @@ func TestPerSMListsAreRead(t *testing.T) {
 	for _, m := range pm.mechs {
 		names = append(names, m.Op)
 	}
-	if want := []string{"rma.pm_st", "rma.pm_tma", "rma.pm_put", "rma.pm_lsa", "rma.pm_ce"}; !slices.Equal(names, want) {
+	if want := []string{"rma.pm_st", "rma.pm_tma", "rma.pm_put", "rma.pm_st1", "rma.pm_lsa", "rma.pm_ce"}; !slices.Equal(names, want) {
 		t.Errorf("mechanisms %v, want %v", names, want)
 	}
 	want := map[string]PerSMMechanism{
-		"rma.pm_st":  {"PmSt", "rma.pm_st", 100, "peer", true, true, 1},
-		"rma.pm_tma": {"PmTma", "rma.pm_tma", 101, "peer", true, true, 16},
-		"rma.pm_put": {"PmPut", "rma.pm_put", 102, "symmetric", false, true, 1},
-		"rma.pm_lsa": {"PmLsa", "rma.pm_lsa", 103, "lsa", true, true, 1},
-		"rma.pm_ce":  {"PmCe", "rma.pm_ce", 104, "peer", true, false, 1},
+		"rma.pm_st":  {Struct: "PmSt", Op: "rma.pm_st", Code: 100, Dst: "peer", LoadStore: true, SMs: true, Align: 1, Split: "strided"},
+		"rma.pm_tma": {Struct: "PmTma", Op: "rma.pm_tma", Code: 101, Dst: "peer", LoadStore: true, SMs: true, Align: 16, Split: "chunks", Staged: true},
+		"rma.pm_put": {Struct: "PmPut", Op: "rma.pm_put", Code: 102, Dst: "symmetric", SMs: true, Align: 1, Split: "chunks"},
+		"rma.pm_st1": {Struct: "PmSt1", Op: "rma.pm_st1", Code: 107, Dst: "peer", LoadStore: true, SMs: true, Align: 1, Split: "strided"},
+		"rma.pm_lsa": {Struct: "PmLsa", Op: "rma.pm_lsa", Code: 103, Dst: "lsa", LoadStore: true, SMs: true, Align: 1, Split: "strided"},
+		"rma.pm_ce":  {Struct: "PmCe", Op: "rma.pm_ce", Code: 104, Dst: "peer", LoadStore: true, Align: 1},
 	}
 	for _, m := range pm.mechs {
 		if m != want[m.Op] {
@@ -54,9 +55,9 @@ func TestPerSMProblemsAreFound(t *testing.T) {
 	mech := func(name, code, op, dst string) string {
 		return "struct " + name + " {\n  static constexpr int code = " + code + ";\n  static constexpr const char *op = \"" + op + "\";\n" +
 			"  static constexpr PmDst dst = PmDst::" + dst + ";\n  static constexpr bool loadstore = true;\n  static constexpr bool sms = true;\n" +
-			"  static constexpr int64_t align = 1;\n};\n"
+			"  static constexpr int64_t align = 1;\n  static constexpr PmSplit split = PmSplit::chunks;\n  static constexpr bool staged = false;\n};\n"
 	}
-	good := "enum class PmDst { peer, symmetric, lsa };\nenum { NB_OP_PUT = 1 };\n" +
+	good := "enum class PmDst { peer, symmetric, lsa };\nenum class PmSplit { strided, chunks };\nenum { NB_OP_PUT = 1 };\n" +
 		mech("PmA", "100", "rma.pm_a", "peer") +
 		"struct PmC {\n  static constexpr int code = 105;\n  static constexpr const char *op = \"rma.pm_c\";\n};\n" +
 		"#define NB_PM_MECHANISMS(X) X(PmA)\n#define NB_PM_COMPUTES(X) X(PmC)\n" +
@@ -76,6 +77,8 @@ func TestPerSMProblemsAreFound(t *testing.T) {
 		{func(s string) string { return strings.Replace(s, "X(PmA)", "X(PmA) X(PmB)", 1) }, []string{"a bytes-per-SM list names PmB, and no file has its struct"}},
 		{func(s string) string { return strings.Replace(s, "  static constexpr bool sms = true;\n", "", 1) }, []string{"PmA: no static constexpr bool sms"}},
 		{func(s string) string { return strings.Replace(s, "PmDst::peer;", "PmDst::far;", 1) }, []string{"PmA: its dst PmDst::far is not one of PmDst's peer, symmetric, lsa"}},
+		{func(s string) string { return strings.Replace(s, "  static constexpr bool staged = false;\n", "", 1) }, []string{"PmA: no static constexpr bool staged"}},
+		{func(s string) string { return strings.Replace(s, "PmSplit::chunks;", "PmSplit::rows;", 1) }, []string{"PmA: its split PmSplit::rows is not one of PmSplit's strided, chunks"}},
 		{func(s string) string { return strings.Replace(s, " NB_PM_COMPUTES(NB_PM_COMPUTE_ENTRY)};", "};", 1) }, []string{"the bytes-per-SM table is not"}},
 		{func(s string) string { return strings.Replace(s, "code = 105;", "code = 1;", 1) }, []string{"code 1 is both NB_OP_PUT and PmC"}},
 		{func(s string) string { return strings.Replace(s, "code = 105;", "code = 100;", 1) }, []string{"code 100 is both PmA and PmC"}},

@@ -67,24 +67,45 @@ __device__ static inline int pm_stop_ce(const PmArgs &p, uint64_t t_end) {
   return __syncthreads_or(stop);
 }
 
-// pm_transfer_role: transfer CTA blockIdx.x (of the budget) moves its chunk with
-// mechanism M: iters times (timed), or in slices until the timed compute
-// is done (BACKGROUND); PARTNER: a compute runs beside it.
-template <typename M, int BACKGROUND, int PARTNER>
-__device__ static void pm_transfer_role(const PmArgs &p, uint8_t *smem) {
+// The two roles are functions of their own (__noinline__), the partner
+// an argument: a timed role alone and beside its partner runs the same
+// machine code, so a difference between the two is the partner's, never
+// a compilation's (inlined into each fused kernel, the compute's loop was
+// compiled once a kernel: alone, and beside each mechanism).
+
+// pm_transfer_role: transfer CTA blockIdx.x (of the budget) moves its share
+// with mechanism M (M::split: its chunk, or its words of the whole buffer
+// beside the budget's other CTAs): iters times (timed), or in slices until
+// the timed compute is done (BACKGROUND); partner: a compute runs beside it.
+template <typename M, int BACKGROUND>
+__device__ __noinline__ static void pm_transfer_role(const PmArgs &p, uint8_t *smem, int partner) {
   uint32_t phases = 0;
   M::begin(smem);
-  int64_t off, len;
-  chunk_of(p.size, p.budget, blockIdx.x, &off, &len);
+  int64_t off = 0, len = p.size;
+  PmShare sh = {(int)blockIdx.x, p.budget};
+  if constexpr (M::split == PmSplit::chunks) {
+    pm_chunk(p.size, p.budget, blockIdx.x, &off, &len);
+    sh = {0, 1};
+  }
+  // Both buffers are global memory (this GPU's or a peer's, mapped): said,
+  // so the copies are global loads and stores, as in a kernel whose
+  // pointer arguments the compiler takes for global, not generic ones.
+  uint8_t *dst = p.dst;
+  const uint8_t *src = p.src;
+  __builtin_assume(__isGlobal(dst));
+  __builtin_assume(__isGlobal(src));
   auto move = [&](int64_t o, int64_t n) {
-    if (n > 0) M::move(p.dst + off + o, p.src + off + o, n, p.peer, smem, phases);  // n is the same for every thread of the CTA
+    if (n > 0) M::move(dst + off + o, src + off + o, n, sh, p.peer, smem, phases);  // n is the same for every thread of the CTA
   };
   if constexpr (!BACKGROUND) {
     for (int it = 0; it < p.iters; it++) move(0, len);
-    if (PARTNER) pm_finished(p);
+    if (partner) pm_finished(p);
   } else {
-    for (int64_t o = 0;;) {  // passes over the chunk, a slice at a time, until the compute is done
-      int64_t n = len - o < PM_SLICE ? len - o : PM_SLICE;
+    // Passes over the share, a slice at a time (about PM_SLICE of this
+    // CTA's own bytes), until the compute is done.
+    int64_t slice = PM_SLICE * (int64_t)sh.ctas;
+    for (int64_t o = 0;;) {
+      int64_t n = len - o < slice ? len - o : slice;
       move(o, n);
       o = o + n >= len ? 0 : o + n;
       if (pm_stop(p)) return;
@@ -94,16 +115,17 @@ __device__ static void pm_transfer_role(const PmArgs &p, uint8_t *smem) {
 
 // pm_compute_role: compute CTA k (of gridDim.x - budget) runs C's iterations:
 // iters of them (timed), or until the timed transfer is done (BACKGROUND),
-// or, beside the copy engine (CE), until its stop write.
-template <typename C, int BACKGROUND, int PARTNER, int CE>
-__device__ static void pm_compute_role(const PmArgs &p) {
+// or, beside the copy engine (CE), until its stop write; partner: a
+// transfer runs beside it.
+template <typename C, int BACKGROUND, int CE>
+__device__ __noinline__ static void pm_compute_role(const PmArgs &p, int partner) {
   int64_t k = blockIdx.x - p.budget;
   uint64_t n = 0;
   C::run(p, k, [&](auto iter) {
     if constexpr (!BACKGROUND) {
       for (int it = 0; it < p.iters; it++) iter();
       n = (uint64_t)p.iters;
-      if (PARTNER) pm_finished(p);
+      if (partner) pm_finished(p);
     } else if constexpr (CE) {
       uint64_t t_end = gtimer() + PM_BG_DEADLINE_NS;
       do {
@@ -141,9 +163,9 @@ __global__ void __launch_bounds__(PM_THREADS, 1) k_pm(PmArgs p) {
     }
   }
   if ((int)blockIdx.x < p.budget) {
-    if constexpr (partner && M::sms) pm_transfer_role<M, compute && TIMED_COMPUTE, compute>(p, tma_aligned(pm_smem));
+    if constexpr (partner && M::sms) pm_transfer_role<M, compute && TIMED_COMPUTE>(p, tma_aligned(pm_smem) + p.stage_offset, compute);
   } else {
-    if constexpr (compute) pm_compute_role<C, partner && !TIMED_COMPUTE, partner, beside_copies>(p);
+    if constexpr (compute) pm_compute_role<C, partner && !TIMED_COMPUTE, beside_copies>(p, partner);
   }
   stamp_end(p.st);
 }
@@ -197,6 +219,7 @@ static PmArgs pm_args(const Run *r, int iters, uint8_t *dst, int budget, unsigne
   p.iters = iters;
   p.peer = r->target;
   p.budget = budget;
+  p.stage_offset = r->a->stage_offset;
   p.want = want;
   p.done = pm_done();
   p.counts = pm_counts();

@@ -21,10 +21,16 @@
 //   static int validate(Run *)        what this GPU and build must have for it (0: nothing more)
 //   static int setup(Run *)           after agreement 1, on every PE (collective where it needs: LSA's windows)
 // and, with sms, its kernel side:
+//   static constexpr PmSplit split    how the budget's CTAs share a launch's bytes (PmSplit, below)
+//   static constexpr bool staged      its bytes pass through stages in the CTA's shared memory (TMA): its
+//                                     stage-offset row places them off a 128-byte line (args.stage_offset)
 //   __device__ static void begin(uint8_t *smem)   once a CTA before its first move (TMA: its stages' barriers)
-//   __device__ static void move(uint8_t *dst, const uint8_t *src, int64_t len, int peer, uint8_t *smem, uint32_t &phases)
-//                                     one CTA (every thread) moves len > 0 bytes, delivered on return (smem: the
-//                                     CTA's PM_SMEM of shared memory, TMA-aligned; phases: its stages' parities)
+//   __device__ static void move(uint8_t *dst, const uint8_t *src, int64_t len, PmShare sh, int peer, uint8_t *smem,
+//                               uint32_t &phases)
+//                                     one CTA (every thread) moves its share of len > 0 bytes (sh: a strided
+//                                     split's place of the CTA among those sharing them; a chunk's CTA has them
+//                                     all), delivered on return (smem: the CTA's stages, TMA-aligned plus the
+//                                     point's stage offset; phases: its stages' parities)
 // without, its copy on a stream (the timed copies, the fed ones, the SM check's):
 //   static cudaError_t copy(uint8_t *dst, const uint8_t *src, int64_t n, cudaStream_t s)
 //
@@ -43,14 +49,49 @@
 #define PM_TILE (16 << 10)  // bytes of one TMA copy (one stage)
 #define PM_STAGES 8
 // 128 KiB of stages + the barriers + slack to align the stages
-// (tma_aligned, common.cuh): one CTA an SM.
-#define PM_SMEM (PM_STAGES * PM_TILE + 128 + TMA_ALIGN)
+// (tma_aligned, common.cuh) and to offset them: one CTA an SM.
+// The stages may sit up to PM_MAX_OFFSET - 16 bytes past the line (a
+// staged mechanism's stage-offset row: args.stage_offset).
+#define PM_MAX_OFFSET 128
+#define PM_SMEM (PM_STAGES * PM_TILE + 128 + TMA_ALIGN + PM_MAX_OFFSET)
 #define PM_ACC 8
 #define PM_FMA_STEPS 256
 #define PM_MMA_PAIRS 128
 
 // Where a mechanism's bytes land (pm_dst; the check reads them there).
 enum class PmDst { peer, symmetric, lsa };
+
+// How the budget's CTAs share a launch's bytes:
+//   strided  every thread of the budget takes the 16-byte words t, t + T, t + 2T, ... of the
+//            whole buffer (T: the budget's threads): the CTAs walk it together, a grid-stride
+//            loop over the budget (faster at full budget than a run a CTA: docs/bytes-per-sm.md)
+//   chunks   CTA k moves one contiguous run (pm_chunk), every run starting at a multiple of
+//            PM_GRAIN: a bulk copy or a library call a CTA
+enum class PmSplit { strided, chunks };
+
+// A strided split's place of a CTA among the CTAs that share a range
+// (cta of ctas); a chunk's CTA has its range alone (0 of 1).
+struct PmShare {
+  int cta, ctas;
+};
+
+// Chunk boundaries fall on multiples of PM_GRAIN (a TMA tile): a run that
+// starts off a 128-byte line straddles lines in every access, and a budget
+// that does not divide the size evenly (66 SMs) ran far below a
+// power-of-two one (docs/bytes-per-sm.md). The grain is halved, to 16
+// bytes at the least, where the budget's CTAs would otherwise go without.
+#define PM_GRAIN PM_TILE
+
+// pm_chunk: CTA k's run of the budget's g CTAs: the buffer's grains split
+// as evenly as they go (each CTA the same count, or one more), clipped to
+// size (the last run takes the remainder; a CTA past the end gets none).
+__host__ __device__ static inline void pm_chunk(int64_t size, int g, int k, int64_t *off, int64_t *len) {
+  int64_t grain = PM_GRAIN;
+  while (grain > 16 && size < grain * g) grain >>= 1;
+  int64_t units = (size + grain - 1) / grain, a = units * k / g * grain, b = units * (k + 1) / g * grain;
+  *off = a < size ? a : size;
+  *len = (b < size ? b : size) - *off;
+}
 
 // A copy on a stream (a mechanism without SMs: its copy).
 using PmCopy = cudaError_t (*)(uint8_t *, const uint8_t *, int64_t, cudaStream_t);
@@ -61,6 +102,7 @@ struct PmArgs {
   const uint8_t *src;
   int64_t size;
   int iters, peer, budget;
+  int stage_offset;  // a staged mechanism's stages this many bytes past their 128-byte line (args.stage_offset)
   unsigned long long want;  // timed CTAs: the background stops once done reaches it
   unsigned long long *done;
   uint64_t *counts;
@@ -151,7 +193,7 @@ __device__ static void tma_copy(uint8_t *dst, const uint8_t *src, int64_t len, u
 // The mechanisms.
 
 // st: 16-byte SM stores into the peer (group_copy: four loads in flight a
-// thread), a system fence.
+// thread) over the budget's threads together, a system fence.
 struct PmSt {
   static constexpr int code = 100;
   static constexpr const char *op = "rma.pm_st";
@@ -159,11 +201,35 @@ struct PmSt {
   static constexpr bool loadstore = true;
   static constexpr bool sms = true;
   static constexpr int64_t align = 1;
+  static constexpr PmSplit split = PmSplit::strided;
+  static constexpr bool staged = false;
   static int validate(Run *) { return 0; }
   static int setup(Run *) { return 0; }
   __device__ static void begin(uint8_t *) {}
-  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, int, uint8_t *, uint32_t &) {
-    group_copy(d, s, len, threadIdx.x, blockDim.x);
+  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, PmShare sh, int, uint8_t *, uint32_t &) {
+    group_copy(d, s, len, sh.cta * blockDim.x + threadIdx.x, sh.ctas * blockDim.x);
+    __threadfence_system();
+  }
+};
+
+// st1: st with one 16-byte load in flight a thread (group_copy1: NVSHMEM's
+// P2P copy loop), to set beside put: NVSHMEM's block put on a load/store
+// peer is that loop, and a thread's loads in flight bound what one SM
+// moves.
+struct PmSt1 {
+  static constexpr int code = 107;
+  static constexpr const char *op = "rma.pm_st1";
+  static constexpr PmDst dst = PmDst::peer;
+  static constexpr bool loadstore = true;
+  static constexpr bool sms = true;
+  static constexpr int64_t align = 1;
+  static constexpr PmSplit split = PmSplit::strided;
+  static constexpr bool staged = false;
+  static int validate(Run *) { return 0; }
+  static int setup(Run *) { return 0; }
+  __device__ static void begin(uint8_t *) {}
+  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, PmShare sh, int, uint8_t *, uint32_t &) {
+    group_copy1(d, s, len, sh.cta * (int64_t)blockDim.x + threadIdx.x, sh.ctas * (int64_t)blockDim.x);
     __threadfence_system();
   }
 };
@@ -179,6 +245,8 @@ struct PmTma {
   static constexpr bool loadstore = true;
   static constexpr bool sms = true;
   static constexpr int64_t align = 16;
+  static constexpr PmSplit split = PmSplit::chunks;
+  static constexpr bool staged = true;
   static int validate(Run *) {
     int cc = 0;
     CK(cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, S.device));
@@ -187,7 +255,7 @@ struct PmTma {
   }
   static int setup(Run *) { return 0; }
   __device__ static void begin(uint8_t *smem) { tma_begin(smem); }
-  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, int, uint8_t *smem, uint32_t &phases) {
+  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, PmShare, int, uint8_t *smem, uint32_t &phases) {
     if (threadIdx.x == 0) {
       tma_copy(d, s, len, smem, tma_bars(smem), phases);
       __threadfence_system();
@@ -196,7 +264,7 @@ struct PmTma {
   }
 };
 
-// put: nvshmemx_putmem_nbi_block + nvshmem_quiet.
+// put: nvshmemx_putmem_nbi_block + nvshmem_quiet, a chunk a CTA.
 struct PmPut {
   static constexpr int code = 102;
   static constexpr const char *op = "rma.pm_put";
@@ -204,10 +272,12 @@ struct PmPut {
   static constexpr bool loadstore = false;
   static constexpr bool sms = true;
   static constexpr int64_t align = 1;
+  static constexpr PmSplit split = PmSplit::chunks;
+  static constexpr bool staged = false;
   static int validate(Run *) { return 0; }
   static int setup(Run *) { return 0; }
   __device__ static void begin(uint8_t *) {}
-  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, int peer, uint8_t *, uint32_t &) {
+  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, PmShare, int peer, uint8_t *, uint32_t &) {
     nvshmemx_putmem_nbi_block(d, s, len, peer);
     nvshmem_quiet();
   }
@@ -216,7 +286,7 @@ struct PmPut {
 // lsa: 16-byte SM stores through ncclGetLsaPointer into the peer's NCCL
 // window. Its setup makes the windows (collective: every PE) and resolves
 // the peer's window as a plain address once a point (the kernels then store
-// through it as st does through nvshmem_ptr's).
+// through it as st does through nvshmem_ptr's, split as st's).
 static uint8_t *g_pm_lsa;  // the peer's NCCL window, as this PE's kernels address it
 #if NB_NCCL_DEVICE
 __global__ void k_pm_lsa_ptr(ncclWindow_t w, int lsa_peer, uint8_t **out) { *out = (uint8_t *)ncclGetLsaPointer(w, 0, lsa_peer); }
@@ -239,14 +309,16 @@ struct PmLsa {
   static constexpr bool loadstore = true;
   static constexpr bool sms = true;
   static constexpr int64_t align = 1;
+  static constexpr PmSplit split = PmSplit::strided;
+  static constexpr bool staged = false;
   static int validate(Run *) {
     if (int st = nd_headers()) return st;
     return nd_state();
   }
   static int setup(Run *r) { return pm_lsa_setup(r); }
   __device__ static void begin(uint8_t *) {}
-  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, int, uint8_t *, uint32_t &) {
-    group_copy(d, s, len, threadIdx.x, blockDim.x);
+  __device__ static void move(uint8_t *d, const uint8_t *s, int64_t len, PmShare sh, int, uint8_t *, uint32_t &) {
+    group_copy(d, s, len, sh.cta * blockDim.x + threadIdx.x, sh.ctas * blockDim.x);
     __threadfence_system();
   }
 };
@@ -271,7 +343,7 @@ struct PmCe {
   }
 };
 
-#define NB_PM_MECHANISMS(X) X(PmSt) X(PmTma) X(PmPut) X(PmLsa) X(PmCe)
+#define NB_PM_MECHANISMS(X) X(PmSt) X(PmTma) X(PmPut) X(PmSt1) X(PmLsa) X(PmCe)
 
 // ---------------------------------------------------------------------------
 // The compute kernels, each with a result that depends on how much ran.
@@ -357,9 +429,11 @@ struct pm_mechanism<M, std::void_t<decltype(M::code), decltype(M::op), decltype(
                                        std::is_same_v<decltype(M::setup((Run *)nullptr)), int>> {};
 template <typename M, typename = void> struct pm_moves : std::false_type {};
 template <typename M>
-struct pm_moves<M, std::void_t<decltype(M::begin((uint8_t *)nullptr)), decltype(M::move((uint8_t *)nullptr, (const uint8_t *)nullptr, int64_t{}, 0,
-                                                                                         (uint8_t *)nullptr, std::declval<uint32_t &>()))>>
-    : std::true_type {};
+struct pm_moves<M, std::void_t<decltype(M::split), decltype(M::staged), decltype(M::begin((uint8_t *)nullptr)),
+                               decltype(M::move((uint8_t *)nullptr, (const uint8_t *)nullptr, int64_t{}, PmShare{}, 0, (uint8_t *)nullptr,
+                                                std::declval<uint32_t &>()))>>
+    : std::integral_constant<bool, std::is_same_v<std::remove_cv_t<decltype(M::split)>, PmSplit> &&
+                                       std::is_same_v<std::remove_cv_t<decltype(M::staged)>, bool>> {};
 template <typename M, typename = void> struct pm_copies : std::false_type {};
 template <typename M>
 struct pm_copies<M, std::void_t<decltype(M::copy((uint8_t *)nullptr, (const uint8_t *)nullptr, int64_t{}, cudaStream_t{}))>>
@@ -371,7 +445,7 @@ struct pm_compute<C, std::void_t<decltype(C::code), decltype(C::op), decltype(C:
 
 #define PM_ASSERT_MECHANISM(M)                                                                                              \
   static_assert(pm_mechanism<M>::value, #M ": a mechanism states code, op, dst, loadstore, sms, align, validate and setup"); \
-  static_assert(M::sms ? pm_moves<M>::value : pm_copies<M>::value, #M ": a mechanism on SMs has its device begin and move, one without its copy"); \
+  static_assert(M::sms ? pm_moves<M>::value : pm_copies<M>::value, #M ": a mechanism on SMs has its split, staged, device begin and move, one without its copy"); \
   static_assert(M::code > 0 && M::align > 0, #M ": a code above 0 (0 is no partner), an alignment of at least 1");
 #define PM_ASSERT_COMPUTE(C) \
   static_assert(pm_compute<C>::value && C::code > 0 && C::outputs > 0, #C ": a compute kernel states code, op, outputs, start and run");

@@ -16,6 +16,15 @@ const Suite = "persm"
 // beside another kernel (absent: alone); its ID names the partner too.
 const ExtraBeside = "beside"
 
+// ExtraStageOffset is the params' key of a stage-offset row's point: the
+// bytes its mechanism's shared-memory stages sit past a 128-byte line.
+const ExtraStageOffset = "stage_offset"
+
+// StageOffsets are the offsets a stage-offset row measures: every 16 bytes
+// of a 128-byte line (a bulk copy's shared-memory address is 16-byte
+// aligned), so one run tells which alignment the stages need.
+var StageOffsets = []int{0, 16, 32, 48, 64, 80, 96, 112}
+
 // Threads is every bytes-per-SM CTA's size (the shim's PM_THREADS; a test
 // keeps them in step): one CTA of Threads threads an SM.
 const Threads = 512
@@ -41,9 +50,10 @@ type Compute struct {
 // word in NB_PM_MECHANISMS and its line here.
 var (
 	mechanismLines = []struct{ op, name, desc string }{
-		{"rma.pm_st", "st", "SM load/store: 16-byte vector stores (four loads in flight a thread) into the peer through nvshmem_ptr, a system fence an iteration"},
-		{"rma.pm_tma", "tma", "TMA: cp.async.bulk global → shared → global in 16 KiB tiles, 8 stages, one issuing thread a CTA (sm_90 has no global → global bulk copy)"},
-		{"rma.pm_put", "put", "NVSHMEM: nvshmemx_putmem_nbi_block + quiet, a chunk a CTA"},
+		{"rma.pm_st", "st", "SM load/store: 16-byte vector stores (four loads in flight a thread) into the peer through nvshmem_ptr, the budget's threads striding over the buffer together, a system fence an iteration"},
+		{"rma.pm_tma", "tma", "TMA: cp.async.bulk global → shared → global in 16 KiB tiles, 8 stages, one issuing thread a CTA, a tile-aligned run a CTA (sm_90 has no global → global bulk copy)"},
+		{"rma.pm_put", "put", "NVSHMEM: nvshmemx_putmem_nbi_block + quiet, a tile-aligned run a CTA"},
+		{"rma.pm_st1", "st1", "st with one 16-byte load in flight a thread: NVSHMEM's P2P copy loop, which its block put runs on a load/store peer (set beside put)"},
 		{"rma.pm_lsa", "nccl-lsa", "NCCL LSA put: 16-byte stores through ncclGetLsaPointer into the peer's window (NCCL 2.28+)"},
 		{"rma.pm_ce", "ce", "copy engine: cudaMemcpyAsync into the peer's buffer, no SM budget (whether its copies need an SM is checked: value ce_sm_free)"},
 	}
@@ -120,6 +130,7 @@ func LookupCompute(name string) (Compute, bool) {
 //
 //	persm/<mechanism>                     a transfer alone
 //	persm/<mechanism>/beside-<compute>    a transfer beside a compute kernel
+//	persm/<mechanism>/stage-offset        a staged transfer alone, its stages off their line (ExtraStageOffset)
 //	persm/compute/<compute>               a compute kernel alone
 //	persm/compute/<compute>/beside-<mechanism>  a compute kernel beside a transfer
 type Row struct {
@@ -128,10 +139,18 @@ type Row struct {
 	// TimesCompute: the row times the compute kernel (its time an
 	// iteration), else the transfer (its rate).
 	TimesCompute bool
+	// StageOffset: the row places a staged mechanism's stages at each of
+	// StageOffsets past a 128-byte line (alone; not on its curve).
+	StageOffset bool
 }
+
+const stageOffsetTail = "/stage-offset"
 
 // ID is the row's benchmark ID.
 func (r Row) ID() string {
+	if r.StageOffset {
+		return Suite + "/" + r.Mechanism + stageOffsetTail
+	}
 	if r.TimesCompute {
 		id := Suite + "/compute/" + r.Compute
 		if r.Mechanism != "" {
@@ -166,6 +185,12 @@ func ParseID(id string) (Row, bool) {
 	rest, ok := strings.CutPrefix(id, Suite+"/")
 	if !ok {
 		return Row{}, false
+	}
+	if m, ok := strings.CutSuffix(rest, stageOffsetTail); ok {
+		if mm, known := LookupMechanism(m); !known || !mm.Staged {
+			return Row{}, false
+		}
+		return Row{Mechanism: m, StageOffset: true}, true
 	}
 	var r Row
 	head, beside, has := strings.Cut(rest, "/beside-")

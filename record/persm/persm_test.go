@@ -96,8 +96,24 @@ func TestIDsReadBack(t *testing.T) {
 	if r, _ := ParseID("persm/st/beside-fma"); r.Partner() != "fma" || r.TimesCompute {
 		t.Errorf("persm/st/beside-fma: %+v", r)
 	}
+	// A staged mechanism's stage-offset row (TMA's), no other's.
+	staged := 0
+	for _, m := range Mechanisms() {
+		r := Row{Mechanism: m.Name, StageOffset: true}
+		got, ok := ParseID(r.ID())
+		if ok != m.Staged || ok && got != r {
+			t.Errorf("%s read back as %+v (%v); %s stages in shared memory: %v", r.ID(), got, ok, m.Name, m.Staged)
+		}
+		if m.Staged {
+			staged++
+		}
+	}
+	if r, ok := ParseID("persm/tma/stage-offset"); !ok || !r.StageOffset || r.Mechanism != "tma" || r.Beside() || r.TimesCompute || staged != 1 {
+		t.Errorf("persm/tma/stage-offset: %+v %v (%d staged mechanisms)", r, ok, staged)
+	}
 	for _, id := range []string{"persm", "persm/", "persm/nope", "persm/st/beside-", "persm/st/beside-st", "persm/compute/fma/beside-fma",
-		"persm/compute", "persm/compute/", "rma/st", "persm/st/x", "persm/compute/fma/beside-st/more"} {
+		"persm/compute", "persm/compute/", "rma/st", "persm/st/x", "persm/compute/fma/beside-st/more", "persm/st/stage-offset",
+		"persm/compute/fma/stage-offset", "persm/tma/beside-fma/stage-offset", "persm/nope/stage-offset"} {
 		if r, ok := ParseID(id); ok {
 			t.Errorf("%s read as %+v", id, r)
 		}
@@ -154,5 +170,42 @@ func TestCEValuesBoundEveryReader(t *testing.T) {
 		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), d.Name) {
 			t.Errorf("%s beyond its range: %v", d.Name, err)
 		}
+	}
+}
+
+// The alignment a stage-offset row says its stages need: the smallest
+// power of two whose every measured multiple runs at Full of the line's
+// rate; no rule without the line's own figure or another offset.
+func TestStageOffsetRule(t *testing.T) {
+	row := func(slow func(o int) bool) StageOffsetRow {
+		r := StageOffsetRow{Mechanism: "tma"}
+		for _, o := range StageOffsets {
+			bw := 50.0
+			if slow(o) {
+				bw = 25
+			}
+			r.Offsets, r.BW = append(r.Offsets, o), append(r.BW, bw)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		slow func(int) bool
+		want int
+		low  float64
+	}{
+		{"none slow", func(int) bool { return false }, 16, 1},
+		{"off 32", func(o int) bool { return o%32 != 0 }, 32, 0.5},
+		{"off 64", func(o int) bool { return o%64 != 0 }, 64, 0.5},
+		{"only 48", func(o int) bool { return o == 48 }, 32, 0.5},
+		{"every offset", func(o int) bool { return o != 0 }, 128, 0.5},
+	} {
+		r := row(c.slow)
+		if a, ok := r.Rule(); !ok || a != c.want || r.Slowest(a) != c.low {
+			t.Errorf("%s: rule %d (%v), slowest %.2f; want %d, %.2f", c.name, a, ok, r.Slowest(a), c.want, c.low)
+		}
+	}
+	if _, ok := (StageOffsetRow{Offsets: []int{16, 32}, BW: []float64{1, 1}}).Rule(); ok {
+		t.Error("a rule without the line's own figure")
 	}
 }

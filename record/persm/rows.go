@@ -158,6 +158,42 @@ type Curve struct {
 	// SM: a mechanism with no SMs only, what the file's copy-engine points
 	// show of its SM use (CECheck).
 	SM CESM
+	// Ref is the run's best copy reference its points carry (the faster of
+	// limit/sm-copy and limit/ce-copy on the same path and size: the
+	// hardware's figure; 0: the run measured none), and which it is.
+	Ref   float64
+	RefID string
+}
+
+// FallMargin: a budget whose figure is more than this below a smaller
+// budget's, beyond both points' spreads, makes the sweep fall as SMs are
+// added (Falls): the decision rule's practical margin.
+const FallMargin = 0.03
+
+// Fall is a budget of a curve that moved less than a smaller one.
+type Fall struct {
+	Budget, Below int     // the budget, and the smaller budget it falls below
+	BW, Above     float64 // their B/s
+}
+
+// Falls are the curve's budgets whose figure lies more than FallMargin
+// below a smaller budget's, their samples apart (its max under the
+// other's min): more SMs moved less, which a transfer's sweep should not
+// (each against the smaller budget with the highest figure).
+func (c Curve) Falls() []Fall {
+	var out []Fall
+	for j := range c.Budgets {
+		best := -1
+		for i := 0; i < j; i++ {
+			if best < 0 || c.BW[i] > c.BW[best] {
+				best = i
+			}
+		}
+		if best >= 0 && c.BW[j] < (1-FallMargin)*c.BW[best] && c.Hi[j] < c.Lo[best] {
+			out = append(out, Fall{Budget: c.Budgets[j], Below: c.Budgets[best], BW: c.BW[j], Above: c.BW[best]})
+		}
+	}
+	return out
 }
 
 // GuideSize is the largest size of the curves whose points L2 did not
@@ -187,12 +223,21 @@ func (c Curve) Peak() (bw float64, budget int) {
 	return bw, budget
 }
 
-// Reach is the smallest budget whose GB/s is at least frac of the curve's
-// peak (-1 for an empty curve).
-func (c Curve) Reach(frac float64) int {
+// Against is what the curve's "90 % at" is held to: the run's best copy
+// reference where it has one (the hardware's figure), else its own peak;
+// ref says which.
+func (c Curve) Against() (bw float64, ref bool) {
+	if c.Ref > 0 {
+		return c.Ref, true
+	}
 	peak, _ := c.Peak()
+	return peak, false
+}
+
+// ReachRate is the smallest budget whose GB/s is at least bw (-1: none).
+func (c Curve) ReachRate(bw float64) int {
 	for i, v := range c.BW {
-		if v >= frac*peak && peak > 0 {
+		if v >= bw && bw > 0 {
 			return c.Budgets[i]
 		}
 	}
@@ -259,7 +304,7 @@ func Curves(f *record.File) []Curve {
 	for i := range f.Points {
 		p := &f.Points[i]
 		r, ok := ParseID(p.ID)
-		if !ok || r.TimesCompute || r.Beside() || !perSMOK(p) {
+		if !ok || r.TimesCompute || r.Beside() || r.StageOffset || !perSMOK(p) {
 			continue
 		}
 		bw, ok := bwOf(p)
@@ -287,6 +332,9 @@ func Curves(f *record.File) []Curve {
 			c.Lo, c.Hi = append(c.Lo, lo), append(c.Hi, hi)
 		}
 		c.Cached = c.Cached || p.L2Resident || p.Has(record.FlagCacheServed)
+		if p.Limit != nil && p.Limit.Value > c.Ref {
+			c.Ref, c.RefID = p.Limit.Value, p.Limit.ID
+		}
 	}
 	res := make([]Curve, 0, len(out))
 	for _, c := range out {
@@ -295,7 +343,7 @@ func Curves(f *record.File) []Curve {
 			ord[i] = i
 		}
 		sort.Slice(ord, func(a, b int) bool { return c.Budgets[ord[a]] < c.Budgets[ord[b]] })
-		s := Curve{Mechanism: c.Mechanism, SMs: c.SMs, Size: c.Size, Cached: c.Cached, SM: c.SM}
+		s := Curve{Mechanism: c.Mechanism, SMs: c.SMs, Size: c.Size, Cached: c.Cached, SM: c.SM, Ref: c.Ref, RefID: c.RefID}
 		for _, i := range ord {
 			s.Budgets, s.BW = append(s.Budgets, c.Budgets[i]), append(s.BW, c.BW[i])
 			s.Lo, s.Hi = append(s.Lo, c.Lo[i]), append(s.Hi, c.Hi[i])
@@ -340,6 +388,9 @@ type Interference struct {
 	// the compute kernel kept the copy engine busy while it was timed (its
 	// point's values, FeedOf); CEFedUnknown elsewhere.
 	Feed Feed
+	// Each side's SM clock while it ran (nil: not sampled): a slowdown is
+	// not claimed between sides whose clocks differ (record.ClocksDiffer).
+	AloneClock, BesideClock, ComputeAloneClock, ComputeBesideClock *record.Clock
 }
 
 // Outcome is what the decision rule (internal/decide) says of a slowdown.
@@ -357,6 +408,10 @@ const (
 	// TooFew: too few samples a side for an interval at the level: no
 	// slowdown is claimed (Verdict.Few says why).
 	TooFew
+	// ClocksApart: the two sides' GPUs ran at SM clocks more than
+	// record.ClockMargin apart: a difference may be the clock's, so none is
+	// claimed (Judgement.Clocks says the two).
+	ClocksApart
 )
 
 // Judgement is a slowdown's outcome and the rule's verdict on its two
@@ -364,17 +419,21 @@ const (
 type Judgement struct {
 	Outcome Outcome
 	decide.Verdict
+	Clocks string // ClocksApart: the two clocks, in words
 }
 
 // judge applies the rule to a slowdown's two sides (costs: lower is
-// better) in a family of m sizes; slowdown NaN: not measured.
-func judge(rule decide.Rule, slowdown float64, alone, beside []float64, m int) Judgement {
+// better) in a family of m sizes, unless their clocks differ; slowdown
+// NaN: not measured.
+func judge(rule decide.Rule, slowdown float64, alone, beside []float64, m int, ca, cb *record.Clock) Judgement {
 	if math.IsNaN(slowdown) {
 		return Judgement{Outcome: NotMeasured}
 	}
 	v := rule.Decide([]decide.Entry{{Name: "alone", Samples: alone}, {Name: "beside", Samples: beside}}, m)
 	j := Judgement{Outcome: Claimed, Verdict: v}
 	switch {
+	case record.ClocksDiffer(ca, cb) != "":
+		j.Outcome, j.Clocks = ClocksApart, record.ClocksDiffer(ca, cb)
 	case !v.Tie():
 	case v.Few != "":
 		j.Outcome = TooFew
@@ -388,12 +447,12 @@ func judge(rule decide.Rule, slowdown float64, alone, beside []float64, m int) J
 // seconds per byte beside the compute kernel against alone, in the family
 // of its row's sizes.
 func (i Interference) TransferJudged(rule decide.Rule) Judgement {
-	return judge(rule, i.TransferSlowdown(), i.AloneCost, i.BesideCost, i.Family)
+	return judge(rule, i.TransferSlowdown(), i.AloneCost, i.BesideCost, i.Family, i.AloneClock, i.BesideClock)
 }
 
 // ComputeJudged is the same for the compute kernel's time an iteration.
 func (i Interference) ComputeJudged(rule decide.Rule) Judgement {
-	return judge(rule, i.ComputeSlowdown(), i.ComputeAloneCost, i.ComputeBesideCost, i.Family)
+	return judge(rule, i.ComputeSlowdown(), i.ComputeAloneCost, i.ComputeBesideCost, i.Family, i.ComputeAloneClock, i.ComputeBesideClock)
 }
 
 // SlowdownRule says in a sentence when a slowdown is claimed, for notes:
@@ -402,8 +461,9 @@ func SlowdownRule(rule decide.Rule) string {
 	rule = rule.OrDefault()
 	return fmt.Sprintf("a slowdown is claimed only where it is at least %s and the %.0f %% confidence interval of the time ratio beside over alone "+
 		"(Hodges–Lehmann, Moses' distribution-free interval, over the two rows' samples; the transfer's as seconds per byte) excludes 1, "+
-		"the intervals of a row's sizes corrected together (Bonferroni: each at 1 − %g/m over the m sizes of its mechanism, compute kernel and SMs)",
-		decide.Percent(rule.Margin), 100*(1-rule.Alpha), rule.Alpha)
+		"the intervals of a row's sizes corrected together (Bonferroni: each at 1 − %g/m over the m sizes of its mechanism, compute kernel and SMs), "+
+		"and never between two sides whose GPUs ran at SM clocks more than %s apart (the clock's difference, not the partner's)",
+		decide.Percent(rule.Margin), 100*(1-rule.Alpha), rule.Alpha, decide.Percent(record.ClockMargin))
 }
 
 // TransferSlowdown is how much longer the transfer took beside the compute
@@ -445,35 +505,36 @@ func Interferences(f *record.File) []Interference {
 		return at[k]
 	}
 	type fig struct {
-		v    float64   // a row's median
-		cost []float64 // its samples of a cost (perByte, or seconds)
+		v     float64   // a row's median
+		cost  []float64 // its samples of a cost (perByte, or seconds)
+		clock *record.Clock
 	}
 	alone := map[string]fig{}        // persm/<m> size budget → B/s
 	computeAlone := map[string]fig{} // compute budget → s
 	for i := range f.Points {
 		p := &f.Points[i]
 		r, ok := ParseID(p.ID)
-		if !ok || !perSMOK(p) {
+		if !ok || r.StageOffset || !perSMOK(p) {
 			continue
 		}
 		switch {
 		case !r.TimesCompute && !r.Beside():
 			if v, ok := bwOf(p); ok {
-				alone[fmt.Sprint(r.Mechanism, p.Params.Size, Budget(p))] = fig{v, perByte(p)}
+				alone[fmt.Sprint(r.Mechanism, p.Params.Size, Budget(p))] = fig{v, perByte(p), p.Clock}
 			}
 		case r.TimesCompute && !r.Beside():
 			if v, ok := timeOf(p); ok {
-				computeAlone[fmt.Sprint(r.Compute, Budget(p))] = fig{v, perIter(p)}
+				computeAlone[fmt.Sprint(r.Compute, Budget(p))] = fig{v, perIter(p), p.Clock}
 			}
 		case !r.TimesCompute:
 			if v, ok := bwOf(p); ok {
 				in := get(key{r.Mechanism, r.Compute, Budget(p), p.Params.Size})
-				in.Beside, in.BesideCost = v, perByte(p)
+				in.Beside, in.BesideCost, in.BesideClock = v, perByte(p), p.Clock
 			}
 		default:
 			if v, ok := timeOf(p); ok {
 				in := get(key{r.Mechanism, r.Compute, Budget(p), p.Params.Size})
-				in.ComputeBeside, in.ComputeBesideCost = v, perIter(p)
+				in.ComputeBeside, in.ComputeBesideCost, in.ComputeBesideClock = v, perIter(p), p.Clock
 				if !in.SMs {
 					in.Feed = FeedOf(p)
 				}
@@ -489,8 +550,8 @@ func Interferences(f *record.File) []Interference {
 	var out []Interference
 	for k, in := range at {
 		a, c := alone[fmt.Sprint(k.m, k.s, k.b)], computeAlone[fmt.Sprint(k.c, k.b)]
-		in.Alone, in.AloneCost = a.v, a.cost
-		in.ComputeAlone, in.ComputeAloneCost = c.v, c.cost
+		in.Alone, in.AloneCost, in.AloneClock = a.v, a.cost, a.clock
+		in.ComputeAlone, in.ComputeAloneCost, in.ComputeAloneClock = c.v, c.cost, c.clock
 		in.Family = family[key{k.m, k.c, k.b, 0}]
 		out = append(out, *in)
 	}

@@ -18,6 +18,11 @@
 //     cannot be fused: its copies run on their stream while the compute
 //     holds every SM on a second one, started before the copies are timed
 //     and ended by a copy-engine write after them.
+//   - persm/<mechanism>/stage-offset: a mechanism that stages its bytes in
+//     shared memory (tma) on one SM at every size, its stages at each 16
+//     bytes past a 128-byte line: which alignment they need.
+//   - persm/st1: st with one load in flight a thread, NVSHMEM's P2P copy
+//     loop: what bounds put's rate an SM.
 //   - persm/compute/<compute>: the compute kernel alone on the SMs outside
 //     each budget (and on every SM: budget 0, the copy engine's partner);
 //     persm/compute/<compute>/beside-<mechanism> the same kernel with the
@@ -40,6 +45,7 @@ package persm
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/nvshbench/nvshbench/cuda"
 	"github.com/nvshbench/nvshbench/harness"
@@ -56,6 +62,9 @@ func init() {
 		harness.Register(transfer(m, nil))
 		for _, c := range persmrec.Computes() {
 			harness.Register(transfer(m, &c))
+		}
+		if m.Staged {
+			harness.Register(stageOffset(m))
 		}
 	}
 	for _, c := range persmrec.Computes() {
@@ -92,6 +101,32 @@ func transfer(m persmrec.Mechanism, c *persmrec.Compute) harness.Benchmark {
 	b.Args = args(m.Op, partner, &m)
 	b.Code = m.Runs()
 	return b
+}
+
+// stageOffset is a staged mechanism's row with its stages at each of
+// persmrec.StageOffsets past a 128-byte line in shared memory, on one SM
+// (a CTA's stages are its own: the rate an SM moves shows their
+// alignment), at each size of the run: one run measures which alignment
+// the stages need.
+func stageOffset(m persmrec.Mechanism) harness.Benchmark {
+	return harness.Benchmark{
+		ID: persmrec.Row{Mechanism: m.Name, StageOffset: true}.ID(), Suite: persmrec.Suite,
+		Desc:        fmt.Sprintf("bytes per SM: %s on one SM, its shared-memory stages at each 16 bytes past a 128-byte line (which alignment the stages need)", m.Desc),
+		IgnoresCTAs: true, IgnoresThreads: true, OwnLaunch: "one CTA of 512 threads on one SM",
+		Metrics: []string{record.MetricBandwidth, record.MetricLatency}, Limits: writeLimits,
+		Points: func(c *harness.Config) []record.Params {
+			var out []record.Params
+			for _, s := range c.Sizes {
+				for _, o := range persmrec.StageOffsets {
+					out = append(out, record.Params{Size: s, Op: m.Name, SMBudget: 1, Threads: persmrec.Threads, Path: c.Path, Dir: "uni",
+						Extra: map[string]string{persmrec.ExtraStageOffset: strconv.Itoa(o)}})
+				}
+			}
+			return out
+		},
+		Args: args(m.Op, 0, &m),
+		Code: m.Runs(),
+	}
 }
 
 // computeAlone is compute kernel c's row alone: on the SMs outside each
@@ -195,6 +230,13 @@ func args(op string, partner int, m *persmrec.Mechanism) func(e *harness.Env, p 
 		}
 		a.Iters, a.Warmup, a.Samples = int32(e.Config.Iters), int32(e.Config.Warmup), int32(e.Config.Samples)
 		a.Initiator, a.Peer, a.Elem, a.Impl = int32(e.Pair().From), int32(e.Pair().To), 1, int32(partner)
+		if o, ok := p.Extra[persmrec.ExtraStageOffset]; ok {
+			n, err := strconv.Atoi(o)
+			if err != nil {
+				return a, fmt.Sprintf("stage offset %q is not a count of bytes", o)
+			}
+			a.StageOffset = int32(n)
+		}
 		if e.Config.Verify {
 			a.Verify = 1
 		}

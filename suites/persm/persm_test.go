@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -249,6 +250,9 @@ func fakeRunErrors(t *testing.T, cfg *harness.Config, sel ...string) (map[string
 		}
 		it := items[m.Index]
 		k := key(it.id, it.p.Size, it.p.SMBudget)
+		if o, ok := it.p.Extra[persmrec.ExtraStageOffset]; ok {
+			k += " " + o // a stage-offset row's points differ by it alone
+		}
 		switch {
 		case m.Error != "":
 			errs[k] = "error: " + m.Error
@@ -371,5 +375,86 @@ func TestBadValuesFailThePoint(t *testing.T) {
 				t.Errorf("persm/st: %+v (%v), want it run without values", o, errs)
 			}
 		})
+	}
+}
+
+// A staged mechanism (TMA) has a stage-offset row: every 16 bytes of a
+// line on one SM at each size, the offset in the shim's arguments; no
+// other mechanism has one. On the fake (which stands for the
+// rule a probe found: stages off a 32-byte multiple at half rate) the
+// offsets 16 and 48 read half of 0, 32 and 96 the same; an offset on a
+// point that stages nothing is refused, as the shim refuses it.
+func TestStageOffsetRow(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	cfg.SMs, cfg.Samples, cfg.Sizes, cfg.PEs = 132, 3, []int64{256 << 20}, 1
+	for _, m := range persmrec.Mechanisms() {
+		_, ok := harness.Lookup(persmrec.Row{Mechanism: m.Name, StageOffset: true}.ID())
+		if ok != m.Staged {
+			t.Errorf("%s: a stage-offset row %v, staged %v", m.Name, ok, m.Staged)
+		}
+	}
+	b, ok := harness.Lookup("persm/tma/stage-offset")
+	if !ok {
+		t.Fatal("persm/tma/stage-offset is not registered")
+	}
+	two := cfg
+	two.Sizes = []int64{1 << 20, 256 << 20}
+	if n := len(b.Points(&two)); n != 16 {
+		t.Errorf("two sizes: %d points, want 8 a size", n)
+	}
+	ps := b.Points(&cfg)
+	var offs []string
+	for _, p := range ps {
+		if p.Size != 256<<20 || p.SMBudget != 1 || p.Threads != persmrec.Threads || p.Op != "tma" {
+			t.Errorf("point %+v: want 256 MiB, 1 SM", p)
+		}
+		offs = append(offs, p.Extra[persmrec.ExtraStageOffset])
+	}
+	if want := []string{"0", "16", "32", "48", "64", "80", "96", "112"}; !slices.Equal(offs, want) {
+		t.Errorf("offsets %v, want %v", offs, want)
+	}
+	a, why := b.Args(&harness.Env{Job: job(t, 1, false), Config: &cfg}, ps[3])
+	if why != "" || a.StageOffset != 48 || a.OpString() != "rma.pm_tma" || a.CTAs != 1 {
+		t.Errorf("48 bytes past the line: %+v %q", a, why)
+	}
+	got := fakeRun(t, &cfg, "persm/tma/stage-offset")
+	rate := map[int]float64{}
+	for _, p := range ps {
+		o := got[key("persm/tma/stage-offset", p.Size, 1)+" "+p.Extra[persmrec.ExtraStageOffset]]
+		if o == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(p.Extra[persmrec.ExtraStageOffset])
+		rate[n] = float64(p.Size) / o.Samples[0]
+	}
+	if len(rate) != 8 || math.Abs(rate[16]/rate[0]-0.5) > 0.01 || math.Abs(rate[48]/rate[0]-0.5) > 0.01 || math.Abs(rate[32]/rate[0]-1) > 0.01 || math.Abs(rate[96]/rate[0]-1) > 0.01 {
+		t.Errorf("the fake's rates by offset: %v", rate)
+	}
+	st := cuda.NewArgs("rma.pm_st")
+	st.Size, st.CTAs, st.Threads, st.Samples, st.Iters, st.StageOffset = 4096, 1, persmrec.Threads, 1, 1, 32
+	f := cuda.NewFake()
+	if err := f.Init(cuda.InitUID, 0, 1, cuda.FakeUID, 0, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.Run(st); err == nil || !strings.Contains(err.Error(), "stages nothing in shared memory") {
+		t.Errorf("st with a stage offset: %v", err)
+	}
+}
+
+// st1 (st with one load in flight a thread, NVSHMEM's copy loop) is a
+// mechanism like the others, run on the fake below st on one SM, near put.
+func TestSt1BesidePut(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	cfg.Samples, cfg.Sizes, cfg.SMBudgets, cfg.PEs = 3, []int64{256 << 20}, []int{1}, 1
+	got := fakeRun(t, &cfg, "persm/st", "persm/st1", "persm/put")
+	bw := func(id string) float64 {
+		o := got[key(id, 256<<20, 1)]
+		if o == nil {
+			t.Fatalf("%s: no point", id)
+		}
+		return float64(256<<20) / o.Samples[0]
+	}
+	if st, st1, put := bw("persm/st"), bw("persm/st1"), bw("persm/put"); !(st1 < 0.5*st) || math.Abs(st1/put-1) > 0.1 {
+		t.Errorf("one SM: st %.3g, st1 %.3g, put %.3g B/s", st, st1, put)
 	}
 }
