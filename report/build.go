@@ -114,7 +114,7 @@ type Options struct {
 // Build makes the measured tables of each file beside the published numbers.
 func Build(files []*record.File, ref *record.Reference, opt Options) *table.Report {
 	rep := &table.Report{}
-	var none []string // the figures no file has data for
+	var none []string // the paper's tables no file has data for
 	if len(files) > 1 {
 		// Runs side by side: one table per figure, a column per file and
 		// each file's ratio to the first.
@@ -142,9 +142,10 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 				}
 			}
 		}
-		if opt.All || inTableI(f) {
+		switch {
+		case opt.All || inTableI(f):
 			rep.Tables = append(rep.Tables, tableI(f, tag))
-		} else {
+		case len(files) == 1 || slices.ContainsFunc(files, inTableI):
 			absent = append(absent, "Table I")
 		}
 		if hasDeviceAPI(f) {
@@ -174,6 +175,9 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 			rep.Tables = append(rep.Tables, PointsTable(f, tag))
 		}
 	}
+	if len(files) > 1 && !opt.All && !slices.ContainsFunc(files, inTableI) {
+		none = append(none, "Table I")
+	}
 	if len(none) > 0 {
 		rep.Tables = append(rep.Tables, notIn("these files", none))
 	}
@@ -182,7 +186,11 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 
 // notIn is the line that names the paper's tables with no data in where.
 func notIn(where string, tables []string) table.Table {
-	return table.Table{Title: "Not in " + where + ": " + strings.Join(tables, ", ") + " (report --all shows them)"}
+	them := "them"
+	if len(tables) == 1 {
+		them = "it"
+	}
+	return table.Table{Title: "Not in " + where + ": " + strings.Join(tables, ", ") + " (report --all shows " + them + ")"}
 }
 
 // inFile reports whether some row of the paper's table name selects a

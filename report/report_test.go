@@ -485,13 +485,18 @@ func TestTablesWithoutDataInOneLine(t *testing.T) {
 		t.Errorf("the line: %q", l)
 	}
 
-	a, b := *f, waived
-	a.Header.Label, b.Header.Label = "a", "b"
+	a, b, c := *f, waived, *f
+	a.Header.Label, b.Header.Label, c.Header.Label = "a", "b", "c"
 	got = titles(report.Build([]*record.File{&a, &b}, record.Paper(), report.Options{}))
-	for _, want := range []string{"Fig. 4: RMA peak bandwidth (GB/s) by operation and path: a against b", "Not in a: Table I (report --all shows them)",
+	for _, want := range []string{"Fig. 4: RMA peak bandwidth (GB/s) by operation and path: a against b", "Not in a: Table I (report --all shows it)",
 		"NVSHMEM's device API by group (the paper's Table I), measured [b; SYNTHETIC data, not a measurement; NVSHMEM 3.4.5, NCCL 2.28.9]", "Not in these files: RMA latency, Fig. 5 (AllReduce), AllReduce latency (report --all shows them)"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("two files: no %q in %q", want, got)
 		}
+	}
+	got = titles(report.Build([]*record.File{&a, &c}, record.Paper(), report.Options{}))
+	if l := got[len(got)-1]; l != "Not in these files: Fig. 4 (RMA), RMA latency, Fig. 5 (AllReduce), AllReduce latency, Table I (report --all shows them)" ||
+		slices.ContainsFunc(got[:len(got)-1], func(s string) bool { return strings.HasPrefix(s, "Not in") }) {
+		t.Errorf("two bytes-per-SM files: %q, want one line", got)
 	}
 }
