@@ -55,9 +55,10 @@ func newModelCmd() *cobra.Command {
               AllReduce, all-gather, all-to-all, MoE dispatch/combine): the fastest per size where
               its lead is at least --margin and the 95 % interval of the time ratio (corrected
               over the series' sizes) excludes 1, else "tie (within x %)"; implementations that
-              ran the same code here as one; cache-served sizes apart ("in cache only"); where the
-              winner changes between memory-served sizes (solved from the fits). Only like with
-              like: the same file, PE count, launch mode, dtype and graph setting.
+              ran the same code here as one; "not judged: why" where a cache served a size or a
+              point is marked for a second look; where the winner changes between judged sizes
+              (solved from the fits). Only like with like: the same file, PE count, launch
+              mode, dtype and graph setting.
   predictions AllReduce and all-to-all at --predict GPUs of one node from a 2-PE run's fits (ring,
               one-shot, two-shot, NCCL's tuning model with its source lines), each naming its
               inputs, within one NVLink domain of the measured GPUs (8 on HGX H100 / H200) and the
