@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,12 +20,15 @@ type pattern struct {
 	name string
 	// impl names a series' implementation ("" if the series is not one).
 	impl func(id string) string
-	// shape, where set, splits group's key for this pattern: the key
-	// without the launch shape (base) and the series' own shape ("": a
-	// series whose launch is the library's own, which joins every group
-	// of its base). Implementations that launch differently are compared
-	// at the same sizes, the key saying what differs.
-	shape func(s *Series) (base, shape string)
+	// scoped: the implementations come in scopes (the ID's last element),
+	// each compared with its like.
+	scoped bool
+	// shape, where set, splits the key for this pattern: the key without
+	// the launch shape (base) and the series' own shape (nil: a series
+	// whose launch is the library's own, which joins every group of its
+	// base). Implementations that launch differently are compared at the
+	// same sizes, the key saying what differs.
+	shape func(s *Series) (base key, shape *part)
 }
 
 func exact(names map[string]string) func(string) string {
@@ -34,18 +38,21 @@ func exact(names map[string]string) func(string) string {
 // under names a series by what follows prefix, a folder, in its ID.
 func under(prefix string) func(string) string { return ids.Under(prefix).Rest }
 
+// scopes are the one-sided implementations' scopes, in the guide's order.
+var scopes = []string{"block", "warp", "thread"}
+
 // patterns are the choices the guide answers, in order.
 var patterns = func() []pattern {
 	var ps []pattern
 	for _, op := range []string{"put", "get"} {
-		for _, scope := range []string{"block", "warp", "thread"} {
-			ps = append(ps, pattern{name: fmt.Sprintf("one-sided %s, %s scope", op, scope), impl: exact(map[string]string{
-				"rma/" + op + "/" + scope:              "NVSHMEM",
-				"rma/nccl-lsa/" + op + "/" + scope:     "NCCL device API (LSA)",
-				"latency/" + op + "/" + scope:          "NVSHMEM",
-				"latency/nccl-lsa/" + op + "/" + scope: "NCCL device API (LSA)",
-			})})
+		names := map[string]string{}
+		for _, scope := range scopes {
+			names["rma/"+op+"/"+scope] = "NVSHMEM"
+			names["rma/nccl-lsa/"+op+"/"+scope] = "NCCL device API (LSA)"
+			names["latency/"+op+"/"+scope] = "NVSHMEM"
+			names["latency/nccl-lsa/"+op+"/"+scope] = "NCCL device API (LSA)"
 		}
+		ps = append(ps, pattern{name: "one-sided " + op, impl: exact(names), scoped: true})
 	}
 	for _, c := range shim.Collectives() { // the shim's, in its order; a barrier moves nothing to choose by
 		if c.Has(shim.TraitPayload) {
@@ -71,43 +78,122 @@ var patterns = func() []pattern {
 
 // transferShape: the transfer pattern's key without a launch shape, and
 // the device put's shape (the others: their own).
-func transferShape(s *Series) (base, shape string) {
+func transferShape(s *Series) (base key, shape *part) {
 	p := s.point.Params
-	base = strings.Join([]string{s.File, "pes=" + strconv.Itoa(s.PEs), "path=" + p.Path, "bandwidth", "dir=" + p.Dir}, " ")
+	base = key{word(s.File), kv("pes", strconv.Itoa(s.PEs), false), kv("path", p.Path, false), word("bandwidth")}
+	if p.Dir != "" {
+		base = append(base, kv("dir", p.Dir, true))
+	}
 	if s.ID == "rma/put/block" {
-		shape = fmt.Sprintf("device put %dx%d", p.CTAs, p.Threads)
+		shape = &part{text: fmt.Sprintf("device put %dx%d", p.CTAs, p.Threads), name: "device put", value: fmt.Sprintf("%dx%d", p.CTAs, p.Threads)}
 	}
 	return base, shape
 }
 
-// ownLaunch labels a group whose members launch differently.
-const ownLaunch = "; NCCL's kernel and the copy engine launch as they do (launch shapes differ)"
+// ownLaunch and differ say what the key of a group whose members launch
+// differently does not.
+const (
+	ownLaunch = "NCCL's kernel and the copy engine launch as they do (launch shapes differ)"
+	differ    = "launch shapes differ"
+)
+
+// A part is one field of a like-for-like key, as the key says it
+// ("pes=2", "bandwidth", "32x256"). A row part (named: the launch mode
+// and shape, the scope, the direction, MoE's configuration) may differ
+// between the comparisons one table of the guide shows, a row each, under
+// a column of its name; the others (the file, PEs, dtype, path, graph,
+// what is measured) make the table.
+type part struct {
+	text        string
+	name, value string // a row part's column and cell ("scope", "block"); "" for a table part
+}
+
+func word(text string) part { return part{text: text} }
+
+// kv is a part written name=value, a row part where row is set.
+func kv(name, value string, row bool) part {
+	p := part{text: name + "=" + value}
+	if row {
+		p.name, p.value = name, value
+	}
+	return p
+}
+
+// key is a like-for-like key, field by field.
+type key []part
+
+func (k key) String() string {
+	var s []string
+	for _, p := range k {
+		s = append(s, p.text)
+	}
+	return strings.Join(s, " ")
+}
+
+// tableParts is the key without its row parts: what one table shares.
+func (k key) tableParts() key {
+	var out key
+	for _, p := range k {
+		if p.name == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // group is the like-for-like key of a series within a pattern: the same
-// file, PE count, launch mode, dtype, graph setting, and for transfers the
-// same launch shape; round trips and bandwidth apart.
-func group(s *Series) string {
+// file, PE count, launch mode, dtype, graph setting and scope (where one
+// is given), for bandwidth the same launch shape and direction; round
+// trips and bandwidth apart.
+func group(s *Series, scope string) key {
 	p := s.point.Params
-	parts := []string{s.File, "pes=" + strconv.Itoa(s.PEs)}
-	for _, kv := range [][2]string{{"launch", s.Launch}, {"dtype", p.DType}, {"path", p.Path}} {
-		if kv[1] != "" {
-			parts = append(parts, kv[0]+"="+kv[1])
+	k := key{word(s.File), kv("pes", strconv.Itoa(s.PEs), false)}
+	if s.Launch != "" {
+		k = append(k, kv("launch", s.Launch, true))
+	}
+	for _, f := range [][2]string{{"dtype", p.DType}, {"path", p.Path}} {
+		if f[1] != "" {
+			k = append(k, kv(f[0], f[1], false))
 		}
 	}
 	if p.Mode == "graph" {
-		parts = append(parts, "graph")
+		k = append(k, word("graph"))
+	}
+	scoped := func() {
+		if scope != "" {
+			k = append(k, kv("scope", scope, true))
+		}
 	}
 	switch {
 	case strings.HasPrefix(s.ID, "rma/"):
-		parts = append(parts, "bandwidth", fmt.Sprintf("%dx%d", p.CTAs, p.Threads), "dir="+p.Dir)
+		k = append(k, word("bandwidth"))
+		scoped()
+		shape := fmt.Sprintf("%dx%d", p.CTAs, p.Threads)
+		k = append(k, part{text: shape, name: "launch", value: shape})
+		if p.Dir != "" {
+			k = append(k, kv("dir", p.Dir, true))
+		}
 	case strings.HasPrefix(s.ID, "latency/"):
-		parts = append(parts, "round trip", "timer="+p.Extra["timer"])
+		k = append(k, word("round trip"))
+		scoped()
+		if t := p.Extra["timer"]; t != "" { // an older file's second timer
+			k = append(k, kv("timer", t, true))
+		}
 	case strings.HasPrefix(s.ID, moe.Suite+"/"):
-		for _, k := range []string{moe.ExtraMode, moe.ExtraRouting, moe.ExtraTopK, moe.ExtraExperts, moe.ExtraHidden} {
-			parts = append(parts, k+"="+p.Extra[k])
+		for _, e := range []string{moe.ExtraMode, moe.ExtraRouting, moe.ExtraTopK, moe.ExtraExperts, moe.ExtraHidden} {
+			k = append(k, kv(e, p.Extra[e], true))
 		}
 	}
-	return strings.Join(parts, " ")
+	return k
+}
+
+// keyOf is a series' like-for-like key within a pattern.
+func keyOf(pat pattern, s *Series) key {
+	scope := ""
+	if pat.scoped {
+		scope = path.Base(s.ID)
+	}
+	return group(s, scope)
 }
 
 // usable: a series the guide may compare (an NVSHMEM blocking transfer is
@@ -159,6 +245,14 @@ type Comparison struct {
 	// Family is the number of sizes judged (decide.Family): each interval
 	// is made at 1 − Alpha/Family (Bonferroni).
 	Family int
+	// key is Group field by field, note what Group says beside it (launch
+	// shapes that differ by nature), file the file's position and shape
+	// the launch (CTAs, threads) of its bandwidth series (zero: none): the
+	// guide's tables gather a pattern's comparisons by them.
+	key   key
+	note  string
+	file  int
+	shape [2]int
 }
 
 // Guide compares the implementations of every pattern, like with like.
@@ -197,28 +291,30 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 	g := Guide{Rule: rule.OrDefault()}
 	for _, pat := range patterns {
 		groups := map[groupKey][]*Fit{}
-		keys := map[groupKey]string{}
+		keys := map[groupKey]key{}
+		notes := map[groupKey]string{}
 		var order []groupKey
 		joins := map[groupKey][]*Fit{} // base (shape "") → the series of their own launch
 		for _, f := range fits {
 			if pat.impl(f.ID) == "" || !usable(f.Series) {
 				continue
 			}
-			k := groupKey{file: f.file, base: group(f.Series)}
-			key := k.base
+			kk := keyOf(pat, f.Series)
+			k := groupKey{file: f.file, base: kk.String()}
 			if pat.shape != nil {
 				base, shape := pat.shape(f.Series)
-				if shape == "" {
-					b := groupKey{file: f.file, base: base}
+				if shape == nil {
+					b := groupKey{file: f.file, base: base.String()}
 					joins[b] = append(joins[b], f)
+					keys[b] = base
 					continue
 				}
-				k = groupKey{file: f.file, base: base, shape: shape}
-				key = base + " " + shape + ownLaunch
+				k = groupKey{file: f.file, base: base.String(), shape: shape.text}
+				kk, notes[k] = append(base, *shape), ownLaunch
 			}
 			if _, ok := groups[k]; !ok {
 				order = append(order, k)
-				keys[k] = key
+				keys[k] = kk
 			}
 			groups[k] = append(groups[k], f)
 		}
@@ -235,13 +331,19 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 				}
 				if !joined {
 					order = append(order, b)
-					groups[b], keys[b] = fs, b.base+" (launch shapes differ)"
+					groups[b], notes[b] = fs, differ
 				}
 			}
 			sort.Slice(order, func(i, j int) bool { return order[i].less(order[j]) })
 		}
 		for _, k := range order {
-			key := keys[k]
+			name := keys[k].String()
+			switch notes[k] {
+			case ownLaunch:
+				name += "; " + ownLaunch
+			case differ:
+				name += " (" + differ + ")"
+			}
 			impls := map[string]bool{}
 			for _, f := range groups[k] {
 				impls[pat.impl(f.ID)] = true
@@ -251,22 +353,29 @@ func BuildGuide(fits []*Fit, rule decide.Rule) Guide {
 			}
 			fs, left := collectivesOnly(pat, groups[k])
 			if len(left) > 0 && !twoImpls(pat, fs) {
-				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): %s; nothing else to choose between", pat.name, key, strings.Join(left, "; ")))
+				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): %s; nothing else to choose between", pat.name, name, strings.Join(left, "; ")))
 				continue
 			}
 			if fs[0].Launch == "unknown" {
-				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): an older file that did not record launch modes; its host-launched and fused implementations are not compared", pat.name, key))
+				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): an older file that did not record launch modes; its host-launched and fused implementations are not compared", pat.name, name))
 				continue
 			}
-			c := compare(pat, key, fs, g.Rule)
+			c := compare(pat, name, fs, g.Rule)
 			c.Left = left
 			if len(c.Rows) == 0 {
 				why := "no size that two implementations both measured"
 				if len(c.Same) > 0 {
 					why = strings.Join(c.Same, "; ") + ": nothing else to choose between"
 				}
-				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): %s", pat.name, key, why))
+				g.NotCompared = append(g.NotCompared, fmt.Sprintf("%s (%s): %s", pat.name, name, why))
 				continue
+			}
+			c.key, c.note, c.file = keys[k], notes[k], k.file
+			for _, f := range fs {
+				if p := f.point.Params; strings.HasPrefix(f.ID, "rma/") && p.CTAs > 0 {
+					c.shape = [2]int{p.CTAs, p.Threads}
+					break
+				}
 			}
 			g.Comparisons = append(g.Comparisons, c)
 		}

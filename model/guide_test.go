@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nvshbench/nvshbench/internal/decide"
+	"github.com/nvshbench/nvshbench/internal/golden"
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/model"
 	"github.com/nvshbench/nvshbench/record"
@@ -384,7 +386,7 @@ func TestOneVerdictPerComparison(t *testing.T) {
 		t.Fatalf("the guide has no %s at %d B", pattern, size)
 		return ""
 	}
-	guide := at("one-sided put, block scope", 1<<30)
+	guide := at("one-sided put", 1<<30)
 	if !strings.HasPrefix(guide, "tie") {
 		t.Fatalf("the fixture's put at 1 GiB: the guide says %q; want a tie", guide)
 	}
@@ -400,5 +402,134 @@ func TestOneVerdictPerComparison(t *testing.T) {
 		if moe != guide || !strings.HasPrefix(guide, "tie") {
 			t.Errorf("%d tokens: the MoE table says %q, the guide %q", tk, moe, guide)
 		}
+	}
+}
+
+// questionsFile is a run whose guide has a question of each kind: round
+// trips of two scopes, a size sweep at the paper's launch with a launch
+// sweep at one size, an AllReduce in both launch modes and MoE dispatch in
+// two modes; a cache served the small bandwidth and MoE sizes.
+func questionsFile() *record.File {
+	cached := func(s int64) bool { return s <= 64<<20 }
+	inL2 := func(s int64) bool { return s <= 1024*8*14336 } // MoE: up to 1024 tokens
+	var impls []impl
+	for i, scope := range []string{"warp", "block"} {
+		p := record.Params{Op: "put", Scope: scope, CTAs: 1, Threads: 256, Path: "p2p", Mode: "nbi"}
+		impls = append(impls,
+			impl{id: "latency/put/" + scope, params: p, eff: "p2p", fn: line(2, 20), noise: 0.01},
+			impl{id: "latency/nccl-lsa/put/" + scope, params: p, eff: "p2p", fn: line(1.5-0.3*float64(i), 25), noise: 0.01})
+	}
+	f := run("q", 2, impls, pow2(8, 1<<20))
+	put := func(ctas, threads int) record.Params {
+		return record.Params{Op: "put", Scope: "block", CTAs: ctas, Threads: threads, Path: "p2p", Dir: "uni", Mode: "nbi"}
+	}
+	f.Points = append(f.Points, run("q", 2, []impl{
+		{id: "rma/put/block", params: put(32, 256), eff: "p2p", fn: line(8, 300), noise: 0.01, cached: cached},
+		{id: "rma/nccl-lsa/put/block", params: put(32, 256), eff: "p2p", fn: line(8, 400), noise: 0.01, cached: cached},
+	}, pow2(8, 1<<30)).Points...)
+	for _, s := range []struct {
+		ctas, threads int
+		nvshmem       float64 // GB/s; NCCL's device API moves 400
+	}{{1056, 512, 300}, {132, 1024, 450}, {1, 128, 100}} {
+		f.Points = append(f.Points, run("q", 2, []impl{
+			{id: "rma/put/block", params: put(s.ctas, s.threads), eff: "p2p", fn: line(8, s.nvshmem), noise: 0.01},
+			{id: "rma/nccl-lsa/put/block", params: put(s.ctas, s.threads), eff: "p2p", fn: line(8, 400), noise: 0.01},
+		}, []int64{256 << 20}).Points...)
+	}
+	fused := perOp
+	fused.Launch = record.LaunchFused
+	f.Points = append(f.Points, run("q", 2, []impl{
+		{id: "collectives/allreduce/multicta", params: perOp, eff: "oneshot-p2p", fn: line(6, 300), noise: 0.01, code: ourKernel, cached: cached},
+		{id: "collectives/allreduce/nccl-lsa-twoshot", params: perOp, eff: "nccl-lsa-twoshot-2.28.9", fn: line(5, 200), noise: 0.01, code: lsaKernel, cached: cached},
+		{id: "collectives/allreduce/multicta", params: fused, eff: "oneshot-p2p", fn: line(3, 300), noise: 0.01, code: ourKernel, cached: cached},
+		{id: "collectives/allreduce/nccl-lsa-twoshot", params: fused, eff: "nccl-lsa-twoshot-2.28.9", fn: line(2, 200), noise: 0.01, code: lsaKernel, cached: cached},
+	}, pow2(1<<20, 1<<30)).Points...)
+	for i, mode := range []string{"ll", "normal"} {
+		for _, tk := range []int{128, 256, 512, 1024, 2048, 4096} {
+			p := record.Params{Size: int64(tk) * 8 * 14336, Op: "dispatch", DType: "bf16", Path: "p2p", Launch: record.LaunchPerOp,
+				Extra: map[string]string{"tokens": strconv.Itoa(tk), "moe_mode": mode, "routing": "uniform", "topk": "8", "experts": "256", "hidden": "7168"}}
+			f.Points = append(f.Points, run("q", 2, []impl{
+				{id: "moe/dispatch/nvshmem", params: p, eff: "p2p", fn: line(20, 300), noise: 0.01, cached: inL2},
+				{id: "moe/dispatch/nccl-lsa", params: p, eff: "p2p", fn: line(15, 450-100*float64(i)), noise: 0.01, cached: inL2},
+			}, []int64{p.Size}).Points...)
+		}
+	}
+	return f
+}
+
+// Issue 47: the guide answers each question in one table. A pattern's
+// comparisons of one file and setup are its rows (the scopes, the launch
+// modes, the launch shapes with the paper's first, MoE's modes), what
+// they share is its title (no empty field), a range every row has alike
+// is one row, and the rule's notes come once. The summary says a launch
+// sweep's shapes of one size in a note that names each verdict.
+func TestGuideOneTablePerQuestion(t *testing.T) {
+	g := guideOf(questionsFile())
+	full, summary := model.GuideTables(g), model.GuideSummary(g)
+	var out bytes.Buffer
+	for _, tables := range [][]table.Table{full, summary} {
+		if err := table.Render(&out, &table.Report{Tables: tables}, "text"); err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString("\n")
+	}
+	golden.Check(t, "guide-questions.txt", out.Bytes())
+
+	var titles []string
+	rules := 0
+	for _, tb := range full {
+		titles = append(titles, tb.Title)
+		if regexp.MustCompile(`=[ \]]`).MatchString(tb.Title) {
+			t.Errorf("an empty field in %q", tb.Title)
+		}
+		for _, n := range tb.Notes {
+			if strings.HasPrefix(n, "fastest: ") {
+				rules++
+			}
+		}
+	}
+	if rules != 1 {
+		t.Errorf("the rule said under %d tables", rules)
+	}
+	want := []string{"Fastest one-sided put [q pes=2 path=p2p round trip]", "Fastest one-sided put [q pes=2 path=p2p bandwidth scope=block dir=uni]",
+		"Fastest allreduce [q pes=2 dtype=float path=p2p]", "Fastest MoE dispatch [q pes=2 launch=per-op dtype=bf16 path=p2p routing=uniform topk=8 experts=256 hidden=7168]"}
+	if len(titles) != len(want) {
+		t.Fatalf("%d tables %q, want one per question: %q", len(titles), titles, want)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(titles[i], w+": ") {
+			t.Errorf("table %d: %q, want %q…", i, titles[i], w)
+		}
+	}
+	firsts := func(tb table.Table) []string {
+		var s []string
+		for _, r := range tb.Rows {
+			s = append(s, r[0].Text)
+		}
+		return s
+	}
+	for i, w := range [][]string{
+		{"block", "warp"},
+		{"32x256 (paper)", "32x256 (paper)", "1x128", "132x1024", "1056x512"},
+		{"all", "fused", "per-op"},
+		{"all", "ll", "normal"},
+	} {
+		if got := firsts(full[i]); !slices.Equal(got, w) {
+			t.Errorf("%s: rows %q, want %q", full[i].Title, got, w)
+		}
+	}
+	if c := full[3].Rows[1]; c[1].Text != "2048 – 4096 tokens" || c[2].Text != "nccl-lsa" {
+		t.Errorf("MoE at 2048 – 4096 tokens: %q, %q", c[1].Text, c[2].Text)
+	}
+	if w := cellOf(t, &table.Report{Tables: full}, "Fastest one-sided put [q pes=2 path=p2p bandwidth", "fastest", "132x1024"); w != "NVSHMEM" {
+		t.Errorf("132x1024: %q", w)
+	}
+	bw := summary[1]
+	if !strings.HasPrefix(bw.Title, "Fastest one-sided put [q pes=2 path=p2p bandwidth scope=block 32x256 dir=uni]") || len(bw.Rows) != 2 {
+		t.Errorf("summary: %q, %d rows", bw.Title, len(bw.Rows))
+	}
+	note := "the launch sweep's 3 other shapes at 256 MiB: NCCL device API (LSA) at 1x128, 1056x512 (lead "
+	if n := bw.Notes[len(bw.Notes)-1]; !strings.HasPrefix(n, note) || !strings.Contains(n, "NVSHMEM at 132x1024 (lead ") {
+		t.Errorf("summary's note on the launch sweep: %q", n)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -584,5 +586,56 @@ func TestNCCLChoicesFollowTheRule(t *testing.T) {
 				t.Errorf("%s %d B: the table says %q, want %q", c.name, x.Size, miss, c.label)
 			}
 		}
+		// The summary: one row for the sizes of one outcome, its range of
+		// how much slower (or within how much a tie), and the same notes.
+		sum := model.ChoiceSummary(ch, decide.Default())
+		if len(sum.Rows) != 1 || sum.Rows[0][2].Text != "1 MiB – 256 MiB" || !strings.Contains(sum.Rows[0][3].Text, c.label) ||
+			sum.Rows[0][4].Text != "nccl-tree" || !slices.Equal(sum.Notes, tab.Notes) {
+			t.Errorf("%s: summary %v, notes %q", c.name, sum.Rows, sum.Notes)
+		}
+		if w := sum.Rows[0][3].Text; c.missed && !regexp.MustCompile(`^\d+(\.\d)? – \d+(\.\d)? % slower$|^\d+(\.\d)? % slower$`).MatchString(w) {
+			t.Errorf("%s: %q, want the range of how much slower", c.name, w)
+		}
+	}
+	// Sizes of two outcomes: a row each, in size order.
+	f := file("two", 2, []spec{
+		{id: "collectives/allreduce/nccl", params: perOp, fn: def, code: ncclColl},
+		{id: "collectives/allreduce/nccl-tree", params: perOp, fn: func(s float64) float64 {
+			if s >= 1<<25 {
+				return 0.90 * def(s)
+			}
+			return 0.99 * def(s)
+		}, code: ncclColl},
+	}, sizes)
+	ch := model.NCCLChoices(model.FitAll(model.Collect([]*record.File{f})), decide.Default())
+	sum := model.ChoiceSummary(ch, decide.Default())
+	if len(sum.Rows) != 2 || sum.Rows[0][2].Text != "1 MiB – 16 MiB" || !strings.HasPrefix(sum.Rows[0][3].Text, "tie (within ") ||
+		sum.Rows[1][2].Text != "32 MiB – 256 MiB" || !strings.HasSuffix(sum.Rows[1][3].Text, " slower") {
+		t.Errorf("two outcomes: %v", sum.Rows)
+	}
+}
+
+// model's summary counts each file's fits by family: the series, those
+// fitted, those whose fit determines both terms, those with none.
+func TestFitSummaryCounts(t *testing.T) {
+	f := file("h", 2, []spec{
+		{id: "collectives/allreduce/nccl", params: perOp, fn: line(6, 150)},
+		{id: "collectives/allreduce/nccl-ring", params: perOp, fn: func(s float64) float64 { return 5e-6 }}, // no B: flat
+		{id: "rma/put/block", params: record.Params{Op: "put", Scope: "block", CTAs: 32, Threads: 256, Path: "p2p"}, fn: line(1, 300)},
+	}, pow2(8, 1<<30))
+	one := file("h", 2, []spec{{id: "rma/put/block", params: record.Params{Op: "put", Scope: "block", CTAs: 132, Threads: 256, Path: "p2p"}, fn: line(1, 300)}}, []int64{256 << 20})
+	f.Points = append(f.Points, one.Points...)
+	tab := model.FitSummary(model.FitAll(model.Collect([]*record.File{f})))
+	var got []string
+	for _, r := range tab.Rows {
+		var s []string
+		for _, c := range r {
+			s = append(s, c.Text)
+		}
+		got = append(got, strings.Join(s, " | "))
+	}
+	want := []string{"h | 2 × NVIDIA H200 | collectives | 2 | 2 | 1 | 0", "h | 2 × NVIDIA H200 | rma | 2 | 1 | 1 | 1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
 	}
 }

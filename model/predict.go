@@ -672,7 +672,7 @@ func NCCLChoices(fits []*Fit, rule decide.Rule) []Choice {
 		if !strings.HasPrefix(f.ID, "collectives/allreduce/nccl") || strings.Contains(f.ID, "lsa") {
 			continue
 		}
-		g := group(f.Series)
+		g := group(f.Series, "").String()
 		if f.ID == "collectives/allreduce/nccl" {
 			def[g] = f
 		} else {

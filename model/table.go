@@ -125,6 +125,52 @@ func FitTables(fits []*Fit) []table.Table {
 	return out
 }
 
+// FitSummary counts the fits of each file and family: the series, those
+// fitted, those whose fit determines both terms (α and B; MoE: a and c)
+// in some segment, and those with no fit (FitTables shows each and why).
+func FitSummary(fits []*Fit) table.Table {
+	t := table.Table{Title: "α–β fits: series per file and family (model --detail: each, segment by segment, and why a fit is missing)",
+		Columns: []string{"file", "GPUs", "family", "series", "fitted", "both terms", "no fit"},
+		Right:   []bool{false, false, false, true, true, true, true}}
+	type key struct {
+		file   int
+		family string
+	}
+	var order []key
+	count := map[key]*[4]int{}
+	name := map[key][2]string{}
+	for _, f := range fits {
+		family, _, _ := strings.Cut(f.ID, "/")
+		k := key{f.file, family}
+		if count[k] == nil {
+			order = append(order, k)
+			count[k] = &[4]int{}
+			name[k] = [2]string{f.File, gpuName(f.header)}
+		}
+		n := count[k]
+		n[0]++
+		if f.NoFit != "" || len(f.Segments) == 0 {
+			n[3]++
+			continue
+		}
+		n[1]++
+		for _, seg := range f.Segments {
+			if seg.NoAlpha == "" && seg.NoB == "" {
+				n[2]++
+				break
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].file < order[j].file })
+	for _, k := range order {
+		n := count[k]
+		t.Rows = append(t.Rows, []table.Cell{table.Str(name[k][0]), table.Str(name[k][1]), table.Str(k.family),
+			numCell(float64(n[0]), 0), numCell(float64(n[1]), 0), numCell(float64(n[2]), 0), numCell(float64(n[3]), 0)})
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("fitted: up to %d lines follow every size within %.0f %%; both terms: the fit determines α and B (MoE: a and c) in some segment: positive, %d standard errors or more from zero, %.0f %% of the time or more", MaxSegments, 100*NoFitTol, MinT, 100*MinShare))
+	return t
+}
+
 func fitTable(fits []*Fit, params map[*Series]string, family string) table.Table {
 	f0 := fits[0]
 	axis, pes := f0.Axis, f0.header.PEs
@@ -250,51 +296,45 @@ func gpuName(h *record.Header) string {
 	return fmt.Sprintf("%d × %s", len(h.GPUs), DomainOf(h).GPU)
 }
 
-// GuideTables are the guide: per comparison, the sizes each implementation
-// wins under the rule (decide), by how much, the ties, the sizes not
-// judged and why, and the crossovers; cache-served sizes in ranges of
-// their own.
-func GuideTables(g Guide) []table.Table {
+// GuideTables are the guide, a table per question: a pattern's
+// comparisons of one file and setup, a row per range of sizes of each
+// (the launch shapes of a sweep, the scopes, the launch modes, MoE's
+// configurations), the paper's launch first. Each range: the sizes the
+// fastest wins under the rule (decide), by how much, the ties, the sizes
+// not judged and why; crossovers and what ran the same code under the
+// table, the rule's notes once, under the first.
+func GuideTables(g Guide) []table.Table { return guideTables(g, false) }
+
+// GuideSummary is the guide with each launch sweep's shapes of one size
+// (all but the paper's) said in a note under their table: their winners,
+// how many shapes each and by how much (GuideTables shows each).
+func GuideSummary(g Guide) []table.Table { return guideTables(g, true) }
+
+func guideTables(g Guide, summary bool) []table.Table {
+	type question struct {
+		file         int
+		pattern, key string
+	}
+	var order []question
+	asked := map[question][]*Comparison{}
+	for i := range g.Comparisons {
+		c := &g.Comparisons[i]
+		q := question{c.file, c.Pattern, c.key.tableParts().String()}
+		if _, ok := asked[q]; !ok {
+			order = append(order, q)
+		}
+		asked[q] = append(asked[q], c)
+	}
 	var out []table.Table
-	for i, c := range g.Comparisons {
-		t := table.Table{Title: "Fastest " + c.Pattern + " [" + c.Group + "]: " + strings.Join(c.Impls, " vs "),
-			Columns: []string{"sizes", "fastest", "lead over the next", "95 % interval", "served from"},
-			Right:   []bool{false, false, true, true, false}}
-		for _, r := range c.Ranges() {
-			sizes := units.Bytes(r.From)
-			if r.To != r.From {
-				sizes += " – " + units.Bytes(r.To)
-			}
-			if tk := tokensOf(c, r); tk != "" {
-				sizes += " (" + tk + " tokens)"
-			}
-			from := "memory"
-			if r.Cached {
-				from = "cache"
-			}
-			t.Rows = append(t.Rows, []table.Cell{table.Str(sizes), table.Str(r.Label), table.Str(span(r.MinLead, r.MaxLead)),
-				table.Str(span(r.Lo-1, r.Hi-1)), table.Str(from)})
-		}
-		for _, x := range c.Crossings {
-			if x.FromFits {
-				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s at %s (from the two fits; measured between %s and %s)", x.From, x.To, x.Axis.Format(x.Size), units.Bytes(x.Lo), units.Bytes(x.Hi)))
-			} else {
-				t.Notes = append(t.Notes, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, units.Bytes(x.Lo), units.Bytes(x.Hi), x.Why))
-			}
-		}
-		for _, s := range append(append([]string(nil), c.Same...), c.Left...) {
-			t.Notes = append(t.Notes, s)
-		}
+	for i, q := range order {
+		t := guideTable(asked[q], summary)
 		if i == 0 {
 			t.Notes = append(t.Notes,
 				"fastest: "+g.Rule.Describe(),
-				"lead: the next implementation's median time over the fastest's, minus one; 95 % interval: that ratio's (Hodges–Lehmann), minus one, the widest over the range",
+				"lead: the next implementation's median time over the fastest's, minus one; 95 % interval: that ratio's (Hodges–Lehmann), minus one, the widest over the range; m: the sizes of the row's series judged together",
 				"not judged: no verdict rests on a point that is no figure of the link (cache-served, above the physical link) or that its record marks for a second look (noisy, timers disagree, above the copy reference, below the floor, at the memory ceiling, check, low clock): such a size names no one, draws no crossover and is not one of the m sizes",
-				"served from: cache where some implementation's working set may be cache-served (not judged: the cache's figure, not the link's)")
-		} else {
-			t.Notes = append(t.Notes, "fastest, lead, 95 % interval, not judged, served from: as under the first table")
+				"served from: cache where some implementation's working set may be cache-served (not judged: the cache's figure)")
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("m = %d sizes: each interval at %.4g %%", c.Family, 100*g.Rule.Level(c.Family)))
 		out = append(out, t)
 	}
 	if len(g.NotCompared) > 0 {
@@ -306,6 +346,272 @@ func GuideTables(g Guide) []table.Table {
 		out = append(out, t)
 	}
 	return out
+}
+
+// paperShape is the paper's launch of its bandwidth rows (CTAs, threads).
+var paperShape = func() [2]int {
+	for _, r := range record.Paper().Rows {
+		if r.CTAs > 0 {
+			return [2]int{r.CTAs, r.Threads}
+		}
+	}
+	return [2]int{}
+}()
+
+// guideTable is one question: comparisons of one pattern that share a
+// file and the key's table parts. Their row parts that every one shares
+// join the title; the others are the first column, a row per range.
+func guideTable(cs []*Comparison, summary bool) table.Table {
+	cs = append([]*Comparison(nil), cs...)
+	rank := func(c *Comparison) []int { // no launch shape, the paper's, then by CTAs and threads; scopes in order
+		r := []int{2, c.shape[0], c.shape[1], 0}
+		switch c.shape {
+		case [2]int{}:
+			r[0] = 0
+		case paperShape:
+			r[0] = 1
+		}
+		for _, p := range c.key {
+			if p.name == "scope" {
+				r[3] = slices.Index(scopes, p.value)
+			}
+		}
+		return r
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return slices.Compare(rank(cs[i]), rank(cs[j])) < 0 })
+	var swept []*Comparison
+	if summary {
+		cs, swept = sweep(cs)
+	}
+	// The row parts' names, and which of them tell the comparisons apart.
+	var names []string
+	values := map[string]map[string]bool{}
+	for _, c := range cs {
+		for _, p := range c.key {
+			if p.name == "" {
+				continue
+			}
+			if values[p.name] == nil {
+				names = append(names, p.name)
+				values[p.name] = map[string]bool{}
+			}
+			values[p.name][p.value] = true
+		}
+	}
+	varies := map[string]bool{}
+	var column []string
+	for _, n := range names {
+		has := 0
+		for _, c := range cs {
+			for _, p := range c.key {
+				if p.name == n {
+					has++
+				}
+			}
+		}
+		if len(values[n]) > 1 || has < len(cs) {
+			varies[n] = true
+			column = append(column, n)
+		}
+	}
+	var title key // the parts every comparison shares, in the key's order
+	for _, p := range cs[0].key {
+		if p.name == "" || !varies[p.name] {
+			title = append(title, p)
+		}
+	}
+	var impls []string
+	for _, c := range cs {
+		for _, im := range c.Impls {
+			if !slices.Contains(impls, im) {
+				impls = append(impls, im)
+			}
+		}
+	}
+	t := table.Table{Title: "Fastest " + cs[0].Pattern + " [" + title.String() + "]: " + strings.Join(impls, " vs "),
+		Columns: []string{strings.Join(column, " "), "sizes", "fastest", "lead", "95 % interval", "served from", "m"},
+		Right:   []bool{false, false, false, true, true, false, true}}
+	first := 0 // the case column, where cases differ
+	if len(column) == 0 {
+		first = 1
+	}
+	t.Columns, t.Right = t.Columns[first:], t.Right[first:]
+	cases := make([]string, len(cs))
+	var notes []string
+	said := map[string][]string{} // a note → the cases it was said of
+	rows := make([][][]table.Cell, len(cs))
+	in := map[string]int{} // a row's text but its case → how many cases have it
+	for i, c := range cs {
+		var cell []string
+		for _, p := range c.key {
+			switch {
+			case !varies[p.name]:
+			case p.name == "launch" && c.shape == paperShape:
+				cell = append(cell, p.value+" (paper)")
+			default:
+				cell = append(cell, p.value)
+			}
+		}
+		cases[i] = strings.Join(cell, " ")
+		for _, r := range c.Ranges() {
+			sizes := units.Bytes(r.From)
+			if r.To != r.From {
+				sizes += " – " + units.Bytes(r.To)
+			}
+			if tk := tokensOf(*c, r); tk != "" {
+				sizes = tk + " tokens"
+			}
+			from := "memory"
+			if r.Cached {
+				from = "cache"
+			}
+			row := []table.Cell{table.Str(cases[i]), table.Str(sizes), table.Str(r.Label), table.Str(span(r.MinLead, r.MaxLead)),
+				table.Str(span(r.Lo-1, r.Hi-1)), table.Str(from), numCell(float64(c.Family), 0)}
+			rows[i] = append(rows[i], row)
+			in[rowText(row)]++
+		}
+		at := func(size int64) string { // a measured size as the rows say it: MoE's in tokens
+			for _, r := range c.Rows {
+				if r.Size == size && r.Tokens > 0 {
+					return fmt.Sprintf("%d tokens", r.Tokens)
+				}
+			}
+			return units.Bytes(size)
+		}
+		var own []string
+		for _, x := range c.Crossings {
+			if x.FromFits {
+				own = append(own, fmt.Sprintf("crossover %s → %s at %s (from the two fits; measured between %s and %s)", x.From, x.To, x.Axis.Format(x.Size), at(x.Lo), at(x.Hi)))
+			} else {
+				own = append(own, fmt.Sprintf("crossover %s → %s between %s and %s (%s)", x.From, x.To, at(x.Lo), at(x.Hi), x.Why))
+			}
+		}
+		own = append(append(append(own, c.Same...), c.Left...), c.note)
+		for _, n := range own {
+			if n == "" {
+				continue
+			}
+			if _, ok := said[n]; !ok {
+				notes = append(notes, n)
+			}
+			said[n] = append(said[n], cases[i])
+		}
+	}
+	// A range every case has alike (the sizes a cache served) is one row.
+	done := map[string]bool{}
+	for i := range cs {
+		for _, row := range rows[i] {
+			k := rowText(row)
+			switch {
+			case len(cs) == 1 || in[k] < len(cs):
+				t.Rows = append(t.Rows, row[first:])
+			case !done[k]:
+				done[k] = true
+				t.Rows = append(t.Rows, append([]table.Cell{table.Str("all")}, row[1:]...)[first:])
+			}
+		}
+	}
+	for _, n := range notes {
+		if of := said[n]; len(column) > 0 && len(of) < len(cs) {
+			n = strings.Join(of, ", ") + ": " + n // said of some rows only
+		}
+		t.Notes = append(t.Notes, n)
+	}
+	if len(swept) > 0 {
+		t.Notes = append(t.Notes, sweptNote(swept))
+	}
+	return t
+}
+
+// sweep splits a question's comparisons into those a summary shows and a
+// launch sweep's: a launch shape other than the paper's measured at one
+// size, where some comparison of the question is not one.
+func sweep(cs []*Comparison) (shown, swept []*Comparison) {
+	for _, c := range cs {
+		if c.shape != [2]int{} && c.shape != paperShape && len(c.Rows) == 1 {
+			swept = append(swept, c)
+		} else {
+			shown = append(shown, c)
+		}
+	}
+	if len(shown) == 0 {
+		return swept, nil
+	}
+	return shown, swept
+}
+
+// sweptNote says a launch sweep's comparisons in a line: each verdict,
+// at how many shapes (named where three or fewer), the winners' leads and
+// why shapes were not judged.
+func sweptNote(cs []*Comparison) string {
+	type verdict struct {
+		name   string
+		shapes []string
+		lo, hi float64
+		why    []string // not judged: why
+		rank   int      // winners first, then ties, too few samples, not judged
+	}
+	var vs []*verdict
+	by := map[string]*verdict{}
+	sizes := map[int64]bool{}
+	for _, c := range cs {
+		r := c.Rows[0]
+		sizes[r.Size] = true
+		name, rank := r.Winner, 0
+		switch {
+		case r.NotJudged != "":
+			name, rank = "not judged", 3
+		case r.Few != "":
+			name, rank = "too few samples", 2
+		case r.Tie():
+			name, rank = "a tie", 1
+		}
+		v := by[name]
+		if v == nil {
+			v = &verdict{name: name, lo: r.Lead, hi: r.Lead, rank: rank}
+			by[name] = v
+			vs = append(vs, v)
+		}
+		v.shapes = append(v.shapes, fmt.Sprintf("%dx%d", c.shape[0], c.shape[1]))
+		v.lo, v.hi = math.Min(v.lo, r.Lead), math.Max(v.hi, r.Lead)
+		if r.NotJudged != "" && !slices.Contains(v.why, r.NotJudged) {
+			v.why = append(v.why, r.NotJudged)
+		}
+	}
+	sort.SliceStable(vs, func(i, j int) bool {
+		if vs[i].rank != vs[j].rank {
+			return vs[i].rank < vs[j].rank
+		}
+		return len(vs[i].shapes) > len(vs[j].shapes)
+	})
+	var says []string
+	for _, v := range vs {
+		s := v.name + " at " + plural(len(v.shapes), "shape")
+		if len(v.shapes) <= 3 {
+			s = v.name + " at " + strings.Join(v.shapes, ", ")
+		}
+		switch {
+		case v.rank == 0:
+			s += " (lead " + span(v.lo, v.hi) + ")"
+		case len(v.why) > 0:
+			s += " (" + strings.Join(v.why, "; ") + ")"
+		}
+		says = append(says, s)
+	}
+	at := "each at one size"
+	if len(sizes) == 1 {
+		at = "at " + units.Bytes(cs[0].Rows[0].Size)
+	}
+	return fmt.Sprintf("the launch sweep's %s %s: %s; model --guide shows each", plural(len(cs), "other shape"), at, strings.Join(says, ", "))
+}
+
+// rowText is a guide row's text but its case.
+func rowText(row []table.Cell) string {
+	var s []string
+	for _, c := range row[1:] {
+		s = append(s, c.Text)
+	}
+	return strings.Join(s, "\x00")
 }
 
 // span writes two fractions as a percentage range, a decimal below 10 %:
@@ -450,52 +756,123 @@ func NICTable(rows []NICRow) table.Table {
 	return t
 }
 
-// ChoiceTable shows whether NCCL's own choice was the fastest of the
-// algorithms forced in the same run.
+// ChoiceTable shows whether NCCL's choice was the fastest of the
+// algorithms forced in the same run, a row per size.
 func ChoiceTable(cs []Choice, rule decide.Rule) table.Table {
 	t := table.Table{Title: "NCCL's choice against its forced algorithms (AllReduce)",
 		Columns: []string{"file", "group", "size", "NCCL's choice µs", "fastest forced", "its µs", "NCCL's miss", "miss %"},
 		Right:   []bool{false, false, true, true, false, true, true, true}}
 	t.Wide = []bool{false, false, false, false, false, false, false, true}
-	few := ""
-	var unjudged []string // why sizes were not judged, each once
 	for _, c := range cs {
-		miss := "chose well"
+		t.Rows = append(t.Rows, []table.Cell{table.Str(c.File), table.Str(c.group()), table.Str(units.Bytes(c.Size)), usCell(c.Default), table.Str(c.Best), usCell(c.BestTime),
+			table.Str(c.outcome(false)), pctCell(c.Miss())})
+	}
+	t.Notes = choiceNotes(cs, rule)
+	return t
+}
+
+// ChoiceSummary is ChoiceTable a row per run of sizes with one outcome.
+func ChoiceSummary(cs []Choice, rule decide.Rule) table.Table {
+	t := table.Table{Title: "NCCL's choice against its forced algorithms (AllReduce; model --detail: each size)",
+		Columns: []string{"file", "group", "sizes", "NCCL's miss", "fastest forced"}}
+	type run struct {
+		c, last Choice
+		lo, hi  float64
+		best    []string
+	}
+	var runs []*run
+	for _, c := range cs {
+		n := len(runs)
+		if n == 0 || runs[n-1].c.File != c.File || runs[n-1].c.Group != c.Group || runs[n-1].c.outcome(true) != c.outcome(true) {
+			runs = append(runs, &run{c: c, lo: math.Inf(1), hi: math.Inf(-1)})
+			n++
+		}
+		r := runs[n-1]
+		r.last = c
+		if !slices.Contains(r.best, c.Best) {
+			r.best = append(r.best, c.Best)
+		}
+		x := c.Miss()
+		if c.outcome(true) == "tie" {
+			x = c.Verdict.Within
+		}
+		r.lo, r.hi = math.Min(r.lo, x), math.Max(r.hi, x)
+	}
+	for _, r := range runs {
+		sizes := units.Bytes(r.c.Size)
+		if r.last.Size != r.c.Size {
+			sizes += " – " + units.Bytes(r.last.Size)
+		}
+		miss := r.c.outcome(true)
+		switch {
+		case r.c.Missed():
+			miss = span(r.lo, r.hi) + " slower"
+		case miss == "tie":
+			miss = "tie (within " + span(r.lo, r.hi) + ")"
+		}
+		t.Rows = append(t.Rows, []table.Cell{table.Str(r.c.File), table.Str(r.c.group()), table.Str(sizes), table.Str(miss), table.Str(strings.Join(r.best, ", "))})
+	}
+	t.Notes = choiceNotes(cs, rule)
+	return t
+}
+
+// group is a choice's like-for-like group without its file.
+func (c Choice) group() string { return strings.TrimSpace(strings.TrimPrefix(c.Group, c.File)) }
+
+// outcome says whether NCCL chose well at the choice's size; kind leaves
+// out what differs between sizes of one outcome (how much slower, within
+// how much a tie).
+func (c Choice) outcome(kind bool) string {
+	switch {
+	case c.Same != "":
+		return "same operation here"
+	case c.Verdict.NotJudged != "":
+		return "not judged"
+	case c.Missed() && kind:
+		return "slower"
+	case c.Missed():
+		return pct(c.Miss()) + " slower"
+	case c.Verdict.Few != "":
+		return "too few samples"
+	case c.Verdict.Tie() && kind:
+		return "tie"
+	case c.Verdict.Tie():
+		return "tie (within " + decide.Percent(c.Verdict.Within) + ")"
+	}
+	return "chose well"
+}
+
+// choiceNotes are the notes under NCCL's choice: what is compared, the
+// rule, and why sizes were one operation, too few or not judged.
+func choiceNotes(cs []Choice, rule decide.Rule) []string {
+	notes := []string{"NCCL's choice: collectives/allreduce/nccl; forced: NCCL_ALGO set per communicator (nccl-ring, nccl-tree, nccl-nvls where allowed)",
+		"NCCL's miss: a forced algorithm was faster only where the decision rule says so: " + rule.Describe()}
+	few := ""
+	var same, unjudged []string // each once
+	for _, c := range cs {
 		switch {
 		case c.Same != "":
-			miss = "same operation here"
+			if !slices.Contains(same, c.Same) {
+				same = append(same, c.Same)
+			}
 		case c.Verdict.NotJudged != "":
-			miss = "not judged"
 			if !slices.Contains(unjudged, c.Verdict.NotJudged) {
 				unjudged = append(unjudged, c.Verdict.NotJudged)
 			}
-		case c.Missed():
-			miss = pct(c.Miss()) + " slower"
-		case c.Verdict.Few != "":
-			miss = "too few samples"
+		case !c.Missed() && c.Verdict.Few != "":
 			few = c.Verdict.Few
-		case c.Verdict.Tie():
-			miss = "tie (within " + decide.Percent(c.Verdict.Within) + ")"
 		}
-		group := strings.TrimSpace(strings.TrimPrefix(c.Group, c.File))
-		t.Rows = append(t.Rows, []table.Cell{table.Str(c.File), table.Str(group), table.Str(units.Bytes(c.Size)), usCell(c.Default), table.Str(c.Best), usCell(c.BestTime),
-			table.Str(miss), pctCell(c.Miss())})
 	}
-	t.Notes = append(t.Notes, "NCCL's choice: collectives/allreduce/nccl; forced: NCCL_ALGO set per communicator (nccl-ring, nccl-tree, nccl-nvls where allowed)",
-		"NCCL's miss: a forced algorithm was faster only where the decision rule says so: "+rule.Describe())
-	for _, c := range cs {
-		if c.Same != "" {
-			t.Notes = append(t.Notes, "same operation here: "+c.Same)
-			break
-		}
+	if len(same) > 0 {
+		notes = append(notes, "same operation here: "+strings.Join(same, "; "))
 	}
 	if few != "" {
-		t.Notes = append(t.Notes, "too few samples for the rule's interval: "+few)
+		notes = append(notes, "too few samples for the rule's interval: "+few)
 	}
 	if len(unjudged) > 0 {
-		t.Notes = append(t.Notes, "not judged: a point no verdict may rest on ("+strings.Join(unjudged, "; ")+")")
+		notes = append(notes, "not judged: a point no verdict may rest on ("+strings.Join(unjudged, "; ")+")")
 	}
-	return t
+	return notes
 }
 
 // GuideCharts draws each comparison: size on x, the lead of the fastest

@@ -35,6 +35,15 @@ var tableTitles = map[string]string{
 
 var tableOrder = []string{"rma", "latency", "allreduce", "allreduce-latency"}
 
+// tableNames name the paper's tables in the line that says which a file
+// has no data for.
+var tableNames = map[string]string{
+	"rma":               "Fig. 4 (RMA)",
+	"latency":           "RMA latency",
+	"allreduce":         "Fig. 5 (AllReduce)",
+	"allreduce-latency": "AllReduce latency",
+}
+
 // metricScale returns the display divisor, unit label and precision of a metric.
 func metricScale(metric string) (float64, string, int) {
 	unit := record.UnitBytesPerSec
@@ -94,6 +103,9 @@ func paperCell(r *record.RefRow) table.Cell {
 // Options select what Build shows.
 type Options struct {
 	Points bool // add a table of every point
+	// All shows the paper's tables a file has no data for too (else they
+	// are named in one line after the file's tables).
+	All bool
 	// Rule names the fastest in the MoE and device-API tables and judges
 	// the bytes-per-SM slowdowns (zero: the default, a 3 % margin at 95 %).
 	Rule decide.Rule
@@ -102,24 +114,40 @@ type Options struct {
 // Build makes the measured tables of each file beside the published numbers.
 func Build(files []*record.File, ref *record.Reference, opt Options) *table.Report {
 	rep := &table.Report{}
+	var none []string // the paper's tables no file has data for
 	if len(files) > 1 {
 		// Runs side by side: one table per figure, a column per file and
 		// each file's ratio to the first.
 		for _, name := range tableOrder {
-			rep.Tables = append(rep.Tables, sideBySide(files, ref, name))
+			if opt.All || slices.ContainsFunc(files, func(f *record.File) bool { return inFile(f, ref, name) }) {
+				rep.Tables = append(rep.Tables, sideBySide(files, ref, name))
+			} else {
+				none = append(none, tableNames[name])
+			}
 		}
 	}
-	for _, f := range files {
+	labels := record.Labels(files)
+	for i, f := range files {
 		for _, w := range f.Warnings {
 			rep.Warnings = append(rep.Warnings, w)
 		}
 		tag := fileTag(f, len(files) > 1)
+		var absent []string // the paper's tables this file has no data for
 		if len(files) == 1 {
 			for _, name := range tableOrder {
-				rep.Tables = append(rep.Tables, measuredTable(f, ref, name, tag))
+				if opt.All || inFile(f, ref, name) {
+					rep.Tables = append(rep.Tables, measuredTable(f, ref, name, tag))
+				} else {
+					absent = append(absent, tableNames[name])
+				}
 			}
 		}
-		rep.Tables = append(rep.Tables, tableI(f, tag))
+		switch {
+		case opt.All || inTableI(f):
+			rep.Tables = append(rep.Tables, tableI(f, tag))
+		case len(files) == 1 || slices.ContainsFunc(files, inTableI):
+			absent = append(absent, "Table I")
+		}
 		if hasDeviceAPI(f) {
 			rep.Tables = append(rep.Tables, deviceAPITable(f, tag, opt.Rule.OrDefault()))
 		}
@@ -139,11 +167,44 @@ func Build(files []*record.File, ref *record.Reference, opt Options) *table.Repo
 		if so := persm.StageOffsetRows(f); len(so) > 0 {
 			rep.Tables = append(rep.Tables, stageOffsetTable(so, tag))
 		}
+		if len(absent) > 0 {
+			where := "this file"
+			if len(files) > 1 {
+				where = labels[i]
+			}
+			rep.Tables = append(rep.Tables, notIn(where, absent))
+		}
 		if opt.Points {
 			rep.Tables = append(rep.Tables, PointsTable(f, tag))
 		}
 	}
+	if len(files) > 1 && !opt.All && !slices.ContainsFunc(files, inTableI) {
+		none = append(none, "Table I")
+	}
+	if len(none) > 0 {
+		rep.Tables = append(rep.Tables, notIn("these files", none))
+	}
 	return rep
+}
+
+// notIn is the line that names the paper's tables with no data in where.
+func notIn(where string, tables []string) table.Table {
+	them := "them"
+	if len(tables) == 1 {
+		them = "it"
+	}
+	return table.Table{Title: "Not in " + where + ": " + strings.Join(tables, ", ") + " (report --all shows " + them + ")"}
+}
+
+// inFile reports whether some row of the paper's table name selects a
+// point of the file (a value, or why it has none).
+func inFile(f *record.File, ref *record.Reference, name string) bool {
+	for i := range ref.Rows {
+		if ref.Rows[i].Table == name && Select(f, &ref.Rows[i]).Seen {
+			return true
+		}
+	}
+	return false
 }
 
 // libraries names the NVSHMEM and NCCL a file's numbers come from ("" where
@@ -191,6 +252,9 @@ type Pick struct {
 	Value  float64       // its median, base units
 	Hi     float64       // a range's high end (agg "range")
 	Status string        // "ok", or why there is no value
+	// Seen: some point of the file is one the row selects (its value, or
+	// why it has none); a row of what the file did not run has none.
+	Seen bool
 }
 
 // Select applies a reference row's rule to a file. Only figures count: a
@@ -210,6 +274,7 @@ func Select(f *record.File, row *record.RefRow) Pick {
 	var best, hiPt *record.Point
 	bestVal, hiVal := math.NaN(), math.NaN()
 	var waived, failed, resident, above, unknown *record.Point
+	seen := false
 	for i := range f.Points {
 		p := &f.Points[i]
 		if !row.MatchesID(p.ID) || (row.Size != 0 && p.Params.Size != row.Size) || (row.Mode != "" && p.Params.Mode != row.Mode) {
@@ -233,6 +298,7 @@ func Select(f *record.File, row *record.RefRow) Pick {
 			}
 			continue
 		}
+		seen = true
 		switch p.Status {
 		case record.StatusWaived:
 			waived = p
@@ -266,21 +332,21 @@ func Select(f *record.File, row *record.RefRow) Pick {
 	}
 	switch {
 	case best != nil:
-		return Pick{Best: best, Value: bestVal, Hi: hiVal, Status: "ok"}
+		return Pick{Best: best, Value: bestVal, Hi: hiVal, Status: "ok", Seen: true}
 	case waived != nil:
-		return Pick{Status: "waived: " + waived.Reason}
+		return Pick{Status: "waived: " + waived.Reason, Seen: true}
 	case failed != nil:
-		return Pick{Status: string(failed.Status) + ": " + failed.Reason}
+		return Pick{Status: string(failed.Status) + ": " + failed.Reason, Seen: true}
 	case above != nil:
-		return Pick{Status: "only points above the physical link (a bug until explained: report --points)"}
+		return Pick{Status: "only points above the physical link (a bug until explained: report --points)", Seen: true}
 	case resident != nil:
-		return Pick{Status: "only cache-served sizes measured"}
+		return Pick{Status: "only cache-served sizes measured", Seen: true}
 	case unknown != nil:
-		return Pick{Status: ModeUnknown}
+		return Pick{Status: ModeUnknown, Seen: true}
 	case row.Needs != "":
-		return Pick{Status: "not run: needs " + row.Needs}
+		return Pick{Status: "not run: needs " + row.Needs, Seen: seen}
 	}
-	return Pick{Status: "not run"}
+	return Pick{Status: "not run", Seen: seen}
 }
 
 // Comparable says why a measured value may not be set beside the paper's

@@ -442,3 +442,61 @@ func TestSecondTimerSaysItsWindow(t *testing.T) {
 		t.Errorf("summary notes %q", sum.Notes)
 	}
 }
+
+// Issue 47: report shows the tables a file has data for, its own first;
+// the paper's tables it has none for (no point of their rows) are named in
+// one line after the file's tables, and --all shows every table as
+// before. A waived point is data (its reason is the row's status, and it
+// counts in Table I's group); of several files a figure none has data for
+// is named once, a file's own table under the file.
+func TestTablesWithoutDataInOneLine(t *testing.T) {
+	titles := func(r *table.Report) []string {
+		var s []string
+		for _, tb := range r.Tables {
+			s = append(s, tb.Title)
+		}
+		return s
+	}
+	f := fixture.PerSMExample()
+	rep := report.Build([]*record.File{f}, record.Paper(), report.Options{})
+	got := titles(rep)
+	last := rep.Tables[len(rep.Tables)-1]
+	if !strings.HasPrefix(got[0], "Bytes per SM: ") || len(last.Columns) != 0 ||
+		last.Title != "Not in this file: Fig. 4 (RMA), RMA latency, Fig. 5 (AllReduce), AllReduce latency, Table I (report --all shows them)" {
+		t.Errorf("a bytes-per-SM file's report: %q", got)
+	}
+	all := titles(report.Build([]*record.File{f}, record.Paper(), report.Options{All: true}))
+	if len(all) != len(got)-1+5 || !strings.HasPrefix(all[0], "Fig. 4: ") || slices.ContainsFunc(all, func(s string) bool { return strings.HasPrefix(s, "Not in") }) {
+		t.Errorf("--all: %q", all)
+	}
+	if out := string(render(t, rep, "text")); !strings.HasSuffix(out, "\n\n"+last.Title+"\n") {
+		t.Errorf("the line is not the text's last:\n%s", out)
+	}
+
+	waived := *f
+	waived.Points = append(slices.Clone(f.Points), record.Point{Type: record.TypePoint, ID: "rma/put/block", Status: record.StatusWaived, Reason: "no NIC",
+		Params: record.Params{Size: 1 << 30, CTAs: 32, Threads: 256, PEs: 2, Path: "ibgda", Dir: "uni", Mode: "nbi"}})
+	rep = report.Build([]*record.File{&waived}, record.Paper(), report.Options{})
+	rma := findTable(rep, "Fig. 4: ")
+	if rma == nil || cellAt(t, rma, "status", "put (bulk)", "ibgda") != "waived: no NIC" {
+		t.Fatalf("a waived RMA point: %q", titles(rep))
+	}
+	if l := rep.Tables[len(rep.Tables)-1].Title; l != "Not in this file: RMA latency, Fig. 5 (AllReduce), AllReduce latency (report --all shows them)" {
+		t.Errorf("the line: %q", l)
+	}
+
+	a, b, c := *f, waived, *f
+	a.Header.Label, b.Header.Label, c.Header.Label = "a", "b", "c"
+	got = titles(report.Build([]*record.File{&a, &b}, record.Paper(), report.Options{}))
+	for _, want := range []string{"Fig. 4: RMA peak bandwidth (GB/s) by operation and path: a against b", "Not in a: Table I (report --all shows it)",
+		"NVSHMEM's device API by group (the paper's Table I), measured [b; SYNTHETIC data, not a measurement; NVSHMEM 3.4.5, NCCL 2.28.9]", "Not in these files: RMA latency, Fig. 5 (AllReduce), AllReduce latency (report --all shows them)"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("two files: no %q in %q", want, got)
+		}
+	}
+	got = titles(report.Build([]*record.File{&a, &c}, record.Paper(), report.Options{}))
+	if l := got[len(got)-1]; l != "Not in these files: Fig. 4 (RMA), RMA latency, Fig. 5 (AllReduce), AllReduce latency, Table I (report --all shows them)" ||
+		slices.ContainsFunc(got[:len(got)-1], func(s string) bool { return strings.HasPrefix(s, "Not in") }) {
+		t.Errorf("two bytes-per-SM files: %q, want one line", got)
+	}
+}

@@ -114,6 +114,19 @@ func tableI(f *record.File, tag string) table.Table {
 	return t
 }
 
+// inTableI reports whether some point of the file measures a group of
+// Table I.
+func inTableI(f *record.File) bool {
+	for _, g := range tableIGroups {
+		for i := range f.Points {
+			if g.rows.Match(f.Points[i].ID) && !g.except.Match(f.Points[i].ID) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // summarizeIDs names the benchmarks by their folders: "rma/atomic/* (26)",
 // a lone one by itself.
 func summarizeIDs(names []string) string {

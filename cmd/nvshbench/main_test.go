@@ -50,6 +50,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"report"},
 		{"report", "--paper", "--format", "yaml"},
 		{"report", "--paper", "x.jsonl"},
+		{"report", "--summary", "--all", "--example"},
 		{"plot", "--example"},
 		{"plot", "--example", "--out", "d", "--format", "gif"},
 		{"plot", "--example", "--out", "d", "--format", ""},

@@ -18,6 +18,7 @@ type modelOptions struct {
 	Files   []string
 	Example bool
 	Guide   bool
+	Detail  bool
 	Format  string
 	Wide    bool
 	NS      []int
@@ -54,9 +55,10 @@ func newModelCmd() *cobra.Command {
               AllReduce, all-gather, all-to-all, MoE dispatch/combine): the fastest per size where
               its lead is at least --margin and the 95 % interval of the time ratio (corrected
               over the series' sizes) excludes 1, else "tie (within x %)"; implementations that
-              ran the same code here as one; cache-served sizes apart ("in cache only"); where the
-              winner changes between memory-served sizes (solved from the fits). Only like with
-              like: the same file, PE count, launch mode, dtype and graph setting.
+              ran the same code here as one; "not judged: why" where a cache served a size or a
+              point is marked for a second look; where the winner changes between judged sizes
+              (solved from the fits). Only like with like: the same file, PE count, launch
+              mode, dtype and graph setting.
   predictions AllReduce and all-to-all at --predict GPUs of one node from a 2-PE run's fits (ring,
               one-shot, two-shot, NCCL's tuning model with its source lines), each naming its
               inputs, within one NVLink domain of the measured GPUs (8 on HGX H100 / H200) and the
@@ -64,12 +66,19 @@ func newModelCmd() *cobra.Command {
               8 × H200 figures; the paper's inter-node rows predicted from a NIC's line rate
               (--nic-gbps ...); and NCCL's own algorithm against the ones forced in the same run.
 
+By default it prints a summary: the fits counted per file and family, the guide with each launch
+sweep's shapes of one size said in a note under their table, the predictions, NCCL's choice by
+runs of sizes with one outcome. --detail prints every series' fit, every launch shape and NCCL's
+choice at every size. The guide is one table per question (a pattern on one file and setup): the
+scopes, launch modes, launch shapes (the paper's first) and MoE's configurations are its rows.
+
 Files whose setups differ (GPU, driver, versions, NVSHMEM_/NCCL_ variables) are said, as compare
 says them, and never fitted together. --predict beyond one NVLink domain is refused (exit 2):
 across nodes the NIC path decides. --guide prints the guide alone (the README's "Which should I
-use?" is its output). --ctas and --threads keep the bandwidth series (rma/...) of that launch
+use?" is its output), every launch shape. --ctas and --threads keep the bandwidth series (rma/...) of that launch
 shape only: a launch sweep's other shapes, each a series of one size, are left out.`,
 		Example: `  nvshbench model --example
+  nvshbench model --detail --example
   nvshbench model --guide --format markdown --example
   nvshbench model --guide --margin 5% --example
   nvshbench model --predict 4,8 --sizes 4K,1M,256M --example
@@ -99,7 +108,8 @@ shape only: a launch sweep's other shapes, each a series of one size, are left o
 	}
 	f := c.Flags()
 	f.BoolVar(&o.Example, "example", false, "use the embedded example run")
-	f.BoolVar(&o.Guide, "guide", false, "print the guide alone: the fastest implementation per size")
+	f.BoolVar(&o.Guide, "guide", false, "print the guide alone: the fastest implementation per size, every launch shape")
+	f.BoolVar(&o.Detail, "detail", false, "every series' fit, every launch shape of the guide, NCCL's choice at every size")
 	f.StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
 	f.BoolVar(&o.Wide, "wide", false, "every column and every text in full")
 	f.IntSliceVar(&o.NS, "predict", []int{4, 8}, "GPU counts of one node to predict AllReduce and all-to-all at (up to one NVLink domain: 8 on HGX H100 / H200)")
@@ -154,10 +164,18 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 	if len(rep.Warnings) > 0 {
 		rep.Warnings = append(rep.Warnings, "each file is fitted on its own: no series, guide row or prediction spans files whose setups differ")
 	}
-	if !o.Guide {
+	switch {
+	case o.Guide:
+		rep.Tables = append(rep.Tables, model.GuideTables(guide)...)
+	case o.Detail:
 		rep.Tables = append(rep.Tables, model.FitTables(fits)...)
+		rep.Tables = append(rep.Tables, model.GuideTables(guide)...)
+	default:
+		if len(fits) > 0 {
+			rep.Tables = append(rep.Tables, model.FitSummary(fits))
+		}
+		rep.Tables = append(rep.Tables, model.GuideSummary(guide)...)
 	}
-	rep.Tables = append(rep.Tables, model.GuideTables(guide)...)
 	var rates []float64
 	for _, g := range o.PerSMGBps {
 		if !(g > 0 && g < 1e6) { // NaN too
@@ -185,8 +203,10 @@ func runModel(c *cobra.Command, o *modelOptions) error {
 			rep.Tables = append(rep.Tables, model.PredictionTables(models, model.Predict(models, fits, ns, sizes, record.Paper()))...)
 		}
 		rep.Tables = append(rep.Tables, model.NICTable(model.PredictNIC(o.NIC, fits)))
-		if ch := model.NCCLChoices(fits, rule); len(ch) > 0 {
+		if ch := model.NCCLChoices(fits, rule); len(ch) > 0 && o.Detail {
 			rep.Tables = append(rep.Tables, model.ChoiceTable(ch, rule))
+		} else if len(ch) > 0 {
+			rep.Tables = append(rep.Tables, model.ChoiceSummary(ch, rule))
 		}
 	}
 	if err := table.Render(c.OutOrStdout(), rep, o.Format); err != nil {

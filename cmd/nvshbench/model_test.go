@@ -113,7 +113,9 @@ func TestModelOutputFitsAndJSONHasNumbers(t *testing.T) {
 	root := repoRoot(t)
 	for _, args := range [][]string{
 		{"model", "--example"},
+		{"model", "--detail", "--example"},
 		{"model", oneH200.path(t)},
+		{"model", "--detail", oneH200.path(t)},
 		{"model", "--predict", "2,4,8", filepath.Join(root, "testdata/h200x2-2026-11-29.jsonl.gz")},
 	} {
 		out, stderr, code := nvshbench(t, args...)
@@ -175,7 +177,11 @@ func TestModelWarnsOnSetupDifferences(t *testing.T) {
 		!strings.Contains(stderr, "each file is fitted on its own") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
+	if !strings.Contains(out, "| h200 | 2 × NVIDIA H200 ") || !strings.Contains(out, "| h100 | 2 × NVIDIA H100 80GB HBM3 |") {
+		t.Errorf("the fits' summary names no file apart:\n%s", out)
+	}
+	out, _, _ = nvshbench(t, "model", "--detail", a, b)
 	if !strings.Contains(out, "α–β fits of h200 (2 × NVIDIA H200") || !strings.Contains(out, "α–β fits of h100 (2 × NVIDIA H100 80GB HBM3") {
-		t.Errorf("no fit table per file:\n%s", out)
+		t.Errorf("--detail: no fit table per file:\n%s", out)
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -11,15 +13,36 @@ import (
 // shape is a usage error.
 func TestModelOneLaunchShape(t *testing.T) {
 	file := twoH200.path(t)
+	// The launch shapes the guide's bandwidth tables compare: a row's
+	// launch, or the title's where every row has the same.
 	shapes := func(args ...string) map[string]bool {
 		t.Helper()
-		out, stderr, code := nvshbench(t, append([]string{"model", "--guide", "--format", "markdown"}, args...)...)
+		out, stderr, code := nvshbench(t, append([]string{"model", "--guide", "--format", "json"}, args...)...)
 		if code != 0 {
 			t.Fatalf("model %v: exit %d: %s", args, code, stderr)
 		}
+		var doc struct {
+			Tables []struct {
+				Title string           `json:"title"`
+				Rows  []map[string]any `json:"rows"`
+			} `json:"tables"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
 		got := map[string]bool{}
-		for _, m := range regexp.MustCompile(`bandwidth (\d+x\d+) `).FindAllStringSubmatch(out, -1) {
-			got[m[1]] = true
+		for _, tb := range doc.Tables {
+			if !strings.Contains(tb.Title, " bandwidth ") {
+				continue
+			}
+			if m := regexp.MustCompile(`bandwidth scope=block (\d+x\d+) `).FindStringSubmatch(tb.Title); m != nil {
+				got[m[1]] = true
+			}
+			for _, r := range tb.Rows {
+				if l, ok := r["launch"].(string); ok {
+					got[strings.TrimSuffix(l, " (paper)")] = true
+				}
+			}
 		}
 		return got
 	}

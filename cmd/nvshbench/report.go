@@ -21,6 +21,7 @@ type reportOptions struct {
 	Margin  string
 	Summary bool
 	IDs     []string
+	All     bool
 }
 
 func newReportCmd() *cobra.Command {
@@ -31,7 +32,9 @@ func newReportCmd() *cobra.Command {
 		Long: `report prints, for each results file, the paper's tables with the measured value beside
 the published one: RMA peak bandwidth by operation and path (Fig. 4), latency at 256 B, and
 AllReduce peak bandwidth (Fig. 5). Each row shows the ratio to the paper and the fraction of
-the hardware limit measured in the same run; rows the machine could not run say why.
+the hardware limit measured in the same run; rows the machine could not run say why. A
+table of the paper the file has no data for (no point of its rows: a bytes-per-SM run has
+none) is named in one line after the file's own tables; --all shows it as well.
 Where a file measured NCCL's device API or MoE dispatch/combine, a table sets the
 implementations side by side and names the faster only where the lead is at least
 --margin and a confidence interval of the time ratio, corrected over a series' sizes,
@@ -44,6 +47,7 @@ most of its values (a column names it). The README's tables are its output.`,
   nvshbench report --example --points --format markdown
   nvshbench report --example --format csv
   nvshbench report --example --margin 5%
+  nvshbench report --example --all
   nvshbench report --summary --example
   nvshbench report --summary --format markdown --example
   nvshbench report --points --id rma/put --id 'latency/*/block' --example`,
@@ -59,6 +63,7 @@ most of its values (a column names it). The README's tables are its output.`,
 	c.Flags().BoolVar(&o.Example, "example", false, "use the embedded example run (measured on an H200)")
 	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
 	c.Flags().BoolVar(&o.Points, "points", false, "add a table of every point")
+	c.Flags().BoolVar(&o.All, "all", false, "every table of the paper, those the file has no data for too (else named in one line)")
 	c.Flags().BoolVar(&o.Summary, "summary", false, "one table of the headline figures, a row each (of several files: each row from the first that gives most of it)")
 	addMarginFlag(c.Flags(), &o.Margin)
 	addIDFlag(c.Flags(), &o.IDs)
@@ -79,8 +84,8 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 	}
 	ref := record.Paper()
 	out, errw := c.OutOrStdout(), c.ErrOrStderr()
-	if o.Summary && (o.Paper || o.Points) {
-		return usagef("--summary prints one table of the headline figures; leave out --paper and --points")
+	if o.Summary && (o.Paper || o.Points || o.All) {
+		return usagef("--summary prints one table of the headline figures; leave out --paper, --points and --all")
 	}
 	if o.Paper {
 		if len(o.Files) > 0 || o.Example || len(o.IDs) > 0 {
@@ -97,7 +102,7 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 	if err := keepIDs(files, o.IDs); err != nil {
 		return err
 	}
-	rep := report.Build(files, ref, report.Options{Points: o.Points, Rule: rule})
+	rep := report.Build(files, ref, report.Options{Points: o.Points, Rule: rule, All: o.All})
 	if o.Summary {
 		rep = report.Summary(files, ref, rule)
 		for _, f := range files {

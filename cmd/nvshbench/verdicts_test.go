@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -176,9 +175,8 @@ func compared(f *record.File, c model.Comparison, size int64) []*record.Point {
 			}
 		}
 	}
-	var op, scope string
-	if _, err := fmt.Sscanf(c.Pattern, "one-sided %s %s scope", &op, &scope); err == nil {
-		op, scope = strings.TrimSuffix(op, ","), strings.TrimSuffix(scope, ",")
+	if op, ok := strings.CutPrefix(c.Pattern, "one-sided "); ok {
+		scope := regexp.MustCompile(`scope=(\w+)`).FindStringSubmatch(c.Group)[1]
 		kind := "rma"
 		if strings.Contains(c.Group, "round trip") {
 			kind = "latency"
@@ -276,10 +274,10 @@ func TestGuideOnCommittedRunsNamesNoWinnerFromADoubtfulPoint(t *testing.T) {
 		return model.Row{}
 	}
 	two, one := twoH200.name, oneH200.name
-	if r := rowAt(two, "one-sided put, block scope", "32x256", 64<<10); r.Winner != "" || r.NotJudged != record.FlagCacheServed {
+	if r := rowAt(two, "one-sided put", "scope=block 32x256", 64<<10); r.Winner != "" || r.NotJudged != record.FlagCacheServed {
 		t.Errorf("two H200s, put at 64 KiB (595 GB/s): %q", r.Label())
 	}
-	if r := rowAt(two, "one-sided put, block scope", "32x256", 1<<30); r.Winner != "NCCL device API (LSA)" {
+	if r := rowAt(two, "one-sided put", "scope=block 32x256", 1<<30); r.Winner != "NCCL device API (LSA)" {
 		t.Errorf("two H200s, put at 1 GiB: %q", r.Label())
 	}
 	for _, tk := range []int64{128, 1024} {

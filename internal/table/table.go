@@ -50,7 +50,8 @@ func Sig(v float64, digits int) Cell {
 	return Cell{Text: strconv.FormatFloat(v, 'f', dec, 64), Num: &v}
 }
 
-// Table is the one table model every format renders.
+// Table is the one table model every format renders. A table of no
+// columns is a line of text, its title (what a report leaves out, say).
 type Table struct {
 	Title   string
 	Columns []string
@@ -326,6 +327,14 @@ func renderTable(w io.Writer, r *Report, md bool) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
+		if len(t.Columns) == 0 {
+			title := Printable(t.Title)
+			if !md && !r.Wide {
+				title = FoldText(title, Width)
+			}
+			fmt.Fprintln(w, title)
+			continue
+		}
 		if md {
 			fmt.Fprintf(w, "### %s\n\n", Printable(t.Title))
 		} else if r.Wide {
@@ -404,6 +413,9 @@ func renderCSV(w io.Writer, r *Report) error {
 		if err := cw.Write([]string{"# " + t.Title}); err != nil {
 			return err
 		}
+		if len(t.Columns) == 0 {
+			continue
+		}
 		cw.Write(t.Columns)
 		for _, row := range t.Rows {
 			rec := make([]string, len(row))
@@ -434,7 +446,7 @@ type jsonTable struct {
 func renderJSON(w io.Writer, r *Report) error {
 	out := make([]jsonTable, 0, len(r.Tables))
 	for _, t := range r.Tables {
-		jt := jsonTable{Title: t.Title, Columns: t.Columns, Notes: t.Notes, Rows: []map[string]any{}}
+		jt := jsonTable{Title: t.Title, Columns: append([]string{}, t.Columns...), Notes: t.Notes, Rows: []map[string]any{}}
 		for _, row := range t.Rows {
 			m := map[string]any{}
 			for c, cell := range row {

@@ -68,3 +68,24 @@ func TestHeadersEscaped(t *testing.T) {
 		}
 	}
 }
+
+// A table of no columns is a line: its title alone after a blank line in
+// text and Markdown (no frame, no heading), a comment line in CSV, a
+// title with no columns in JSON.
+func TestTableOfNoColumnsIsALine(t *testing.T) {
+	r := &table.Report{Tables: []table.Table{
+		{Title: "t", Columns: []string{"a"}, Rows: [][]table.Cell{{table.Str("x")}}},
+		{Title: "Not in this file: Fig. 4"},
+	}}
+	for format, want := range map[string]string{
+		"text":     "+---+\n\nNot in this file: Fig. 4\n",
+		"markdown": "| x |\n\nNot in this file: Fig. 4\n",
+		"csv":      "x\n\n# Not in this file: Fig. 4\n",
+		"json":     `"title": "Not in this file: Fig. 4",` + "\n      \"columns\": [],",
+	} {
+		var b bytes.Buffer
+		if err := table.Render(&b, r, format); err != nil || !strings.Contains(b.String(), want) {
+			t.Errorf("%s (%v):\n%s", format, err, b.String())
+		}
+	}
+}
