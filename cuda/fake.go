@@ -877,9 +877,9 @@ func fakeStageOffset(a Args, op Op) error {
 // grows with its SMs up to its peak (GB/s an SM, peak, the size at half
 // its peak; a mechanism without a model of its own as st's); one with no
 // SM of ours (the copy engine) uses none and needs large transfers. A
-// staged mechanism's stages off a 32-byte multiple of their line halve its
-// rate (the rule a probe found on an H200, persm/tma/stage-offset's to
-// measure). A
+// staged mechanism runs at full rate with its stages on a 128-byte line,
+// at 0.84 of it on another 32-byte multiple and at half off one (as
+// persm/tma/stage-offset measured on an H200, docs/bytes-per-sm.md). A
 // compute kernel's iteration takes 4 µs (fma; another without a model as
 // fma's) or 9 µs (mma) on the SMs outside the budget (every SM at budget
 // 0), scaled to 132 SMs. Beside each other, the transfer loses 10 % and
@@ -923,8 +923,11 @@ func fakePerSM(a Args, op Op) (float64, bool) {
 		case beside:
 			bw *= 0.9
 		}
-		if a.StageOffset%32 != 0 {
+		switch {
+		case a.StageOffset%32 != 0:
 			bw /= 2
+		case a.StageOffset%128 != 0:
+			bw *= 0.84
 		}
 		return float64(a.Size) / bw, true
 	}
