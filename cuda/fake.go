@@ -878,7 +878,7 @@ func fakeStageOffset(a Args, op Op) error {
 // its peak; a mechanism without a model of its own as st's); one with no
 // SM of ours (the copy engine) uses none and needs large transfers. A
 // staged mechanism's stages off a 32-byte multiple of their line halve its
-// rate (the rule a probe found on an H200, persm/tma/stage-offset's to
+// rate (the rule docs/bytes-per-sm.md states, persm/tma/stage-offset's to
 // measure). A
 // compute kernel's iteration takes 4 µs (fma; another without a model as
 // fma's) or 9 µs (mma) on the SMs outside the budget (every SM at budget
