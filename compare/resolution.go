@@ -21,7 +21,7 @@ func Slowdown(old, new float64, unit string) float64 {
 
 // TimerStep is the step of the grid that the two runs' raw samples
 // (seconds per operation) sit on, or 0 where they show none. A timer that
-// ticks (%globaltimer: 32 ns on an H200) gives samples that are whole
+// ticks (%globaltimer) gives samples that are whole
 // ticks, so runs of a few distinct values tie; then a median one tick
 // higher is "significant" to a rank test (every sample of the candidate at
 // the base's slowest value is unlikely if nothing changed) although the

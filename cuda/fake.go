@@ -879,7 +879,7 @@ func fakeStageOffset(a Args, op Op) error {
 // SM of ours (the copy engine) uses none and needs large transfers. A
 // staged mechanism runs at full rate with its stages on a 128-byte line,
 // at 0.84 of it on another 32-byte multiple and at half off one (as
-// persm/tma/stage-offset measured on an H200, docs/bytes-per-sm.md). A
+// persm/tma/stage-offset measures it: docs/bytes-per-sm.md). A
 // compute kernel's iteration takes 4 µs (fma; another without a model as
 // fma's) or 9 µs (mma) on the SMs outside the budget (every SM at budget
 // 0), scaled to 132 SMs. Beside each other, the transfer loses 10 % and

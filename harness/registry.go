@@ -26,8 +26,8 @@ type Benchmark struct {
 	Desc    string
 	Metrics []string // metrics derived from its samples
 	// Limits name the limit benchmarks of the same path that its bandwidth
-	// is a fraction of; the highest measured in the run is the limit (the
-	// copy engine beats the SM copy between two H200s by 7 %).
+	// is a fraction of; the highest measured in the run is the limit
+	// (which of them is faster depends on the machine and the path).
 	Limits []string
 	// Floors name the in-run chases its round trips are compared with
 	// (measured first, like the limits).

@@ -228,7 +228,7 @@ func FitAll(series []*Series) []*Fit {
 // each beyond its fastest sample. A least-squares line cannot pass below
 // every point it is fitted to; it does where the cache-served sizes of the
 // segment pull it, and its B is then above anything the link was seen to
-// do (a B of 819 GB/s over sizes that reach 725–745).
+// do.
 func (f *Fit) aboveData() string {
 segments:
 	for i := range f.Segments {

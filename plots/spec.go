@@ -336,8 +336,8 @@ func limitMarks(limits map[string]float64, div float64) []Mark {
 }
 
 // clip caps the y axis of a linear chart whose cache-answered points rise
-// far above everything that measures the link (get at 1 MiB: 1.6 TB/s over
-// a 376 GB/s limit).
+// far above everything that measures the link (a get at 1 MiB served by the
+// L2, far above the copy reference).
 func clip(s *Spec) {
 	if s.LogY {
 		return

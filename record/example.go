@@ -12,9 +12,8 @@ var exampleGz []byte
 const ExampleName = "example (embedded)"
 
 // Example returns the embedded example results file: a real measured run,
-// 'reproduce --quick' on two H200s joined by NVLink (2026-11-29, third
-// session: results/h200x2-2026-11-29 has the full runs of that machine), as
-// the run's results.jsonl.gz, so report and plot work with nothing else.
+// 'reproduce --quick' on two H200s joined by NVLink, as the run's
+// results.jsonl.gz, so report and plot work with nothing else.
 func Example() (*File, error) { return Reader{}.Example() }
 
 // Example is the embedded example read with rd.

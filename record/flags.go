@@ -79,21 +79,18 @@ const TimerTolerance = 0.10
 // relative spread to first order). 10 %: the tolerance the two timers are
 // held to — samples spread further cannot tell such a disagreement, or a
 // 10 % difference between two rows, from noise. Measured runs sit far
-// below it: of the 1602 ok points of the committed 1-H200 reproduce
-// (results/h200-2026-12-01) the median CV is 0.1 %, the 99th percentile
-// 2 %, and one point (a host-NCCL MoE dispatch, 11.7 %) is above.
+// below it (docs/methodology.md, "Flags").
 const NoiseCV = 0.10
 
 // MemoryCeilingShare: a copy within one GPU at this fraction of its
-// memory's read+write ceiling or more is at the memory ceiling. The in-run
-// copies of one H200 reach 0.88 of it from memory (the copy engine, 2122
-// of 2407 GB/s) and 0.83 (the best SM copy, 1995): 0.95 is above anything
-// seen from memory, so a copy there is memory-bound at the very least.
+// memory's read+write ceiling or more is at the memory ceiling: above what
+// the in-run copies reach from memory (docs/methodology.md, "Flags"), so a
+// copy there is memory-bound at the very least.
 const MemoryCeilingShare = 0.95
 
 // CacheMargin: a buffer up to this many times the L2 can still be answered
-// by it in part (two H200s: the multi-CTA AllReduce read 337 GB/s at 64 MiB,
-// a buffer just over the 60 MiB L2, and 315 GB/s from 128 MiB up).
+// by it in part: a buffer just over the L2 reads faster than larger ones
+// (docs/methodology.md, "The cache rule").
 const CacheMargin = 2
 
 // CacheServed reports whether a buffer of ws bytes may be answered by an

@@ -13,16 +13,15 @@ import (
 // ShapeMargin: a latency that falls by more than this (relative) from one
 // size to the next, and by more than its noise, is marked FlagCheck. The
 // same 10 % the two timers are held to: smaller falls are seen at the
-// smallest sizes of every round trip (8 → 16 B get chases, 4–8 % on one
-// H200: another code path for one 8-byte word), not errors; larger ones
-// are worth a second look (LSA get chase, block, 8 → 16 KiB: 1.21 →
-// 0.94 µs).
+// smallest sizes of every round trip (8 → 16 B get chases: another code
+// path for one 8-byte word), not errors; larger ones are worth a second
+// look.
 const ShapeMargin = 0.10
 
 // ShapeDrop: a delivered rate (size over time per operation: the bandwidth
 // of a bandwidth series) that falls by more than this factor between
 // neighbouring sizes, both beyond the cache, is marked FlagCheck. A cache
-// edge explains such a cliff (1.6 TB/s from L2 to 120 GB/s over NVLink);
+// edge explains such a cliff (from the L2's rate to a link's);
 // beyond it a rate is limited by a link or a memory that a larger message
 // does not slow tenfold.
 const ShapeDrop = 10.0

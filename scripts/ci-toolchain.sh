@@ -54,7 +54,7 @@ for py in "$VENV/bin/python3" "$NEWVENV/bin/python3"; do
   echo "ci-toolchain: forgotten parts against $(dirname "$(dirname "$py")"):"
   NVSHBENCH_PYTHON=$py NVSHBENCH_SCRATCH_REQUIRE=1 "${GO:-go}" test -count=1 -run '^TestForgottenPartsDoNotCompile$' ./cuda
 done
-# The login-node case (README, Install), no GPU needed: this shim on a
+# The login-node case (docs/install.md), no GPU needed: this shim on a
 # machine whose NVSHMEM is a copy in another folder, the wheel's folder out
 # of reach (the shim's RUNPATH rewritten to a folder that does not exist):
 # the shim loads against the copy, doctor lists the copy's bootstrap

@@ -34,7 +34,7 @@ import (
 // checkWholeREADME: README.md's prose is checked for figures typed by hand
 // from top to bottom once it is rewritten (issue 47); until then above
 // "## Install" only, as before. docs/ and results/ are checked whole.
-const checkWholeREADME = false
+const checkWholeREADME = true
 
 // docBlock is one generated block of a Markdown file.
 type docBlock struct {

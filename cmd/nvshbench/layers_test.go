@@ -70,7 +70,7 @@ func layerViolations(graph map[string][]string) []string {
 	for _, pkg := range slices.Sorted(maps.Keys(graph)) {
 		from := layerOf(pkg)
 		if from == "" {
-			bad = append(bad, pkg+": in no layer (add it to layers in layers_test.go and to README's Layout)")
+			bad = append(bad, pkg+": in no layer (add it to layers in layers_test.go and to docs/contributing.md's Layout)")
 			continue
 		}
 		for _, imp := range graph[pkg] {

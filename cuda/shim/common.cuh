@@ -318,8 +318,7 @@ static void pair_roles(Run *r, int both_ways) {
 
 // The floors take NB_FLOOR_HOPS dependent loads an iteration, between two
 // stamps: a stamp a hop (a %globaltimer read and a store on the chain's
-// critical path) lifted the cache-served floor from about 141 to 183 ns on
-// one H200 (results/h200-2026-12-01b/probe).
+// critical path) would lift the cache-served floor it measures.
 #define NB_FLOOR_HOPS 32
 
 // The scope groups of a launch: its CTAs, warps or threads.
@@ -341,13 +340,12 @@ static int ops_per_iter(const Run *r) {
 // ---------------------------------------------------------------------------
 // TMA's shared-memory buffers start on a TMA_ALIGN line: TMA bulk copies
 // into stages off a 32-byte multiple of a 128-byte line (16 or 48 bytes
-// past it) run at half the rate on an H200 (the rule persm/tma/stage-offset
+// past it) run at a fraction of the rate (the rule persm/tma/stage-offset
 // measures: docs/bytes-per-sm.md; a line meets it), and the shim's
 // relocatable build puts a kernel's dynamic shared array right after its
 // static shared memory, rounded only to 16 bytes whatever the array's
-// __align__ says (one static
-// int made the bytes-per-SM TMA rows beside a compute kernel 2x slower:
-// results/h200-2026-12-01e). A kernel declares its dynamic array
+// __align__ says (one static int is enough to put the stages off the
+// line). A kernel declares its dynamic array
 // __align__(16) (declared 128, the compiler folds the alignment below to
 // nothing), launches with TMA_ALIGN bytes of slack, and takes its buffer
 // from tma_aligned.
@@ -370,21 +368,18 @@ __device__ static inline uint64_t gtimer() {
 }
 
 // stamp: the one-CTA kernels (the latency families, the floors) stamp
-// every iteration, thread 0 with a plain store: an atomic max there lifted
-// the cache-served floor from 0.150 to 0.187 us a hop and the round trips
-// by about 40 ns (one H200, results/h200-2026-12-01b).
+// every iteration, thread 0 with a plain store: an atomic max there would
+// lift the cache-served floor and the round trips it stamps.
 __device__ static inline void stamp(int64_t *times, int it) {
   if (blockIdx.x == 0 && threadIdx.x == 0) times[it] = (int64_t)gtimer();
 }
 
 // A kernel of many CTAs stamps its launch, not each iteration: CTA 0 writes
 // t[0] when it starts, and every CTA raises t[1] when it ends (an atomic max,
-// once a CTA and launch). Stamps inside the loop cost more than they told:
-// one H200, against 53d8fe9's build: rma/g at 4 KiB 0.118 -> 0.214 us an
-// iteration with a stamp group every ~50 us (the stamp's branch and its
-// clobber end the overlap of one iteration's loads with the next's), the
-// LSA put at 256 MiB 60 % slower and rma/st 55 % (ptxas reordered the copy
-// loop's loads and stores). A fused launch gives one period (its loop); a
+// once a CTA and launch). Stamps inside the loop cost more than they tell:
+// the stamp's branch and its clobber end the overlap of one iteration's
+// loads with the next's, and ptxas reorders a copy loop's loads and stores
+// around them. A fused launch gives one period (its loop); a
 // launch of one operation, given t = times + l, gives the operation's.
 __device__ static inline void stamp_begin(int64_t *t) {
   if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = (int64_t)gtimer();
@@ -393,13 +388,11 @@ __device__ static inline void stamp_end(int64_t *t) {
   if (threadIdx.x == 0) atomicMax((unsigned long long *)(t + 1), (unsigned long long)gtimer());
 }
 // stamp_end0: CTA 0 alone stamps the end, for the NVSHMEM collectives (one
-// CTA), a launch of one multi-CTA AllReduce (its CTAs do equal shares: CTA
-// 0's end sat within 1 % of the events, results/h200-2026-12-01c) and MoE (one
-// operation a launch: the next launch's start ends the period, and only
-// the last launch's end is CTA 0's): every CTA's atomic on one word,
-// awaited before a kernel of a few us may end, made a launch of one
-// operation 0.25 us slower (the multi-CTA AllReduce at 4 KiB, 4.30 -> 4.54
-// us, one H200, results/h200-2026-12-01b).
+// CTA), a launch of one multi-CTA AllReduce (its CTAs do equal shares, so
+// CTA 0's end is the launch's) and MoE (one operation a launch: the next
+// launch's start ends the period, and only the last launch's end is CTA
+// 0's): every CTA's atomic on one word, awaited before a kernel of a few
+// microseconds may end, would lengthen a launch of one operation.
 __device__ static inline void stamp_end0(int64_t *t) {
   if (blockIdx.x == 0 && threadIdx.x == 0) t[1] = (int64_t)gtimer();
 }
@@ -407,9 +400,8 @@ __device__ static inline void stamp_end0(int64_t *t) {
 // meet each other (the multi-CTA AllReduce: CTA b waits for CTA b of the
 // other ranks only). One operation: CTA 0's end (stamp_end0, the cost
 // above). Many: the last CTA's (stamp_end), whose one atomic a launch costs
-// nothing per operation, while CTA 0 alone ended a fused launch of 1000
-// NCCL LSA AllReduces at 8 MiB 0.5 ms before the others (3.39 against the
-// events' 3.90 us an operation, one PE, results/h200-2026-12-01c).
+// nothing per operation, while CTA 0 alone can end a fused launch of many
+// operations well before the others (its end read under the events).
 __device__ static inline void stamp_end_of(int64_t *t, int iters) {
   if (iters > 1) stamp_end(t);
   else stamp_end0(t);

@@ -40,8 +40,7 @@ enum {
 
 // stamp (common.cuh): thread 0 records %globaltimer at the start of every
 // iteration and at the end of the loop (reading the timer around only the
-// operation missed the loop's own cost and read 10-30 % under the events on
-// one H200).
+// operation misses the loop's own cost and reads under the events).
 
 // put (scope) + quiet per iteration (round trip); blocking: the call alone.
 template <int SCOPE, int BLOCKING>
@@ -59,10 +58,8 @@ __global__ void k_lat_put(uint8_t *dst, const uint8_t *src, int64_t size, int it
 // L1: a repeated line is never an L1 hit), NB_FLOOR_HOPS of them between two
 // stamps, the block's address from its index by a shift (the floors' blocks
 // are 128-byte lines, chain_of(8, ...)). Nothing else is on the critical
-// path: no shared memory, no barrier, a stamp every NB_FLOOR_HOPS hops. On
-// one H200 a plain chase (one thread, p = *p) took 141 ns a hop from the L2
-// and 349 ns from memory; the chase() loop with a stamp a hop 183 and 388
-// (results/h200-2026-12-01b/probe).
+// path: no shared memory, no barrier, a stamp every NB_FLOOR_HOPS hops, so
+// a hop costs what a plain chase (one thread, p = *p) costs.
 __global__ void k_lat_chase(const uint8_t *chain, int64_t n, int64_t *cursor, int iters, int64_t *times) {
   uint64_t cur = (uint64_t)*cursor, last = (uint64_t)n - 1;
   for (int it = 0; it < iters; it++) {

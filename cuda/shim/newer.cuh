@@ -55,12 +55,10 @@
 //              the same kernel with the region calls skipped (a launch
 //              argument; checked: no region counted): the burst without a
 //              region, like for like. Not rma.rate_put's kernel: compiled
-//              apart, the same burst came out 7 % slower there on one H200
-//              under 3.8.0 (174.8 against 187.2 M messages a second;
-//              results/h200-2026-12-01f/call6), because ptxas scheduled its
-//              loop otherwise (the peer's heap-base load after the CTA
-//              barrier, not before it: its latency on every call's path),
-//              a difference of code shape read as the region's.
+//              apart, ptxas may schedule its loop otherwise (the peer's
+//              heap-base load after the CTA barrier, not before it: its
+//              latency on every call's path), a difference of code shape
+//              that would read as the region's.
 //   lat.region an empty region: region_start_block + region_stop_block
 //              with the BATCH_RMA hint, nothing inside, per iteration, one
 //              CTA: what a region adds to a burst (an issue time). Thread 0

@@ -463,24 +463,20 @@ static int calibrate(Run *r, int active, int synced, nb_result *res, int64_t *wa
     double n = 20.0 / (per > 1e-4 ? per : 1e-4);
     // Where another PE shares this GPU, a floor makes as many dependent
     // loads a launch as a round trip row makes round trips: a longer launch
-    // shares the GPU with the other PE's spinning barrier (one H200, 2 PEs:
-    // the memory-served chase read 0.72 us a hop in 20 ms launches; the
-    // earlier floor kernel's 1000-hop launches 0.38). Alone on its GPU a
-    // floor runs ~20 ms launches: in 992-hop launches the cache-served chase
-    // read 0.18-0.19 us a hop, in 20 ms ones 0.150 (a plain chase: 0.142;
-    // results/h200-2026-12-01b).
+    // shares the GPU with the other PE's spinning barrier, which slows the
+    // chase. Alone on its GPU a floor runs full-length launches: short ones
+    // read the cache-served chase slower than a plain chase.
     // A kernel that stamps every iteration (the latency families) keeps at
     // most 1000 of them, and a launch of host calls (T_HOST) makes at most
     // 1000; a kernel that stamps its launch loops as long as ~20 ms takes,
-    // up to NB_MAX_ITERS: capped at 1000 too, the atomics' rate
-    // (8192 counters, 57 ns an iteration on one H200) made 57 us launches
-    // whose events carried the launch's ~6.6 us: 12 % below the in-kernel
-    // timer, "timers disagree" (results/h200-2026-12-01d).
+    // up to NB_MAX_ITERS: capped at 1000 too, the atomics' rate (a short
+    // iteration) made launches so short that the events carried the
+    // launch's own cost, below the in-kernel timer: "timers disagree".
     int loop_cap = f->kernel_timer || has(r, T_HOST) ? 1000 : NB_MAX_ITERS;  // host-issued: a call an iteration
     int cap = f->per_op_launches && f->per_op_launches(r) ? NB_PER_OP_ITERS : (has(r, T_FLOOR) && S.shared_gpu ? 1000 / NB_FLOOR_HOPS : loop_cap);
     // A calibration launch of under 1 ms was mostly its launch (an atomic
-    // rate's iteration is 57 ns on one H200: from one iteration it made
-    // ~0.2 ms launches, their events 3 % above the in-kernel timer): the initiator
+    // rate's iteration is short: from one iteration it made launches whose
+    // events sat above the in-kernel timer): the initiator
     // asks every PE for one more, of the count it just estimated, and
     // estimates again from that (agreed, so every PE makes the same launches).
     int64_t probe = ms < 1.0f && n > f->cal_iters && cap > f->cal_iters ? (int64_t)(n < cap ? n : cap) : 0;

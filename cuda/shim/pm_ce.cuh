@@ -73,10 +73,8 @@ static int pm_ce_fed(const Args *a) { return pm_is_compute(a->op) && pm_is_mech(
 // whose copy took less than PM_FEED_HEADROOM times the CPU time its feeder
 // spent in its CUDA calls a copy (clock_gettime's thread clock: not the
 // time it was descheduled) is not judged: a feeder without that headroom
-// falls behind at its first hiccup (on one H200, 1 KiB - 1 MiB copies of
-// 7.2-8.5 us beside the mma loop against 5.3-7.8 us of calls were 86-90 %
-// busy: results/h200-2026-12-01g call E); the point's values say so, with
-// both times.
+// falls behind at its first hiccup (small copies, whose time is near the
+// feeder's calls); the point's values say so, with both times.
 #define PM_BUSY_MIN 0.9
 #define PM_BUSY_WINDOW_MS 1.0
 #define PM_FEED_HEADROOM 2.0

@@ -25,9 +25,9 @@
 #define PM_BG_DEADLINE_NS 10000000000ull
 // A launch of copies beside it must end well within that deadline: with a
 // fixed --iters, pm_validate refuses one that would take over half of it
-// at PM_CE_SLOW_BPS, a slow copy-engine path (a PCIe peer; the copy engine
-// moves ~400 GB/s to an NVLink peer and ~2 TB/s on its own GPU, an H200's).
-// A calibrated launch lasts about 20 ms.
+// at PM_CE_SLOW_BPS, a slow copy-engine path (a PCIe peer; an NVLink peer
+// or the GPU's own memory is far faster). A calibrated launch is far
+// shorter than the deadline.
 #define PM_CE_SLOW_BPS 10e9
 
 static uint64_t *pm_counts(void) { return (uint64_t *)S.scratch; }

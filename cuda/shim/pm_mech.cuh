@@ -326,8 +326,7 @@ struct PmLsa {
 // ce: the copy engine (cudaMemcpyAsync): no SM of ours, so args.ctas is no
 // budget; whether the driver's copy needs one is checked, not assumed (its
 // setup: pm_sm_check, pm_smcheck.cuh, on an initiator once a process for
-// each target and size; on one H200 a same-GPU copy waited for a free CTA
-// slot).
+// each target and size; a same-GPU copy may wait for a free CTA slot).
 static int pm_sm_check(Run *r, PmCopy copy);
 struct PmCe {
   static constexpr int code = 104;

@@ -1,12 +1,9 @@
 // pm_smcheck.cuh: does a copy-engine row's copy need an SM? A mechanism
-// with no SM of ours (PmCe: the copy engine) is assumed to use none, and
-// on one H200 (driver 580.159.04, CUDA
-// 13.0; results/h200-2026-12-01g) a same-GPU device-to-device
-// cudaMemcpyAsync did not: beside a kernel holding every CTA slot (32 CTAs
-// of 32 sleeping threads an SM) or every thread slot its copies made no
-// progress until that kernel exited, beside one holding all shared memory
-// but few threads they ran at full rate, and beside an FMA kernel their
-// rate fell with its warps an SM: the driver ran them as a kernel. To a
+// with no SM of ours (PmCe: the copy engine) could be assumed to use none,
+// but a same-GPU device-to-device cudaMemcpyAsync may run as the driver's
+// kernel: beside a kernel holding every CTA slot (32 CTAs of 32 sleeping
+// threads an SM) or every thread slot its copies make no progress until
+// that kernel exits (docs/bytes-per-sm.md). To a
 // peer over NVLink it may use a copy engine: so each process asks, once
 // for each target it copies to (pm_sm_check, the mechanism's setup: before
 // the point's calibration and warm-up, outside any timed window), and

@@ -16,8 +16,8 @@
 // signal, p, st, the SM copy into the peer) ends with quiet or a
 // system-scope fence, so an operation's time covers its delivery and
 // repeated stores to the same addresses cannot merge on the way and pass
-// for bandwidth (seen: stores at 64 KiB reading 517-595 GB/s between two
-// H200s, above NVLink, when only the launch's last operation waited).
+// for bandwidth (above the link's rate, when only the launch's last
+// operation waited).
 
 // The family's operation codes: private to the shim (the Go side names
 // operations, nb_args.op), unique over every family (cuda/ops_test.go),
@@ -132,14 +132,12 @@ __global__ void k_scalar(T *dst, const T *src, int64_t n, int iters, int peer, i
 // go to the peer, and every iteration ends with a system-scope fence, as a
 // put ends with quiet: the time covers the stores' delivery, not just their
 // issue. A template parameter, not an argument: with the fence's branch in
-// the loop the loads' kernel compiled 60 % larger and ran 55 % slower at
-// 256 MiB with 32 CTAs (one H200, 2026-12-01, against 73700bc's build);
-// as a template both are within 0.2 % of it (results/h200-2026-12-01).
+// the loop the loads' kernel compiles larger and runs slower; as a
+// template the loads' kernel has no trace of the stores' fence.
 //
 // The loop is group_copy's over the grid, written out: k_copy calling
-// group_copy compiled to PTX equal but for one instruction, yet ran 4 % slower
-// per iteration at L2-resident sizes (st/ld 8 B: 156 against 150 ns,
-// alternated twice on two H200s, 2026-11-29); the limits were unchanged.
+// group_copy compiled to PTX equal but for one instruction, yet ran slower
+// per iteration at L2-resident sizes.
 template <int REMOTE_DST>
 __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src, int64_t size, int iters, uint32_t zero, int64_t *st) {
   int64_t n16 = size / 16;
@@ -155,9 +153,8 @@ __global__ void k_copy(uint8_t *__restrict__ dst, const uint8_t *__restrict__ sr
       // k == i (zero is 0), but the compiler cannot know: every store waits
       // for all four loads, so the four are in flight together.
       // ptxas otherwise chose per build whether to store the first vector
-      // before loading the others (one load in flight): the stamps' code in
-      // the loop tipped it, and rma/st and rma/ld at 256 MiB, 32 x 256, ran
-      // 55 % slower (one H200, results/h200-2026-12-01b).
+      // before loading the others (one load in flight): code elsewhere in
+      // the loop (the stamps') tipped it, and the copy slowed.
       int64_t k = i + (int64_t)((a.w ^ b.w ^ c.w ^ d.w) & zero);
       d4[k] = a;
       d4[k + stride] = b;

@@ -12,8 +12,8 @@ const (
 	// ValueCESMFree: on every point of those rows, 1 where one of its
 	// copies completed while a kernel held every CTA slot of the GPU (the
 	// copy needs no SM: a copy engine's), 0 where it waited for a slot
-	// (the driver ran it as a kernel: on one H200, driver 580, same-GPU
-	// cudaMemcpyAsync did, results/h200-2026-12-01g); absent where not
+	// (the driver ran it as a kernel, as it may a same-GPU cudaMemcpyAsync:
+	// docs/bytes-per-sm.md); absent where not
 	// checked (files before it, the check could not hold every slot, or
 	// CUDA_DEVICE_MAX_CONNECTIONS=1).
 	ValueCESMFree = "ce_sm_free"

@@ -161,8 +161,9 @@ var otherImpls = []impl{
 	{name: "nccl", code: cuda.ImplNCCL, def: true, desc: "NCCL"},
 }
 
-// OneShotMax is where multicta switches from one-shot to two-shot (with
-// more than 2 PEs: measured on two H200s, one-shot is faster at every size).
+// OneShotMax is where multicta switches from one-shot to two-shot, with
+// more than 2 PEs (with 2, both read the same bytes and one-shot needs one
+// barrier instead of two: it runs at every size).
 const OneShotMax = 256 << 10
 
 func init() {

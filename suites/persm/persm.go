@@ -9,8 +9,8 @@
 //     smallest budget reaching 90 % of each mechanism's peak from them.
 //     Whether the copy engine's copies need an SM after all is checked, not
 //     assumed: every point of its rows (ce, ce/beside-*, compute/*/beside-ce)
-//     carries the value ce_sm_free where the shim could judge it (on one
-//     H200 a same-GPU copy waited for a free CTA slot).
+//     carries the value ce_sm_free where the shim could judge it (the
+//     driver may run a same-GPU copy as a kernel: docs/bytes-per-sm.md).
 //   - persm/<mechanism>/beside-<compute>: the same transfer while a compute
 //     kernel (fma: an FMA-bound loop; mma: a tensor-core bf16 loop) holds
 //     every other SM, in one fused launch; against persm/<mechanism> it is

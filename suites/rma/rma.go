@@ -34,9 +34,9 @@ var TMAPolicies = []string{"DISABLE", "ENABLE"}
 
 // Regions: the points of rma/rate/put-nbi-region/block (params.extra.region):
 // no region (the region kernel with its region calls skipped: one compiled
-// loop for both points; rma/rate/put-nbi/block's kernel, compiled apart,
-// scheduled the same burst otherwise and ran 7 % slower on one H200) and a
-// region with NVSHMEM's batch-RMA hint.
+// loop for both points: rma/rate/put-nbi/block's kernel, compiled apart,
+// may be scheduled otherwise, a difference of code a comparison would read
+// as the region's) and a region with NVSHMEM's batch-RMA hint.
 const RegionNone = "none"
 
 var Regions = []string{RegionNone, "batch_rma"}
@@ -364,8 +364,8 @@ var (
 
 // referenceGrids are the launch shapes of a copy reference: CTAs per SM of
 // the run's GPUs × threads per CTA, every one measured; the best is the
-// reference (one 8 × 1024 grid reached the SM copy's best on an H200;
-// 132 × 256 only half of it). A quick run tries three.
+// reference (which shape reaches the SM copy's best depends on the GPU:
+// none is assumed). A quick run tries three.
 func referenceGrids(op string, c *harness.Config) [][2]int {
 	if op == "rma.ce_copy" {
 		return [][2]int{{1, 32}} // unused by the copy engine
