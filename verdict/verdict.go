@@ -335,13 +335,17 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 		}
 		// The physical ceiling of its path (NVML).
 		if higher && p.Ceiling != nil && p.Ceiling.Value > 0 && g.class != "same-gpu" {
-			sh := val / p.Ceiling.Value
+			ceil := p.Ceiling.Value // per direction: both of a bidirectional pair's
+			if p.Params.Dir == "bidir" {
+				ceil *= 2
+			}
+			sh := val / ceil
 			lvl := Pass
 			if sh > CeilingExcess {
 				lvl = Warn
 			}
 			s.add(Finding{Level: lvl, Row: rowOf(p), Value: val, Unit: unit,
-				Band: fmt.Sprintf("at most its path's ceiling %s (%s)", Show(p.Ceiling.Value, unit), p.Ceiling.ID),
+				Band: fmt.Sprintf("at most its path's ceiling %s (%s)", Show(ceil, unit), p.Ceiling.ID),
 				Reason: fmt.Sprintf("%s %s, %.0f %% of the physical ceiling: above it, the link info or the timing is wrong", rowOf(p), Show(val, unit), sh*100)})
 		}
 		// The reference band of its GPU kind and class.

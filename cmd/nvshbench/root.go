@@ -52,6 +52,7 @@ in the same run, and turns runs into decisions.
 		newDoctorCmd(),
 		newBuildShimCmd(),
 		newReproduceCmd(),
+		newCheckCmd(),
 		newWorkerCmd(),
 	)
 	// Unknown subcommands are usage errors.
