@@ -67,7 +67,8 @@ type Subject struct {
 	Name     string    `json:"name"`
 	Node     string    `json:"node,omitempty"`
 	GPU      int       `json:"gpu"`
-	From, To int       `json:"-"` // a pair's PEs
+	From     int       `json:"from_pe"`
+	To       int       `json:"to_pe"` // a pair's PEs (a rank: its PE twice)
 	toNode   string    // a pair's second node
 	Level    Level     `json:"level"`
 	Findings []Finding `json:"findings,omitempty"` // the WARN and FAIL ones
@@ -198,6 +199,18 @@ func rowOf(p *record.Point) string {
 	return p.ID
 }
 
+// upperQuartile is the figure a quarter of the group does better than
+// (the 75th percentile of a bandwidth, the 25th of a round trip).
+func upperQuartile(v []float64, higher bool) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	i := (len(s) - 1) * 3 / 4
+	if !higher {
+		i = (len(s) - 1) / 4
+	}
+	return s[i]
+}
+
 func median(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
@@ -219,6 +232,9 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 			return nil, err
 		}
 		v.Bands = o.Bands.Source
+	}
+	if why := missingNodes(f); why != "" {
+		return nil, fmt.Errorf("%s", why)
 	}
 	gpuKind := ""
 	if len(f.Header.GPUs) > 0 {
@@ -323,15 +339,18 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 			where = "the job's"
 		}
 		if grp := groups[g]; len(grp) >= MinGroup && g.class != "same-gpu" {
-			m := median(grp)
+			m, of := median(grp), "median"
+			if g.node == "" { // across nodes: a slow node is on most pairs of a small job
+				m, of = upperQuartile(grp, higher), "upper quartile"
+			}
 			sh := share(val, m, higher)
 			what := "pairs"
 			if kind == matrixLocal {
 				what = "GPUs"
 			}
 			s.add(Finding{Level: levelOf(sh), Row: rowOf(p), Value: val, Unit: unit,
-				Band: fmt.Sprintf("%s median of %d %s %s: %s (WARN below %.0f %%, FAIL below %.0f %%)", where, len(grp), g.class, what, Show(m, unit), WarnShare*100, FailShare*100),
-				Reason: fmt.Sprintf("%s %s, %.0f %% of the median", rowOf(p), Show(val, unit), sh*100)})
+				Band:   fmt.Sprintf("%s %s of %d %s %s: %s (WARN below %.0f %%, FAIL below %.0f %%)", where, of, len(grp), g.class, what, Show(m, unit), WarnShare*100, FailShare*100),
+				Reason: fmt.Sprintf("%s %s, %.0f %% of the %s", rowOf(p), Show(val, unit), sh*100, of)})
 		}
 		// The physical ceiling of its path (NVML).
 		if higher && p.Ceiling != nil && p.Ceiling.Value > 0 && g.class != "same-gpu" {
@@ -345,7 +364,7 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 				lvl = Warn
 			}
 			s.add(Finding{Level: lvl, Row: rowOf(p), Value: val, Unit: unit,
-				Band: fmt.Sprintf("at most its path's ceiling %s (%s)", Show(ceil, unit), p.Ceiling.ID),
+				Band:   fmt.Sprintf("at most its path's ceiling %s (%s)", Show(ceil, unit), p.Ceiling.ID),
 				Reason: fmt.Sprintf("%s %s, %.0f %% of the physical ceiling: above it, the link info or the timing is wrong", rowOf(p), Show(val, unit), sh*100)})
 		}
 		// The reference band of its GPU kind and class.
@@ -365,7 +384,7 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 		}
 		sh := c / max
 		s.add(Finding{Level: levelOf(sh), Row: "SM clock", Value: c, Unit: "Hz",
-			Band: fmt.Sprintf("its maximum %.0f MHz (WARN below %.0f %%, FAIL below %.0f %%)", max/1e6, WarnShare*100, FailShare*100),
+			Band:   fmt.Sprintf("its maximum %.0f MHz (WARN below %.0f %%, FAIL below %.0f %%)", max/1e6, WarnShare*100, FailShare*100),
 			Reason: fmt.Sprintf("SM clock %.0f MHz while its copies ran, %.0f %% of its maximum %.0f MHz (power or thermal capping?)", c/1e6, sh*100, max/1e6)})
 	}
 	judgeRanks(v)
@@ -562,7 +581,9 @@ func judgeNodes(v *Verdict, nodes map[string]*Subject) {
 }
 
 // Notes adds a PASS-level remark to a subject (no change of level).
-func (s *Subject) Notes(text string) { s.Findings = append(s.Findings, Finding{Level: Pass, Reason: text}) }
+func (s *Subject) Notes(text string) {
+	s.Findings = append(s.Findings, Finding{Level: Pass, Reason: text})
+}
 
 func countWith(across []*Subject, a, b string) int {
 	n := 0
@@ -577,3 +598,22 @@ func countWith(across []*Subject, a, b string) int {
 
 // endsOf are a pair subject's two nodes (from its name's ends).
 func endsOf(s *Subject) (string, string) { return s.Node, s.toNode }
+
+// missingNodes says why a file cannot be judged per node: the job was
+// started on more nodes than its PEs ran on ("" if not).
+func missingNodes(f *record.File) string {
+	hosts := map[string]bool{}
+	for _, g := range f.Header.GPUs {
+		hosts[g.Host] = true
+	}
+	for i := range f.Points {
+		if p := f.Points[i].Pair; p != nil {
+			hosts[p.From.Node], hosts[p.To.Node] = true, true
+		}
+	}
+	delete(hosts, "")
+	if n := f.Header.Nodes; n > 1 && len(hosts) > 0 && len(hosts) < n {
+		return fmt.Sprintf("the job was started on %d nodes, but its PEs ran on %d: a node is missing from the job, so no pair across it was measured; start tasks on every node (srun --ntasks-per-node, mpirun --map-by ppr:N:node) and run check again", n, len(hosts))
+	}
+	return ""
+}

@@ -58,13 +58,15 @@ Exit status: 0 when nothing fails (WARN included), 5 when something FAILs, 2 for
 input (a band file that does not parse or is for another GPU kind, a node missing from the
 job, a PE that died mid-matrix: every pair measured before it is kept in the file).`,
 		Example: `  nvshbench check --out node1-check.jsonl
-  nvshbench check --json > verdict.json
-  nvshbench check --judge node1-check.jsonl
-  nvshbench check --judge node1-check.jsonl --bands my-bands.json
+  nvshbench check --json --out node1-check.jsonl
+  nvshbench check --bands my-bands.json --out node1-check.jsonl
   # on one GPU, 8 PEs: functional only (time-sliced PEs say nothing of links)
   nvshbench check --pes-per-gpu 8 --matrix-size 64M
-  # without a GPU: the fake node of 8 GPUs writes SYNTHETIC numbers
-  NVSHBENCH_FAKE_GPUS=8 nvshbench check --shim fake --out fake-check.jsonl`,
+  # without a GPU: the fake GPU layer writes SYNTHETIC numbers (NVSHBENCH_FAKE_GPUS=8: a fake node of 8)
+  nvshbench check --shim fake --pes-per-gpu 4 --out fake-check.jsonl
+  nvshbench check --judge fake-check.jsonl
+  nvshbench check --judge fake-check.jsonl --json
+`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runCheck(c.Context(), o, c.OutOrStdout(), c.ErrOrStderr())
@@ -174,7 +176,11 @@ func diedPE(f *record.File) string {
 	for i := range f.Points {
 		p := &f.Points[i]
 		if p.Status == record.StatusError && (strings.Contains(p.Reason, "exited") || strings.Contains(p.Reason, "died")) {
-			return fmt.Sprintf("a PE's worker ended mid-matrix at %s %s (%s)", p.ID, p.Params.Pair, firstLine(p.Reason))
+			at := p.ID
+			if p.Params.Pair != "" {
+				at += " pair " + p.Params.Pair
+			}
+			return fmt.Sprintf("a PE's worker ended mid-matrix at %s (%s)", at, firstLine(p.Reason))
 		}
 	}
 	return ""
