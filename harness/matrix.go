@@ -24,14 +24,20 @@ var (
 	MatrixRoundTrips = []string{"latency/put/block", "latency/get/block", "latency/nccl-lsa/put/block", "latency/nccl-lsa/get/block"}
 )
 
+// MatrixIncastRow is the matrix's incast: all to one, for every PE as the
+// target (params.pair: the first other PE, whose calibration every PE
+// takes, to the target).
+const MatrixIncastRow = "rma/put-incast/block"
+
 // MatrixKey is the params.extra key that marks a point of the pair matrix.
 const MatrixKey = "matrix"
 
 // Matrix values of params.extra.matrix: a pair of PEs, or one PE's own GPU
 // (a copy reference within it).
 const (
-	MatrixPair  = "pair"
-	MatrixLocal = "local"
+	MatrixPair   = "pair"
+	MatrixLocal  = "local"
+	MatrixIncast = "incast" // every other PE into the pair's target
 )
 
 // DefaultMatrixSize is the matrix's bandwidth size: 256 MiB, beyond twice
@@ -39,7 +45,9 @@ const (
 const DefaultMatrixSize = 256 << 20
 
 // MatrixRows are every row of the pair matrix.
-func MatrixRows() []string { return append(slices.Clone(MatrixBandwidth), MatrixRoundTrips...) }
+func MatrixRows() []string {
+	return append(append(slices.Clone(MatrixBandwidth), MatrixRoundTrips...), MatrixIncastRow)
+}
 
 // InMatrix: the benchmark id is a row of the pair matrix.
 func InMatrix(id string) bool { return slices.Contains(MatrixRows(), id) }
@@ -88,6 +96,12 @@ func matrixPoints(b *Benchmark, cfg *Config) []record.Params {
 		out = append(out, p)
 	}
 	for _, p := range own {
+		if b.ID == MatrixIncastRow {
+			for to := 0; to < cfg.PEs && cfg.PEs > 1; to++ {
+				add(p, map[bool]int{true: 1, false: 0}[to == 0], to, MatrixIncast)
+			}
+			continue
+		}
 		if b.ID[:6] == "limit/" {
 			for pe := 0; pe < cfg.PEs; pe++ {
 				add(p, pe, pe, MatrixLocal)

@@ -33,6 +33,13 @@ func TestMatrixPlanCoversEveryOrderedPair(t *testing.T) {
 			t.Fatalf("%s %s: not a matrix point (pair %q, matrix %q, mode %q)", it.ID, p.Key(), p.Pair, kind, p.Mode)
 		}
 		pr, err := harness.ParsePair(p.Pair)
+		if kind == harness.MatrixIncast {
+			if it.ID != harness.MatrixIncastRow || pr.From == pr.To || pr.From != map[bool]int{true: 1, false: 0}[pr.To == 0] {
+				t.Errorf("%s: incast pair %s", it.ID, p.Pair)
+			}
+			rows["incast"]++
+			continue
+		}
 		if err != nil || (pr.From == pr.To) != (kind == harness.MatrixLocal) {
 			t.Errorf("%s: pair %s marked %s", it.ID, p.Pair, kind)
 		}
@@ -55,7 +62,13 @@ func TestMatrixPlanCoversEveryOrderedPair(t *testing.T) {
 			t.Errorf("%v measured %d times (one launch shape, one size)", k, n)
 		}
 	}
+	if rows["incast"] != 8 {
+		t.Errorf("%d incasts, want one into each of the 8 PEs", rows["incast"])
+	}
 	for _, id := range harness.MatrixRows() {
+		if id == harness.MatrixIncastRow {
+			continue
+		}
 		want := 56
 		if id[:6] == "limit/" {
 			want = 56 + 8

@@ -120,9 +120,10 @@ type Options struct {
 // GPU with itself. Kept here as the results say them (verdict reads
 // results only).
 const (
-	matrixKey   = "matrix"
-	matrixPair  = "pair"
-	matrixLocal = "local"
+	matrixKey    = "matrix"
+	matrixPair   = "pair"
+	matrixLocal  = "local"
+	matrixIncast = "incast"
 )
 
 // Class is a pair's link class as bands name it: nvlink (NVLink, direct
@@ -262,10 +263,11 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 		return s
 	}
 	waived := map[[2]string]*Waiver{}
-	// Groups of the matrix: a row's figures per class and node (a pair
-	// within a node: its node; across nodes: the job's).
-	type groupKey struct{ row, class, node, kind string }
 	groups := map[groupKey][]float64{}
+	multi := len(f.Header.GPUs) > 0 && f.Header.Nodes > 1
+	for _, g := range f.Header.GPUs {
+		multi = multi || g.Host != f.Header.GPUs[0].Host
+	}
 	var judged []*record.Point
 	for i := range f.Points {
 		p := &f.Points[i]
@@ -286,12 +288,14 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 				pairSubject(pairs, p).add(f)
 			case kind == matrixLocal && p.Pair != nil:
 				gpu(p.Pair.From).add(f)
+			case kind == matrixIncast && p.Pair != nil:
+				gpu(p.Pair.To).add(f)
 			default:
 				v.Job.add(f)
 			}
 			continue
 		}
-		if kind == "" || p.Pair == nil {
+		if kind != matrixPair && kind != matrixLocal && kind != matrixIncast || p.Pair == nil {
 			judgeJob(v, p)
 			continue
 		}
@@ -299,33 +303,32 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 		if !ok {
 			continue
 		}
-		g := groupKey{rowOf(p), Class(p), p.Pair.From.Node, kind}
-		if g.class == "network" {
-			g.node = ""
-		}
+		g := groupOf(p, kind, multi)
 		groups[g] = append(groups[g], val)
 		judged = append(judged, p)
 	}
 	clocks := map[*Subject][]float64{}
 	nominal := map[*Subject]float64{}
+	maxHz := map[int]float64{} // by PE: its GPU's maximum SM clock (the header's)
 	for _, g := range f.Header.GPUs {
-		s := gpu(record.PairEnd{PE: g.PE, GPU: g.Index, Node: g.Host})
 		if g.ClockKHz > 0 {
-			nominal[s] = float64(g.ClockKHz) * 1e3
+			maxHz[g.PE] = float64(g.ClockKHz) * 1e3
 		}
 	}
 	for _, p := range judged {
 		val, unit, higher, _ := figure(p)
 		kind := p.Params.Extra[matrixKey]
-		g := groupKey{rowOf(p), Class(p), p.Pair.From.Node, kind}
-		if g.class == "network" {
-			g.node = ""
-		}
+		g := groupOf(p, kind, multi)
 		var s *Subject
-		if kind == matrixLocal {
+		if kind == matrixIncast {
+			s = gpu(p.Pair.To) // its receiving side
+		} else if kind == matrixLocal {
 			s = gpu(p.Pair.From)
 			if p.Clock != nil && p.Clock.SMMedianHz > 0 {
 				clocks[s] = append(clocks[s], p.Clock.SMMedianHz)
+				if hz := maxHz[p.Pair.From.PE]; hz > 0 {
+					nominal[s] = hz
+				}
 			}
 		} else {
 			s = pairSubject(pairs, p)
@@ -345,15 +348,18 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 			}
 			sh := share(val, m, higher)
 			what := "pairs"
-			if kind == matrixLocal {
+			switch kind {
+			case matrixLocal:
 				what = "GPUs"
+			case matrixIncast:
+				what = "points (every other PE into one GPU)"
 			}
 			s.add(Finding{Level: levelOf(sh), Row: rowOf(p), Value: val, Unit: unit,
 				Band:   fmt.Sprintf("%s %s of %d %s %s: %s (WARN below %.0f %%, FAIL below %.0f %%)", where, of, len(grp), g.class, what, Show(m, unit), WarnShare*100, FailShare*100),
 				Reason: fmt.Sprintf("%s %s, %.0f %% of the %s", rowOf(p), Show(val, unit), sh*100, of)})
 		}
 		// The physical ceiling of its path (NVML).
-		if higher && p.Ceiling != nil && p.Ceiling.Value > 0 && g.class != "same-gpu" {
+		if higher && p.Ceiling != nil && p.Ceiling.Value > 0 && g.class != "same-gpu" && kind != matrixIncast {
 			ceil := p.Ceiling.Value // per direction: both of a bidirectional pair's
 			if p.Params.Dir == "bidir" {
 				ceil *= 2
@@ -368,7 +374,7 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 				Reason: fmt.Sprintf("%s %s, %.0f %% of the physical ceiling: above it, the link info or the timing is wrong", rowOf(p), Show(val, unit), sh*100)})
 		}
 		// The reference band of its GPU kind and class.
-		if o.Bands != nil {
+		if o.Bands != nil && kind != matrixIncast {
 			if b := o.Bands.For(gpuKind, g.class, p); b != nil {
 				sh := b.Share(val)
 				s.add(Finding{Level: levelOf(sh), Row: rowOf(p), Value: val, Unit: unit, Band: b.String(unit),
@@ -376,16 +382,26 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 			}
 		}
 	}
-	// A GPU's SM clock against its maximum.
+	// A GPU's SM clock while its copies ran against its node's other GPUs'
+	// (a GPU capped by power or heat), its maximum named beside.
+	nodeClocks := map[string][]float64{}
 	for s, cs := range clocks {
-		c, max := median(cs), nominal[s]
-		if max <= 0 {
+		nodeClocks[s.Node] = append(nodeClocks[s.Node], median(cs))
+	}
+	for s, cs := range clocks {
+		grp := nodeClocks[s.Node]
+		if len(grp) < MinGroup {
 			continue
 		}
-		sh := c / max
+		c, m := median(cs), median(grp)
+		sh := c / m
+		most := ""
+		if hz := nominal[s]; hz > 0 {
+			most = fmt.Sprintf(", %.0f %% of its maximum %.0f MHz", c/hz*100, hz/1e6)
+		}
 		s.add(Finding{Level: levelOf(sh), Row: "SM clock", Value: c, Unit: "Hz",
-			Band:   fmt.Sprintf("its maximum %.0f MHz (WARN below %.0f %%, FAIL below %.0f %%)", max/1e6, WarnShare*100, FailShare*100),
-			Reason: fmt.Sprintf("SM clock %.0f MHz while its copies ran, %.0f %% of its maximum %.0f MHz (power or thermal capping?)", c/1e6, sh*100, max/1e6)})
+			Band: fmt.Sprintf("its node's median of %d GPUs: %.0f MHz (WARN below %.0f %%, FAIL below %.0f %%)", len(grp), m/1e6, WarnShare*100, FailShare*100),
+			Reason: fmt.Sprintf("SM clock %.0f MHz while its copies ran, %.0f %% of its node's median%s (power or thermal capping?)", c/1e6, sh*100, most)})
 	}
 	judgeRanks(v)
 	// A pair whose initiator's GPU fails its own check: said on the pair.
@@ -431,6 +447,25 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 		v.Notes = append(v.Notes, "SYNTHETIC: the fake GPU layer's invented numbers, not a measurement")
 	}
 	return v, nil
+}
+
+// groupKey is a group of the matrix's figures a point is held to the
+// median of: a row's figures per class and node (a pair within a node: its
+// node; across nodes, and incasts of a job of several nodes: the job's).
+type groupKey struct{ row, class, node, kind string }
+
+func groupOf(p *record.Point, kind string, multi bool) groupKey {
+	g := groupKey{rowOf(p), Class(p), p.Pair.From.Node, kind}
+	if kind == matrixIncast {
+		g.class, g.node = "incast", p.Pair.To.Node
+		if multi {
+			g.node = ""
+		}
+	}
+	if g.class == "network" {
+		g.node = ""
+	}
+	return g
 }
 
 func pairSubject(pairs map[[2]int]*Subject, p *record.Point) *Subject {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nvshbench/nvshbench/harness"
+	"github.com/nvshbench/nvshbench/plots"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/verdict"
 )
@@ -73,8 +74,36 @@ func TestCheckFailsTheDegradedLink(t *testing.T) {
 	if got := named(v.GPUs, verdict.Fail); len(got) != 0 {
 		t.Errorf("GPUs failed: %q", got)
 	}
+	// The heat map marks the pair, and only it.
+	stdout, stderr, code := nvshbench(t, "plot", "--matrix", "--spec", out)
+	var hms []plots.HeatMap
+	if code != exitOK || json.Unmarshal([]byte(stdout), &hms) != nil {
+		t.Fatalf("plot --matrix --spec: exit %d: %s", code, stderr)
+	}
+	sawCopy := false
+	for _, h := range hms {
+		for from, row := range h.Marks {
+			for to, m := range row {
+				if m != "" && !(from == 2 && to == 5 || from == 5 && to == 2) {
+					t.Errorf("%s: %d → %d marked %s", h.Name, from, to, m)
+				}
+			}
+		}
+		if h.Name == "matrix-limit-sm-copy" {
+			sawCopy = h.Marks[2][5] == "FAIL" && h.Marks[5][2] == "FAIL"
+		}
+	}
+	if !sawCopy {
+		t.Errorf("the SM copy's heat map does not mark 2 → 5 and 5 → 2 FAIL")
+	}
+	charts := filepath.Join(t.TempDir(), "charts")
+	if _, stderr, code := nvshbench(t, "plot", "--matrix", "--out", charts, "--format", "png", out); code != exitOK {
+		t.Errorf("plot --matrix: exit %d: %s", code, stderr)
+	} else if st, err := os.Stat(filepath.Join(charts, "matrix-limit-sm-copy.png")); err != nil || st.Size() == 0 {
+		t.Errorf("heat map not written: %v", err)
+	}
 	// The matrix table of report marks the pair.
-	stdout, stderr, code := nvshbench(t, "report", "--matrix", out)
+	stdout, stderr, code = nvshbench(t, "report", "--matrix", out)
 	if code != exitOK || !strings.Contains(stdout, "limit/sm-copy") || !strings.Contains(stdout, "*") {
 		t.Errorf("report --matrix: exit %d: %s%s", code, stdout, stderr)
 	}
@@ -110,20 +139,27 @@ func TestCheckNamesTheLateRank(t *testing.T) {
 	}
 }
 
-// The node on a slower network is the node named: of three nodes, the one
-// every failing pair across nodes reaches. Of two, no pair tells which
-// (each crosses both nodes' NICs), and the check says so.
+// The node on a slower network is the node named: of two nodes, by the
+// incasts into its GPUs (its NICs shared by the other node's senders; a
+// pair between the nodes crosses both nodes' NICs, so the pairs alone
+// cannot tell); of three, by its pairs to the others as well.
 func TestCheckNamesTheSlowNode(t *testing.T) {
-	v, _, code, _ := checkFake(t, 2, 3, "node:2=50%")
-	if code != exitCheckFail || v.SlowestNode != "fake-node2" {
-		t.Fatalf("exit %d, slowest node %q, want fake-node2", code, v.SlowestNode)
-	}
-	if got := named(v.Nodes, verdict.Fail); len(got) != 1 || got[0] != "fake-node2" {
-		t.Errorf("failing nodes %q", got)
-	}
-	v, _, code, _ = checkFake(t, 2, 2, "node:1=50%")
-	if code != exitOK || v.Level != verdict.Pass {
-		t.Errorf("two nodes, one slower: exit %d, %s (every pair across them alike: nothing stands out)", code, v.Level)
+	for _, c := range []struct {
+		gpus, nodes int
+		topo, want  string
+	}{{4, 2, "node:1=50%", "fake-node1"}, {2, 3, "node:2=50%", "fake-node2"}} {
+		v, _, code, _ := checkFake(t, c.gpus, c.nodes, c.topo)
+		if code != exitCheckFail || v.SlowestNode != c.want {
+			t.Fatalf("%s: exit %d, slowest node %q, want %s", c.topo, code, v.SlowestNode, c.want)
+		}
+		if got := named(v.Nodes, verdict.Fail); len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s: failing nodes %q", c.topo, got)
+		}
+		for _, g := range v.GPUs {
+			if (g.Level == verdict.Fail) != (g.Node == c.want) {
+				t.Errorf("%s: %s %s", c.topo, g.Name, g.Level)
+			}
+		}
 	}
 }
 
