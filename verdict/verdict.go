@@ -400,7 +400,7 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 			most = fmt.Sprintf(", %.0f %% of its maximum %.0f MHz", c/hz*100, hz/1e6)
 		}
 		s.add(Finding{Level: levelOf(sh), Row: "SM clock", Value: c, Unit: "Hz",
-			Band: fmt.Sprintf("its node's median of %d GPUs: %.0f MHz (WARN below %.0f %%, FAIL below %.0f %%)", len(grp), m/1e6, WarnShare*100, FailShare*100),
+			Band:   fmt.Sprintf("its node's median of %d GPUs: %.0f MHz (WARN below %.0f %%, FAIL below %.0f %%)", len(grp), m/1e6, WarnShare*100, FailShare*100),
 			Reason: fmt.Sprintf("SM clock %.0f MHz while its copies ran, %.0f %% of its node's median%s (power or thermal capping?)", c/1e6, sh*100, most)})
 	}
 	judgeRanks(v)
