@@ -606,7 +606,7 @@ func registerIncast() {
 		Args: func(e *harness.Env, p record.Params) (cuda.Args, string) {
 			a, why := argsOf("rma.put_incast")(e, p)
 			if why == "" && e.Pair().From == e.Pair().To {
-				why = "an incast needs two PEs"
+				why = "an incast needs 2 PEs or more (a target and a sender)"
 			}
 			return a, why
 		},
