@@ -216,9 +216,8 @@ func BenchmarkFakeMatrix8(b *testing.B) {
 	b.Setenv("NVSHBENCH_FAKE_GPUS", "8")
 	for i := 0; i < b.N; i++ {
 		out := filepath.Join(b.TempDir(), "m.jsonl")
-		if _, stderr, code := nvshbenchB(b, "run", "--shim", "fake", "--matrix", "--samples", "3", "--warmup", "1", "--out", out,
-			"limit/ce-copy", "limit/sm-copy", "limit/sm-copy-read", "rma/put/block", "rma/get/block", "rma/nccl-lsa/put/block", "rma/nccl-lsa/get/block",
-			"latency/put/block", "latency/get/block", "latency/nccl-lsa/put/block", "latency/nccl-lsa/get/block"); code != 0 {
+		args := append([]string{"run", "--shim", "fake", "--matrix", "--samples", "3", "--warmup", "1", "--out", out}, harness.MatrixRows()...)
+		if _, stderr, code := nvshbenchB(b, args...); code != 0 {
 			b.Fatalf("exit %d: %s", code, stderr)
 		}
 	}

@@ -39,7 +39,7 @@ published peaks appear as dashed reference lines.
 there before (listed in its .nvshbench-reproduce file), never one of yours.`,
 		Example: `  nvshbench plot --example --out charts
   nvshbench plot --example --out charts --format svg --no-paper
-  nvshbench plot --matrix --out charts node1-check.jsonl`,
+  # the pair matrix of a check as heat maps: nvshbench plot --matrix --out charts node1-check.jsonl`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if len(o.Formats) == 0 && !o.Spec {
