@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -274,7 +275,7 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 		kind := p.Params.Extra[matrixKey]
 		switch p.Status {
 		case record.StatusWaived:
-			k := [2]string{rowOf(p), p.Reason}
+			k := [2]string{rowOf(p), peNumber.ReplaceAllString(p.Reason, "PE #")} // one line for every PE's alike
 			if waived[k] == nil {
 				waived[k] = &Waiver{Row: rowOf(p), Reason: p.Reason}
 			}
@@ -467,6 +468,9 @@ func groupOf(p *record.Point, kind string, multi bool) groupKey {
 	}
 	return g
 }
+
+// peNumber is a PE named in a waiver's reason.
+var peNumber = regexp.MustCompile(`PE \d+`)
 
 func pairSubject(pairs map[[2]int]*Subject, p *record.Point) *Subject {
 	k := [2]int{p.Pair.From.PE, p.Pair.To.PE}
