@@ -530,9 +530,10 @@ func (f *Fake) reachable(op Op, target int) error {
 
 func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 	from, to := initiatorOf(a), int(a.Peer)
-	initiator := f.rank == from || (a.Bidir != 0 && f.rank == to)
+	incast := op.Name == "rma.put_incast" // every PE but the target sends to it
+	initiator := f.rank == from || (a.Bidir != 0 && f.rank == to) || (incast && f.rank != to)
 	target := to
-	if f.rank != from {
+	if f.rank != from && !incast {
 		target = from
 	}
 	if err := f.reachable(op, target); err != nil && (initiator || op.Has(TraitNetwork)) {
@@ -585,6 +586,9 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 			peak = 300e9
 		}
 		bw := min(peak*clock, f.cl.PathBps(me, there))
+		if incast {
+			bw = min(bw, f.incastShare(me, to))
+		}
 		t = float64(a.Size) / (bw * float64(a.Size) / (float64(a.Size) + 64<<10))
 	}
 	samples := make([]float64, a.Samples)
@@ -596,6 +600,27 @@ func (f *Fake) rma(a Args, op Op, r *Result) (Timing, error) {
 		tm.Kernel = stampsOf(samples, 1, a)
 	}
 	return tm, nil
+}
+
+// incastShare is a sender's share of an incast's target: the senders on
+// the target's node share its NVLink ports, the others its NIC (at its
+// node's and its own share).
+func (f *Fake) incastShare(me, targetPE int) float64 {
+	target := f.devOf(targetPE)
+	near, far := 0, 0
+	for q := 0; q < f.nranks; q++ {
+		switch {
+		case q == targetPE:
+		case f.cl.NodeOf(f.devOf(q)) == f.cl.NodeOf(target):
+			near++
+		default:
+			far++
+		}
+	}
+	if f.cl.NodeOf(me) == f.cl.NodeOf(target) {
+		return f.cl.NVLinkBps / float64(max(near, 1))
+	}
+	return f.cl.NICBps * shareOf(f.cl.NIC, target) * shareOf(f.cl.NodeNIC, f.cl.NodeOf(target)) / float64(max(far, 1))
 }
 
 // initiatorOf is the PE that issues a point-to-point operation.

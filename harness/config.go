@@ -27,7 +27,11 @@ type Config struct {
 	PEs           int  `json:"pes"`
 	// Pair is the pair of PEs every point-to-point point measures
 	// ("FROM:TO", --pair; "": the one its path chooses).
-	Pair       string   `json:"pair,omitempty"`
+	Pair string `json:"pair,omitempty"`
+	// Matrix: the point-to-point rows of the pair matrix (MatrixRows) are
+	// measured for every ordered pair of PEs at MatrixSize (check's plan).
+	Matrix     bool     `json:"matrix,omitempty"`
+	MatrixSize int64    `json:"matrix_size,omitempty"`
 	LimitSize  int64    `json:"limit_size"` // size of the in-run limit measurements
 	Quick      bool     `json:"quick"`
 	DTypes     []string `json:"dtypes,omitempty"`      // collectives: float, bf16, half

@@ -38,7 +38,7 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, err
 	pairWhy := ""
 	if !b.AllPEs {
 		var pr Pair
-		pr, pairWhy = e.Job.PairFor(e.Config.Path, p.Pair)
+		pr, pairWhy = e.Job.PairFor(matrixPath(e.Job.Placement(), e.Config.Path, p), p.Pair)
 		e.pair = &pr
 		if pairWhy == "" {
 			o.Pair = RecordPair(e.Job.Placement(), pr)

@@ -52,7 +52,7 @@ func TestSelect(t *testing.T) {
 	if got := ids("rma/put"); strings.Join(got, " ") != "rma/put/block rma/put/thread rma/put/warp" {
 		t.Errorf("prefix rma/put = %v", got)
 	}
-	if got := ids("rma/*/block"); strings.Join(got, " ") != "rma/get-tma/block rma/get/block rma/iget/block rma/iput/block rma/put-signal/block rma/put-tma/block rma/put/block" {
+	if got := ids("rma/*/block"); strings.Join(got, " ") != "rma/get-tma/block rma/get/block rma/iget/block rma/iput/block rma/put-incast/block rma/put-signal/block rma/put-tma/block rma/put/block" {
 		t.Errorf("glob = %v", got)
 	}
 	if got := ids("rma/p"); len(got) != 1 || got[0] != "rma/p" {

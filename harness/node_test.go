@@ -108,7 +108,10 @@ func TestEverySuiteAt1To16PEs(t *testing.T) {
 					if every && c.pes > 1 && (len(p.PETimes) != c.pes || len(p.RankFastest) != len(p.Samples)) {
 						t.Errorf("%s: %d PEs' times of %d", p.ID, len(p.PETimes), c.pes)
 					}
-					if !every && len(p.PETimes) > 0 && p.Params.Dir != "bidir" {
+					if p.Params.Dir == "incast" && c.pes > 2 && len(p.PETimes) != c.pes-1 {
+						t.Errorf("%s: an incast, %d senders' times of %d", p.ID, len(p.PETimes), c.pes-1)
+					}
+					if !every && len(p.PETimes) > 0 && p.Params.Dir != "bidir" && p.Params.Dir != "incast" {
 						t.Errorf("%s: one PE timed it, %d PE times", p.ID, len(p.PETimes))
 					}
 				}

@@ -96,8 +96,12 @@ func BuildPlan(benches []*Benchmark, cfg *Config) Plan {
 
 // PointsOf are the points b measures in a run of cfg, as its plan holds
 // them: its own, on the job's PEs, a point-to-point one for the pair the
-// run names (--pair).
+// run names (--pair); in the pair matrix (cfg.Matrix) a row of it for
+// every pair (matrixPoints).
 func PointsOf(b *Benchmark, cfg *Config) []record.Params {
+	if cfg.Matrix && !b.AllPEs && InMatrix(b.ID) {
+		return matrixPoints(b, cfg)
+	}
 	ps := b.Points(cfg)
 	for i := range ps {
 		ps[i].PEs = cfg.PEs
@@ -220,7 +224,7 @@ func Merge(it Item, outs []*Outcome, errs []string, cfg *Config, limits map[stri
 	}
 	if b != nil {
 		for _, id := range b.Limits {
-			if v, ok := limits[id]; ok && v > 0 && (p.Limit == nil || v > p.Limit.Value) {
+			if v, ok := limits[LimitKey(id, p.Params.Pair)]; ok && v > 0 && (p.Limit == nil || v > p.Limit.Value) {
 				p.Limit = &record.Limit{ID: id, Value: v}
 			}
 		}
@@ -292,8 +296,10 @@ func RecordLimit(limits map[string]float64, p *record.Point) {
 	if !strings.HasPrefix(p.ID, "limit/") || p.Status != record.StatusOK {
 		return
 	}
-	if m, ok := p.Metric(record.MetricBandwidth); ok && m.Median > limits[p.ID] {
-		limits[p.ID] = m.Median
+	if m, ok := p.Metric(record.MetricBandwidth); ok {
+		if k := LimitKey(p.ID, p.Params.Pair); m.Median > limits[k] {
+			limits[k] = m.Median
+		}
 	}
 	if p.ID == "limit/chase-peer" {
 		if m, ok := p.Metric(record.MetricLatency); ok {

@@ -37,7 +37,7 @@ var layers = []struct {
 	{"record", []string{"record", "record/*", "internal/fixture"}, []string{"leaf"}},
 	{"gpu", []string{"cuda"}, []string{"leaf"}},
 	{"runners", []string{"harness", "launcher", "suites/*"}, []string{"leaf", "record", "gpu"}},
-	{"readers", []string{"report", "plots", "compare", "model"}, []string{"leaf", "record"}},
+	{"readers", []string{"report", "plots", "compare", "model", "verdict"}, []string{"leaf", "record"}},
 	{"top", []string{"cmd/nvshbench", "cuda/gputest"}, []string{"leaf", "record", "gpu", "runners", "readers"}},
 }
 

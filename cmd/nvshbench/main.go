@@ -25,6 +25,7 @@ const (
 	exitUsage      = 2   // bad flags or arguments
 	exitRegression = 3   // compare found a regression beyond the threshold, or failed / missing points
 	exitNoGPU      = 4   // a GPU command on a machine without a usable GPU / shim
+	exitCheckFail  = 5   // check judged something FAIL
 	exitSignal     = 128 // + the signal's number: interrupted (SIGINT 130, SIGTERM 143, SIGHUP 129); the points written are kept
 )
 
@@ -65,6 +66,7 @@ func exitCode(err error) int {
 	var busy *record.InUse
 	var bad *record.Unusable
 	var sig signalled
+	var cf failedCheck
 	var in *launcher.Interrupted
 	switch {
 	case errors.As(err, &sig):
@@ -77,6 +79,8 @@ func exitCode(err error) int {
 		return exitRegression
 	case errors.As(err, &g):
 		return exitNoGPU
+	case errors.As(err, &cf):
+		return exitCheckFail
 	}
 	return exitError
 }

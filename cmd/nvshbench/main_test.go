@@ -228,6 +228,9 @@ func needsGPU(line string) bool {
 	if strings.Contains(line, "--shim fake") {
 		return false
 	}
+	if strings.HasPrefix(line, "nvshbench check") && !strings.Contains(line, "--judge") {
+		return true // a check measures
+	}
 	for _, p := range []string{"nvshbench doctor", "nvshbench build-shim", "nvshbench reproduce", "nvshbench run", "srun "} {
 		if strings.HasPrefix(line, p) {
 			return true

@@ -9,6 +9,7 @@ import (
 	"github.com/nvshbench/nvshbench/internal/table"
 	"github.com/nvshbench/nvshbench/record"
 	"github.com/nvshbench/nvshbench/report"
+	"github.com/nvshbench/nvshbench/verdict"
 )
 
 type reportOptions struct {
@@ -22,6 +23,7 @@ type reportOptions struct {
 	Summary bool
 	IDs     []string
 	All     bool
+	Matrix  bool
 }
 
 func newReportCmd() *cobra.Command {
@@ -64,6 +66,7 @@ most of its values (a column names it). The README's tables are its output.`,
 	c.Flags().StringVarP(&o.Format, "format", "f", "text", "output format: text, markdown, csv, json")
 	c.Flags().BoolVar(&o.Points, "points", false, "add a table of every point")
 	c.Flags().BoolVar(&o.All, "all", false, "every table of the paper, those the file has no data for too (else named in one line)")
+	c.Flags().BoolVar(&o.Matrix, "matrix", false, "the pair matrix of each file (check, run --matrix): a table per row, PE by PE, the pairs check fails marked * (WARN ~)")
 	c.Flags().BoolVar(&o.Summary, "summary", false, "one table of the headline figures, a row each (of several files: each row from the first that gives most of it)")
 	addMarginFlag(c.Flags(), &o.Margin)
 	addIDFlag(c.Flags(), &o.IDs)
@@ -103,6 +106,19 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 		return err
 	}
 	rep := report.Build(files, ref, report.Options{Points: o.Points, Rule: rule, All: o.All})
+	if o.Matrix {
+		if o.Summary || o.Points || o.All {
+			return usagef("--matrix prints the pair matrix alone; leave out --summary, --points and --all")
+		}
+		rep = &table.Report{}
+		for _, f := range files {
+			v, err := verdict.Judge(f, verdict.Options{})
+			if err != nil {
+				return usageError{err}
+			}
+			rep.Tables = append(rep.Tables, verdict.MatrixReport(f, v).Tables...)
+		}
+	}
 	if o.Summary {
 		rep = report.Summary(files, ref, rule)
 		for _, f := range files {

@@ -27,6 +27,7 @@ NVSHMEM" (arXiv 2606.05951) beside the published numbers and the hardware limit 
 in the same run, and turns runs into decisions.
 
   run, reproduce               measure (need GPUs and the CUDA shim)
+  check                        bring-up: every GPU pair, PASS / WARN / FAIL per GPU, pair, node
   doctor, build-shim           what this machine has and lacks; build the CUDA shim
   list                         the benchmarks, with their launch
   report, plot, compare, model read results files (tables, charts, statistics,
@@ -52,6 +53,7 @@ in the same run, and turns runs into decisions.
 		newDoctorCmd(),
 		newBuildShimCmd(),
 		newReproduceCmd(),
+		newCheckCmd(),
 		newWorkerCmd(),
 	)
 	// Unknown subcommands are usage errors.

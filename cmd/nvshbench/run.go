@@ -45,6 +45,7 @@ type runOptions struct {
 	// The text of --sizes, --sweep-size and --sm-budgets, which config()
 	// parses into the Config fields of those names.
 	Sizes, SweepSize string
+	MatrixSize       string // --matrix-size
 	SMBudgets        []string
 	NoVerify         bool
 	Timeout          time.Duration
@@ -82,6 +83,8 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&o.SweepSize, "sweep-size", "256M", "message size of the launch sweep")
 	f.StringVar(&o.Path, "path", "p2p", "path to measure: p2p (NVLink/PCIe load-store), proxy (CPU proxy over IB), ibgda")
 	f.StringVar(&o.Pair, "pair", "", "point-to-point rows: measure PE FROM towards PE TO (FROM:TO) instead of the pair --path chooses (p2p: two GPUs of a node; proxy, ibgda: two nodes)")
+	f.BoolVar(&o.Matrix, "matrix", false, "the pair matrix: the point-to-point rows of 'nvshbench check' (copy references, put/get bandwidth at --matrix-size, 8-byte round trips; NVSHMEM and NCCL's device API) for every ordered pair of PEs, and each GPU's local copy")
+	f.StringVar(&o.MatrixSize, "matrix-size", "256M", "the pair matrix's bandwidth size (beyond twice the L2: a link's figure, not a cache's)")
 	f.IntVar(&o.Iters, "iters", 0, "operations per timed launch (0: calibrated so one launch takes about 20 ms, 1..1000)")
 	f.IntVar(&o.Warmup, "warmup", 2, "untimed launches before the samples (0..1000)")
 	f.IntVar(&o.Samples, "samples", 10, "timed launches per point (1..10000)")
@@ -177,6 +180,15 @@ func (o *runOptions) config() (*harness.Config, error) {
 	}
 	if cfg.SweepSize, err = units.ParseSize(o.SweepSize); err != nil {
 		return nil, usagef("--sweep-size: %v", err)
+	}
+	if o.MatrixSize == "" { // a caller's options (reproduce): the default
+		o.MatrixSize = "256M"
+	}
+	if cfg.MatrixSize, err = units.ParseSize(o.MatrixSize); err != nil || cfg.MatrixSize <= 0 {
+		return nil, usagef("--matrix-size %q: want a size such as 256M", o.MatrixSize)
+	}
+	if cfg.Matrix && cfg.Pair != "" {
+		return nil, usagef("--matrix measures every pair: leave --pair out")
 	}
 	if cfg.Pair != "" { // --pair FROM:TO, written as the harness writes it
 		p, err := harness.ParsePair(cfg.Pair)

@@ -35,7 +35,13 @@ enum {
   NB_OP_PUT_SIGNAL = 13, // bulk putmem_signal_nbi at args.scope (DeepEP's dispatch primitive)
   NB_OP_SIGNAL_ADD = 17, // nvshmemx_signal_op(NVSHMEM_SIGNAL_ADD) rate, one signal word per thread
   NB_OP_CE_COPY_PEER = 19, // the host-driven baseline: cudaMemcpyPeerAsync into the peer's buffer (its device named)
+  NB_OP_PUT_INCAST = 20,   // incast: every PE but args.peer puts into its own slot of the peer's destination at once
 };
+
+// An incast's sender me writes slot incast_slot(me, target) of the target's
+// destination: the PEs but the target, in PE order.
+static inline int incast_slot(int me, int target) { return me < target ? me : me - 1; }
+static inline int64_t incast_bytes(const Args *a) { return (int64_t)(S.npes - 1) * a->size; }
 
 // One scope group moves len bytes with NVSHMEM's bulk call (shared with the
 // latency kernels).
@@ -191,6 +197,15 @@ static int rma_validate(Run *r) {
   const Args *a = r->a;
   int me = S.me;
   pair_roles(r, a->bidir);
+  if (a->op == NB_OP_PUT_INCAST) {  // every PE but the target sends to it
+    if (S.npes < 2) return fail(NB_ERR, "an incast needs two PEs");
+    if (a->initiator == a->peer) return fail(NB_ERR, "an incast's timed initiator must be a sender, not its target PE %d", a->peer);
+    if (a->size > 0 && incast_bytes(a) > S.buf)
+      return fail(NB_ERR, "an incast of %lld bytes from %d PEs needs %lld bytes at its target; the buffer holds %lld", (long long)a->size,
+                  S.npes - 1, (long long)incast_bytes(a), (long long)S.buf);
+    r->target = me == a->peer ? -1 : a->peer;
+    r->initiator = r->target >= 0;
+  }
   if (a->size <= 0 || a->size > S.buf) return fail(NB_ERR, "size %lld outside 1..%lld", (long long)a->size, (long long)S.buf);
   if (a->ctas <= 0 || a->threads <= 0 || a->threads > 1024) return fail(NB_ERR, "launch %d x %d is invalid", a->ctas, a->threads);
   if (a->bidir && a->peer == a->initiator) return fail(NB_ERR, "bidirectional transfers need two PEs");
@@ -207,7 +222,7 @@ static int rma_validate(Run *r) {
 }
 
 static int rma_active(Run *r) { return r->initiator; }
-static int rma_synced(Run *r) { return r->a->bidir; }
+static int rma_synced(Run *r) { return r->a->bidir || r->a->op == NB_OP_PUT_INCAST; }
 
 static int rma_prepare(Run *r) {
   const Args *a = r->a;
@@ -222,7 +237,7 @@ static int rma_prepare(Run *r) {
     CKLAUNCH("signal reset");
   }
   int rc = fill_src(a->size, a->seed);
-  if (!rc && a->verify) rc = poison_dst(a->size);
+  if (!rc && a->verify) rc = poison_dst(a->op == NB_OP_PUT_INCAST ? incast_bytes(a) : a->size);
   return rc;
 }
 
@@ -257,7 +272,19 @@ static int put_pattern_signals(Run *r, Region w, nb_result *res) {
   if (rc) return rc;
   return check_u64((const uint64_t *)S.scratch, rma_active_groups(r->a), (uint64_t)r->ops, res);
 }
+// An incast's target holds every other PE's pattern, each in its slot.
+static Region at_incast_target(Run *r) { return S.me != r->a->peer ? nowhere() : region(S.dst, incast_bytes(r->a), 1); }
+static int incast_patterns(Run *r, Region w, nb_result *res) {
+  const Args *a = r->a;
+  for (int q = 0; q < S.npes; q++) {
+    if (q == a->peer) continue;
+    int rc = check_bytes((const uint8_t *)w.p + (int64_t)incast_slot(q, a->peer) * a->size, a->size, 0, q, a->seed, res);
+    if (rc) return rc;
+  }
+  return 0;
+}
 NB_CHECK(kCheckPut, "the initiator's pattern in the target's destination", at_put_target, put_pattern);
+NB_CHECK(kCheckIncast, "every other PE's pattern in its slot of the target's destination", at_incast_target, incast_patterns);
 NB_CHECK(kCheckGet, "the target's pattern in the initiator's destination", at_get_initiator, get_pattern);
 NB_CHECK(kCheckCounters, "every counter at the number of operations", at_counters, counted_ops);
 NB_CHECK(kCheckPutSignals, "the pattern at the target, each group's signal at the number of operations", at_put_target,
@@ -277,6 +304,7 @@ static int64_t rma_bytes(Run *r) {
 // A grid that runs in waves loops each wave over its share (wave_share).
 static int64_t rma_work_set(Run *r) {
   const Args *a = r->a;
+  if (a->op == NB_OP_PUT_INCAST) return incast_bytes(a);  // what the target serves
   return has(r, T_COUNTERS) ? (int64_t)a->ctas * a->threads * counter_bytes(a) : wave_share(r, a->size);
 }
 
@@ -307,6 +335,22 @@ static int launch_bulk(Run *r, int iters) {
     });
   });
   CKLAUNCH("bulk kernel");
+  return 0;
+}
+
+// An incast's sender: the non-blocking bulk put into its slot of the
+// target's destination, as launch_bulk's (every sender starts each launch
+// together: rma_synced).
+static int launch_incast(Run *r, int iters) {
+  const Args *a = r->a;
+  dim3 g(a->ctas), b(a->threads);
+  uint8_t *dst = S.dst + (int64_t)incast_slot(S.me, r->target) * a->size;
+  with_scope(a->scope, [&](auto sc) {
+    auto k = k_bulk<NB_OP_PUT, decltype(sc)::value, 0>;
+    launched(r, k, a->ctas, a->threads);
+    k<<<g, b, 0, S.stream>>>(dst, S.src, a->size, iters, r->target, (uint64_t *)S.scratch, S.times);
+  });
+  CKLAUNCH("incast kernel");
   return 0;
 }
 
@@ -389,5 +433,6 @@ static constexpr OpEntry kRMAOps[] = {
     {NB_OP_CE_COPY_PEER, "rma.ce_copy_peer", &kRMA, T_PAYLOAD | T_LOADSTORE | T_HOST, kCheckPut, launch_ce_peer},
     {NB_OP_SM_COPY, "rma.sm_copy", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckPut, launch_store},
     {NB_OP_SM_COPY_READ, "rma.sm_copy_read", &kRMA, T_PAYLOAD | T_LOADSTORE, kCheckGet, launch_load},
+    {NB_OP_PUT_INCAST, "rma.put_incast", &kRMA, T_PAYLOAD, kCheckIncast, launch_incast},
 };
 NB_CHECKED(kRMAOps);

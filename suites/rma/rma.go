@@ -57,6 +57,7 @@ func init() {
 	registerRates()
 	registerHostDriven()
 	registerReferences()
+	registerIncast()
 }
 
 // registerBulk: the bulk put and get at every scope.
@@ -582,4 +583,34 @@ func ncclP2PArgs(args func(e *harness.Env, p record.Params) (cuda.Args, string))
 		}
 		return a, e.Job.NCCLHostMissing()
 	}
+}
+
+// registerIncast: all to one, the pair matrix's incast: every PE but the
+// pair's target puts the size into its own slot of the target's
+// destination at once (a launch each, started together), quiet per
+// iteration; the figure is the bytes the target received over the slowest
+// sender's time. The pair's initiator is the sender whose calibration every
+// PE takes.
+func registerIncast() {
+	harness.Register(harness.Benchmark{
+		ID: "rma/put-incast/block", Suite: "rma",
+		Desc:    "incast, all to one: every PE but the target puts the size (nvshmemx_putmem_nbi_block, quiet per iteration) into its own slot of the target's destination at once; the target's received bytes over the slowest sender's time",
+		Metrics: []string{record.MetricBandwidth, record.MetricLatency},
+		Points: func(c *harness.Config) []record.Params {
+			var out []record.Params
+			for _, s := range c.Sizes {
+				out = append(out, record.Params{Size: s, Op: "put_incast", Scope: "block", CTAs: c.CTAs, Threads: c.Threads, Path: c.Path, Dir: "incast", Mode: "nbi"})
+			}
+			return out
+		},
+		Args: func(e *harness.Env, p record.Params) (cuda.Args, string) {
+			a, why := argsOf("rma.put_incast")(e, p)
+			if why == "" && e.Pair().From == e.Pair().To {
+				why = "an incast needs 2 PEs or more (a target and a sender)"
+			}
+			return a, why
+		},
+		Buffer: func(c *harness.Config, pes int, p record.Params) int64 { return int64(max(pes-1, 1)) * p.Size },
+		Code:   nvshmem,
+	})
 }

@@ -1,0 +1,159 @@
+package harness
+
+import (
+	"slices"
+
+	"github.com/nvshbench/nvshbench/record"
+)
+
+// The pair matrix (Config.Matrix): the point-to-point rows below, each at
+// one size, measured for every ordered pair of the job's PEs (params.pair;
+// params.extra.matrix marks the point), and the copy references also for
+// every PE with itself (its GPU's local copy). Every PE takes part in
+// every point (the agreement, the barriers), only the pair moves data; a
+// point one PE cannot run is waived on all (RunPoint). Pairs on two nodes
+// are measured over the remote transport (the run's --path where it names
+// one, else the proxy).
+var (
+	// MatrixBandwidth: measured at Config.MatrixSize (beyond the L2: served
+	// by memory, so a link's figure, never a cache's).
+	MatrixBandwidth = []string{"limit/ce-copy", "limit/sm-copy", "limit/sm-copy-read",
+		"rma/put/block", "rma/get/block", "rma/nccl-lsa/put/block", "rma/nccl-lsa/get/block"}
+	// MatrixRoundTrips: the 8-byte round trip (put + quiet; the get chase),
+	// NVSHMEM's and NCCL's device API's.
+	MatrixRoundTrips = []string{"latency/put/block", "latency/get/block", "latency/nccl-lsa/put/block", "latency/nccl-lsa/get/block"}
+)
+
+// MatrixIncastRow is the matrix's incast: all to one, for every PE as the
+// target (params.pair: the first other PE, whose calibration every PE
+// takes, to the target).
+const MatrixIncastRow = "rma/put-incast/block"
+
+// MatrixKey is the params.extra key that marks a point of the pair matrix.
+const MatrixKey = "matrix"
+
+// Matrix values of params.extra.matrix: a pair of PEs, or one PE's own GPU
+// (a copy reference within it).
+const (
+	MatrixPair   = "pair"
+	MatrixLocal  = "local"
+	MatrixIncast = "incast" // every other PE into the pair's target
+)
+
+// DefaultMatrixSize is the matrix's bandwidth size: 256 MiB, beyond twice
+// an H200's 60 MB L2.
+const DefaultMatrixSize = 256 << 20
+
+// MatrixRows are every row of the pair matrix.
+func MatrixRows() []string {
+	return append(append(slices.Clone(MatrixBandwidth), MatrixRoundTrips...), MatrixIncastRow)
+}
+
+// InMatrix: the benchmark id is a row of the pair matrix.
+func InMatrix(id string) bool { return slices.Contains(MatrixRows(), id) }
+
+// matrixPoints are b's points in the pair matrix of a job of cfg.PEs PEs:
+// its own points at the matrix's size (round trips at 8 bytes), one launch
+// shape (a copy reference's largest grid), non-blocking, then each for
+// every ordered pair (a bidirectional one for each pair once), and a copy
+// reference also for every PE with itself.
+func matrixPoints(b *Benchmark, cfg *Config) []record.Params {
+	c := *cfg
+	c.LaunchSweep, c.Blocking, c.Quick = false, false, true
+	size := cfg.MatrixSize
+	if size <= 0 {
+		size = DefaultMatrixSize
+	}
+	c.Sizes, c.LimitSize = []int64{size}, size
+	if slices.Contains(MatrixRoundTrips, b.ID) {
+		c.Sizes = []int64{8}
+	}
+	var own []record.Params
+	for _, p := range b.Points(&c) {
+		if p.Mode == "blocking" {
+			continue
+		}
+		own = append(own, p)
+	}
+	if len(own) > 1 && len(b.ID) > 6 && b.ID[:6] == "limit/" { // one grid: the largest
+		best := own[0]
+		for _, p := range own[1:] {
+			if p.CTAs*p.Threads > best.CTAs*best.Threads {
+				best = p
+			}
+		}
+		own = []record.Params{best}
+	}
+	var out []record.Params
+	add := func(p record.Params, from, to int, kind string) {
+		p.Extra = cloneMap(p.Extra)
+		if p.Extra == nil {
+			p.Extra = map[string]string{}
+		}
+		p.Extra[MatrixKey] = kind
+		p.Pair = Pair{from, to}.String()
+		p.PEs = cfg.PEs
+		out = append(out, p)
+	}
+	for _, p := range own {
+		if b.ID == MatrixIncastRow {
+			for to := 0; to < cfg.PEs && cfg.PEs > 1; to++ {
+				add(p, map[bool]int{true: 1, false: 0}[to == 0], to, MatrixIncast)
+			}
+			continue
+		}
+		if b.ID[:6] == "limit/" {
+			for pe := 0; pe < cfg.PEs; pe++ {
+				add(p, pe, pe, MatrixLocal)
+			}
+		}
+		for from := 0; from < cfg.PEs; from++ {
+			for to := 0; to < cfg.PEs; to++ {
+				if from == to || p.Dir == "bidir" && from > to {
+					continue
+				}
+				add(p, from, to, MatrixPair)
+			}
+		}
+	}
+	return out
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// matrixPath is the path a point of the pair matrix measures its pair
+// over: the run's, except for a pair on two nodes in a run of --path p2p,
+// which crosses the remote transport NVSHMEM uses between them (proxy
+// unless NVSHMEM_IB_ENABLE_IBGDA says ibgda: PathName).
+func matrixPath(gpus []record.GPU, path string, p record.Params) string {
+	if p.Extra[MatrixKey] == "" || remotePath(path) {
+		return path
+	}
+	pr, err := ParsePair(p.Pair)
+	if err != nil || pr.From >= len(gpus) || pr.To >= len(gpus) {
+		return path
+	}
+	if node, _ := samePlace(gpus[pr.From], gpus[pr.To]); !node {
+		return "proxy"
+	}
+	return path
+}
+
+// LimitKey is the key under which an in-run limit point is kept: its ID,
+// and for a point of a named pair (the matrix's copy references) its pair
+// too, so that a pair's rows are held only to their own pair's reference.
+func LimitKey(id, pair string) string {
+	if pair == "" {
+		return id
+	}
+	return id + " " + pair
+}

@@ -1,0 +1,141 @@
+package verdict_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/nvshbench/nvshbench/record"
+	"github.com/nvshbench/nvshbench/verdict"
+)
+
+// point is a matrix point of row id for the pair from → to on node host
+// (GPUs numbered as PEs), its figure v (bytes/s, or seconds for latency/).
+func point(id string, from, to int, host string, v float64, kind string) record.Point {
+	metric, unit := record.MetricBandwidth, record.UnitBytesPerSec
+	if strings.HasPrefix(id, "latency/") {
+		metric, unit = record.MetricLatency, record.UnitSeconds
+	}
+	pk := record.PairSameNode
+	if from == to {
+		pk = record.PairLoopback
+	}
+	return record.Point{ID: id, Status: record.StatusOK,
+		Params:  record.Params{Size: 1 << 28, Dir: "uni", Pair: fmt.Sprintf("%d:%d", from, to), Extra: map[string]string{"matrix": kind}},
+		Pair:    &record.Pair{From: record.PairEnd{PE: from, GPU: from, Node: host}, To: record.PairEnd{PE: to, GPU: to, Node: host}, Kind: pk},
+		Metrics: map[string]record.Summary{metric: {Median: v, Unit: unit}},
+		Ceiling: &record.Limit{ID: "link/nvswitch", Value: 450e9}}
+}
+
+// A node of 4: one pair at 60 % of the others fails with its band named,
+// the others pass; a round trip twice the others' fails; a waived row is
+// listed once with its reason; a failed verification fails its pair.
+func TestJudgeHoldsPairsToTheirNodesMedian(t *testing.T) {
+	f := &record.File{Header: record.Header{GPUs: []record.GPU{{Name: "NVIDIA H200", Host: "n0"}}}}
+	for a := 0; a < 4; a++ {
+		for b := 0; b < 4; b++ {
+			if a == b {
+				continue
+			}
+			bw, lat := 300e9, 2e-6
+			if a == 1 && b == 2 {
+				bw = 180e9
+			}
+			if a == 3 && b == 0 {
+				lat = 4e-6
+			}
+			f.Points = append(f.Points, point("rma/put/block", a, b, "n0", bw, "pair"), point("latency/put/block", a, b, "n0", lat, "pair"))
+			w := point("rma/nccl-lsa/put/block", a, b, "n0", 0, "pair")
+			w.Status, w.Reason, w.Metrics = record.StatusWaived, "NCCL refuses two ranks on one GPU", nil
+			f.Points = append(f.Points, w)
+		}
+	}
+	bad := point("rma/get/block", 2, 3, "n0", 100e9, "pair")
+	bad.Status, bad.Reason = record.StatusFailedVerification, "3 of 9 checked elements wrong"
+	f.Points = append(f.Points, bad)
+	v, err := verdict.Judge(f, verdict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fails := map[string]string{}
+	for _, s := range v.Pairs {
+		if s.Level == verdict.Fail {
+			fails[fmt.Sprintf("%d:%d", s.From, s.To)] = s.Findings[0].Reason + " | " + s.Findings[0].Band
+		}
+	}
+	if len(fails) != 3 || !strings.Contains(fails["1:2"], "60 % of the median") || !strings.Contains(fails["1:2"], "300.0 GB/s") ||
+		!strings.Contains(fails["3:0"], "latency/put/block") || !strings.Contains(fails["2:3"], "failed-verification") {
+		t.Errorf("failing pairs %q", fails)
+	}
+	if v.Level != verdict.Fail || len(v.Waived) != 1 || v.Waived[0].Points != 12 {
+		t.Errorf("level %s, waived %+v", v.Level, v.Waived)
+	}
+	if len(v.Nodes) != 1 || v.Nodes[0].Level != verdict.Fail {
+		t.Errorf("nodes %+v", v.Nodes)
+	}
+}
+
+// A bidirectional figure is held to both directions' ceiling; a
+// unidirectional one above its ceiling warns.
+func TestJudgeHoldsFiguresToTheCeiling(t *testing.T) {
+	f := &record.File{}
+	bi := point("rma/put/block", 0, 1, "n0", 600e9, "pair")
+	bi.Params.Dir = "bidir"
+	f.Points = append(f.Points, bi, point("rma/put/block", 1, 0, "n0", 500e9, "pair"))
+	v, err := verdict.Judge(f, verdict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range v.Pairs {
+		want := verdict.Pass
+		if s.From == 1 {
+			want = verdict.Warn
+		}
+		if s.Level != want {
+			t.Errorf("%s: %s, want %s (%+v)", s.Name, s.Level, want, s.Findings)
+		}
+	}
+}
+
+// A reference band of the run's GPU kind fails a figure below it, and
+// names its source.
+func TestJudgeHoldsFiguresToTheReferenceBand(t *testing.T) {
+	f := &record.File{Header: record.Header{GPUs: []record.GPU{{Name: "NVIDIA H200", Host: "n0"}}}}
+	f.Points = append(f.Points, point("rma/put/block", 0, 1, "n0", 200e9, "pair"))
+	b, err := verdict.ParseBands([]byte(`{"source":"s","bands":[{"gpu":"NVIDIA H200","class":"nvlink","id":"rma/put/block","size":268435456,"min":3e11,"source":"a committed run"}]}`), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := verdict.Judge(f, verdict.Options{Bands: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := v.Pairs[0]; s.Level != verdict.Fail || !strings.Contains(s.Findings[0].Band, "a committed run") {
+		t.Errorf("%s: %+v", s.Level, s.Findings)
+	}
+}
+
+// The straggler of at least half the points every PE timed fails; of
+// fewer, warns.
+func TestJudgeNamesTheStraggler(t *testing.T) {
+	f := &record.File{}
+	for i := 0; i < 4; i++ {
+		p := record.Point{ID: "collectives/allreduce/nccl", Status: record.StatusOK, Params: record.Params{Size: int64(1024 << i)}}
+		if i < 3 {
+			p.Straggler = &record.Straggler{PE: 5, GPU: 5, Node: "n0", Ratio: 0.5}
+		} else {
+			p.Straggler = &record.Straggler{PE: 2, GPU: 2, Node: "n0", Ratio: 1.4}
+		}
+		f.Points = append(f.Points, p)
+	}
+	v, err := verdict.Judge(f, verdict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Ranks) != 2 || v.Ranks[0].From != 2 || v.Ranks[0].Level != verdict.Warn || v.Ranks[1].From != 5 || v.Ranks[1].Level != verdict.Fail {
+		for _, r := range v.Ranks {
+			t.Logf("%s %s %+v", r.Name, r.Level, r.Findings)
+		}
+		t.Errorf("ranks judged wrong")
+	}
+}
