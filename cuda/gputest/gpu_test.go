@@ -82,6 +82,10 @@ func nvshbench(t *testing.T, deadline time.Duration, args ...string) *record.Fil
 func nvshbenchExit(t *testing.T, deadline time.Duration, want int, args ...string) *record.File {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "gpu.jsonl")
+	if dir := os.Getenv("NVSHBENCH_GPUTEST_KEEP"); dir != "" {
+		// the results files of a GPU session, to read or commit afterwards
+		out = filepath.Join(dir, strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())+".jsonl")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin(t), append(args, "--out", out)...)
