@@ -269,6 +269,23 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 	for _, g := range f.Header.GPUs {
 		multi = multi || g.Host != f.Header.GPUs[0].Host
 	}
+	// Several PEs on one GPU (--pes-per-gpu) time-slice it: their figures
+	// measure no link or memory of their own, so they are held to no band
+	// (their status and verification still are).
+	pesOn := map[[2]string]map[int]bool{}
+	for i := range f.Points {
+		if p := &f.Points[i]; p.Pair != nil {
+			for _, e := range []record.PairEnd{p.Pair.From, p.Pair.To} {
+				k := [2]string{e.Node, fmt.Sprint(e.GPU)}
+				if pesOn[k] == nil {
+					pesOn[k] = map[int]bool{}
+				}
+				pesOn[k][e.PE] = true
+			}
+		}
+	}
+	shared := func(e record.PairEnd) bool { return len(pesOn[[2]string{e.Node, fmt.Sprint(e.GPU)}]) > 1 }
+	sliced := 0
 	var judged []*record.Point
 	for i := range f.Points {
 		p := &f.Points[i]
@@ -302,6 +319,12 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 		}
 		val, _, _, ok := figure(p)
 		if !ok {
+			continue
+		}
+		if shared(p.Pair.From) || shared(p.Pair.To) {
+			sliced++
+			gpu(p.Pair.From)
+			gpu(p.Pair.To)
 			continue
 		}
 		g := groupOf(p, kind, multi)
@@ -443,6 +466,9 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 				v.Level = s.Level
 			}
 		}
+	}
+	if sliced > 0 {
+		v.Notes = append(v.Notes, fmt.Sprintf("functional only: %d figure(s) held to no band: several PEs share a GPU (--pes-per-gpu), so their figures are time-sliced and measure no link or memory of their own; their status and verification are judged", sliced))
 	}
 	if f.Header.Synthetic {
 		v.Notes = append(v.Notes, "SYNTHETIC: the fake GPU layer's invented numbers, not a measurement")

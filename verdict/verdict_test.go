@@ -139,3 +139,53 @@ func TestJudgeNamesTheStraggler(t *testing.T) {
 		t.Errorf("ranks judged wrong")
 	}
 }
+
+// Several PEs on one GPU (--pes-per-gpu 4): their local copies and pairs
+// are time-sliced, so a copy at 60 % of the others' is held to no band and
+// the verdict says so; a failed verification still fails its pair.
+func TestJudgeHoldsNoBandOnASharedGPU(t *testing.T) {
+	f := &record.File{Header: record.Header{GPUs: []record.GPU{{Name: "NVIDIA H200", Host: "n0"}}}}
+	onOneGPU := func(p record.Point) record.Point {
+		p.Pair.From.GPU, p.Pair.To.GPU = 0, 0
+		if p.Pair.Kind != record.PairLoopback {
+			p.Pair.Kind = record.PairSameGPU
+		}
+		return p
+	}
+	for a := 0; a < 4; a++ {
+		bw := 500e9
+		if a == 2 {
+			bw = 300e9
+		}
+		f.Points = append(f.Points, onOneGPU(point("limit/sm-copy", a, a, "n0", bw, "local")))
+		for b := 0; b < 4; b++ {
+			if a != b {
+				f.Points = append(f.Points, onOneGPU(point("rma/put/block", a, b, "n0", bw/2, "pair")))
+			}
+		}
+	}
+	bad := onOneGPU(point("rma/get/block", 1, 3, "n0", 100e9, "pair"))
+	bad.Status, bad.Reason = record.StatusFailedVerification, "3 of 9 checked elements wrong"
+	f.Points = append(f.Points, bad)
+	v, err := verdict.Judge(f, verdict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range v.GPUs {
+		if s.Level != verdict.Pass || s.Checked != 0 {
+			t.Errorf("%s: %s, %d figure(s) held to a band: %+v", s.Name, s.Level, s.Checked, s.Findings)
+		}
+	}
+	var failing []string
+	for _, s := range v.Pairs {
+		if s.Level != verdict.Pass {
+			failing = append(failing, fmt.Sprintf("%d:%d %s", s.From, s.To, s.Level))
+		}
+	}
+	if len(failing) != 1 || failing[0] != "1:3 FAIL" {
+		t.Errorf("pairs not passing: %q, want the one that failed verification", failing)
+	}
+	if !strings.Contains(strings.Join(v.Notes, "\n"), "functional only: 16 figure(s) held to no band") {
+		t.Errorf("notes %q", v.Notes)
+	}
+}
