@@ -14,3 +14,7 @@ $NB run --shim "$SHIM" persm/st persm/st1 persm/tma persm/put persm/nccl-lsa per
 gzip -9 persm/persm-peaks.jsonl
 $NB reproduce --quick --shim "$SHIM" --label h200-2026-12-02-quick --out reproduce
 gzip -9 reproduce/results.jsonl
+# the bring-up check over 2 PEs of the one GPU (functional: no link is crossed), commit 9306b05
+mkdir -p check
+$NB check --shim "$SHIM" --pes-per-gpu 2 --matrix-size 64M --sizes 1M --out check/check-2pe.jsonl
+gzip -9 check/check-2pe.jsonl
