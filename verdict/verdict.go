@@ -378,7 +378,11 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 		if o.Bands != nil && kind != matrixIncast {
 			if b := o.Bands.For(gpuKind, g.class, p); b != nil {
 				sh := b.Share(val)
-				s.add(Finding{Level: levelOf(sh), Row: rowOf(p), Value: val, Unit: unit, Band: b.String(unit),
+				lvl := levelOf(sh)
+				if b.Unsure() && lvl > Warn {
+					lvl = Warn
+				}
+				s.add(Finding{Level: lvl, Row: rowOf(p), Value: val, Unit: unit, Band: b.String(unit),
 					Reason: fmt.Sprintf("%s %s, %.0f %% of the reference band", rowOf(p), Show(val, unit), sh*100)})
 			}
 		}

@@ -97,12 +97,12 @@ func TestJudgeHoldsFiguresToTheCeiling(t *testing.T) {
 	}
 }
 
-// A reference band of the run's GPU kind fails a figure below it, and
+// A reference band of the run's GPU kind and link fails a figure below it, and
 // names its source.
 func TestJudgeHoldsFiguresToTheReferenceBand(t *testing.T) {
 	f := &record.File{Header: record.Header{GPUs: []record.GPU{{Name: "NVIDIA H200", Host: "n0"}}}}
 	f.Points = append(f.Points, point("rma/put/block", 0, 1, "n0", 200e9, "pair"))
-	b, err := verdict.ParseBands([]byte(`{"source":"s","bands":[{"gpu":"NVIDIA H200","class":"nvlink","id":"rma/put/block","size":268435456,"min":3e11,"source":"a committed run"}]}`), "b")
+	b, err := verdict.ParseBands([]byte(`{"source":"s","bands":[{"gpu":"NVIDIA H200","class":"nvlink","link":"nvswitch","id":"rma/put/block","size":268435456,"min":3e11,"source":"a committed run"}]}`), "b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +137,63 @@ func TestJudgeNamesTheStraggler(t *testing.T) {
 			t.Logf("%s %s %+v", r.Name, r.Level, r.Findings)
 		}
 		t.Errorf("ranks judged wrong")
+	}
+}
+
+// The shipped bands come from a run whose link is not known (two H200s
+// showing NV18: direct NVLinks, or a slice of an NVSwitch baseboard): on a
+// healthy 8-GPU NVSwitch node whose round trips are a switch hop slower
+// than that run's, they may warn, never fail. A band that names its link
+// holds only pairs over that link: a direct-NVLink band says nothing of
+// switched pairs, a switched one fails them.
+func TestReferenceBandsHoldOnlyTheirLink(t *testing.T) {
+	s := verdict.Shipped()
+	var lat *verdict.Band
+	for i := range s.Bands {
+		if s.Bands[i].ID == "latency/put/block" {
+			lat = &s.Bands[i]
+		}
+	}
+	if lat == nil || lat.Link != "" {
+		t.Fatalf("the shipped round-trip band: %+v", lat)
+	}
+	f := &record.File{Header: record.Header{GPUs: []record.GPU{{Name: lat.GPU, Host: "n0"}}}}
+	for a := 0; a < 8; a++ {
+		for b := 0; b < 8; b++ {
+			if a != b { // every pair alike (healthy), each 1.4 × the band's round trip
+				f.Points = append(f.Points, point("latency/put/block", a, b, "n0", lat.Max*1.4, "pair"))
+			}
+		}
+	}
+	for i := range f.Points {
+		f.Points[i].Params.Size = 8
+	}
+	judge := func(b *verdict.Bands) *verdict.Verdict {
+		t.Helper()
+		v, err := verdict.Judge(f, verdict.Options{Bands: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := judge(s); v.Level != verdict.Warn || !strings.Contains(v.Pairs[0].Findings[0].Band, "not known") {
+		t.Errorf("shipped bands on a switched node: %s, %+v", v.Level, v.Pairs[0].Findings)
+	}
+	band := func(link string) *verdict.Bands {
+		b, err := verdict.ParseBands([]byte(fmt.Sprintf(`{"source":"s","bands":[{"gpu":%q,"class":"nvlink","link":%q,"id":"latency/put/block","size":8,"max":%g,"source":"a committed run"}]}`,
+			lat.GPU, link, lat.Max)), "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if v := judge(band(record.LinkNVLink)); v.Level != verdict.Pass || v.Pairs[0].Checked != 1 {
+		t.Errorf("a direct-NVLink band on switched pairs: %s, %d checked, %+v", v.Level, v.Pairs[0].Checked, v.Pairs[0].Findings)
+	}
+	if v := judge(band(record.LinkNVSwitch)); v.Level != verdict.Fail || !strings.Contains(v.Pairs[0].Findings[0].Band, "a committed run") {
+		t.Errorf("a switched band on switched pairs: %s, %+v", v.Level, v.Pairs[0].Findings)
+	}
+	if _, err := verdict.ParseBands([]byte(`{"source":"s","bands":[{"gpu":"NVIDIA H200","class":"nvlink","link":"nvlinks","id":"latency/put/block","size":8,"max":1e-6,"source":"x"}]}`), "b"); err == nil {
+		t.Error("a band over an unknown link parses")
 	}
 }
