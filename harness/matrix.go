@@ -44,6 +44,37 @@ const (
 // an H200's 60 MB L2.
 const DefaultMatrixSize = 256 << 20
 
+// MatrixLaunchBytes is what one timed launch of a matrix bandwidth point
+// moves per sender: its iterations are fixed (MatrixIters), not calibrated
+// to the ~20 ms launch of a run's points. Calibrating costs a point two or
+// three launches of its own (at 256 MiB over NVLink a single put takes
+// under 1 ms, so the shim probes with a third launch of ~20 ms), and the
+// samples' four launches of ~20 ms made every one of the matrix's ~540
+// bandwidth points on an 8-GPU node take ~0.1 s: a minute for the matrix
+// alone. A GiB a launch is 2 to 3 ms over NVLink (a launch's own cost of
+// microseconds is under 1 %), tens of ms over PCIe or a NIC.
+const MatrixLaunchBytes = 1 << 30
+
+// MatrixIters are the iterations of each timed launch of a matrix
+// bandwidth point of this size: MatrixLaunchBytes' worth, 1..MaxIters.
+func MatrixIters(size int64) int {
+	if size <= 0 {
+		return 1
+	}
+	return int(min(max((MatrixLaunchBytes+size-1)/size, 1), MaxIters))
+}
+
+// matrixIters are the fixed iterations of point p of benchmark id (0: it
+// is calibrated): a bandwidth point of the pair matrix (its copy
+// references, put and get, incast), where the run does not fix them itself
+// (--iters).
+func matrixIters(id string, p record.Params, cfg *Config) int {
+	if cfg.Iters > 0 || p.Extra[MatrixKey] == "" || !slices.Contains(MatrixBandwidth, id) && id != MatrixIncastRow {
+		return 0
+	}
+	return MatrixIters(p.Size)
+}
+
 // MatrixRows are every row of the pair matrix.
 func MatrixRows() []string {
 	return append(append(slices.Clone(MatrixBandwidth), MatrixRoundTrips...), MatrixIncastRow)

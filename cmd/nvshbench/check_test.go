@@ -59,6 +59,30 @@ func TestCheckPassesAHealthyNode(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(stdout), &again) != nil || again.Level != verdict.Pass || len(again.Pairs) != 56 {
 		t.Errorf("--judge: exit %d, %s", code, stdout)
 	}
+	// The matrix's bandwidth points run fixed iterations (a GiB a launch,
+	// no calibration: the matrix's time on a real node); its round trips
+	// and the collectives stay calibrated.
+	f, err := harness.Reader().ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, calibrated := 0, 0
+	for _, p := range f.Points {
+		switch {
+		case p.Params.Extra[harness.MatrixKey] != "" && !strings.HasPrefix(p.ID, "latency/"):
+			fixed++
+			if p.Iters != harness.MatrixIters(128<<20) {
+				t.Errorf("%s %s: %d iterations a launch, want %d", p.ID, p.Params.Pair, p.Iters, harness.MatrixIters(128<<20))
+			}
+		case p.Iters == harness.MatrixIters(128<<20):
+			t.Errorf("%s %s: %d iterations, the matrix's fixed count", p.ID, p.Params.Pair, p.Iters)
+		default:
+			calibrated++
+		}
+	}
+	if fixed < 56*7 || calibrated < 56*4 {
+		t.Errorf("%d matrix bandwidth points, %d others", fixed, calibrated)
+	}
 }
 
 // A link degraded to 60 % is the one pair that fails (both directions of
