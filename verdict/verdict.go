@@ -110,6 +110,7 @@ type Verdict struct {
 	Waived      []Waiver `json:"waived,omitempty"`
 	Bands       string   `json:"bands,omitempty"` // the reference bands' source ("" none)
 	Notes       []string `json:"notes,omitempty"`
+	everyPE     int      // the job's points every PE timed (a straggler's share is of these)
 }
 
 // Options: the reference bands (nil: none).
@@ -491,6 +492,9 @@ func pairSubject(pairs map[[2]int]*Subject, p *record.Point) *Subject {
 // is said.
 func judgeJob(v *Verdict, p *record.Point) {
 	v.Job.Checked++
+	if len(p.PETimes) > 1 { // a floor, timed by one PE, names no straggler
+		v.everyPE++
+	}
 	if st := p.Straggler; st != nil {
 		r := rankSubject(v, st)
 		r.Checked++
@@ -521,7 +525,7 @@ func rankSubject(v *Verdict, st *record.Straggler) *Subject {
 // judgeRanks: a PE that is the straggler of at least half the points
 // every PE timed fails (a rank that holds the job back), of fewer warns.
 func judgeRanks(v *Verdict) {
-	every := v.Job.Checked
+	every := v.everyPE
 	for _, r := range v.Ranks {
 		n := len(r.Findings)
 		r.Level = Warn

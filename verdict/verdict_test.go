@@ -119,14 +119,21 @@ func TestJudgeHoldsFiguresToTheReferenceBand(t *testing.T) {
 // fewer, warns.
 func TestJudgeNamesTheStraggler(t *testing.T) {
 	f := &record.File{}
+	every := []record.PETime{{PE: 0}, {PE: 1}} // every PE's time kept (which, beside the straggler, is not read)
 	for i := 0; i < 4; i++ {
-		p := record.Point{ID: "collectives/allreduce/nccl", Status: record.StatusOK, Params: record.Params{Size: int64(1024 << i)}}
-		if i < 3 {
+		p := record.Point{ID: "collectives/allreduce/nccl", Status: record.StatusOK, Params: record.Params{Size: int64(1024 << i)}, PETimes: every}
+		switch i {
+		case 0, 1:
 			p.Straggler = &record.Straggler{PE: 5, GPU: 5, Node: "n0", Ratio: 0.5}
-		} else {
+		case 2:
 			p.Straggler = &record.Straggler{PE: 2, GPU: 2, Node: "n0", Ratio: 1.4}
 		}
 		f.Points = append(f.Points, p)
+	}
+	// The floors beside them: timed by one PE, no straggler of theirs to
+	// count (PE 5, the straggler of half the points every PE timed, fails).
+	for _, id := range []string{"limit/chase-peer", "limit/chase-local"} {
+		f.Points = append(f.Points, record.Point{ID: id, Status: record.StatusOK, Params: record.Params{Size: 8}})
 	}
 	v, err := verdict.Judge(f, verdict.Options{})
 	if err != nil {
