@@ -51,6 +51,16 @@ func Shipped() *Bands {
 	return b
 }
 
+// DefaultBands are the bands a run of this header is judged by when none
+// are given: the shipped ones where they are for its GPU kind, else none
+// (check, --judge, report --matrix and plot --matrix judge alike).
+func DefaultBands(h record.Header) *Bands {
+	if b := Shipped(); b.Fits(h) == nil {
+		return b
+	}
+	return nil
+}
+
 // ReadBands reads a band file; an error is one line that says what to fix.
 func ReadBands(path string) (*Bands, error) {
 	data, err := os.ReadFile(path)

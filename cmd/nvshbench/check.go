@@ -144,9 +144,7 @@ func runCheck(ctx context.Context, o *checkOptions, stdout, stderr io.Writer) er
 			died, n, path, path)
 	}
 	if bands == nil {
-		if b := verdict.Shipped(); b.Fits(f.Header) == nil {
-			bands = b
-		}
+		bands = verdict.DefaultBands(f.Header)
 	}
 	v, err := verdict.Judge(f, verdict.Options{Bands: bands})
 	if err != nil {

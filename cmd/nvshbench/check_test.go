@@ -267,3 +267,74 @@ func nvshbenchB(b *testing.B, args ...string) (stdout, stderr string, code int) 
 	code = run(args, strings.NewReader(""), &o, &e)
 	return o.String(), e.String(), code
 }
+
+// report --matrix and plot --matrix mark the pairs as check does, by the
+// same bands: a node of H200s whose round trips are all alike (so no pair
+// stands out from its node's median) but twice the shipped band's is
+// marked WARN by the band in the heat map and the table, as check --judge
+// warns.
+func TestMatrixMarksAreChecks(t *testing.T) {
+	_, file, code, stderr := checkFake(t, 4, 1, "")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var band *verdict.Band
+	for i, b := range verdict.Shipped().Bands {
+		if b.ID == "latency/put/block" {
+			band = &verdict.Shipped().Bands[i]
+		}
+	}
+	f := mustRead(t, file)
+	for i := range f.Header.GPUs {
+		f.Header.GPUs[i].Name = band.GPU
+	}
+	n := 0
+	for i := range f.Points {
+		p := &f.Points[i]
+		if p.ID == band.ID && p.Params.Extra[harness.MatrixKey] == harness.MatrixPair {
+			m := p.Metrics[record.MetricLatency] // derived from the samples when read: scaled with them
+			k := 2 * band.Max / m.Median
+			for j := range p.Samples {
+				p.Samples[j] *= k
+			}
+			m.Median *= k
+			p.Metrics[record.MetricLatency] = m
+			n++
+		}
+	}
+	if n != 12 {
+		t.Fatalf("%d round trips of %s", n, band.ID)
+	}
+	h200 := filepath.Join(t.TempDir(), "h200.jsonl")
+	writeFile(t, h200, f)
+	stdout, stderr, code := nvshbench(t, "check", "--judge", h200, "--json")
+	var v verdict.Verdict
+	if code != exitOK || json.Unmarshal([]byte(stdout), &v) != nil || v.Level != verdict.Warn || len(named(v.Pairs, verdict.Warn)) != 12 {
+		t.Fatalf("check --judge: exit %d, %s: %s", code, v.Level, stderr)
+	}
+	stdout, stderr, code = nvshbench(t, "plot", "--matrix", "--spec", h200)
+	var hms []plots.HeatMap
+	if code != exitOK || json.Unmarshal([]byte(stdout), &hms) != nil {
+		t.Fatalf("plot --matrix --spec: exit %d: %s", code, stderr)
+	}
+	marked := 0
+	for _, h := range hms {
+		for from, row := range h.Marks {
+			for to, m := range row {
+				switch {
+				case h.Name == "matrix-latency-put-block" && from != to && m == "WARN":
+					marked++
+				case m != "":
+					t.Errorf("%s: %d → %d marked %s", h.Name, from, to, m)
+				}
+			}
+		}
+	}
+	if marked != 12 {
+		t.Errorf("the heat map marks %d of the 12 pairs check warns of", marked)
+	}
+	stdout, stderr, code = nvshbench(t, "report", "--matrix", h200)
+	if code != exitOK || strings.Count(stdout, "~") < 12 {
+		t.Errorf("report --matrix: exit %d: %s%s", code, stdout, stderr)
+	}
+}
