@@ -205,6 +205,8 @@ func TestCheckRefusesBadInput(t *testing.T) {
 	}{
 		{[]string{"check", "--judge", file, "--bands", bad}, "not a band file"},
 		{[]string{"check", "--judge", file, "--bands", other}, "are for NVIDIA B200"},
+		// A run without the matrix: nothing judged is no PASS.
+		{[]string{"check", "--judge", "testdata/h200x2-2026-11-29-session3-full.jsonl.gz"}, "no point of the pair matrix"},
 	} {
 		_, stderr, code := nvshbench(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.say) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
