@@ -162,21 +162,42 @@ func cloneMap(m map[string]string) map[string]string {
 }
 
 // matrixPath is the path a point of the pair matrix measures its pair
-// over: the run's, except for a pair on two nodes in a run of --path p2p,
-// which crosses the remote transport NVSHMEM uses between them (proxy
-// unless NVSHMEM_IB_ENABLE_IBGDA says ibgda: PathName).
+// over: a pair within a node its NVLink (p2p), whatever --path names; a
+// pair on two nodes the remote transport, the run's --path where it names
+// one (proxy, ibgda), else the proxy NVSHMEM uses between nodes (ibgda
+// where NVSHMEM_IB_ENABLE_IBGDA says so: PathName). A matrix run keeps
+// NVSHMEM's P2P on (MatrixEnv), so a node's pairs are not waived, nor sent
+// through its NIC, when --path names the transport between nodes.
 func matrixPath(gpus []record.GPU, path string, p record.Params) string {
-	if p.Extra[MatrixKey] == "" || remotePath(path) {
+	if p.Extra[MatrixKey] == "" {
 		return path
 	}
 	pr, err := ParsePair(p.Pair)
 	if err != nil || pr.From >= len(gpus) || pr.To >= len(gpus) {
 		return path
 	}
-	if node, _ := samePlace(gpus[pr.From], gpus[pr.To]); !node {
+	node, _ := samePlace(gpus[pr.From], gpus[pr.To])
+	switch {
+	case node && remotePath(path):
+		return "p2p"
+	case !node && !remotePath(path):
 		return "proxy"
 	}
 	return path
+}
+
+// MatrixEnv is what a run of the pair matrix keeps of the environment
+// --path sets (env): all but NVSHMEM_DISABLE_P2P, so that the pairs within
+// a node cross their NVLink and only those between nodes the transport
+// --path names (matrixPath).
+func MatrixEnv(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range env {
+		if k != "NVSHMEM_DISABLE_P2P" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // LimitKey is the key under which an in-run limit point is kept: its ID,

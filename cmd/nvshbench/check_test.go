@@ -340,3 +340,41 @@ func TestMatrixMarksAreChecks(t *testing.T) {
 		t.Errorf("report --matrix: exit %d: %s%s", code, stdout, stderr)
 	}
 }
+
+// --path names the transport between nodes: with it, a node's own pairs
+// and GPUs are still measured over their NVLink (NVSHMEM's P2P left on),
+// not waived as pairs "across no node" nor sent through the NIC.
+func TestCheckPathIsTheTransportBetweenNodes(t *testing.T) {
+	v, out, code, stderr := checkFake(t, 2, 2, "", "--path", "proxy")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f := mustRead(t, out)
+	if _, ok := f.Header.Env["NVSHMEM_DISABLE_P2P"]; ok {
+		t.Errorf("header env %v: P2P disabled for the node's pairs", f.Header.Env)
+	}
+	got := map[string]int{}
+	for _, p := range f.Points {
+		if p.ID != "rma/put/block" && p.ID != "limit/sm-copy" || p.Params.Dir == "bidir" || p.Pair == nil {
+			continue
+		}
+		if p.ID == "limit/sm-copy" && p.Pair.Kind == record.PairAcrossNodes && p.Status == record.StatusWaived {
+			continue // load/store reaches no other node
+		}
+		if p.Status != record.StatusOK {
+			t.Errorf("%s %s (%s): %s %s", p.ID, p.Params.Pair, p.Pair.Kind, p.Status, p.Reason)
+			continue
+		}
+		got[p.ID+" "+p.Pair.Kind+" "+p.Effective]++
+	}
+	want := map[string]int{"rma/put/block same-node p2p": 4, "rma/put/block across-nodes proxy": 8,
+		"limit/sm-copy same-node p2p": 4, "limit/sm-copy loopback local": 4}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s: %d points, want %d (%v)", k, got[k], n, got)
+		}
+	}
+	if len(v.GPUs) != 4 || len(v.Pairs) != 12 {
+		t.Errorf("%d GPUs, %d pairs judged", len(v.GPUs), len(v.Pairs))
+	}
+}
