@@ -69,8 +69,8 @@ type Subject struct {
 	Node     string    `json:"node,omitempty"`
 	GPU      int       `json:"gpu"`
 	From     int       `json:"from_pe"`
-	To       int       `json:"to_pe"` // a pair's PEs (a rank: its PE twice)
-	toNode   string    // a pair's second node
+	To       int       `json:"to_pe"`             // a pair's PEs (a rank: its PE twice)
+	ToNode   string    `json:"to_node,omitempty"` // a pair's second node
 	Level    Level     `json:"level"`
 	Findings []Finding `json:"findings,omitempty"` // the WARN and FAIL ones
 	Checked  int       `json:"checked"`            // figures held to a band
@@ -482,7 +482,7 @@ func pairSubject(pairs map[[2]int]*Subject, p *record.Point) *Subject {
 	if s, ok := pairs[k]; ok {
 		return s
 	}
-	s := &Subject{Kind: "pair", Name: p.Pair.String(), Node: p.Pair.From.Node, GPU: p.Pair.From.GPU, From: k[0], To: k[1], toNode: p.Pair.To.Node}
+	s := &Subject{Kind: "pair", Name: p.Pair.String(), Node: p.Pair.From.Node, GPU: p.Pair.From.GPU, From: k[0], To: k[1], ToNode: p.Pair.To.Node}
 	pairs[k] = s
 	return s
 }
@@ -644,7 +644,7 @@ func countWith(across []*Subject, a, b string) int {
 }
 
 // endsOf are a pair subject's two nodes (from its name's ends).
-func endsOf(s *Subject) (string, string) { return s.Node, s.toNode }
+func endsOf(s *Subject) (string, string) { return s.Node, s.ToNode }
 
 // missingNodes says why a file cannot be judged per node: the job was
 // started on more nodes than its PEs ran on ("" if not).

@@ -1,7 +1,10 @@
 package verdict_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -202,5 +205,53 @@ func TestReferenceBandsHoldOnlyTheirLink(t *testing.T) {
 	}
 	if _, err := verdict.ParseBands([]byte(`{"source":"s","bands":[{"gpu":"NVIDIA H200","class":"nvlink","link":"nvlinks","id":"latency/put/block","size":8,"max":1e-6,"source":"x"}]}`), "b"); err == nil {
 		t.Error("a band over an unknown link parses")
+	}
+}
+
+// Every key of the verdict's JSON (check --json, for schedulers) is named
+// in docs/bring-up.md, and every key named there is one: a renamed or
+// added field must be documented.
+func TestVerdictJSONIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/bring-up.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## The verdict as JSON")
+	section, _, _ = strings.Cut(section, "\n## ")
+	f := verdict.Finding{Level: verdict.Warn, Row: "r", Value: 1, Unit: "u", Band: "b", Reason: "why"}
+	s := &verdict.Subject{Kind: "pair", Name: "n", Node: "a", ToNode: "b", GPU: 1, From: 1, To: 2, Level: verdict.Warn, Findings: []verdict.Finding{f}, Checked: 1}
+	v := verdict.Verdict{Level: verdict.Warn, Pairs: []*verdict.Subject{s}, GPUs: []*verdict.Subject{s}, Nodes: []*verdict.Subject{s},
+		Ranks: []*verdict.Subject{s}, Job: s, SlowestNode: "a", Waived: []verdict.Waiver{{Row: "r", Reason: "x", Points: 1}}, Bands: "b", Notes: []string{"n"}}
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	var walk func(x any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, y := range x {
+				keys[k] = true
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	var top any
+	json.Unmarshal(data, &top)
+	walk(top)
+	for k := range keys {
+		if !strings.Contains(section, "`"+k+"`") {
+			t.Errorf("JSON key %q is not in docs/bring-up.md's JSON section", k)
+		}
+	}
+	for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(section, -1) {
+		if k := m[1]; !keys[k] && k != "pair" && k != "gpu" && k != "node" && k != "rank" && k != "job" {
+			t.Errorf("docs/bring-up.md names %q, no key of the JSON", k)
+		}
 	}
 }
