@@ -46,6 +46,9 @@ func RunPoint(lib cuda.Lib, e *Env, b *Benchmark, p record.Params) (Outcome, err
 		}
 	}
 	a, waiver := b.Args(e, p)
+	if n := matrixIters(b.ID, p, e.Config); n > 0 && a.Iters == 0 {
+		a.Iters = int32(n)
+	}
 	if pairWhy != "" { // without its pair nothing of the point means anything
 		waiver = pairWhy
 	}

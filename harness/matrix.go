@@ -44,6 +44,37 @@ const (
 // an H200's 60 MB L2.
 const DefaultMatrixSize = 256 << 20
 
+// MatrixLaunchBytes is what one timed launch of a matrix bandwidth point
+// moves per sender: its iterations are fixed (MatrixIters), not calibrated
+// to the ~20 ms launch of a run's points. Calibrating costs a point two or
+// three launches of its own (at 256 MiB over NVLink a single put takes
+// under 1 ms, so the shim probes with a third launch of ~20 ms), and the
+// samples' four launches of ~20 ms made every one of the matrix's ~540
+// bandwidth points on an 8-GPU node take ~0.1 s: a minute for the matrix
+// alone. A GiB a launch is 2 to 3 ms over NVLink (a launch's own cost of
+// microseconds is under 1 %), tens of ms over PCIe or a NIC.
+const MatrixLaunchBytes = 1 << 30
+
+// MatrixIters are the iterations of each timed launch of a matrix
+// bandwidth point of this size: MatrixLaunchBytes' worth, 1..MaxIters.
+func MatrixIters(size int64) int {
+	if size <= 0 {
+		return 1
+	}
+	return int(min(max((MatrixLaunchBytes+size-1)/size, 1), MaxIters))
+}
+
+// matrixIters are the fixed iterations of point p of benchmark id (0: it
+// is calibrated): a bandwidth point of the pair matrix (its copy
+// references, put and get, incast), where the run does not fix them itself
+// (--iters).
+func matrixIters(id string, p record.Params, cfg *Config) int {
+	if cfg.Iters > 0 || p.Extra[MatrixKey] == "" || !slices.Contains(MatrixBandwidth, id) && id != MatrixIncastRow {
+		return 0
+	}
+	return MatrixIters(p.Size)
+}
+
 // MatrixRows are every row of the pair matrix.
 func MatrixRows() []string {
 	return append(append(slices.Clone(MatrixBandwidth), MatrixRoundTrips...), MatrixIncastRow)
@@ -131,21 +162,42 @@ func cloneMap(m map[string]string) map[string]string {
 }
 
 // matrixPath is the path a point of the pair matrix measures its pair
-// over: the run's, except for a pair on two nodes in a run of --path p2p,
-// which crosses the remote transport NVSHMEM uses between them (proxy
-// unless NVSHMEM_IB_ENABLE_IBGDA says ibgda: PathName).
+// over: a pair within a node its NVLink (p2p), whatever --path names; a
+// pair on two nodes the remote transport, the run's --path where it names
+// one (proxy, ibgda), else the proxy NVSHMEM uses between nodes (ibgda
+// where NVSHMEM_IB_ENABLE_IBGDA says so: PathName). A matrix run keeps
+// NVSHMEM's P2P on (MatrixEnv), so a node's pairs are not waived, nor sent
+// through its NIC, when --path names the transport between nodes.
 func matrixPath(gpus []record.GPU, path string, p record.Params) string {
-	if p.Extra[MatrixKey] == "" || remotePath(path) {
+	if p.Extra[MatrixKey] == "" {
 		return path
 	}
 	pr, err := ParsePair(p.Pair)
 	if err != nil || pr.From >= len(gpus) || pr.To >= len(gpus) {
 		return path
 	}
-	if node, _ := samePlace(gpus[pr.From], gpus[pr.To]); !node {
+	node, _ := samePlace(gpus[pr.From], gpus[pr.To])
+	switch {
+	case node && remotePath(path):
+		return "p2p"
+	case !node && !remotePath(path):
 		return "proxy"
 	}
 	return path
+}
+
+// MatrixEnv is what a run of the pair matrix keeps of the environment
+// --path sets (env): all but NVSHMEM_DISABLE_P2P, so that the pairs within
+// a node cross their NVLink and only those between nodes the transport
+// --path names (matrixPath).
+func MatrixEnv(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range env {
+		if k != "NVSHMEM_DISABLE_P2P" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // LimitKey is the key under which an in-run limit point is kept: its ID,

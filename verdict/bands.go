@@ -21,9 +21,16 @@ type Bands struct {
 // bandwidth's Min (bytes/s) or a round trip's Max (seconds); a figure
 // below FailShare of it fails.
 type Band struct {
-	GPU    string  `json:"gpu"`   // the GPU's name, as the header's GPUs say it (NVIDIA H200)
-	Class  string  `json:"class"` // nvlink, pcie, network, memory (Class)
-	ID     string  `json:"id"`    // the benchmark
+	GPU   string `json:"gpu"`   // the GPU's name, as the header's GPUs say it (NVIDIA H200)
+	Class string `json:"class"` // nvlink, pcie, network, memory (Class)
+	// Link is the link the band was measured over, where known: nvlink
+	// (direct NVLinks) or nvswitch (NVLinks through switches), as the
+	// points' ceilings name it. A band that names one holds only pairs over
+	// that link; an nvlink band that names none (its run's links not
+	// known) holds both, but a figure outside it WARNs at most: a switch
+	// hop is not a fault (LinkOf).
+	Link   string  `json:"link,omitempty"`
+	ID     string  `json:"id"` // the benchmark
 	Dir    string  `json:"dir,omitempty"`
 	Size   int64   `json:"size"`          // the message size it holds for
 	Min    float64 `json:"min,omitempty"` // a bandwidth: bytes/s
@@ -42,6 +49,16 @@ func Shipped() *Bands {
 		panic(err)
 	}
 	return b
+}
+
+// DefaultBands are the bands a run of this header is judged by when none
+// are given: the shipped ones where they are for its GPU kind, else none
+// (check, --judge, report --matrix and plot --matrix judge alike).
+func DefaultBands(h record.Header) *Bands {
+	if b := Shipped(); b.Fits(h) == nil {
+		return b
+	}
+	return nil
 }
 
 // ReadBands reads a band file; an error is one line that says what to fix.
@@ -68,6 +85,8 @@ func ParseBands(data []byte, name string) (*Bands, error) {
 		switch {
 		case x.GPU == "" || x.ID == "" || x.Class == "" || x.Source == "":
 			return nil, fmt.Errorf("%s: band %d lacks its gpu, class, id or source (each band names where it comes from)", name, i)
+		case x.Link != "" && x.Link != record.LinkNVLink && x.Link != record.LinkNVSwitch && x.Link != record.LinkPCIe:
+			return nil, fmt.Errorf("%s: band %d (%s): link %q: want %s, %s or %s (or none: not known)", name, i, x.ID, x.Link, record.LinkNVLink, record.LinkNVSwitch, record.LinkPCIe)
 		case (x.Min > 0) == (x.Max > 0) || x.Min < 0 || x.Max < 0:
 			return nil, fmt.Errorf("%s: band %d (%s): give a positive min (a bandwidth, bytes/s) or max (a round trip, seconds), one of them", name, i, x.ID)
 		}
@@ -120,12 +139,26 @@ func (b *Bands) For(gpu, class string, p *record.Point) *Band {
 	}
 	for i := range b.Bands {
 		x := &b.Bands[i]
-		if x.GPU == gpu && x.Class == class && x.ID == p.ID && x.Size == p.Params.Size && x.Dir == dir {
+		if x.GPU == gpu && x.Class == class && x.ID == p.ID && x.Size == p.Params.Size && x.Dir == dir && (x.Link == "" || x.Link == LinkOf(p)) {
 			return x
 		}
 	}
 	return nil
 }
+
+// LinkOf is the link a point's pair crossed, as its ceiling names it
+// (record.LinkNVLink, LinkNVSwitch, ...; "" not known).
+func LinkOf(p *record.Point) string {
+	if p.Ceiling == nil {
+		return ""
+	}
+	return strings.TrimPrefix(p.Ceiling.ID, "link/")
+}
+
+// Unsure: the band's class spans links it does not say which of it was
+// measured over (nvlink: direct or through switches), so a figure outside
+// it WARNs at most.
+func (x *Band) Unsure() bool { return x.Class == "nvlink" && x.Link == "" }
 
 // Share is a figure's share of the band (below 1: worse than it).
 func (x *Band) Share(v float64) float64 {
@@ -137,10 +170,19 @@ func (x *Band) Share(v float64) float64 {
 
 // String is the band in words, with its source.
 func (x *Band) String(unit string) string {
-	if x.Min > 0 {
-		return fmt.Sprintf("reference: at least %s on %s over %s (%s)", Show(x.Min, unit), x.GPU, x.Class, x.Source)
+	over := x.Class
+	if x.Link != "" && x.Link != x.Class {
+		over += " (" + x.Link + ")"
 	}
-	return fmt.Sprintf("reference: at most %s on %s over %s (%s)", Show(x.Max, unit), x.GPU, x.Class, x.Source)
+	what := fmt.Sprintf("at most %s", Show(x.Max, unit))
+	if x.Min > 0 {
+		what = fmt.Sprintf("at least %s", Show(x.Min, unit))
+	}
+	s := fmt.Sprintf("reference: %s on %s over %s (%s)", what, x.GPU, over, x.Source)
+	if x.Unsure() {
+		s += "; its link (direct NVLinks or through NVSwitches) not known: WARN at most"
+	}
+	return s
 }
 
 // DerivedRows are the rows a derived band holds: the matrix's NVSHMEM
@@ -164,8 +206,8 @@ func Derive(f *record.File, name string) (*Bands, error) {
 	}
 	for _, r := range DerivedRows {
 		var vals []float64
-		class := ""
-		unit := ""
+		class, unit := "", ""
+		links := map[string]bool{}
 		for i := range f.Points {
 			p := &f.Points[i]
 			if p.ID != r.ID || p.Status != record.StatusOK || p.Params.Size != r.Size || p.Params.Mode == "blocking" || p.Params.Dir == "bidir" {
@@ -182,6 +224,7 @@ func Derive(f *record.File, name string) (*Bands, error) {
 				continue
 			}
 			vals, unit = append(vals, v), u
+			links[LinkOf(p)] = true
 			if c := Class(p); c != "" {
 				class = c
 			}
@@ -194,6 +237,7 @@ func Derive(f *record.File, name string) (*Bands, error) {
 		}
 		m := median(vals)
 		b := Band{GPU: gpu, Class: class, ID: r.ID, Size: r.Size,
+			Link:   oneLink(links),
 			Source: fmt.Sprintf("%s: the median of %d point(s), %s", name, len(vals), Show(m, unit))}
 		if unit == record.UnitBytesPerSec {
 			b.Min = m
@@ -203,4 +247,16 @@ func Derive(f *record.File, name string) (*Bands, error) {
 		out.Bands = append(out.Bands, b)
 	}
 	return out, nil
+}
+
+// oneLink is the one link every point crossed ("" if they did not say, or
+// crossed several).
+func oneLink(links map[string]bool) string {
+	if len(links) != 1 {
+		return ""
+	}
+	for l := range links {
+		return l
+	}
+	return ""
 }

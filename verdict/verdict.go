@@ -69,8 +69,8 @@ type Subject struct {
 	Node     string    `json:"node,omitempty"`
 	GPU      int       `json:"gpu"`
 	From     int       `json:"from_pe"`
-	To       int       `json:"to_pe"` // a pair's PEs (a rank: its PE twice)
-	toNode   string    // a pair's second node
+	To       int       `json:"to_pe"`             // a pair's PEs (a rank: its PE twice)
+	ToNode   string    `json:"to_node,omitempty"` // a pair's second node
 	Level    Level     `json:"level"`
 	Findings []Finding `json:"findings,omitempty"` // the WARN and FAIL ones
 	Checked  int       `json:"checked"`            // figures held to a band
@@ -110,6 +110,7 @@ type Verdict struct {
 	Waived      []Waiver `json:"waived,omitempty"`
 	Bands       string   `json:"bands,omitempty"` // the reference bands' source ("" none)
 	Notes       []string `json:"notes,omitempty"`
+	everyPE     int      // the job's points every PE timed (a straggler's share is of these)
 }
 
 // Options: the reference bands (nil: none).
@@ -401,7 +402,11 @@ func Judge(f *record.File, o Options) (*Verdict, error) {
 		if o.Bands != nil && kind != matrixIncast {
 			if b := o.Bands.For(gpuKind, g.class, p); b != nil {
 				sh := b.Share(val)
-				s.add(Finding{Level: levelOf(sh), Row: rowOf(p), Value: val, Unit: unit, Band: b.String(unit),
+				lvl := levelOf(sh)
+				if b.Unsure() && lvl > Warn {
+					lvl = Warn
+				}
+				s.add(Finding{Level: lvl, Row: rowOf(p), Value: val, Unit: unit, Band: b.String(unit),
 					Reason: fmt.Sprintf("%s %s, %.0f %% of the reference band", rowOf(p), Show(val, unit), sh*100)})
 			}
 		}
@@ -503,7 +508,7 @@ func pairSubject(pairs map[[2]int]*Subject, p *record.Point) *Subject {
 	if s, ok := pairs[k]; ok {
 		return s
 	}
-	s := &Subject{Kind: "pair", Name: p.Pair.String(), Node: p.Pair.From.Node, GPU: p.Pair.From.GPU, From: k[0], To: k[1], toNode: p.Pair.To.Node}
+	s := &Subject{Kind: "pair", Name: p.Pair.String(), Node: p.Pair.From.Node, GPU: p.Pair.From.GPU, From: k[0], To: k[1], ToNode: p.Pair.To.Node}
 	pairs[k] = s
 	return s
 }
@@ -513,6 +518,9 @@ func pairSubject(pairs map[[2]int]*Subject, p *record.Point) *Subject {
 // is said.
 func judgeJob(v *Verdict, p *record.Point) {
 	v.Job.Checked++
+	if len(p.PETimes) > 1 { // a floor, timed by one PE, names no straggler
+		v.everyPE++
+	}
 	if st := p.Straggler; st != nil {
 		r := rankSubject(v, st)
 		r.Checked++
@@ -543,7 +551,7 @@ func rankSubject(v *Verdict, st *record.Straggler) *Subject {
 // judgeRanks: a PE that is the straggler of at least half the points
 // every PE timed fails (a rank that holds the job back), of fewer warns.
 func judgeRanks(v *Verdict) {
-	every := v.Job.Checked
+	every := v.everyPE
 	for _, r := range v.Ranks {
 		n := len(r.Findings)
 		r.Level = Warn
@@ -662,7 +670,7 @@ func countWith(across []*Subject, a, b string) int {
 }
 
 // endsOf are a pair subject's two nodes (from its name's ends).
-func endsOf(s *Subject) (string, string) { return s.Node, s.toNode }
+func endsOf(s *Subject) (string, string) { return s.Node, s.ToNode }
 
 // missingNodes says why a file cannot be judged per node: the job was
 // started on more nodes than its PEs ran on ("" if not).

@@ -1,7 +1,10 @@
 package verdict_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -97,12 +100,12 @@ func TestJudgeHoldsFiguresToTheCeiling(t *testing.T) {
 	}
 }
 
-// A reference band of the run's GPU kind fails a figure below it, and
+// A reference band of the run's GPU kind and link fails a figure below it, and
 // names its source.
 func TestJudgeHoldsFiguresToTheReferenceBand(t *testing.T) {
 	f := &record.File{Header: record.Header{GPUs: []record.GPU{{Name: "NVIDIA H200", Host: "n0"}}}}
 	f.Points = append(f.Points, point("rma/put/block", 0, 1, "n0", 200e9, "pair"))
-	b, err := verdict.ParseBands([]byte(`{"source":"s","bands":[{"gpu":"NVIDIA H200","class":"nvlink","id":"rma/put/block","size":268435456,"min":3e11,"source":"a committed run"}]}`), "b")
+	b, err := verdict.ParseBands([]byte(`{"source":"s","bands":[{"gpu":"NVIDIA H200","class":"nvlink","link":"nvswitch","id":"rma/put/block","size":268435456,"min":3e11,"source":"a committed run"}]}`), "b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,14 +122,21 @@ func TestJudgeHoldsFiguresToTheReferenceBand(t *testing.T) {
 // fewer, warns.
 func TestJudgeNamesTheStraggler(t *testing.T) {
 	f := &record.File{}
+	every := []record.PETime{{PE: 0}, {PE: 1}} // every PE's time kept (which, beside the straggler, is not read)
 	for i := 0; i < 4; i++ {
-		p := record.Point{ID: "collectives/allreduce/nccl", Status: record.StatusOK, Params: record.Params{Size: int64(1024 << i)}}
-		if i < 3 {
+		p := record.Point{ID: "collectives/allreduce/nccl", Status: record.StatusOK, Params: record.Params{Size: int64(1024 << i)}, PETimes: every}
+		switch i {
+		case 0, 1:
 			p.Straggler = &record.Straggler{PE: 5, GPU: 5, Node: "n0", Ratio: 0.5}
-		} else {
+		case 2:
 			p.Straggler = &record.Straggler{PE: 2, GPU: 2, Node: "n0", Ratio: 1.4}
 		}
 		f.Points = append(f.Points, p)
+	}
+	// The floors beside them: timed by one PE, no straggler of theirs to
+	// count (PE 5, the straggler of half the points every PE timed, fails).
+	for _, id := range []string{"limit/chase-peer", "limit/chase-local"} {
+		f.Points = append(f.Points, record.Point{ID: id, Status: record.StatusOK, Params: record.Params{Size: 8}})
 	}
 	v, err := verdict.Judge(f, verdict.Options{})
 	if err != nil {
@@ -187,5 +197,111 @@ func TestJudgeHoldsNoBandOnASharedGPU(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(v.Notes, "\n"), "functional only: 16 figure(s) held to no band") {
 		t.Errorf("notes %q", v.Notes)
+	}
+}
+
+// The shipped bands come from a run whose link is not known (two H200s
+// showing NV18: direct NVLinks, or a slice of an NVSwitch baseboard): on a
+// healthy 8-GPU NVSwitch node whose round trips are a switch hop slower
+// than that run's, they may warn, never fail. A band that names its link
+// holds only pairs over that link: a direct-NVLink band says nothing of
+// switched pairs, a switched one fails them.
+func TestReferenceBandsHoldOnlyTheirLink(t *testing.T) {
+	s := verdict.Shipped()
+	var lat *verdict.Band
+	for i := range s.Bands {
+		if s.Bands[i].ID == "latency/put/block" {
+			lat = &s.Bands[i]
+		}
+	}
+	if lat == nil || lat.Link != "" {
+		t.Fatalf("the shipped round-trip band: %+v", lat)
+	}
+	f := &record.File{Header: record.Header{GPUs: []record.GPU{{Name: lat.GPU, Host: "n0"}}}}
+	for a := 0; a < 8; a++ {
+		for b := 0; b < 8; b++ {
+			if a != b { // every pair alike (healthy), each 1.4 × the band's round trip
+				f.Points = append(f.Points, point("latency/put/block", a, b, "n0", lat.Max*1.4, "pair"))
+			}
+		}
+	}
+	for i := range f.Points {
+		f.Points[i].Params.Size = 8
+	}
+	judge := func(b *verdict.Bands) *verdict.Verdict {
+		t.Helper()
+		v, err := verdict.Judge(f, verdict.Options{Bands: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := judge(s); v.Level != verdict.Warn || !strings.Contains(v.Pairs[0].Findings[0].Band, "not known") {
+		t.Errorf("shipped bands on a switched node: %s, %+v", v.Level, v.Pairs[0].Findings)
+	}
+	band := func(link string) *verdict.Bands {
+		b, err := verdict.ParseBands([]byte(fmt.Sprintf(`{"source":"s","bands":[{"gpu":%q,"class":"nvlink","link":%q,"id":"latency/put/block","size":8,"max":%g,"source":"a committed run"}]}`,
+			lat.GPU, link, lat.Max)), "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if v := judge(band(record.LinkNVLink)); v.Level != verdict.Pass || v.Pairs[0].Checked != 1 {
+		t.Errorf("a direct-NVLink band on switched pairs: %s, %d checked, %+v", v.Level, v.Pairs[0].Checked, v.Pairs[0].Findings)
+	}
+	if v := judge(band(record.LinkNVSwitch)); v.Level != verdict.Fail || !strings.Contains(v.Pairs[0].Findings[0].Band, "a committed run") {
+		t.Errorf("a switched band on switched pairs: %s, %+v", v.Level, v.Pairs[0].Findings)
+	}
+	if _, err := verdict.ParseBands([]byte(`{"source":"s","bands":[{"gpu":"NVIDIA H200","class":"nvlink","link":"nvlinks","id":"latency/put/block","size":8,"max":1e-6,"source":"x"}]}`), "b"); err == nil {
+		t.Error("a band over an unknown link parses")
+	}
+}
+
+// Every key of the verdict's JSON (check --json, for schedulers) is named
+// in docs/bring-up.md, and every key named there is one: a renamed or
+// added field must be documented.
+func TestVerdictJSONIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/bring-up.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## The verdict as JSON")
+	section, _, _ = strings.Cut(section, "\n## ")
+	f := verdict.Finding{Level: verdict.Warn, Row: "r", Value: 1, Unit: "u", Band: "b", Reason: "why"}
+	s := &verdict.Subject{Kind: "pair", Name: "n", Node: "a", ToNode: "b", GPU: 1, From: 1, To: 2, Level: verdict.Warn, Findings: []verdict.Finding{f}, Checked: 1}
+	v := verdict.Verdict{Level: verdict.Warn, Pairs: []*verdict.Subject{s}, GPUs: []*verdict.Subject{s}, Nodes: []*verdict.Subject{s},
+		Ranks: []*verdict.Subject{s}, Job: s, SlowestNode: "a", Waived: []verdict.Waiver{{Row: "r", Reason: "x", Points: 1}}, Bands: "b", Notes: []string{"n"}}
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	var walk func(x any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, y := range x {
+				keys[k] = true
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	var top any
+	json.Unmarshal(data, &top)
+	walk(top)
+	for k := range keys {
+		if !strings.Contains(section, "`"+k+"`") {
+			t.Errorf("JSON key %q is not in docs/bring-up.md's JSON section", k)
+		}
+	}
+	for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(section, -1) {
+		if k := m[1]; !keys[k] && k != "pair" && k != "gpu" && k != "node" && k != "rank" && k != "job" {
+			t.Errorf("docs/bring-up.md names %q, no key of the JSON", k)
+		}
 	}
 }

@@ -55,8 +55,9 @@ one GPU, a path without a NIC). The results file is written as every run's; --ju
 judges an existing file without measuring.
 
 Exit status: 0 when nothing fails (WARN included), 5 when something FAILs, 2 for refused
-input (a band file that does not parse or is for another GPU kind, a node missing from the
-job, a PE that died mid-matrix: every pair measured before it is kept in the file).`,
+input (a band file that does not parse or is for another GPU kind, a file without the pair
+matrix, a node missing from the job, a PE that died mid-matrix: every pair measured before it
+is kept in the file).`,
 		Example: `  nvshbench check --out node1-check.jsonl
   nvshbench check --json --out node1-check.jsonl
   nvshbench check --bands my-bands.json --out node1-check.jsonl
@@ -143,10 +144,11 @@ func runCheck(ctx context.Context, o *checkOptions, stdout, stderr io.Writer) er
 		return usagef("%s; the %d matrix point(s) measured before it are kept in %s: bring that GPU or node back (nvidia-smi, the node's logs) and run check again with a new --out; check --judge %s judges what was measured",
 			died, n, path, path)
 	}
+	if !hasMatrix(f) { // a verdict of no pair and no GPU would PASS what was never measured
+		return usagef("%s holds no point of the pair matrix: nothing to judge a node by; judge the file of a check (or of run --matrix), or run check", path)
+	}
 	if bands == nil {
-		if b := verdict.Shipped(); b.Fits(f.Header) == nil {
-			bands = b
-		}
+		bands = verdict.DefaultBands(f.Header)
 	}
 	v, err := verdict.Judge(f, verdict.Options{Bands: bands})
 	if err != nil {
@@ -168,6 +170,16 @@ func runCheck(ctx context.Context, o *checkOptions, stdout, stderr io.Writer) er
 		return measured
 	}
 	return nil
+}
+
+// hasMatrix: f holds a point of the pair matrix (measured, waived or failed).
+func hasMatrix(f *record.File) bool {
+	for i := range f.Points {
+		if f.Points[i].Params.Extra[harness.MatrixKey] != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // diedPE says which PE's worker ended during the run ("" if none did): a

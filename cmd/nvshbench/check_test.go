@@ -59,6 +59,30 @@ func TestCheckPassesAHealthyNode(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(stdout), &again) != nil || again.Level != verdict.Pass || len(again.Pairs) != 56 {
 		t.Errorf("--judge: exit %d, %s", code, stdout)
 	}
+	// The matrix's bandwidth points run fixed iterations (a GiB a launch,
+	// no calibration: the matrix's time on a real node); its round trips
+	// and the collectives stay calibrated.
+	f, err := harness.Reader().ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, calibrated := 0, 0
+	for _, p := range f.Points {
+		switch {
+		case p.Params.Extra[harness.MatrixKey] != "" && !strings.HasPrefix(p.ID, "latency/"):
+			fixed++
+			if p.Iters != harness.MatrixIters(128<<20) {
+				t.Errorf("%s %s: %d iterations a launch, want %d", p.ID, p.Params.Pair, p.Iters, harness.MatrixIters(128<<20))
+			}
+		case p.Iters == harness.MatrixIters(128<<20):
+			t.Errorf("%s %s: %d iterations, the matrix's fixed count", p.ID, p.Params.Pair, p.Iters)
+		default:
+			calibrated++
+		}
+	}
+	if fixed < 56*7 || calibrated < 56*4 {
+		t.Errorf("%d matrix bandwidth points, %d others", fixed, calibrated)
+	}
 }
 
 // A link degraded to 60 % is the one pair that fails (both directions of
@@ -181,6 +205,8 @@ func TestCheckRefusesBadInput(t *testing.T) {
 	}{
 		{[]string{"check", "--judge", file, "--bands", bad}, "not a band file"},
 		{[]string{"check", "--judge", file, "--bands", other}, "are for NVIDIA B200"},
+		// A run without the matrix: nothing judged is no PASS.
+		{[]string{"check", "--judge", "testdata/h200x2-2026-11-29-session3-full.jsonl.gz"}, "no point of the pair matrix"},
 	} {
 		_, stderr, code := nvshbench(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.say) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
@@ -242,4 +268,113 @@ func nvshbenchB(b *testing.B, args ...string) (stdout, stderr string, code int) 
 	var o, e strings.Builder
 	code = run(args, strings.NewReader(""), &o, &e)
 	return o.String(), e.String(), code
+}
+
+// report --matrix and plot --matrix mark the pairs as check does, by the
+// same bands: a node of H200s whose round trips are all alike (so no pair
+// stands out from its node's median) but twice the shipped band's is
+// marked WARN by the band in the heat map and the table, as check --judge
+// warns.
+func TestMatrixMarksAreChecks(t *testing.T) {
+	_, file, code, stderr := checkFake(t, 4, 1, "")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var band *verdict.Band
+	for i, b := range verdict.Shipped().Bands {
+		if b.ID == "latency/put/block" {
+			band = &verdict.Shipped().Bands[i]
+		}
+	}
+	f := mustRead(t, file)
+	for i := range f.Header.GPUs {
+		f.Header.GPUs[i].Name = band.GPU
+	}
+	n := 0
+	for i := range f.Points {
+		p := &f.Points[i]
+		if p.ID == band.ID && p.Params.Extra[harness.MatrixKey] == harness.MatrixPair {
+			m := p.Metrics[record.MetricLatency] // derived from the samples when read: scaled with them
+			k := 2 * band.Max / m.Median
+			for j := range p.Samples {
+				p.Samples[j] *= k
+			}
+			m.Median *= k
+			p.Metrics[record.MetricLatency] = m
+			n++
+		}
+	}
+	if n != 12 {
+		t.Fatalf("%d round trips of %s", n, band.ID)
+	}
+	h200 := filepath.Join(t.TempDir(), "h200.jsonl")
+	writeFile(t, h200, f)
+	stdout, stderr, code := nvshbench(t, "check", "--judge", h200, "--json")
+	var v verdict.Verdict
+	if code != exitOK || json.Unmarshal([]byte(stdout), &v) != nil || v.Level != verdict.Warn || len(named(v.Pairs, verdict.Warn)) != 12 {
+		t.Fatalf("check --judge: exit %d, %s: %s", code, v.Level, stderr)
+	}
+	stdout, stderr, code = nvshbench(t, "plot", "--matrix", "--spec", h200)
+	var hms []plots.HeatMap
+	if code != exitOK || json.Unmarshal([]byte(stdout), &hms) != nil {
+		t.Fatalf("plot --matrix --spec: exit %d: %s", code, stderr)
+	}
+	marked := 0
+	for _, h := range hms {
+		for from, row := range h.Marks {
+			for to, m := range row {
+				switch {
+				case h.Name == "matrix-latency-put-block" && from != to && m == "WARN":
+					marked++
+				case m != "":
+					t.Errorf("%s: %d → %d marked %s", h.Name, from, to, m)
+				}
+			}
+		}
+	}
+	if marked != 12 {
+		t.Errorf("the heat map marks %d of the 12 pairs check warns of", marked)
+	}
+	stdout, stderr, code = nvshbench(t, "report", "--matrix", h200)
+	if code != exitOK || strings.Count(stdout, "~") < 12 {
+		t.Errorf("report --matrix: exit %d: %s%s", code, stdout, stderr)
+	}
+}
+
+// --path names the transport between nodes: with it, a node's own pairs
+// and GPUs are still measured over their NVLink (NVSHMEM's P2P left on),
+// not waived as pairs "across no node" nor sent through the NIC.
+func TestCheckPathIsTheTransportBetweenNodes(t *testing.T) {
+	v, out, code, stderr := checkFake(t, 2, 2, "", "--path", "proxy")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f := mustRead(t, out)
+	if _, ok := f.Header.Env["NVSHMEM_DISABLE_P2P"]; ok {
+		t.Errorf("header env %v: P2P disabled for the node's pairs", f.Header.Env)
+	}
+	got := map[string]int{}
+	for _, p := range f.Points {
+		if p.ID != "rma/put/block" && p.ID != "limit/sm-copy" || p.Params.Dir == "bidir" || p.Pair == nil {
+			continue
+		}
+		if p.ID == "limit/sm-copy" && p.Pair.Kind == record.PairAcrossNodes && p.Status == record.StatusWaived {
+			continue // load/store reaches no other node
+		}
+		if p.Status != record.StatusOK {
+			t.Errorf("%s %s (%s): %s %s", p.ID, p.Params.Pair, p.Pair.Kind, p.Status, p.Reason)
+			continue
+		}
+		got[p.ID+" "+p.Pair.Kind+" "+p.Effective]++
+	}
+	want := map[string]int{"rma/put/block same-node p2p": 4, "rma/put/block across-nodes proxy": 8,
+		"limit/sm-copy same-node p2p": 4, "limit/sm-copy loopback local": 4}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s: %d points, want %d (%v)", k, got[k], n, got)
+		}
+	}
+	if len(v.GPUs) != 4 || len(v.Pairs) != 12 {
+		t.Errorf("%d GPUs, %d pairs judged", len(v.GPUs), len(v.Pairs))
+	}
 }

@@ -105,7 +105,7 @@ func heatMaps(files []*record.File) ([]plots.HeatMap, error) {
 	var out []plots.HeatMap
 	labels := record.Labels(files)
 	for i, f := range files {
-		v, err := verdict.Judge(f, verdict.Options{})
+		v, err := verdict.Judge(f, verdict.Options{Bands: verdict.DefaultBands(f.Header)})
 		if err != nil {
 			return nil, usageError{err}
 		}

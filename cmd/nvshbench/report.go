@@ -112,7 +112,7 @@ func runReport(c *cobra.Command, o *reportOptions) error {
 		}
 		rep = &table.Report{}
 		for _, f := range files {
-			v, err := verdict.Judge(f, verdict.Options{})
+			v, err := verdict.Judge(f, verdict.Options{Bands: verdict.DefaultBands(f.Header)})
 			if err != nil {
 				return usageError{err}
 			}

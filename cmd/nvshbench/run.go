@@ -253,6 +253,9 @@ func pathEnv(path string) map[string]string {
 // point's own environment instead, which its workers start with.
 func runPathEnv(o *runOptions, cfg *harness.Config, plan *harness.Plan) map[string]string {
 	env := pathEnv(cfg.Path)
+	if cfg.Matrix { // a node's pairs over its NVLink, only those between nodes over --path's transport
+		env = harness.MatrixEnv(env)
+	}
 	if !o.pathPerPoint || len(env) == 0 {
 		return env
 	}
