@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/nvshbench/nvshbench/record"
@@ -117,7 +118,7 @@ func matrixPoints(b *Benchmark, cfg *Config) []record.Params {
 	}
 	var out []record.Params
 	add := func(p record.Params, from, to int, kind string) {
-		p.Extra = cloneMap(p.Extra)
+		p.Extra = maps.Clone(p.Extra)
 		if p.Extra == nil {
 			p.Extra = map[string]string{}
 		}
@@ -146,17 +147,6 @@ func matrixPoints(b *Benchmark, cfg *Config) []record.Params {
 				add(p, from, to, MatrixPair)
 			}
 		}
-	}
-	return out
-}
-
-func cloneMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
 	}
 	return out
 }

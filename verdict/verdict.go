@@ -2,7 +2,6 @@ package verdict
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -214,17 +213,11 @@ func upperQuartile(v []float64, higher bool) float64 {
 	return s[i]
 }
 
+// median is the group's median.
 func median(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
-	n := len(s)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return record.Quantile(s, 0.5)
 }
 
 // Judge judges a results file.
