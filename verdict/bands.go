@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nvshbench/nvshbench/internal/lists"
 	"github.com/nvshbench/nvshbench/record"
 )
 
@@ -116,19 +117,7 @@ func (b *Bands) Fits(h record.Header) error {
 		return fmt.Errorf("the results file names no GPU: bands per GPU kind cannot judge it; leave --bands out")
 	}
 	return fmt.Errorf("the bands (%s) are for %s, and this run's GPUs are %s: give a band file for %s, or leave --bands out",
-		b.Source, strings.Join(uniq(theirs), ", "), strings.Join(ours, ", "), ours[0])
-}
-
-func uniq(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
+		b.Source, strings.Join(lists.Unique(theirs), ", "), strings.Join(ours, ", "), ours[0])
 }
 
 // For is the band of a point of a GPU kind and class (nil: none).
