@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -120,11 +119,8 @@ func TestOutThatIsNoPlainResultsFile(t *testing.T) {
 	fakeRun(t, plain, "--sizes", "4K", "rma/put/block")
 	raw, _ := os.ReadFile(plain)
 	gz := filepath.Join(dir, "packed.jsonl")
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(raw)
-	zw.Close()
-	os.WriteFile(gz, buf.Bytes(), 0o644)
+	packed := gzipBytes(t, raw)
+	os.WriteFile(gz, packed, 0o644)
 	fifo := filepath.Join(dir, "fifo.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
@@ -148,7 +144,7 @@ func TestOutThatIsNoPlainResultsFile(t *testing.T) {
 			t.Errorf("--out %s: exit %d: %s", c.out, code, stderr)
 		}
 	}
-	if b, _ := os.ReadFile(gz); !bytes.Equal(b, buf.Bytes()) {
+	if b, _ := os.ReadFile(gz); !bytes.Equal(b, packed) {
 		t.Error("the compressed file was changed")
 	}
 	if b, _ := os.ReadFile(plain); !bytes.Equal(b, raw) {
