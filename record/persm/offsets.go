@@ -55,11 +55,7 @@ func StageOffsetRows(f *record.File) []StageOffsetRow {
 	}
 	res := make([]StageOffsetRow, 0, len(out))
 	for _, s := range out {
-		ord := make([]int, len(s.Offsets))
-		for i := range ord {
-			ord[i] = i
-		}
-		sort.Slice(ord, func(a, b int) bool { return s.Offsets[ord[a]] < s.Offsets[ord[b]] })
+		ord := ascending(s.Offsets)
 		r := StageOffsetRow{Mechanism: s.Mechanism, Size: s.Size, Budget: s.Budget}
 		for _, i := range ord {
 			r.Offsets, r.BW = append(r.Offsets, s.Offsets[i]), append(r.BW, s.BW[i])

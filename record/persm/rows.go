@@ -338,11 +338,7 @@ func Curves(f *record.File) []Curve {
 	}
 	res := make([]Curve, 0, len(out))
 	for _, c := range out {
-		ord := make([]int, len(c.Budgets))
-		for i := range ord {
-			ord[i] = i
-		}
-		sort.Slice(ord, func(a, b int) bool { return c.Budgets[ord[a]] < c.Budgets[ord[b]] })
+		ord := ascending(c.Budgets)
 		s := Curve{Mechanism: c.Mechanism, SMs: c.SMs, Size: c.Size, Cached: c.Cached, SM: c.SM, Ref: c.Ref, RefID: c.RefID}
 		for _, i := range ord {
 			s.Budgets, s.BW = append(s.Budgets, c.Budgets[i]), append(s.BW, c.BW[i])
@@ -569,4 +565,15 @@ func Interferences(f *record.File) []Interference {
 		return x.Budget < y.Budget
 	})
 	return out
+}
+
+// ascending is the indices of keys in their ascending order (the order to
+// lay a point's parallel columns out in).
+func ascending(keys []int) []int {
+	ord := make([]int, len(keys))
+	for i := range ord {
+		ord[i] = i
+	}
+	sort.Slice(ord, func(a, b int) bool { return keys[ord[a]] < keys[ord[b]] })
+	return ord
 }
